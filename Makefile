@@ -1,0 +1,52 @@
+# The two commands of the README: `make lab` opens the course, `make test` runs every check.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+
+# git keeps no empty folders: only name the ones this checkout has.
+LINT_PATHS := $(wildcard minigrad widgets tests benchmarks scripts)
+NOTEBOOKS  := $(wildcard notebooks)
+# extra pytest arguments, e.g. make test PYTEST_ARGS='-m "not browser" -x'
+PYTEST_ARGS ?=
+
+export PIP_DISABLE_PIP_VERSION_CHECK := 1
+export PIP_NO_INPUT := 1
+
+.PHONY: lab test install lint bench learner clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+
+$(STAMP): $(BIN)/python pyproject.toml
+	$(BIN)/pip install --quiet -e ".[course,test]"
+	$(BIN)/python -m ipykernel install --sys-prefix --name python3 >/dev/null
+	touch $(STAMP)
+
+install: $(STAMP)
+
+lab: install
+	$(BIN)/jupyter lab notebooks/
+
+lint: install
+	$(BIN)/ruff check $(LINT_PATHS)
+
+# pytest exits 5 when it collected no tests: that is a failure here, never a pass.
+test: lint
+	$(BIN)/python scripts/make_learner_notebooks.py --check
+	$(BIN)/python -m pytest tests $(NOTEBOOKS) --ignore=notebooks/learner \
+	    --nbval-lax --nbval-sanitize-with tests/nbval_sanitize.cfg \
+	    -p no:cacheprovider $(PYTEST_ARGS) \
+	  || { status=$$?; \
+	       if [ $$status -eq 5 ]; then echo "make test: pytest collected no tests" >&2; fi; \
+	       exit $$status; }
+
+bench: install
+	$(BIN)/python -m benchmarks
+
+learner: install
+	$(BIN)/python scripts/make_learner_notebooks.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info

@@ -1,0 +1,99 @@
+"""The four dtypes minigrad supports, named and printed as PyTorch names them."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+class dtype:  # noqa: N801 - mirrors torch.dtype
+    """A tensor element type: a thin, printable wrapper around a numpy dtype."""
+
+    __slots__ = ("name", "np", "is_floating_point", "tensor_type", "_rank")
+
+    def __init__(self, name: str, np_dtype: type, tensor_type: str, rank: int) -> None:
+        self.name = name
+        self.np = np.dtype(np_dtype)
+        self.is_floating_point = self.np.kind == "f"
+        # The legacy type name PyTorch uses in error messages ("FloatTensor").
+        self.tensor_type = tensor_type
+        # Position in the promotion order bool < int64 < float32 < float64.
+        self._rank = rank
+
+    def __repr__(self) -> str:
+        return f"minigrad.{self.name}"
+
+    @property
+    def itemsize(self) -> int:
+        return self.np.itemsize
+
+    def __reduce__(self) -> str:
+        return self.name
+
+
+bool_ = dtype("bool", np.bool_, "BoolTensor", 0)
+int64 = dtype("int64", np.int64, "LongTensor", 1)
+float32 = dtype("float32", np.float32, "FloatTensor", 2)
+float64 = dtype("float64", np.float64, "DoubleTensor", 3)
+
+_BY_NUMPY = {d.np: d for d in (bool_, int64, float32, float64)}
+_DEFAULT_FLOAT = float32
+
+
+def from_numpy_dtype(np_dtype: np.dtype) -> dtype:
+    """The minigrad dtype for a numpy dtype; other integer/float widths are refused."""
+    try:
+        return _BY_NUMPY[np.dtype(np_dtype)]
+    except KeyError:
+        raise TypeError(
+            f"minigrad supports float32, float64, int64 and bool tensors, not numpy {np_dtype}"
+        ) from None
+
+
+def to_dtype(spec) -> dtype:
+    """Accept a minigrad dtype, a numpy dtype or a Python type (float, int, bool)."""
+    if isinstance(spec, dtype):
+        return spec
+    if spec is float:
+        return _DEFAULT_FLOAT
+    if spec is int:
+        return int64
+    if spec is bool:
+        return bool_
+    return from_numpy_dtype(spec)
+
+
+def get_default_dtype() -> dtype:
+    return _DEFAULT_FLOAT
+
+
+def _category(d: dtype) -> int:
+    return 0 if d is bool_ else (1 if d is int64 else 2)
+
+
+def result_type(*operands) -> dtype:
+    """PyTorch's type promotion for tensors and Python scalars.
+
+    The highest category (bool < integer < float) wins. Within it, dimensioned
+    tensors outrank zero-dim tensors, which outrank Python scalars: so
+    `float32_vector * float64_scalar_tensor` stays float32, and
+    `int64_tensor * 2.5` becomes the default float dtype.
+    """
+    best_cat = -1
+    best_prio = -1
+    best = None
+    for op in operands:
+        if isinstance(op, bool):
+            d, prio = bool_, 0
+        elif isinstance(op, int):
+            d, prio = int64, 0
+        elif isinstance(op, float):
+            d, prio = _DEFAULT_FLOAT, 0
+        else:
+            d = op.dtype
+            prio = 2 if op._data.ndim > 0 else 1
+        cat = _category(d)
+        if cat > best_cat or (cat == best_cat and prio > best_prio):
+            best_cat, best_prio, best = cat, prio, d
+        elif cat == best_cat and prio == best_prio and d._rank > best._rank:
+            best = d
+    return best

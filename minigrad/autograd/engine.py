@@ -1,0 +1,486 @@
+"""The backward pass.
+
+1. Count, for every node reachable from the roots, how many gradient streams
+   will flow into it (its *dependencies*).
+2. Seed the roots' input buffers with the starting gradients.
+3. Repeatedly take a ready node (all its streams arrived) from a priority queue
+   - the most recently created node first, as in PyTorch - and run it: hooks,
+   version checks of what it saved, its backward formula, releasing what it
+   saved (unless `retain_graph`), then hand each result to `next_functions`.
+
+It is a loop over a queue, not a recursion, so a 100 000-node chain is fine.
+`backward_events` is a generator; with `trace=True` it yields an event between
+steps (see `events.py`). `backward()` and `grad()` drain the same generator.
+"""
+
+from __future__ import annotations
+
+import heapq
+import warnings
+from typing import Iterator, Sequence
+
+import numpy as np
+
+from . import events as ev
+from .grad_mode import STATE
+from .graph import AccumulateGrad, Node
+
+
+def _as_tuple(x) -> tuple:
+    if x is None:
+        return ()
+    if isinstance(x, (list, tuple)):
+        return tuple(x)
+    return (x,)
+
+
+def _tensor(data):
+    from ..tensor import Tensor
+
+    return None if data is None else Tensor._make(data)
+
+
+def _shape_str(shape) -> str:
+    return f"minigrad.Size([{', '.join(map(str, shape))}])"
+
+
+def _root_gradients(tensors: tuple, grad_tensors: tuple) -> list:
+    """The starting gradient of each root, with PyTorch's checks."""
+    from ..tensor import Tensor
+
+    if len(grad_tensors) not in (0, len(tensors)):
+        raise RuntimeError(
+            f"Mismatch in number of gradients: got {len(grad_tensors)} but expected "
+            f"{len(tensors)}"
+        )
+    grads = []
+    for i, t in enumerate(tensors):
+        g = grad_tensors[i] if grad_tensors else None
+        if g is None:
+            if t._data.size != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            if not t.dtype.is_floating_point:
+                raise RuntimeError(
+                    f"grad can be implicitly created only for real scalar outputs but got {t.dtype}"
+                )
+            grads.append(np.ones(t._data.shape, t._data.dtype))
+            continue
+        if not isinstance(g, Tensor):
+            raise TypeError(
+                f"gradients can be either Tensors or None, but got {type(g).__name__}"
+            )
+        if g._data.shape != t._data.shape:
+            raise RuntimeError(
+                f"Mismatch in shape: grad_output[{i}] has a shape of {_shape_str(g._data.shape)} "
+                f"and output[{i}] has a shape of {_shape_str(t._data.shape)}."
+            )
+        grads.append(g._data.astype(t._data.dtype, copy=False))
+    return grads
+
+
+def _dependencies(roots: list[Node]) -> dict:
+    """How many edges point at each reachable node (iterative graph walk)."""
+    deps: dict = {}
+    seen = set(map(id, roots))
+    stack = list(roots)
+    while stack:
+        node = stack.pop()
+        for nxt, _ in node.next_functions:
+            if nxt is None:
+                continue
+            deps[nxt] = deps.get(nxt, 0) + 1
+            if id(nxt) not in seen:
+                seen.add(id(nxt))
+                stack.append(nxt)
+    return deps
+
+
+def _needed(roots: list[Node], targets: set) -> set:
+    """Nodes from which some target node can be reached: only these need to run
+    when gradients are wanted for specific inputs."""
+    needed: set = set()
+    order: list = []
+    seen = set()
+    stack = [(r, False) for r in roots]
+    while stack:  # iterative post-order
+        node, done = stack.pop()
+        if done:
+            order.append(node)
+            continue
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        stack.append((node, True))
+        for nxt, _ in node.next_functions:
+            if nxt is not None and id(nxt) not in seen:
+                stack.append((nxt, False))
+    for node in order:
+        if id(node) in targets or any(
+            nxt is not None and id(nxt) in needed for nxt, _ in node.next_functions
+        ):
+            needed.add(id(node))
+    return needed
+
+
+def _validate(node: Node, grads) -> list:
+    """Shape/dtype of each gradient must match the input it is for; broadcasting is
+    undone by summing (PyTorch's `validate_outputs`)."""
+    if len(grads) != len(node.next_functions):
+        raise RuntimeError(
+            f"function {node.name()} returned an incorrect number of gradients (expected "
+            f"{len(node.next_functions)}, got {len(grads)})"
+        )
+    out = list(grads)
+    meta = node._input_meta
+    for i, g in enumerate(out):
+        if g is None or node.next_functions[i][0] is None:
+            out[i] = None
+            continue
+        if i >= len(meta) or meta[i] is None:
+            continue
+        shape, dtype = meta[i]
+        if g.shape != shape:
+            from ..ops._util import sum_to
+
+            try:
+                np.broadcast_shapes(g.shape, shape)
+                if len(g.shape) < len(shape) or np.broadcast_shapes(g.shape, shape) != g.shape:
+                    raise ValueError
+                g = sum_to(g, shape)
+            except ValueError:
+                raise RuntimeError(
+                    f"Function {node.name()} returned an invalid gradient at index {i} - got "
+                    f"[{', '.join(map(str, g.shape))}] but expected shape compatible with "
+                    f"[{', '.join(map(str, shape))}]"
+                ) from None
+        if g.dtype != dtype:
+            g = g.astype(dtype)
+        out[i] = g
+    return out
+
+
+def _accumulate(node: AccumulateGrad, grad: np.ndarray):
+    """Add `grad` into the leaf's `.grad` (PyTorch's AccumulateGrad)."""
+    from ..tensor import Tensor
+
+    leaf = node.variable
+    if leaf._grad is None:
+        # A fresh tensor the leaf owns: later accumulation happens in place in it.
+        data = grad if grad.flags.owndata and grad.flags.writeable else grad.copy()
+        leaf._grad = Tensor._make(np.ascontiguousarray(data))
+    else:
+        g = leaf._grad
+        g._data += grad
+        g._version_counter.value += 1
+    return leaf._grad
+
+
+def _run_hooks(hooks: dict | None, grad, step, node, kind, trace, out_events):
+    """Apply tensor hooks in registration order; each may replace the gradient."""
+    if not hooks or grad is None:
+        return grad
+    for hook in list(hooks.values()):
+        before = _tensor(grad)
+        result = hook(before)
+        if result is not None:
+            grad = result._data
+        if trace:
+            out_events.append(ev.HookFired(step, node, kind, hook, before, _tensor(grad)))
+    return grad
+
+
+def backward_events(
+    tensors,
+    grad_tensors=None,
+    retain_graph: bool | None = None,
+    inputs=None,
+    *,
+    accumulate: bool = True,
+    trace: bool = True,
+    captured: dict | None = None,
+) -> Iterator:
+    """Run backward from `tensors`, yielding events as it goes (when `trace`).
+
+    With `inputs`, only the parts of the graph leading to those tensors run. With
+    `accumulate=False` (as `autograd.grad` uses) their gradients are stored in
+    `captured[id(tensor)]` instead of being added to `.grad`.
+    """
+    from ..tensor import Tensor
+
+    tensors = _as_tuple(tensors)
+    grad_tensors = _as_tuple(grad_tensors)
+    for t in tensors:
+        if not isinstance(t, Tensor):
+            raise TypeError(f"backward expects tensors, got {type(t).__name__}")
+    keep = bool(retain_graph)
+    root_grads = _root_gradients(tensors, grad_tensors)
+    roots: list = []
+    for i, t in enumerate(tensors):
+        edge = t._edge()
+        if edge[0] is None:
+            raise RuntimeError(
+                f"element {i} of tensors does not require grad and does not have a grad_fn"
+            )
+        roots.append(edge)
+
+    # Where to capture gradients for `inputs` (autograd.grad / backward(inputs=)).
+    capture_at: dict = {}  # (id(node), output_nr) -> tensor
+    targets: set = set()
+    for x in _as_tuple(inputs):
+        node, nr = x._edge()
+        if node is None:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+        capture_at[(id(node), nr)] = x
+        targets.add(id(node))
+
+    root_nodes = [node for node, _ in roots]
+    deps = _dependencies(root_nodes)
+    needed = _needed(root_nodes, targets) if targets else None
+
+    buffers: dict = {}
+    for (node, nr), g in zip(roots, root_grads):
+        _add_to_buffer(buffers, node, nr, g)
+
+    ready: list = []
+    tiebreak = 0
+    pushed = set()
+    for node in root_nodes:
+        if deps.get(node, 0) == 0 and id(node) not in pushed:
+            pushed.add(id(node))
+            heapq.heappush(ready, (-node._seq, tiebreak, node))
+            tiebreak += 1
+
+    if trace:
+        yield ev.BackwardStarted(
+            -1, tuple(root_nodes), tuple(_tensor(g) for g in root_grads), dict(deps), keep
+        )
+
+    step = -1
+    while ready:
+        _, _, node = heapq.heappop(ready)
+        grads = buffers.pop(node)
+        step += 1
+        pending: list = []
+        try:
+            if needed is not None and id(node) not in needed:
+                outputs = [None] * len(node.next_functions)
+            else:
+                if trace:
+                    yield ev.NodeStarted(step, node, tuple(_tensor(g) for g in grads))
+                outputs = yield from _run_node(
+                    node, grads, step, keep, accumulate, capture_at, captured, trace, pending
+                )
+        except Exception as error:
+            for e in pending:
+                yield e
+            if STATE.anomaly_enabled and node._forward_trace:
+                warnings.warn(
+                    f"Error detected in {node.name()}. Traceback of forward call that caused "
+                    f"the error:\n{node._forward_trace}",
+                    UserWarning,
+                    stacklevel=2,
+                )
+            if trace:
+                yield ev.EngineFailed(step, node, error)
+            raise
+        for e in pending:
+            yield e
+
+        for (nxt, nr), g in zip(node.next_functions, outputs):
+            if nxt is None:
+                continue
+            if needed is not None and id(nxt) not in needed:
+                continue
+            _add_to_buffer(buffers, nxt, nr, g)
+            deps[nxt] -= 1
+            if deps[nxt] == 0:
+                heapq.heappush(ready, (-nxt._seq, tiebreak, nxt))
+                tiebreak += 1
+
+    if trace:
+        yield ev.BackwardFinished(step, step + 1)
+
+
+def _add_to_buffer(buffers: dict, node: Node, nr: int, grad) -> None:
+    """Sum a gradient stream into the node's input slot `nr` (PyTorch's InputBuffer)."""
+    buf = buffers.get(node)
+    if buf is None:
+        buf = buffers[node] = [None] * (nr + 1)
+    elif len(buf) <= nr:
+        buf.extend([None] * (nr + 1 - len(buf)))
+    if grad is not None:
+        buf[nr] = grad if buf[nr] is None else buf[nr] + grad
+
+
+def _run_node(node, grads, step, keep, accumulate, capture_at, captured, trace, pending):
+    """One node's turn. A generator only so it can yield saved-tensor events."""
+    # Hooks registered on the tensors this node produced, then retain_grad.
+    if node._tensor_pre_hooks:
+        for nr, hooks in node._tensor_pre_hooks.items():
+            if nr < len(grads):
+                grads[nr] = _run_hooks(hooks, grads[nr], step, node, "tensor", trace, pending)
+    if node._retains_grad:
+        for nr, ref in node._retains_grad.items():
+            t = ref()
+            if t is not None and nr < len(grads) and grads[nr] is not None:
+                g = grads[nr]
+                if t._grad is None:
+                    t._grad = _tensor(g.copy())
+                else:
+                    t._grad = _tensor(t._grad._data + g)
+                if trace:
+                    pending.append(ev.GradRetained(step, node, t, t._grad))
+    if capture_at:
+        for nr in range(len(grads)):
+            x = capture_at.get((id(node), nr))
+            if x is not None and grads[nr] is not None and not isinstance(node, AccumulateGrad):
+                _store_capture(captured, x, grads[nr], accumulate)
+    if node._pre_hooks:
+        for hook in list(node._pre_hooks.values()):
+            before = tuple(_tensor(g) for g in grads)
+            result = hook(before)
+            if result is not None:
+                grads = [None if r is None else r._data for r in result]
+            if trace:
+                pending.append(ev.HookFired(step, node, "prehook", hook, before,
+                                            tuple(_tensor(g) for g in grads)))
+
+    if isinstance(node, AccumulateGrad):
+        grad = grads[0]
+        leaf = node.variable
+        grad = _run_hooks(leaf._hooks, grad, step, node, "tensor", trace, pending)
+        if grad is not None:
+            if capture_at and (id(node), 0) in capture_at:
+                _store_capture(captured, leaf, grad, accumulate)
+            else:
+                total = _accumulate(node, grad)
+                if trace:
+                    pending.append(ev.GradAccumulated(step, node, leaf, _tensor(grad), total))
+        outputs: list = []
+    elif all(g is None for g in grads):
+        outputs = [None] * len(node.next_functions)
+    else:
+        # Check every saved tensor first (the error names the node that needs it).
+        for name, saved in node.saved_tensors():
+            saved.check(node)
+            if trace:
+                pending.append(ev.SavedTensorUnpacked(
+                    step, node, name, saved.saved_version, saved.current_version))
+        outputs = _validate(node, node.apply(grads))
+        if STATE.anomaly_enabled and STATE.anomaly_check_nan:
+            for i, g in enumerate(outputs):
+                if g is not None and g.dtype.kind == "f" and np.isnan(g).any():
+                    raise RuntimeError(
+                        f"Function '{node.name()}' returned nan values in its {i}th output."
+                    )
+    for e in pending:
+        yield e
+    pending.clear()
+
+    if trace:
+        yield ev.NodeFinished(step, node, tuple(_tensor(g) for g in grads),
+                              tuple(_tensor(g) for g in outputs))
+    if not keep:
+        released = node.release_variables()
+        if trace and released:
+            yield ev.SavedTensorsReleased(step, node, released)
+    if node._post_hooks:
+        for hook in list(node._post_hooks.values()):
+            gi = tuple(_tensor(g) for g in outputs)
+            go = tuple(_tensor(g) for g in grads)
+            result = hook(gi, go)
+            if result is not None:
+                outputs = [None if r is None else r._data for r in result]
+            if trace:
+                yield ev.HookFired(step, node, "posthook", hook, gi,
+                                   tuple(_tensor(g) for g in outputs))
+    return outputs
+
+
+def _store_capture(captured, x, grad, accumulate):
+    if captured is None:
+        return
+    prev = captured.get(id(x))
+    captured[id(x)] = grad if prev is None else prev + grad
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
+             inputs=None) -> None:
+    """Compute and accumulate gradients of `tensors` into the leaves' `.grad`."""
+    if create_graph:
+        raise NotImplementedError(
+            "minigrad does not support create_graph=True (no double backward)"
+        )
+    if inputs is not None:
+        inputs = _as_tuple(inputs)
+        if not inputs:
+            raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+        captured: dict = {}
+        for _ in backward_events(tensors, grad_tensors, retain_graph, inputs,
+                                 trace=False, captured=captured):
+            pass
+        for x in inputs:
+            g = captured.get(id(x))
+            if g is None:
+                continue
+            if x._grad is None:
+                x._grad = _tensor(np.array(g, copy=True))
+            else:
+                x._grad._data += g
+        return
+    for _ in backward_events(tensors, grad_tensors, retain_graph, trace=False):
+        pass
+
+
+def grad(
+    outputs,
+    inputs,
+    grad_outputs=None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    allow_unused: bool | None = None,
+    is_grads_batched: bool = False,
+    materialize_grads: bool = False,
+) -> tuple:
+    """The gradients of `outputs` w.r.t. `inputs`, returned (not accumulated)."""
+    from ..tensor import Tensor
+
+    if create_graph:
+        raise NotImplementedError(
+            "minigrad does not support create_graph=True (no double backward)"
+        )
+    if is_grads_batched:
+        raise NotImplementedError("minigrad does not support is_grads_batched=True")
+    if materialize_grads and allow_unused is False:
+        raise ValueError(
+            "Expected allow_unused to be True or not passed when materialize_grads=True, "
+            "but got: allow_unused=False."
+        )
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    single = isinstance(inputs, Tensor)
+    inputs_t: Sequence = _as_tuple(inputs)
+    for x in inputs_t:
+        if not x.requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+    captured: dict = {}
+    for _ in backward_events(outputs, grad_outputs, retain_graph, inputs_t, accumulate=False,
+                             trace=False, captured=captured):
+        pass
+    result = []
+    for i, x in enumerate(inputs_t):
+        g = captured.get(id(x))
+        if g is None:
+            if materialize_grads:
+                result.append(_tensor(np.zeros(x._data.shape, x._data.dtype)))
+                continue
+            if not allow_unused:
+                raise RuntimeError(
+                    "One of the differentiated Tensors appears to not have been used in the "
+                    "graph. Set allow_unused=True if this is the desired behavior."
+                )
+            result.append(None)
+        else:
+            result.append(_tensor(np.array(g, copy=True)))
+    _ = single
+    return tuple(result)

@@ -1,0 +1,321 @@
+"""The pieces a backward graph is made of.
+
+* `Node`: one backward function (`MulBackward0`, ...). It points *down* the graph to
+  the nodes that produced its inputs through `next_functions`, a tuple of
+  `(node, output_index)` pairs; `(None, 0)` marks an input that needs no gradient.
+* `SavedTensor`: a tensor a node keeps for its backward formula, with the version
+  it had when saved. Backward refuses to use it if it changed since (in-place ops
+  bump versions), and without `retain_graph` it is released after the node ran.
+* `AccumulateGrad`: the node at the bottom of the graph that adds a gradient into
+  a leaf's `.grad`. Each leaf has exactly one, reused by every graph it feeds.
+
+Nothing here points back up from a node to the tensors it produced, so dropping the
+last reference to a graph's output frees the whole graph by reference counting.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import sys
+import traceback
+import weakref
+from typing import Any, Callable
+
+_sequence = itertools.count()
+
+# Saved-tensor roles, used by the "what does each op save?" table.
+INPUT = "input"
+OUTPUT = "output"
+
+FREED_MESSAGE = (
+    "Trying to backward through the graph a second time (or directly access saved "
+    "tensors after they have already been freed). Saved intermediate values of the "
+    "graph are freed when you call .backward() or autograd.grad(). Specify "
+    "retain_graph=True if you need to backward through the graph a second time or "
+    "if you need to access saved tensors after calling backward."
+)
+
+
+class RemovableHandle:
+    """Returned by `register_hook`: call `remove()` to take the hook off again."""
+
+    __slots__ = ("_hooks", "_key")
+
+    _ids = itertools.count()
+
+    def __init__(self, hooks: dict) -> None:
+        self._hooks = hooks
+        self._key = next(self._ids)
+
+    def remove(self) -> None:
+        self._hooks.pop(self._key, None)
+
+    def __enter__(self) -> RemovableHandle:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.remove()
+
+
+def short_name(node_name: str) -> str:
+    """How PyTorch 2.13 names a producer in the version error: `ExpBackward0` is
+    called `Exp`, `ClampBackward1` is `Clamp1`; C++ names stay as they are."""
+    return re.sub(r"Backward(\d+)$", lambda m: "" if m.group(1) == "0" else m.group(1), node_name)
+
+
+def _version_error(tensor_desc: str, producer: str | None, now: int, saved: int) -> RuntimeError:
+    from .grad_mode import STATE
+
+    text = (
+        "one of the variables needed for gradient computation has been modified by an "
+        f"inplace operation: [{tensor_desc}]"
+    )
+    if producer:
+        text += f", which is {producer},"
+    text += f" is at version {now}; expected version {saved} instead."
+    if STATE.anomaly_enabled:
+        text += (
+            " Hint: the backtrace further above shows the operation that failed to "
+            "compute its gradient. The variable in question was changed in there or "
+            "anywhere later. Good luck!"
+        )
+    else:
+        text += (
+            " Hint: enable anomaly detection to find the operation that failed to compute "
+            "its gradient, with minigrad.autograd.set_detect_anomaly(True, check_nan=False)."
+        )
+    return RuntimeError(text)
+
+
+class SavedTensor:
+    """A tensor kept by a node for backward, with the version it was saved at.
+
+    An *input* is kept as the tensor itself. An *output* of the node is kept only as
+    its data and version counter: holding the output tensor would make a cycle
+    (output -> grad_fn -> saved output), and then the graph could not be freed by
+    reference counting. Unpacking rebuilds an equivalent tensor.
+    """
+
+    __slots__ = (
+        "_tensor",
+        "_data",
+        "_counter",
+        "_output_nr",
+        "_meta",
+        "saved_version",
+        "is_output",
+        "is_released",
+    )
+
+    def __init__(self, tensor, is_output: bool = False) -> None:
+        self.is_output = is_output
+        self.is_released = False
+        self._counter = tensor._version_counter
+        self.saved_version = self._counter.value
+        self._output_nr = tensor._output_nr
+        # Type and shape are kept so the error message survives a release.
+        self._meta = (tensor.dtype.tensor_type, tensor._data.shape)
+        if is_output:
+            self._tensor = None
+            self._data = tensor._data
+        else:
+            self._tensor = tensor
+            self._data = None
+
+    @property
+    def current_version(self) -> int:
+        return self._counter.value
+
+    def release(self) -> None:
+        self._tensor = None
+        self._data = None
+        self.is_released = True
+
+    def check(self, node: Node) -> None:
+        """Raise PyTorch's errors if the tensor was freed or modified in place."""
+        if self.is_released:
+            raise RuntimeError(FREED_MESSAGE)
+        now = self._counter.value
+        if now != self.saved_version:
+            kind, shape = self._meta
+            desc = f"minigrad.{kind} [{', '.join(map(str, shape))}]"
+            if self.is_output:
+                producer = f"output {self._output_nr} of {short_name(node.name())}"
+            else:
+                grad_fn = self._tensor.grad_fn
+                producer = (
+                    f"output {self._tensor._output_nr} of {short_name(grad_fn.name())}"
+                    if grad_fn
+                    else None
+                )
+            raise _version_error(desc, producer, now, self.saved_version)
+
+    def data(self, node: Node):
+        """The saved values as a numpy array, after the version check."""
+        self.check(node)
+        return self._data if self.is_output else self._tensor._data
+
+    def unpack(self, node: Node):
+        """The saved tensor as a `Tensor` (what `grad_fn._saved_<name>` returns)."""
+        self.check(node)
+        if not self.is_output:
+            return self._tensor
+        from ..tensor import Tensor
+
+        return Tensor._make_output(self._data, node, self._output_nr, self._counter)
+
+    def __repr__(self) -> str:
+        state = "released" if self.is_released else f"version {self.saved_version}"
+        return f"<SavedTensor {'output' if self.is_output else 'input'}, {state}>"
+
+
+class Node:
+    """A backward function in the graph. Subclasses are the named nodes
+    (`MulBackward0`, `CopySlices`, ...) and implement `backward`.
+
+    A subclass lists the attribute names it may save in `saves`, mapping each to its
+    role (INPUT, OUTPUT, or a plain value such as a dim); the engine only ever
+    releases tensors. `grad_fn._saved_<name>` reads them like PyTorch does.
+    """
+
+    __slots__ = (
+        "next_functions",
+        "_seq",
+        "_saved",
+        "_input_meta",
+        "_pre_hooks",
+        "_post_hooks",
+        "_tensor_pre_hooks",
+        "_retains_grad",
+        "_forward_trace",
+        "metadata",
+        "__weakref__",
+    )
+
+    saves: dict[str, str] = {}
+    # How the node calls itself in messages; PyTorch prints C++ names for a few.
+    _display_name: str | None = None
+
+    def __init__(self, next_functions: tuple = ()) -> None:
+        self.next_functions = next_functions
+        self._seq = next(_sequence)
+        self._saved: dict[str, Any] = {}
+        self._input_meta: tuple = ()
+        self._pre_hooks: dict | None = None
+        self._post_hooks: dict | None = None
+        self._tensor_pre_hooks: dict | None = None
+        self._retains_grad: dict | None = None
+        self._forward_trace: str | None = None
+        self.metadata: dict = {}
+
+    # -- the PyTorch-visible surface -------------------------------------------------
+
+    def name(self) -> str:
+        """The node's name, as used in error messages."""
+        return self._display_name or type(self).__name__
+
+    def _sequence_nr(self) -> int:
+        return self._seq
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} object at {id(self):#x}>"
+
+    def register_hook(self, fn: Callable) -> RemovableHandle:
+        """`fn(grad_inputs, grad_outputs)` runs after the node; it may return new
+        `grad_inputs`."""
+        if self._post_hooks is None:
+            self._post_hooks = {}
+        handle = RemovableHandle(self._post_hooks)
+        self._post_hooks[handle._key] = fn
+        return handle
+
+    def register_prehook(self, fn: Callable) -> RemovableHandle:
+        """`fn(grad_outputs)` runs before the node; it may return new `grad_outputs`."""
+        if self._pre_hooks is None:
+            self._pre_hooks = {}
+        handle = RemovableHandle(self._pre_hooks)
+        self._pre_hooks[handle._key] = fn
+        return handle
+
+    def __getattr__(self, attr: str) -> Any:
+        # `_saved_<name>` / `_raw_saved_<name>` for every name the node declares.
+        if attr.startswith("_saved_"):
+            name = attr[7:]
+            if name in type(self).saves:
+                value = self._saved.get(name)
+                if isinstance(value, SavedTensor):
+                    return value.unpack(self)
+                if isinstance(value, tuple) and value and isinstance(value[0], SavedTensor):
+                    return tuple(v.unpack(self) for v in value)
+                return value
+        elif attr.startswith("_raw_saved_"):
+            name = attr[11:]
+            if name in type(self).saves:
+                return self._saved.get(name)
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{attr}'")
+
+    def __dir__(self):
+        names = list(super().__dir__())
+        for name in type(self).saves:
+            names += [f"_saved_{name}", f"_raw_saved_{name}"]
+        return sorted(set(names))
+
+    # -- what the engine uses ------------------------------------------------------
+
+    def saved_tensors(self):
+        """(name, SavedTensor) for every tensor this node holds for backward."""
+        for name, value in self._saved.items():
+            if isinstance(value, SavedTensor):
+                yield name, value
+            elif isinstance(value, tuple):
+                for i, v in enumerate(value):
+                    if isinstance(v, SavedTensor):
+                        yield f"{name}[{i}]", v
+
+    def release_variables(self) -> tuple[str, ...]:
+        """Drop every saved tensor (the engine does this unless `retain_graph`)."""
+        released = []
+        for name, saved in self.saved_tensors():
+            if not saved.is_released:
+                saved.release()
+                released.append(name)
+        return tuple(released)
+
+    def needs_grad(self, i: int) -> bool:
+        """Whether input `i` wants a gradient (PyTorch's `should_compute_output`)."""
+        return self.next_functions[i][0] is not None
+
+    def saved(self, name: str):
+        """The data of saved tensor `name`, version-checked (for `backward`)."""
+        return self._saved[name].data(self)
+
+    def backward(self, *grads):
+        raise NotImplementedError
+
+    def apply(self, grads: list) -> tuple:
+        """Run the backward formula. `grads[i]` is the gradient for output `i`."""
+        return self.backward(*grads)
+
+
+class AccumulateGrad(Node):
+    """The node that adds incoming gradients into its leaf tensor's `.grad`."""
+
+    __slots__ = ("variable",)
+    _display_name = "minigrad::autograd::AccumulateGrad"
+
+    def __init__(self, variable) -> None:
+        super().__init__(())
+        # Accumulators run as soon as they are ready, like PyTorch's (which give
+        # them the largest sequence number).
+        self._seq = sys.maxsize
+        self.variable = variable
+
+
+def capture_forward_trace() -> str:
+    """The Python stack of the forward call, kept by anomaly mode on each node."""
+    return "".join(traceback.format_stack()[:-3])
+
+
+def weak(obj) -> weakref.ref:
+    return weakref.ref(obj)

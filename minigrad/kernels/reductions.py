@@ -1,0 +1,39 @@
+"""Whole-tensor reductions as plain loops. Reductions along a dimension use numpy."""
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True)
+def sum_all(x):
+    """The sum of every element, accumulated in float64 for accuracy."""
+    total = 0.0
+    for v in x.ravel():
+        total += v
+    return total
+
+
+@njit(cache=True)
+def argmax_all(x):
+    """The flat index of the first largest element (NaN counts as largest)."""
+    flat = x.ravel()
+    best = 0
+    for i in range(1, flat.size):
+        if np.isnan(flat[best]):
+            break
+        if flat[i] > flat[best] or np.isnan(flat[i]):
+            best = i
+    return best
+
+
+@njit(cache=True)
+def argmin_all(x):
+    """The flat index of the first smallest element (NaN counts as smallest)."""
+    flat = x.ravel()
+    best = 0
+    for i in range(1, flat.size):
+        if np.isnan(flat[best]):
+            break
+        if flat[i] < flat[best] or np.isnan(flat[i]):
+            best = i
+    return best

@@ -1,0 +1,100 @@
+"""Shared plumbing for ops: dtype handling, broadcasting, and calling kernels."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._dtype import float32, result_type
+from ..tensor import Tensor
+
+
+def u64(dim: int) -> int:
+    """PyTorch stores a negative dim in a saved attribute as an unsigned 64-bit wrap
+    (`-1` reads back as 18446744073709551615); minigrad reports the same value."""
+    return dim + 2**64 if dim < 0 else dim
+
+
+def flat(a: np.ndarray) -> np.ndarray:
+    """A 1-D contiguous view (or copy) of `a`, the shape kernels loop over."""
+    return a.reshape(-1) if a.flags.c_contiguous else np.ascontiguousarray(a).reshape(-1)
+
+
+def broadcast_shape(a: tuple, b: tuple) -> tuple:
+    """The broadcast shape of two shapes, with PyTorch's error message."""
+    ndim = max(len(a), len(b))
+    a = (1,) * (ndim - len(a)) + tuple(a)
+    b = (1,) * (ndim - len(b)) + tuple(b)
+    out = []
+    for i, (x, y) in enumerate(zip(a, b)):
+        if x != y and x != 1 and y != 1:
+            raise RuntimeError(
+                f"The size of tensor a ({x}) must match the size of tensor b ({y}) at "
+                f"non-singleton dimension {i}"
+            )
+        out.append(y if x == 1 else x)
+    return tuple(out)
+
+
+def sum_to(grad: np.ndarray, shape: tuple) -> np.ndarray:
+    """Undo broadcasting: sum `grad` down to `shape` (leading dims, then size-1 dims)."""
+    if grad.shape == shape:
+        return grad
+    lead = grad.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(
+        lead + i for i, s in enumerate(shape) if s == 1 and grad.shape[lead + i] != 1
+    )
+    out = grad.sum(axis=axes, keepdims=True) if axes else grad
+    return out.reshape(shape)
+
+
+def float_dtype(x: Tensor):
+    """The dtype a floating op computes in: integer inputs become the default float."""
+    d = x.dtype
+    return d if d.is_floating_point else float32
+
+
+def as_float_data(x: Tensor) -> np.ndarray:
+    d = x._data
+    return d if d.dtype.kind == "f" else d.astype(np.float32)
+
+
+def unary(kernel, x: np.ndarray) -> np.ndarray:
+    """Run a one-input kernel into a fresh array of the same shape and dtype."""
+    out = np.empty(x.shape, x.dtype)
+    kernel(flat(x), out.reshape(-1))
+    return out
+
+
+def binary(kernel, a: np.ndarray, b: np.ndarray, out_dtype) -> np.ndarray:
+    """Run a two-input kernel, broadcasting first (the kernels see equal-length
+    flat arrays)."""
+    if a.dtype != out_dtype:
+        a = a.astype(out_dtype)
+    if b.dtype != out_dtype:
+        b = b.astype(out_dtype)
+    if a.shape != b.shape:
+        shape = broadcast_shape(a.shape, b.shape)
+        a = np.broadcast_to(a, shape)
+        b = np.broadcast_to(b, shape)
+    out = np.empty(a.shape, out_dtype)
+    kernel(flat(a), flat(b), out.reshape(-1))
+    return out
+
+
+def backward2(kernel, grad: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """A fused backward kernel of (grad, saved) with grad's shape."""
+    if x.shape != grad.shape:
+        x = np.broadcast_to(x, grad.shape)
+    out = np.empty(grad.shape, grad.dtype)
+    kernel(flat(grad), flat(x.astype(grad.dtype, copy=False)), out.reshape(-1))
+    return out
+
+
+def scalar_of(value, dtype) -> np.generic:
+    """A Python number as a numpy scalar of the computation dtype, so kernels do
+    float32 arithmetic in float32, as PyTorch does."""
+    return dtype.np.type(value)
+
+
+def promote(a, b):
+    return result_type(a, b)

@@ -1,0 +1,489 @@
+"""+ - * / ** and negation: forward, backward, and what each saves.
+
+The rule of thumb the in-place lesson is built on shows up plainly here:
+* `a + b`, `a - b`: the derivative is a constant, so nothing is saved.
+* `a * b`: the gradient for `a` needs `b` and vice versa, so each is saved only if
+  the *other* input needs a gradient.
+* `x ** p`: the derivative `p * x**(p-1)` needs the input `x`.
+
+Broadcasting is undone by the engine (it sums a gradient down to its input's
+shape), so the formulas below are written for equal shapes.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import _dtype
+from ..autograd.graph import INPUT, OUTPUT, Node, SavedTensor
+from ..kernels import elementwise as K
+from ..tensor import Tensor, as_tensor_arg, begin_inplace, finish_inplace, record
+from ._util import backward2, binary, flat, float_dtype, scalar_of
+
+VALUE = "value"
+
+
+def _scalar_op(kernel, a: np.ndarray, s, dt, reverse: bool = False) -> np.ndarray:
+    """Apply `kernel(array, scalar)` (or `kernel(scalar, array)`) in dtype `dt`."""
+    a = a.astype(dt.np, copy=False)
+    out = np.empty(a.shape, dt.np)
+    s = scalar_of(s, dt)
+    if reverse:
+        kernel(s, flat(a), out.reshape(-1))
+    else:
+        kernel(flat(a), s, out.reshape(-1))
+    return out
+
+
+def _wrapped_number(value) -> Tensor:
+    """How PyTorch keeps a Python number it saved: a 0-d float64 or int64 tensor."""
+    return Tensor._make(np.array(value, np.float64 if isinstance(value, float) else np.int64))
+
+
+def _check_out_dtype(t: Tensor, dt) -> None:
+    """In-place ops cannot change a tensor's dtype (int += float is refused)."""
+    if dt is not t.dtype and dt._rank > t.dtype._rank:
+        names = {"float32": "Float", "float64": "Double", "int64": "Long", "bool": "Bool"}
+        raise RuntimeError(
+            f"result type {names[dt.name]} can't be cast to the desired output type "
+            f"{names[t.dtype.name]}"
+        )
+
+
+def _write_inplace(t: Tensor, result: np.ndarray) -> None:
+    t._data[...] = result
+
+
+# -- addition and subtraction --------------------------------------------------------
+
+
+class AddBackward0(Node):
+    """a + alpha * b: the gradient flows through unchanged (times alpha for b)."""
+
+    saves = {"alpha": VALUE}
+
+    def backward(self, grad):
+        alpha = self._saved["alpha"]
+        return (
+            grad if self.needs_grad(0) else None,
+            (grad if alpha == 1 else grad * alpha) if self.needs_grad(1) else None,
+        )
+
+
+class SubBackward0(Node):
+    """a - alpha * b: +grad for a, -alpha * grad for b."""
+
+    saves = {"alpha": VALUE}
+
+    def backward(self, grad):
+        alpha = self._saved["alpha"]
+        return (
+            grad if self.needs_grad(0) else None,
+            -grad * alpha if self.needs_grad(1) else None,
+        )
+
+
+class RsubBackward1(Node):
+    """number - alpha * x (Python number on the left): -alpha * grad."""
+
+    saves = {"alpha": VALUE}
+
+    def backward(self, grad):
+        return (-grad * self._saved["alpha"],)
+
+
+def _add_data(a: Tensor, b, alpha, dt) -> np.ndarray:
+    if isinstance(b, Tensor):
+        if alpha == 1:
+            return binary(K.add, a._data, b._data, dt.np)
+        return binary(lambda x, y, out: K.add_scaled(x, y, scalar_of(alpha, dt), out),
+                      a._data, b._data, dt.np)
+    return _scalar_op(K.add_scalar, a._data, b * alpha, dt)
+
+
+def add(self: Tensor, other, alpha=1) -> Tensor:
+    """self + alpha * other."""
+    other = as_tensor_arg(other)
+    out = Tensor._make(_add_data(self, other, alpha, _dtype.result_type(self, other)))
+    node = record(AddBackward0, out, self, other)
+    if node is not None:
+        node._saved["alpha"] = alpha
+    return out
+
+
+def sub(self: Tensor, other, alpha=1) -> Tensor:
+    """self - alpha * other."""
+    other = as_tensor_arg(other)
+    if self.dtype is _dtype.bool_ and isinstance(other, Tensor) and other.dtype is _dtype.bool_:
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with two bool tensors is not supported. "
+            "Use the `^` or `logical_xor()` operator instead."
+        )
+    dt = _dtype.result_type(self, other)
+    if isinstance(other, Tensor) and alpha == 1:
+        out = Tensor._make(binary(K.sub, self._data, other._data, dt.np))
+    elif isinstance(other, Tensor):
+        out = Tensor._make(_add_data(self, other, -alpha, dt))
+    else:
+        out = Tensor._make(_scalar_op(K.add_scalar, self._data, -other * alpha, dt))
+    node = record(SubBackward0, out, self, other)
+    if node is not None:
+        node._saved["alpha"] = alpha
+    return out
+
+
+def rsub(self: Tensor, other, alpha=1) -> Tensor:
+    """other - alpha * self, for a Python number `other` (`2 - x`)."""
+    other = as_tensor_arg(other)
+    if isinstance(other, Tensor):
+        return sub(other, self, alpha)
+    dt = _dtype.result_type(self, other)
+    data = _scalar_op(K.rsub_scalar, self._data * alpha if alpha != 1 else self._data, other, dt,
+                      reverse=True)
+    out = Tensor._make(data)
+    node = record(RsubBackward1, out, self)
+    if node is not None:
+        node._saved["alpha"] = alpha
+    return out
+
+
+# -- multiplication and division -----------------------------------------------------
+
+
+class MulBackward0(Node):
+    """a * b: grad * b for a, grad * a for b. Each input is saved only if the
+    *other* one needs a gradient, so `10 * x` saves nothing of x."""
+
+    saves = {"self": INPUT, "other": INPUT}
+
+    def backward(self, grad):
+        ga = gb = None
+        if self.needs_grad(0):
+            ga = self._times(grad, "other")
+        if self.needs_grad(1):
+            gb = self._times(grad, "self")
+        return ga, gb
+
+    def _times(self, grad, name):
+        saved = self._saved[name]
+        if isinstance(saved, SavedTensor):
+            return binary(K.mul, grad, saved.data(self), grad.dtype)
+        return _scalar_op(K.mul_scalar, grad, saved._data.item(), _dtype.from_numpy_dtype(grad.dtype))
+
+
+def _save_mul_operands(node, self, other, original_self=None):
+    if node.needs_grad(1):
+        node._saved["self"] = SavedTensor(original_self if original_self is not None else self)
+    if node.needs_grad(0):
+        node._saved["other"] = (
+            SavedTensor(other) if isinstance(other, Tensor) else _wrapped_number(other)
+        )
+
+
+def mul(self: Tensor, other) -> Tensor:
+    """Element-wise self * other."""
+    other = as_tensor_arg(other)
+    dt = _dtype.result_type(self, other)
+    if isinstance(other, Tensor):
+        data = binary(K.mul, self._data, other._data, dt.np)
+    else:
+        data = _scalar_op(K.mul_scalar, self._data, other, dt)
+    out = Tensor._make(data)
+    node = record(MulBackward0, out, self, other)
+    if node is not None:
+        _save_mul_operands(node, self, other)
+    return out
+
+
+class DivBackward0(Node):
+    """a / b: grad / b for a, -grad * a / b**2 for b. `b` is always needed; `a`
+    only for b's gradient."""
+
+    saves = {"self": INPUT, "other": INPUT}
+
+    def backward(self, grad):
+        other = self._saved["other"]
+        dt = _dtype.from_numpy_dtype(grad.dtype)
+        ga = gb = None
+        if isinstance(other, SavedTensor):
+            b = other.data(self)
+            if self.needs_grad(0):
+                ga = binary(K.div, grad, b, grad.dtype)
+            if self.needs_grad(1):
+                a = self.saved("self")
+                shape = np.broadcast_shapes(grad.shape, a.shape, b.shape)
+                g, a, b = (np.broadcast_to(v.astype(grad.dtype, copy=False), shape)
+                           for v in (grad, a, b))
+                gb = np.empty(shape, grad.dtype)
+                K.div_backward_other(flat(g), flat(a), flat(b), gb.reshape(-1))
+        else:
+            ga = _scalar_op(K.div_scalar, grad, other._data.item(), dt)
+        return ga, gb
+
+
+def div(self: Tensor, other) -> Tensor:
+    """Element-wise true division (integers divide into the default float dtype)."""
+    other = as_tensor_arg(other)
+    dt = _dtype.result_type(self, other)
+    if not dt.is_floating_point:
+        dt = _dtype.float32
+    if isinstance(other, Tensor):
+        data = binary(K.div, self._data, other._data, dt.np)
+    else:
+        data = _scalar_op(K.div_scalar, self._data, other, dt)
+    out = Tensor._make(data)
+    node = record(DivBackward0, out, self, other)
+    if node is not None:
+        if node.needs_grad(1):
+            node._saved["self"] = SavedTensor(self)
+        node._saved["other"] = (
+            SavedTensor(other) if isinstance(other, Tensor) else _wrapped_number(other)
+        )
+    return out
+
+
+class ReciprocalBackward0(Node):
+    """1 / x: -grad / x**2, written with the saved output as -grad * y**2."""
+
+    saves = {"result": OUTPUT}
+
+    def backward(self, grad):
+        y = self.saved("result")
+        return (-grad * y * y,)
+
+
+def reciprocal(self: Tensor) -> Tensor:
+    dt = float_dtype(self)
+    out = Tensor._make(_scalar_op(K.rdiv_scalar, self._data, 1.0, dt, reverse=True))
+    node = record(ReciprocalBackward0, out, self)
+    if node is not None:
+        node._saved["result"] = SavedTensor(out, is_output=True)
+    return out
+
+
+def rdiv(self: Tensor, other) -> Tensor:
+    """other / self for a Python number: PyTorch computes it as other * (1 / self)."""
+    other = as_tensor_arg(other)
+    if isinstance(other, Tensor):
+        return div(other, self)
+    return mul(reciprocal(self), other)
+
+
+class NegBackward0(Node):
+    """-x: -grad. Nothing saved."""
+
+    def backward(self, grad):
+        return (-grad,)
+
+
+def neg(self: Tensor) -> Tensor:
+    if self.dtype is _dtype.bool_:
+        raise RuntimeError(
+            "Negation, the `-` operator, on a bool tensor is not supported. If you are "
+            "trying to invert a mask, use the `~` or `logical_not()` operator instead."
+        )
+    out = np.empty(self._data.shape, self._data.dtype)
+    K.neg(flat(self._data), out.reshape(-1))
+    out = Tensor._make(out)
+    record(NegBackward0, out, self)
+    return out
+
+
+# -- powers ------------------------------------------------------------------------------
+
+
+class PowBackward0(Node):
+    """x ** p for a number p: grad * p * x**(p-1). Saves the input x."""
+
+    saves = {"self": INPUT, "exponent": VALUE}
+
+    def backward(self, grad):
+        x = self.saved("self")
+        out = np.empty(grad.shape, grad.dtype)
+        K.pow_scalar_backward(flat(grad), flat(x.astype(grad.dtype, copy=False)),
+                              scalar_of(self._saved["exponent"], _dtype.from_numpy_dtype(grad.dtype)),
+                              out.reshape(-1))
+        return (out,)
+
+
+class PowBackward1(Node):
+    """x ** y for two tensors: saves x, y and the result (d/dy = result * log x)."""
+
+    saves = {"self": INPUT, "exponent": INPUT, "result": OUTPUT}
+
+    def backward(self, grad):
+        x = self.saved("self")
+        p = self.saved("exponent")
+        shape = grad.shape
+        g, xb, pb = (np.broadcast_to(v.astype(grad.dtype, copy=False), shape) for v in (grad, x, p))
+        gx = gp = None
+        if self.needs_grad(0):
+            gx = np.empty(shape, grad.dtype)
+            K.pow_backward_self(flat(g), flat(xb), flat(pb), gx.reshape(-1))
+        if self.needs_grad(1):
+            y = np.broadcast_to(self.saved("result").astype(grad.dtype, copy=False), shape)
+            gp = np.empty(shape, grad.dtype)
+            K.pow_backward_exponent(flat(g), flat(xb), flat(y), gp.reshape(-1))
+        return gx, gp
+
+
+class PowBackward2(Node):
+    """number ** x: grad * result * log(number). Saves x and the result."""
+
+    saves = {"self": VALUE, "exponent": INPUT, "result": OUTPUT}
+
+    def backward(self, grad):
+        base = self._saved["self"]
+        y = self.saved("result")
+        if base == 0:
+            return (np.zeros_like(grad),)
+        out = np.empty(grad.shape, grad.dtype)
+        K.rpow_backward(flat(grad), flat(y.astype(grad.dtype, copy=False)),
+                        scalar_of(math.log(base), _dtype.from_numpy_dtype(grad.dtype)),
+                        out.reshape(-1))
+        return (out,)
+
+
+def pow(self: Tensor, exponent) -> Tensor:  # noqa: A001
+    """self ** exponent, for a number or a tensor exponent."""
+    exponent = as_tensor_arg(exponent)
+    dt = _dtype.result_type(self, exponent)
+    if isinstance(exponent, Tensor):
+        out = Tensor._make(binary(K.pow, self._data, exponent._data, dt.np))
+        node = record(PowBackward1, out, self, exponent)
+        if node is not None:
+            node._saved["self"] = SavedTensor(self)
+            node._saved["exponent"] = SavedTensor(exponent)
+            node._saved["result"] = SavedTensor(out, is_output=True)
+        return out
+    if not dt.is_floating_point and exponent < 0:
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
+    out = Tensor._make(_scalar_op(K.pow_scalar, self._data, exponent, dt))
+    node = record(PowBackward0, out, self)
+    if node is not None:
+        node._saved["self"] = SavedTensor(self)
+        node._saved["exponent"] = exponent
+    return out
+
+
+def rpow(self: Tensor, base) -> Tensor:
+    """base ** self for a Python number base (`2 ** x`)."""
+    base = as_tensor_arg(base)
+    if isinstance(base, Tensor):
+        return pow(base, self)
+    dt = _dtype.result_type(self, base)
+    out = Tensor._make(_scalar_op(K.rpow_scalar, self._data, base, dt, reverse=True))
+    node = record(PowBackward2, out, self)
+    if node is not None:
+        node._saved["self"] = base
+        node._saved["exponent"] = SavedTensor(self)
+        node._saved["result"] = SavedTensor(out, is_output=True)
+    return out
+
+
+# -- in-place variants -------------------------------------------------------------------
+
+
+def _inplace(node_cls, forward, self: Tensor, other, save) -> Tensor:
+    """Shared shape of `add_`, `mul_`, ...: check, compute, write back, record.
+
+    `forward(self, other)` computes the new values out of place; `save(node)` keeps
+    what backward needs (it runs after the write, so it can save the result).
+    """
+    other = as_tensor_arg(other)
+    dt = _dtype.result_type(self, other)
+    _check_out_dtype(self, dt)
+    if isinstance(other, Tensor):
+        new_shape = np.broadcast_shapes(self._data.shape, other._data.shape)
+        if new_shape != self._data.shape:
+            raise RuntimeError(
+                f"output with shape [{', '.join(map(str, self._data.shape))}] doesn't match "
+                f"the broadcast shape [{', '.join(map(str, new_shape))}]"
+            )
+    inputs = (self,) if node_cls is PowBackward0 else (self, other)
+    node = begin_inplace(node_cls, *inputs)
+    original = Tensor._make(self._data.copy()) if node is not None and save.needs_original(
+        node) else None
+    result = forward(self, other)
+    _write_inplace(self, result._data)
+    finish_inplace(self, node)
+    if node is not None:
+        save(node, self, other, original)
+    return self
+
+
+class _Save:
+    """What an in-place arithmetic node keeps; `needs_original` says whether the
+    values from before the write must be copied first (mul_ needs them for the
+    other input's gradient; add_ never does)."""
+
+    def __init__(self, fn, needs_original=lambda node: False):
+        self._fn = fn
+        self.needs_original = needs_original
+
+    def __call__(self, node, self_t, other, original):
+        self._fn(node, self_t, other, original)
+
+
+def _save_alpha(alpha):
+    def save(node, self_t, other, original):
+        node._saved["alpha"] = alpha
+
+    return _Save(save)
+
+
+_SAVE_MUL = _Save(
+    lambda node, s, o, orig: _save_mul_operands(node, s, o, original_self=orig),
+    needs_original=lambda node: node.needs_grad(1),
+)
+
+
+def _save_div(node, s, o, orig):
+    if node.needs_grad(1):
+        node._saved["self"] = SavedTensor(orig)
+    node._saved["other"] = SavedTensor(o) if isinstance(o, Tensor) else _wrapped_number(o)
+
+
+_SAVE_DIV = _Save(_save_div, needs_original=lambda node: node.needs_grad(1))
+
+
+def add_(self: Tensor, other, alpha=1) -> Tensor:
+    return _inplace(AddBackward0, lambda s, o: add(s.detach(), o, alpha), self, other,
+                    _save_alpha(alpha))
+
+
+def sub_(self: Tensor, other, alpha=1) -> Tensor:
+    return _inplace(SubBackward0, lambda s, o: sub(s.detach(), o, alpha), self, other,
+                    _save_alpha(alpha))
+
+
+def mul_(self: Tensor, other) -> Tensor:
+    return _inplace(MulBackward0, lambda s, o: mul(s.detach(), o), self, other, _SAVE_MUL)
+
+
+def div_(self: Tensor, other) -> Tensor:
+    if not self.dtype.is_floating_point:
+        raise RuntimeError("result type Float can't be cast to the desired output type Long")
+    return _inplace(DivBackward0, lambda s, o: div(s.detach(), o), self, other, _SAVE_DIV)
+
+
+def pow_(self: Tensor, exponent) -> Tensor:
+    exponent = as_tensor_arg(exponent)
+    if isinstance(exponent, Tensor):
+        raise NotImplementedError("minigrad supports pow_ with a number exponent only")
+
+    def save(node, s, o, orig):
+        node._saved["self"] = SavedTensor(orig)
+        node._saved["exponent"] = exponent
+
+    return _inplace(PowBackward0, lambda s, o: pow(s.detach(), o), self, exponent,
+                    _Save(save, needs_original=lambda node: True))
+
+
+def neg_(self: Tensor) -> Tensor:
+    node = begin_inplace(NegBackward0, self)
+    _write_inplace(self, neg(self.detach())._data)
+    finish_inplace(self, node)
+    return self

@@ -1,0 +1,211 @@
+"""`x[index]` and `x[index] = value`.
+
+Basic indexing (ints, slices, None, ...) makes views, one view op per index item,
+as PyTorch does: `M[0, 1:3]` is a SliceBackward0 on top of a SelectBackward0.
+Lists, integer tensors and boolean masks gather a copy (IndexBackward0).
+
+Assignment through basic indexing is an in-place copy into a view, so the
+tensor's history goes through CopySlices; through a list or mask it is
+`index_put_` (IndexPutBackward0).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..autograd.graph import Node
+from ..tensor import Tensor, begin_inplace, finish_inplace, record
+from . import views
+
+VALUE = "value"
+
+
+def _is_advanced(item) -> bool:
+    if isinstance(item, Tensor):
+        return item._data.ndim > 0 or item.dtype.name == "bool"
+    return isinstance(item, (list, np.ndarray))
+
+
+def _as_index_array(item) -> np.ndarray:
+    arr = item._data if isinstance(item, Tensor) else np.asarray(item)
+    if arr.dtype == np.bool_:
+        return arr
+    if arr.dtype.kind not in "iu":
+        raise IndexError(
+            "tensors used as indices must be long, int, byte or bool tensors"
+        )
+    return arr.astype(np.int64)
+
+
+def _expand_ellipsis(index: tuple, ndim: int) -> tuple:
+    consumed = sum(
+        (_as_index_array(i).ndim if _is_advanced(i) and _as_index_array(i).dtype == np.bool_
+         else 1)
+        for i in index if i is not None and i is not Ellipsis
+    )
+    if sum(i is Ellipsis for i in index) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    if consumed > ndim:
+        raise IndexError(
+            f"too many indices for tensor of dimension {ndim}"
+        )
+    out = []
+    for i in index:
+        if i is Ellipsis:
+            out.extend([slice(None)] * (ndim - consumed))
+        else:
+            out.append(i)
+    return tuple(out)
+
+
+class IndexBackward0(Node):
+    """x[indices] with lists or masks: the gradient is scattered back (added, so a
+    repeated index receives several contributions)."""
+
+    saves = {"indices": VALUE, "self_sym_sizes": VALUE}
+
+    def backward(self, grad):
+        out = np.zeros(self._saved["self_sym_sizes"], grad.dtype)
+        np.add.at(out, self._saved["_where"], grad)
+        return (out,)
+
+
+def getitem(x: Tensor, index) -> Tensor:
+    if not isinstance(index, tuple):
+        index = (index,)
+    if index == (Ellipsis,):
+        return views.alias(x)
+    if any(isinstance(i, bool) for i in index):
+        raise NotImplementedError("minigrad does not support indexing with Python bools")
+    index = _expand_ellipsis(index, x._data.ndim)
+    result, dim, advanced = x, 0, []
+    for item in index:
+        if item is None:
+            result = views.unsqueeze(result, dim)
+            dim += 1
+        elif isinstance(item, (int, np.integer)) or (
+            isinstance(item, Tensor) and item._data.ndim == 0 and item.dtype.name != "bool"
+        ):
+            result = views.select(result, dim, int(item))
+        elif isinstance(item, slice):
+            if item != slice(None) or advanced:
+                step = item.step
+                if isinstance(step, int) and step < 0:
+                    raise ValueError("step must be greater than zero")
+                result = views.slice_dim(result, dim, item.start, item.stop, step)
+            elif item == slice(None) and len(index) == 1:
+                result = views.slice_dim(result, dim, None, None, None)
+            dim += 1
+        elif _is_advanced(item):
+            arr = _as_index_array(item)
+            advanced.append((dim, arr))
+            dim += arr.ndim if arr.dtype == np.bool_ else 1
+        else:
+            raise IndexError(
+                "only integers, slices (`:`), ellipsis (`...`), None and long or byte "
+                "Variables are valid indices (got " + type(item).__name__ + ")"
+            )
+    if not advanced:
+        return result if result is not x else views.slice_dim(x, 0, None, None, None)
+    return _gather(result, advanced)
+
+
+def _where_of(shape: tuple, advanced: list) -> tuple:
+    where: list = []
+    dim = 0
+    for d, arr in advanced:
+        where.extend([slice(None)] * (d - dim))
+        where.append(arr)
+        dim = d + (arr.ndim if arr.dtype == np.bool_ else 1)
+    return tuple(where)
+
+
+def _gather(x: Tensor, advanced: list) -> Tensor:
+    where = _where_of(x._data.shape, advanced)
+    try:
+        data = x._data[where]
+    except IndexError as err:
+        raise IndexError(str(err).replace("axis", "dimension")) from None
+    out = Tensor._make(np.ascontiguousarray(data))
+    node = record(IndexBackward0, out, x)
+    if node is not None:
+        indices: list = [None] * (advanced[-1][0] + 1)
+        for d, arr in advanced:
+            indices[d] = Tensor._make(arr)
+        node._saved.update({"indices": tuple(indices), "self_sym_sizes": x._data.shape,
+                            "_where": where})
+    return out
+
+
+class IndexPutBackward0(Node):
+    """x[indices] = values: the overwritten places get no gradient; the values
+    get the gradient gathered from those places."""
+
+    saves = {"indices": VALUE, "accumulate": VALUE}
+
+    def backward(self, grad):
+        where = self._saved["_where"]
+        ga = gv = None
+        if self.needs_grad(0):
+            ga = grad.copy()
+            ga[where] = 0
+        if self.needs_grad(1):
+            shape, dt = self._input_meta[1]
+            from ._util import sum_to
+
+            gv = sum_to(grad[where], shape).astype(dt, copy=False)
+        return ga, gv
+
+
+def setitem(x: Tensor, index, value) -> None:
+    if not isinstance(index, tuple):
+        index = (index,)
+    value_t = value if isinstance(value, Tensor) else None
+    whole = all(i is Ellipsis or (isinstance(i, slice) and i == slice(None)) for i in index)
+    if whole:
+        # x[...] = v and x[:] = v write into x itself, no view involved.
+        if value_t is None:
+            views.fill_(x, Tensor._make(np.array(value, x._data.dtype)))
+        else:
+            views.copy_(x, value_t)
+        return
+    if any(_is_advanced(i) for i in index):
+        _index_put(x, index, value)
+        return
+    target = getitem(x, index)
+    if value_t is None:
+        value_t = Tensor._make(np.array(value, x._data.dtype))
+    views.copy_(target, value_t)
+
+
+def _index_put(x: Tensor, index: tuple, value) -> None:
+    index = _expand_ellipsis(index, x._data.ndim)
+    if any(i is None for i in index) or any(
+        isinstance(i, (int, np.integer)) for i in index
+    ):
+        raise NotImplementedError(
+            "minigrad supports assignment with lists or masks combined with slices only"
+        )
+    advanced, dim = [], 0
+    for item in index:
+        if _is_advanced(item):
+            arr = _as_index_array(item)
+            advanced.append((dim, arr))
+            dim += arr.ndim if arr.dtype == np.bool_ else 1
+        elif isinstance(item, slice) and item == slice(None):
+            dim += 1
+        else:
+            raise NotImplementedError(
+                "minigrad supports assignment with lists or masks combined with ':' only"
+            )
+    where = _where_of(x._data.shape, advanced)
+    value_t = value if isinstance(value, Tensor) else Tensor._make(
+        np.array(value, x._data.dtype))
+    node = begin_inplace(IndexPutBackward0, x, value_t)
+    x._data[where] = value_t._data
+    finish_inplace(x, node)
+    if node is not None:
+        indices = [None] * (advanced[-1][0] + 1)
+        for d, arr in advanced:
+            indices[d] = Tensor._make(arr)
+        node._saved.update({"indices": tuple(indices), "accumulate": False, "_where": where})

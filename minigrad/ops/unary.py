@@ -1,0 +1,282 @@
+"""Element-wise functions of one tensor.
+
+Each node saves whichever tensor its derivative is cheapest to write with:
+`exp`, `tanh`, `sigmoid`, `sqrt` and `relu` reuse their OUTPUT (exp's derivative *is*
+its output); `log`, `sin`, `cos`, `abs` and `clamp` need their INPUT. That choice
+decides which in-place modifications later break backward.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..autograd.graph import INPUT, OUTPUT, Node, SavedTensor
+from ..kernels import elementwise as K
+from ..tensor import Tensor, begin_inplace, finish_inplace, record
+from ._util import as_float_data, backward2, flat, unary
+
+VALUE = "value"
+
+
+class _Unary(Node):
+    """A one-input node whose backward is one fused kernel of (grad, saved)."""
+
+    saved_name = ""
+    grad_kernel = None
+
+    def backward(self, grad):
+        return (backward2(type(self).grad_kernel, grad, self.saved(self.saved_name)),)
+
+
+class ExpBackward0(_Unary):
+    """exp(x): the derivative is exp(x) itself, so the OUTPUT is saved."""
+
+    saves = {"result": OUTPUT}
+    saved_name = "result"
+    grad_kernel = K.mul
+
+
+class LogBackward0(_Unary):
+    """log(x): grad / x, so the INPUT is saved."""
+
+    saves = {"self": INPUT}
+    saved_name = "self"
+    grad_kernel = K.log_backward
+
+
+class SinBackward0(_Unary):
+    """sin(x): grad * cos(x), from the saved INPUT."""
+
+    saves = {"self": INPUT}
+    saved_name = "self"
+    grad_kernel = K.sin_backward
+
+
+class CosBackward0(_Unary):
+    """cos(x): -grad * sin(x), from the saved INPUT."""
+
+    saves = {"self": INPUT}
+    saved_name = "self"
+    grad_kernel = K.cos_backward
+
+
+class TanhBackward0(_Unary):
+    """tanh(x): grad * (1 - y**2), from the saved OUTPUT y."""
+
+    saves = {"result": OUTPUT}
+    saved_name = "result"
+    grad_kernel = K.tanh_backward
+
+
+class SigmoidBackward0(_Unary):
+    """sigmoid(x): grad * y * (1 - y), from the saved OUTPUT y."""
+
+    saves = {"result": OUTPUT}
+    saved_name = "result"
+    grad_kernel = K.sigmoid_backward
+
+
+class ReluBackward0(_Unary):
+    """relu(x): the gradient passes where the saved OUTPUT is positive."""
+
+    saves = {"result": OUTPUT}
+    saved_name = "result"
+    grad_kernel = K.relu_backward
+
+
+class SqrtBackward0(_Unary):
+    """sqrt(x): grad / (2 y), from the saved OUTPUT y."""
+
+    saves = {"result": OUTPUT}
+    saved_name = "result"
+    grad_kernel = K.sqrt_backward
+
+
+class AbsBackward0(_Unary):
+    """|x|: grad * sign(x), from the saved INPUT."""
+
+    saves = {"self": INPUT}
+    saved_name = "self"
+    grad_kernel = K.abs_backward
+
+
+_FORWARD = {
+    ExpBackward0: K.exp,
+    LogBackward0: K.log,
+    SinBackward0: K.sin,
+    CosBackward0: K.cos,
+    TanhBackward0: K.tanh,
+    SigmoidBackward0: K.sigmoid,
+    ReluBackward0: K.relu,
+    SqrtBackward0: K.sqrt,
+    AbsBackward0: K.abs,
+}
+
+
+def _save(node: Node, x: Tensor, out: Tensor) -> None:
+    name = type(node).saved_name
+    if name == "result":
+        node._saved["result"] = SavedTensor(out, is_output=True)
+    else:
+        node._saved["self"] = SavedTensor(x)
+
+
+def _apply(node_cls, x: Tensor) -> Tensor:
+    kernel = _FORWARD[node_cls]
+    # relu and abs keep integer dtypes; the others compute in floating point.
+    data = x._data if node_cls in (ReluBackward0, AbsBackward0) else as_float_data(x)
+    if data.dtype == np.bool_:
+        raise RuntimeError(f"\"{node_cls.__name__[:-9].lower()}\" not implemented for 'Bool'")
+    out = Tensor._make(unary(kernel, data))
+    node = record(node_cls, out, x)
+    if node is not None:
+        _save(node, x, out)
+    return out
+
+
+def _apply_(node_cls, x: Tensor) -> Tensor:
+    """The in-place form: compute, write into x, then record with x as the output."""
+    if not x.dtype.is_floating_point and node_cls not in (ReluBackward0, AbsBackward0):
+        raise RuntimeError("result type Float can't be cast to the desired output type Long")
+    node = begin_inplace(node_cls, x)
+    original = x.detach().clone() if node is not None and node_cls.saved_name == "self" else None
+    kernel = _FORWARD[node_cls]
+    if x._data.flags.c_contiguous:
+        kernel(x._data.reshape(-1), x._data.reshape(-1))
+    else:
+        x._data[...] = unary(kernel, x._data)
+    finish_inplace(x, node)
+    if node is not None:
+        _save(node, original if original is not None else x, x)
+    return x
+
+
+def exp(x: Tensor) -> Tensor:
+    return _apply(ExpBackward0, x)
+
+
+def log(x: Tensor) -> Tensor:
+    return _apply(LogBackward0, x)
+
+
+def sin(x: Tensor) -> Tensor:
+    return _apply(SinBackward0, x)
+
+
+def cos(x: Tensor) -> Tensor:
+    return _apply(CosBackward0, x)
+
+
+def tanh(x: Tensor) -> Tensor:
+    return _apply(TanhBackward0, x)
+
+
+def sigmoid(x: Tensor) -> Tensor:
+    return _apply(SigmoidBackward0, x)
+
+
+def relu(x: Tensor) -> Tensor:
+    return _apply(ReluBackward0, x)
+
+
+def sqrt(x: Tensor) -> Tensor:
+    return _apply(SqrtBackward0, x)
+
+
+def abs(x: Tensor) -> Tensor:  # noqa: A001
+    return _apply(AbsBackward0, x)
+
+
+def exp_(x: Tensor) -> Tensor:
+    return _apply_(ExpBackward0, x)
+
+
+def tanh_(x: Tensor) -> Tensor:
+    return _apply_(TanhBackward0, x)
+
+
+def sigmoid_(x: Tensor) -> Tensor:
+    return _apply_(SigmoidBackward0, x)
+
+
+def relu_(x: Tensor) -> Tensor:
+    return _apply_(ReluBackward0, x)
+
+
+def sqrt_(x: Tensor) -> Tensor:
+    return _apply_(SqrtBackward0, x)
+
+
+def log_(x: Tensor) -> Tensor:
+    return _apply_(LogBackward0, x)
+
+
+def sin_(x: Tensor) -> Tensor:
+    return _apply_(SinBackward0, x)
+
+
+def cos_(x: Tensor) -> Tensor:
+    return _apply_(CosBackward0, x)
+
+
+def abs_(x: Tensor) -> Tensor:
+    return _apply_(AbsBackward0, x)
+
+
+# -- clamp -------------------------------------------------------------------------------
+
+
+class ClampBackward1(Node):
+    """clamp(x, min, max) with number bounds: the gradient passes where x was
+    inside the bounds. Saves the INPUT and the bounds (None where absent)."""
+
+    saves = {"self": INPUT, "min": VALUE, "max": VALUE}
+
+    def backward(self, grad):
+        x = self.saved("self")
+        lo, hi = self._saved["min"], self._saved["max"]
+        lo = -math.inf if lo is None else lo
+        hi = math.inf if hi is None else hi
+        out = np.empty(grad.shape, grad.dtype)
+        K.clamp_backward(flat(grad), flat(x.astype(grad.dtype, copy=False)),
+                         grad.dtype.type(lo), grad.dtype.type(hi), out.reshape(-1))
+        return (out,)
+
+
+def _clamp_bounds(min, max):  # noqa: A002
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
+        raise NotImplementedError("minigrad supports clamp with number bounds only")
+    return (-math.inf if min is None else min, math.inf if max is None else max)
+
+
+def _clamp_data(x: np.ndarray, lo, hi) -> np.ndarray:
+    if x.dtype.kind != "f":
+        return np.clip(x, lo, hi).astype(x.dtype)
+    out = np.empty(x.shape, x.dtype)
+    K.clamp(flat(x), x.dtype.type(lo), x.dtype.type(hi), out.reshape(-1))
+    return out
+
+
+def clamp(x: Tensor, min=None, max=None) -> Tensor:  # noqa: A002
+    """Limit every element to [min, max]."""
+    lo, hi = _clamp_bounds(min, max)
+    out = Tensor._make(_clamp_data(x._data, lo, hi))
+    node = record(ClampBackward1, out, x)
+    if node is not None:
+        node._saved.update({"self": SavedTensor(x), "min": min, "max": max})
+    return out
+
+
+def clamp_(x: Tensor, min=None, max=None) -> Tensor:  # noqa: A002
+    lo, hi = _clamp_bounds(min, max)
+    node = begin_inplace(ClampBackward1, x)
+    original = x.detach().clone() if node is not None else None
+    x._data[...] = _clamp_data(x._data, lo, hi)
+    finish_inplace(x, node)
+    if node is not None:
+        node._saved.update({"self": SavedTensor(original), "min": min, "max": max})
+    return x

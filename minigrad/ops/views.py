@@ -1,0 +1,654 @@
+"""Views (tensors that look at another tensor's memory) and whole-tensor copies.
+
+A view shares its base's data *and version counter*, so modifying either in place
+is seen by both, and by every saved tensor that points at that memory. Modifying a
+view in place also rewrites the base's history: the base's new `grad_fn` is a
+`CopySlices` node that routes the gradient of the modified region through the
+in-place op, and the rest of it to the base's old history.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _dtype
+from ..autograd.graph import Node
+from ..tensor import (
+    MULTI_OUTPUT_NODE,
+    Tensor,
+    _wrap_dim,
+    as_tensor_arg,
+    begin_inplace,
+    finish_inplace,
+    make_view,
+    record,
+)
+from ._util import sum_to, u64
+
+VALUE = "value"
+INT64_MAX = 2**63 - 1
+
+
+def _view_of(x: Tensor, data: np.ndarray, node_cls, creation_meta=None, **saved) -> Tensor:
+    out = make_view(x, data) if creation_meta is None else make_view(x, data, creation_meta)
+    node = record(node_cls, out, x)
+    if node is not None:
+        node._saved.update(saved)
+    return out
+
+
+# -- reshaping views ----------------------------------------------------------------------
+
+
+class _ReshapeBack(Node):
+    """The gradient is the incoming one reshaped back to the input's shape."""
+
+    saves = {"self_sym_sizes": VALUE}
+
+    def backward(self, grad):
+        return (grad.reshape(self._saved["self_sym_sizes"]),)
+
+
+class ViewBackward0(_ReshapeBack):
+    __doc__ = _ReshapeBack.__doc__
+
+
+class UnsafeViewBackward0(_ReshapeBack):
+    __doc__ = _ReshapeBack.__doc__
+
+
+class ReshapeAliasBackward0(_ReshapeBack):
+    __doc__ = _ReshapeBack.__doc__
+
+
+class SqueezeBackward0(_ReshapeBack):
+    __doc__ = _ReshapeBack.__doc__
+
+
+class SqueezeBackward1(_ReshapeBack):
+    __doc__ = _ReshapeBack.__doc__
+    saves = {"dim": VALUE, "self_sym_sizes": VALUE}
+
+
+class SqueezeBackward4(SqueezeBackward1):
+    __doc__ = _ReshapeBack.__doc__
+
+
+def _infer_shape(shape, numel: int) -> tuple:
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = tuple(shape[0])
+    shape = tuple(int(s) for s in shape)
+    if shape.count(-1) > 1:
+        raise RuntimeError("only one dimension can be inferred")
+    known = 1
+    for s in shape:
+        if s != -1:
+            known *= s
+    if -1 in shape:
+        if known == 0 or numel % known:
+            raise RuntimeError(f"shape '[{', '.join(map(str, shape))}]' is invalid for input of "
+                               f"size {numel}")
+        shape = tuple(numel // known if s == -1 else s for s in shape)
+    elif known != numel:
+        raise RuntimeError(
+            f"shape '[{', '.join(map(str, shape))}]' is invalid for input of size {numel}"
+        )
+    return shape
+
+
+def _reshape_view(data: np.ndarray, shape: tuple) -> np.ndarray | None:
+    """numpy's view with the new shape, or None if it would need a copy."""
+    try:
+        view = data.view()
+        view.shape = shape
+        return view
+    except AttributeError:
+        return None
+
+
+def view(x: Tensor, *shape) -> Tensor:
+    """The same memory seen with another shape (no copy, ever)."""
+    shape = _infer_shape(shape, x._data.size)
+    data = _reshape_view(x._data, shape)
+    if data is None:
+        raise RuntimeError(
+            "view size is not compatible with input tensor's size and stride (at least one "
+            "dimension spans across two contiguous subspaces). Use .reshape(...) instead."
+        )
+    return _view_of(x, data, ViewBackward0, self_sym_sizes=x._data.shape)
+
+
+def reshape(x: Tensor, *shape) -> Tensor:
+    """Like `view` when the memory allows it, otherwise a copy (clone + view)."""
+    shape = _infer_shape(shape, x._data.size)
+    data = _reshape_view(x._data, shape)
+    if data is not None:
+        cls = ViewBackward0 if x._data.flags.c_contiguous or shape != x._data.shape \
+            else ReshapeAliasBackward0
+        return _view_of(x, data, cls, self_sym_sizes=x._data.shape)
+    copy = clone(x)
+    out = Tensor._make(copy._data.reshape(shape))
+    node = record(UnsafeViewBackward0, out, copy)
+    if node is not None:
+        node._saved["self_sym_sizes"] = x._data.shape
+    return out
+
+
+def view_as(x: Tensor, other: Tensor) -> Tensor:
+    return view(x, *other.shape)
+
+
+def reshape_as(x: Tensor, other: Tensor) -> Tensor:
+    return reshape(x, *other.shape)
+
+
+def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    """Merge dims start_dim..end_dim into one."""
+    if x._data.ndim == 0:
+        return reshape(x, 1)
+    s = _wrap_dim(start_dim, x._data.ndim)
+    e = _wrap_dim(end_dim, x._data.ndim)
+    if s > e:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    if s == e:
+        return x
+    shape = x._data.shape
+    new = shape[:s] + (int(np.prod(shape[s : e + 1])),) + shape[e + 1 :]
+    return reshape(x, *new)
+
+
+class TransposeBackward0(Node):
+    """transpose(dim0, dim1): transpose the gradient back."""
+
+    saves = {"dim0": VALUE, "dim1": VALUE}
+
+    def backward(self, grad):
+        return (np.swapaxes(grad, *self._saved["_dims"]),)
+
+
+class TBackward0(Node):
+    """t(): transpose the gradient back. Nothing saved."""
+
+    def backward(self, grad):
+        return (grad.T,)
+
+
+class PermuteBackward0(Node):
+    """permute(dims): apply the inverse permutation to the gradient."""
+
+    saves = {"dims": VALUE}
+
+    def backward(self, grad):
+        return (np.transpose(grad, np.argsort(self._saved["_perm"])),)
+
+
+def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
+    d0 = _wrap_dim(dim0, x._data.ndim)
+    d1 = _wrap_dim(dim1, x._data.ndim)
+    data = np.swapaxes(x._data, d0, d1) if x._data.ndim else x._data.view()
+    return _view_of(x, data, TransposeBackward0, dim0=u64(dim0), dim1=u64(dim1), _dims=(d0, d1))
+
+
+def t(x: Tensor) -> Tensor:
+    """Transpose a matrix (vectors and scalars are returned as views unchanged)."""
+    if x._data.ndim > 2:
+        raise RuntimeError(
+            f"t() expects a tensor with <= 2 dimensions, but self is {x._data.ndim}D"
+        )
+    return _view_of(x, x._data.T, TBackward0)
+
+
+def permute(x: Tensor, *dims) -> Tensor:
+    if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
+        dims = tuple(dims[0])
+    if len(dims) != x._data.ndim:
+        raise RuntimeError(
+            "permute(sparse_coo): number of dimensions in the tensor input does not match "
+            "the length of the desired ordering of dimensions i.e. input.dim() = "
+            f"{x._data.ndim} is not equal to len(dims) = {len(dims)}"
+        )
+    perm = tuple(_wrap_dim(d, x._data.ndim) for d in dims)
+    if len(set(perm)) != len(perm):
+        raise RuntimeError("permute(): duplicate dims are not allowed.")
+    return _view_of(x, np.transpose(x._data, perm), PermuteBackward0, dims=perm, _perm=perm)
+
+
+def T(x: Tensor) -> Tensor:  # noqa: N802 - the attribute is called T
+    """`x.T`: all dims reversed (PyTorch records it as a permute)."""
+    if x._data.ndim not in (0, 2):
+        raise NotImplementedError(
+            "minigrad supports .T on 2-D tensors only (PyTorch deprecates it for other ranks)"
+        )
+    if x._data.ndim == 0:
+        return x
+    return permute(x, 1, 0)
+
+
+class UnsqueezeBackward0(Node):
+    """unsqueeze(dim): squeeze that dim out of the gradient."""
+
+    saves = {"dim": VALUE}
+
+    def backward(self, grad):
+        return (np.squeeze(grad, self._saved["_dim"]),)
+
+
+def unsqueeze(x: Tensor, dim: int) -> Tensor:
+    d = _wrap_dim(dim, x._data.ndim + 1)
+    return _view_of(x, np.expand_dims(x._data, d), UnsqueezeBackward0, dim=u64(dim), _dim=d)
+
+
+def squeeze(x: Tensor, dim=None) -> Tensor:
+    """Remove size-1 dims (all of them, or the given one if it has size 1)."""
+    shape = x._data.shape
+    if dim is None:
+        new = tuple(s for s in shape if s != 1)
+        return _view_of(x, x._data.reshape(new), SqueezeBackward0, self_sym_sizes=shape)
+    if isinstance(dim, (tuple, list)):
+        raise NotImplementedError("minigrad supports squeeze() and squeeze(dim) only")
+    d = _wrap_dim(dim, x._data.ndim)
+    new = shape[:d] + shape[d + 1 :] if x._data.ndim and shape[d] == 1 else shape
+    return _view_of(x, x._data.reshape(new), SqueezeBackward1, dim=u64(dim),
+                    self_sym_sizes=shape)
+
+
+class ExpandBackward0(Node):
+    """expand(): sum the gradient over the expanded dims."""
+
+    saves = {"self_sym_sizes": VALUE}
+
+    def backward(self, grad):
+        return (sum_to(grad, self._saved["self_sym_sizes"]),)
+
+
+def expand(x: Tensor, *sizes) -> Tensor:
+    if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
+        sizes = tuple(sizes[0])
+    lead = len(sizes) - x._data.ndim
+    shape = tuple(x._data.shape[i - lead] if s == -1 else s for i, s in enumerate(sizes))
+    try:
+        data = np.broadcast_to(x._data, shape)
+    except ValueError:
+        raise RuntimeError(
+            f"The expanded size of the tensor ({shape[-1]}) must match the existing size "
+            f"({x._data.shape[-1] if x._data.ndim else 1}) at non-singleton dimension "
+            f"{len(shape) - 1}.  Target sizes: [{', '.join(map(str, sizes))}].  Tensor sizes: "
+            f"[{', '.join(map(str, x._data.shape))}]"
+        ) from None
+    return _view_of(x, data, ExpandBackward0, self_sym_sizes=x._data.shape)
+
+
+def expand_as(x: Tensor, other: Tensor) -> Tensor:
+    return expand(x, *other.shape)
+
+
+# -- selecting views -----------------------------------------------------------------------
+
+
+class SelectBackward0(Node):
+    """x[i] along a dim: the gradient lands in row i of a zero tensor."""
+
+    saves = {"dim": VALUE, "index": VALUE, "self_sym_sizes": VALUE}
+
+    def backward(self, grad):
+        out = np.zeros(self._saved["self_sym_sizes"], grad.dtype)
+        out[self._saved["_where"]] = grad
+        return (out,)
+
+
+class SliceBackward0(Node):
+    """x[a:b:s] along a dim: the gradient lands in those rows of a zero tensor."""
+
+    saves = {"dim": VALUE, "start": VALUE, "end": VALUE, "step": VALUE, "self_sym_sizes": VALUE}
+
+    def backward(self, grad):
+        out = np.zeros(self._saved["self_sym_sizes"], grad.dtype)
+        out[self._saved["_where"]] = grad
+        return (out,)
+
+
+class AliasBackward0(Node):
+    """x[...]: the same tensor again; the gradient passes unchanged."""
+
+    def backward(self, grad):
+        return (grad,)
+
+
+def select(x: Tensor, dim: int, index: int) -> Tensor:
+    if x._data.ndim == 0:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
+    d = _wrap_dim(dim, x._data.ndim)
+    size = x._data.shape[d]
+    if not -size <= index < size:
+        raise IndexError(
+            f"index {index} is out of bounds for dimension {d} with size {size}"
+        )
+    where = (slice(None),) * d + (index, Ellipsis)
+    return _view_of(x, x._data[where], SelectBackward0, dim=d, index=u64(index),
+                    self_sym_sizes=x._data.shape, _where=where)
+
+
+def slice_dim(x: Tensor, dim: int, start, stop, step) -> Tensor:
+    if step is not None and step <= 0:
+        raise ValueError("step must be greater than zero")
+    d = _wrap_dim(dim, x._data.ndim)
+    where = (slice(None),) * d + (slice(start, stop, step),)
+    size = x._data.shape[d]
+    s0, _, _ = slice(start, stop, step).indices(size)
+    return _view_of(
+        x, x._data[where], SliceBackward0, dim=d, start=s0 if start is not None else 0,
+        end=INT64_MAX if stop is None else stop, step=1 if step is None else step,
+        self_sym_sizes=x._data.shape, _where=where,
+    )
+
+
+def narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
+    return slice_dim(x, dim, start, start + length, 1)
+
+
+def alias(x: Tensor) -> Tensor:
+    return _view_of(x, x._data.view(), AliasBackward0)
+
+
+class AsStridedBackward0(Node):
+    """A view rebuilt after its base was modified in place: the gradient lands in
+    the view's region (size, stride, offset) of a zero tensor laid out like the base."""
+
+    saves = {"size": VALUE, "stride": VALUE, "storage_offset": VALUE}
+
+    @staticmethod
+    def describe(node: Node, view: Tensor, base: Tensor) -> None:
+        """Record where `view` sits inside `base`'s memory, in elements."""
+        item = base._data.itemsize
+        offset = (view._data.__array_interface__["data"][0]
+                  - base._data.__array_interface__["data"][0]) // item
+        node._saved.update({
+            "size": view._data.shape,
+            "stride": tuple(s // item for s in view._data.strides),
+            "storage_offset": offset,
+            "_base_shape": base._data.shape,
+            "_base_stride": tuple(s // item for s in base._data.strides),
+        })
+
+    def backward(self, grad):
+        base, region = _base_and_region(self._saved, grad.dtype)
+        region += grad
+        return (base,)
+
+
+def _base_and_region(saved: dict, dt) -> tuple[np.ndarray, np.ndarray]:
+    """Zeros laid out exactly like the base's memory, seen two ways: shaped like
+    the base, and as the view's region (same strides and offset as the real view)."""
+    item = np.dtype(dt).itemsize
+    shape, stride = saved["_base_shape"], saved["_base_stride"]
+    extent = 1 + sum((n - 1) * s for n, s in zip(shape, stride)) if all(shape) else 1
+    buf = np.zeros(extent, dt)
+    as_strided = np.lib.stride_tricks.as_strided
+    base = as_strided(buf, shape, tuple(s * item for s in stride))
+    region = as_strided(buf[saved["storage_offset"]:], saved["size"],
+                        tuple(s * item for s in saved["stride"]))
+    return base, region
+
+
+class CopySlices(Node):
+    """The base's new history after an in-place op on one of its views.
+
+    Backward: the base's gradient is copied; the view's region of it is handed to
+    the in-place op's own backward (`fn`), whose result for the view replaces that
+    region; `fn`'s gradients for its other inputs pass through.
+    """
+
+    __slots__ = ("fn",)
+    _display_name = "minigrad::autograd::CopySlices"
+
+    def __init__(self, base: Tensor, view: Tensor, fn: Node) -> None:
+        super().__init__((base._edge(),) + fn.next_functions[1:])
+        self.fn = fn
+        self._input_meta = ((base._data.shape, base._data.dtype),) + fn._input_meta[1:]
+        AsStridedBackward0.describe(self, view, base)
+
+    def saved_tensors(self):
+        yield from self.fn.saved_tensors()
+
+    def release_variables(self) -> tuple[str, ...]:
+        return self.fn.release_variables()
+
+    def backward(self, grad):
+        result, region = _base_and_region(self._saved, grad.dtype)
+        result[...] = grad
+        fn_grads = self.fn.apply([region.copy()])
+        if fn_grads[0] is not None:
+            region[...] = fn_grads[0]
+        else:
+            region[...] = 0
+        return (result, *fn_grads[1:])
+
+
+# -- copies --------------------------------------------------------------------------------
+
+
+class CloneBackward0(Node):
+    """clone(): the gradient passes unchanged."""
+
+    def backward(self, grad):
+        return (grad,)
+
+
+def clone(x: Tensor) -> Tensor:
+    """A copy with its own memory and version counter, still in the graph."""
+    out = Tensor._make(np.array(x._data, copy=True, order="C"))
+    record(CloneBackward0, out, x)
+    return out
+
+
+def contiguous(x: Tensor) -> Tensor:
+    return x if x._data.flags.c_contiguous else clone(x)
+
+
+class CopyBackwards(Node):
+    """self.copy_(src): self's old values are gone (zero gradient); src gets the
+    gradient, summed to its shape."""
+
+    _display_name = "minigrad::autograd::CopyBackwards"
+
+    def backward(self, grad):
+        ga = np.zeros_like(grad) if self.needs_grad(0) else None
+        gb = None
+        if self.needs_grad(1):
+            shape, dt = self._input_meta[1]
+            gb = sum_to(grad, shape).astype(dt, copy=False)
+        return ga, gb
+
+
+def _check_writable(t: Tensor) -> None:
+    if not t._data.flags.writeable or (t._data.ndim and 0 in t._data.strides
+                                       and t._data.size > 1):
+        raise RuntimeError(
+            "unsupported operation: more than one element of the written-to tensor refers "
+            "to a single memory location. Please clone() the tensor before performing the "
+            "operation."
+        )
+
+
+def copy_(x: Tensor, src) -> Tensor:
+    """Overwrite x's values with src's (broadcast), in place."""
+    src = as_tensor_arg(src)
+    if not isinstance(src, Tensor):
+        src = Tensor._make(np.array(src, x._data.dtype))
+    _check_writable(x)
+    try:
+        np.broadcast_to(src._data, x._data.shape)
+    except ValueError:
+        raise RuntimeError(
+            f"The size of tensor a ({x._data.shape[-1] if x._data.ndim else 1}) must match "
+            f"the size of tensor b ({src._data.shape[-1]}) at non-singleton dimension "
+            f"{max(x._data.ndim - 1, 0)}"
+        ) from None
+    node = begin_inplace(CopyBackwards, x, src)
+    x._data[...] = src._data
+    finish_inplace(x, node)
+    return x
+
+
+class FillBackward2(Node):
+    """fill_(number): every old value is overwritten, so the gradient is zero."""
+
+    def backward(self, grad):
+        return (np.zeros_like(grad),)
+
+
+class FillBackward3(Node):
+    """fill_(0-d tensor): zero for self; the value gets the sum of the gradient."""
+
+    def backward(self, grad):
+        gv = np.asarray(grad.sum(), self._input_meta[1][1]) if self.needs_grad(1) else None
+        return (np.zeros_like(grad) if self.needs_grad(0) else None, gv)
+
+
+class ZeroBackward0(Node):
+    """zero_(): every old value is overwritten, so the gradient is zero."""
+
+    def backward(self, grad):
+        return (np.zeros_like(grad),)
+
+
+def fill_(x: Tensor, value) -> Tensor:
+    _check_writable(x)
+    if isinstance(value, Tensor):
+        if value._data.ndim:
+            raise RuntimeError(
+                "fill_ only supports 0-dimension value tensor but got tensor with "
+                f"{value._data.ndim} dimensions."
+            )
+        node = begin_inplace(FillBackward3, x, value)
+        x._data[...] = value._data
+    else:
+        node = begin_inplace(FillBackward2, x)
+        x._data[...] = value
+    finish_inplace(x, node)
+    return x
+
+
+def zero_(x: Tensor) -> Tensor:
+    _check_writable(x)
+    node = begin_inplace(ZeroBackward0, x)
+    x._data[...] = 0
+    finish_inplace(x, node)
+    return x
+
+
+# -- multi-output views --------------------------------------------------------------------
+
+
+class UnbindBackward0(Node):
+    """unbind(dim): stack the outputs' gradients back (zeros for unused outputs)."""
+
+    saves = {"dim": VALUE}
+
+    def apply(self, grads):
+        shape, dt = self._input_meta[0]
+        d = self._saved["_dim"]
+        out = np.zeros(shape, dt)
+        for i, g in enumerate(grads):
+            if g is not None:
+                out[(slice(None),) * d + (i,)] = g
+        return (out,)
+
+
+class SplitBackward0(Node):
+    """split/chunk: concatenate the pieces' gradients (zeros for unused pieces)."""
+
+    saves = {"dim": VALUE, "self_sym_sizes": VALUE, "split_size": VALUE}
+
+    def apply(self, grads):
+        shape, dt = self._input_meta[0]
+        d = self._saved["_dim"]
+        out = np.zeros(shape, dt)
+        for g, where in zip(grads, self._saved["_pieces"]):
+            if g is not None:
+                out[where] = g
+        return (out,)
+
+
+class SplitWithSizesBackward0(SplitBackward0):
+    __doc__ = SplitBackward0.__doc__
+    saves = {"dim": VALUE, "self_sym_sizes": VALUE, "split_sizes": VALUE}
+
+
+def _multi_output(x: Tensor, node_cls, pieces: list, **saved) -> tuple:
+    """Views that share ONE node, with output indices 0, 1, 2, ... (in-place on
+    them is forbidden: their node could not tell which piece changed)."""
+    outs = tuple(make_view(x, x._data[where], MULTI_OUTPUT_NODE) for where in pieces)
+    node = record(node_cls, outs[0] if outs else Tensor._make(np.zeros(0)), x)
+    if node is not None:
+        node._saved.update(saved)
+        node._saved["_pieces"] = pieces
+        node._input_meta = ((x._data.shape, x._data.dtype),)
+        for i, out in enumerate(outs):
+            out._grad_fn = node
+            out._output_nr = i
+    return outs
+
+
+def unbind(x: Tensor, dim: int = 0) -> tuple:
+    """Split into the slices along `dim`, each a view; one node for all of them."""
+    if x._data.ndim == 0:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+    d = _wrap_dim(dim, x._data.ndim)
+    pieces = [(slice(None),) * d + (i, Ellipsis) for i in range(x._data.shape[d])]
+    return _multi_output(x, UnbindBackward0, pieces, dim=u64(dim), _dim=d)
+
+
+def split(x: Tensor, split_size, dim: int = 0) -> tuple:
+    """Pieces of `split_size` along `dim` (the last may be smaller), or of the
+    given sizes when `split_size` is a list."""
+    d = _wrap_dim(dim, x._data.ndim)
+    n = x._data.shape[d]
+    if isinstance(split_size, (list, tuple)):
+        sizes = list(split_size)
+        if sum(sizes) != n:
+            raise RuntimeError(
+                f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's "
+                f"size at dimension {d}), but got split_sizes=[{', '.join(map(str, sizes))}]"
+            )
+        cls, saved = SplitWithSizesBackward0, {"split_sizes": tuple(sizes)}
+    else:
+        if split_size <= 0 and n:
+            raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got "
+                               f"dimension size of {n}")
+        sizes = [min(split_size, n - s) for s in range(0, n, split_size)] if n else [0]
+        cls, saved = SplitBackward0, {"split_size": split_size}
+    pieces, start = [], 0
+    for size in sizes:
+        pieces.append((slice(None),) * d + (slice(start, start + size),))
+        start += size
+    return _multi_output(x, cls, pieces, dim=u64(dim), self_sym_sizes=x._data.shape,
+                         _dim=d, **saved)
+
+
+def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple:
+    """`chunks` nearly equal pieces (PyTorch computes it as a split)."""
+    if chunks <= 0:
+        raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
+    n = x._data.shape[_wrap_dim(dim, x._data.ndim)]
+    return split(x, max(-(-n // chunks), 1), dim)
+
+
+def to_dtype(x: Tensor, dt) -> Tensor:
+    """A copy in another dtype (the same tensor if the dtype already matches)."""
+    dt = _dtype.to_dtype(dt)
+    if dt is x.dtype:
+        return x
+    out = Tensor._make(x._data.astype(dt.np))
+    if dt.is_floating_point:
+        node = record(ToCopyBackward0, out, x)
+        if node is not None:
+            node._input_meta = ((x._data.shape, x._data.dtype),)
+    return out
+
+
+class ToCopyBackward0(Node):
+    """A dtype conversion: the gradient converted back."""
+
+    def backward(self, grad):
+        return (grad.astype(self._input_meta[0][1]),)

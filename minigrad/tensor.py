@@ -1,0 +1,612 @@
+"""`Tensor`: a numpy array plus the bookkeeping autograd needs.
+
+The autograd-relevant state, as in PyTorch:
+
+* `grad_fn` / `_output_nr`: which backward node produced this tensor (None for a leaf).
+* `requires_grad`: set by the user on leaves; every op output with a `grad_fn` has it.
+* `grad`: filled in by backward on leaves (and on non-leaves that `retain_grad()`).
+* `_version`: a counter shared with every view of the same data, bumped by each
+  in-place op. Saved tensors remember it so backward can refuse stale values.
+* `_base`: for a view, the tensor whose memory it looks at.
+
+Ops live in `minigrad.ops`; they are attached as methods at the bottom of
+`minigrad/__init__.py` so this file stays about the mechanism.
+"""
+
+from __future__ import annotations
+
+import warnings
+import weakref
+from typing import Any, Callable
+
+import numpy as np
+
+from . import _dtype
+from ._dtype import dtype as DType
+from .autograd.grad_mode import STATE
+from .autograd.graph import AccumulateGrad, Node, RemovableHandle, capture_forward_trace
+
+
+class VersionCounter:
+    """How many times the memory behind a tensor was modified in place."""
+
+    __slots__ = ("value",)
+
+    def __init__(self) -> None:
+        self.value = 0
+
+
+# How a view came to be, which decides whether it may be modified in place.
+DEFAULT = "default"
+NO_GRAD_MODE = "no_grad_mode"
+MULTI_OUTPUT_NODE = "multi_output_node"
+
+
+class ViewInfo:
+    """Links a view to its base tensor.
+
+    `attr_version` is the shared version at which the view's `grad_fn` was last
+    valid: once the base (or any view of it) is modified in place, the view's
+    `grad_fn` is rebuilt from the base's new history on next access.
+    """
+
+    __slots__ = ("base", "creation_meta", "attr_version")
+
+    def __init__(self, base: Tensor, creation_meta: str, version: int) -> None:
+        self.base = base
+        self.creation_meta = creation_meta
+        self.attr_version = version
+
+
+class Size(tuple):
+    """A tensor's shape: a tuple that prints like `torch.Size([2, 3])`."""
+
+    def __repr__(self) -> str:
+        return f"minigrad.Size([{', '.join(map(str, self))}])"
+
+    def numel(self) -> int:
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+
+class Tensor:
+    """A multi-dimensional array that can take part in automatic differentiation."""
+
+    __slots__ = (
+        "_data",
+        "_requires_grad",
+        "_grad_fn",
+        "_output_nr",
+        "_grad",
+        "_version_counter",
+        "_view",
+        "_grad_acc",
+        "_hooks",
+        "_retains_grad",
+        "_is_param",
+        "__weakref__",
+    )
+
+    # numpy should defer to Tensor's reflected operators (ndarray * Tensor).
+    __array_priority__ = 1000
+
+    def __init__(self, *args, **kwargs) -> None:
+        raise TypeError(
+            "create tensors with minigrad.tensor(...), minigrad.zeros(...) and friends"
+        )
+
+    @classmethod
+    def _make(cls, data: np.ndarray, requires_grad: bool = False) -> Tensor:
+        """Wrap a numpy array (no copy) as a fresh leaf with its own version counter."""
+        t = object.__new__(cls)
+        t._data = data
+        t._requires_grad = requires_grad
+        t._grad_fn = None
+        t._output_nr = 0
+        t._grad = None
+        t._version_counter = VersionCounter()
+        t._view = None
+        t._grad_acc = None
+        t._hooks = None
+        t._retains_grad = False
+        t._is_param = False
+        return t
+
+    @classmethod
+    def _make_output(cls, data, node: Node, output_nr: int, counter: VersionCounter) -> Tensor:
+        """Rebuild a saved output tensor (see `SavedTensor`)."""
+        t = cls._make(data)
+        t._grad_fn = node
+        t._output_nr = output_nr
+        t._version_counter = counter
+        return t
+
+    # -- basic properties ---------------------------------------------------------------
+
+    @property
+    def dtype(self) -> DType:
+        return _dtype._BY_NUMPY[self._data.dtype]
+
+    @property
+    def shape(self) -> Size:
+        return Size(self._data.shape)
+
+    def size(self, dim: int | None = None):
+        """The shape, or the length of one dimension."""
+        if dim is None:
+            return Size(self._data.shape)
+        return self._data.shape[_wrap_dim(dim, self._data.ndim)]
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    def dim(self) -> int:
+        return self._data.ndim
+
+    def numel(self) -> int:
+        return self._data.size
+
+    def nelement(self) -> int:
+        return self._data.size
+
+    def __len__(self) -> int:
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    @property
+    def device(self) -> str:
+        return "cpu"
+
+    @property
+    def is_cuda(self) -> bool:
+        return False
+
+    def is_floating_point(self) -> bool:
+        return self.dtype.is_floating_point
+
+    def is_contiguous(self) -> bool:
+        return bool(self._data.flags.c_contiguous)
+
+    def stride(self, dim: int | None = None):
+        strides = tuple(s // self._data.itemsize for s in self._data.strides)
+        return strides if dim is None else strides[_wrap_dim(dim, self._data.ndim)]
+
+    def element_size(self) -> int:
+        return self._data.itemsize
+
+    # -- autograd state -------------------------------------------------------------------
+
+    @property
+    def grad_fn(self) -> Node | None:
+        """The backward node that produced this tensor (None for leaves)."""
+        view = self._view
+        if view is not None and view.attr_version != self._version_counter.value:
+            self._refresh_view_grad_fn()
+        return self._grad_fn
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.grad_fn is None
+
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad or self.grad_fn is not None
+
+    @requires_grad.setter
+    def requires_grad(self, flag: bool) -> None:
+        self.requires_grad_(flag)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        """Set `requires_grad` on a leaf (in place); returns the tensor itself."""
+        if self.grad_fn is not None:
+            if not requires_grad:
+                raise RuntimeError(
+                    "you can only change requires_grad flags of leaf variables. If you want "
+                    "to use a computed variable in a subgraph that doesn't require "
+                    "differentiation use var_no_grad = var.detach()."
+                )
+            return self
+        if requires_grad and not self.dtype.is_floating_point:
+            raise RuntimeError(
+                "only Tensors of floating point and complex dtype can require gradients"
+            )
+        self._requires_grad = bool(requires_grad)
+        return self
+
+    @property
+    def grad(self) -> Tensor | None:
+        """The accumulated gradient (leaves, or non-leaves that `retain_grad()`)."""
+        if self.grad_fn is not None and not self._retains_grad:
+            warnings.warn(
+                "The .grad attribute of a Tensor that is not a leaf Tensor is being "
+                "accessed. Its .grad attribute won't be populated during "
+                "autograd.backward(). If you indeed want the .grad field to be populated "
+                "for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. If you "
+                "access the non-leaf Tensor by mistake, make sure you access the leaf "
+                "Tensor instead. See github.com/pytorch/pytorch/pull/30531 for more "
+                "informations.",
+                UserWarning,
+                stacklevel=2,
+            )
+        return self._grad
+
+    @grad.setter
+    def grad(self, value: Tensor | None) -> None:
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(
+                    f"assigned grad expected to be a Tensor or None but got grad of type "
+                    f"{type(value).__name__}"
+                )
+            if value.dtype is not self.dtype:
+                raise RuntimeError("assigned grad has data of a different type")
+            if value.shape != self.shape:
+                raise RuntimeError("assigned grad has data of a different size")
+        self._grad = value
+
+    @property
+    def retains_grad(self) -> bool:
+        return self._retains_grad
+
+    def retain_grad(self) -> None:
+        """Ask backward to keep this non-leaf tensor's gradient in `.grad`."""
+        if not self.requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self.grad_fn is None or self._retains_grad:
+            return  # leaves keep their gradient anyway
+        self._retains_grad = True
+        node = self.grad_fn
+        if node._retains_grad is None:
+            node._retains_grad = {}
+        node._retains_grad[self._output_nr] = weakref.ref(self)
+
+    def register_hook(self, hook: Callable[[Tensor], Tensor | None]) -> RemovableHandle:
+        """`hook(grad)` runs when this tensor's gradient is computed; a returned
+        tensor replaces the gradient."""
+        if not self.requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        node = self.grad_fn
+        if node is None:
+            if self._hooks is None:
+                self._hooks = {}
+            handle = RemovableHandle(self._hooks)
+            self._hooks[handle._key] = hook
+            return handle
+        if node._tensor_pre_hooks is None:
+            node._tensor_pre_hooks = {}
+        hooks = node._tensor_pre_hooks.setdefault(self._output_nr, {})
+        handle = RemovableHandle(hooks)
+        hooks[handle._key] = hook
+        return handle
+
+    @property
+    def _version(self) -> int:
+        return self._version_counter.value
+
+    @property
+    def _base(self) -> Tensor | None:
+        return self._view.base if self._view is not None else None
+
+    def _is_view(self) -> bool:
+        return self._view is not None
+
+    @property
+    def output_nr(self) -> int:
+        return self._output_nr
+
+    def _edge(self) -> tuple:
+        """Where a gradient for this tensor goes: `(grad_fn, output_nr)`, the leaf's
+        `AccumulateGrad`, or `(None, 0)` when no gradient is needed."""
+        node = self.grad_fn
+        if node is not None:
+            return (node, self._output_nr)
+        if self._requires_grad:
+            return (self._grad_accumulator(), 0)
+        return (None, 0)
+
+    def _grad_accumulator(self) -> AccumulateGrad:
+        """The leaf's one `AccumulateGrad`, created on first use and held weakly, so
+        it lives exactly as long as some graph uses it."""
+        acc = self._grad_acc() if self._grad_acc is not None else None
+        if acc is None:
+            acc = AccumulateGrad(self)
+            self._grad_acc = weakref.ref(acc)
+        return acc
+
+    def _refresh_view_grad_fn(self) -> None:
+        """The base was modified in place since this view's `grad_fn` was made: the
+        view now differentiates through the base's new history (AsStridedBackward0)."""
+        from .ops.views import AsStridedBackward0
+
+        view = self._view
+        view.attr_version = self._version_counter.value
+        base = view.base
+        if base.requires_grad and self.dtype.is_floating_point:
+            node = AsStridedBackward0((base._edge(),))
+            AsStridedBackward0.describe(node, self, base)
+            self._grad_fn = node
+            self._output_nr = 0
+        else:
+            self._grad_fn = None
+
+    # -- detaching ------------------------------------------------------------------------
+
+    def detach(self) -> Tensor:
+        """The same memory and version counter, cut off from the graph."""
+        t = Tensor._make(self._data)
+        t._version_counter = self._version_counter
+        return t
+
+    def detach_(self) -> Tensor:
+        """Cut this tensor off from the graph, in place."""
+        if self._view is not None and self.grad_fn is not None:
+            raise RuntimeError(
+                "Can't detach views in-place. Use detach() instead. If you are using "
+                "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is "
+                "set as True, gradients are views of DDP buckets, and hence detach_() cannot "
+                "be called on these gradients. To fix this error, please refer to the "
+                "Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution."
+            )
+        self._grad_fn = None
+        self._output_nr = 0
+        self._requires_grad = False
+        return self
+
+    @property
+    def data(self) -> Tensor:
+        """The same memory, detached, with its OWN version counter: in-place changes
+        through `.data` are invisible to autograd's checks."""
+        return Tensor._make(self._data)
+
+    @data.setter
+    def data(self, value: Tensor) -> None:
+        if not isinstance(value, Tensor):
+            raise TypeError(f"data must be a Tensor, not {type(value).__name__}")
+        self._data = value._data
+
+    # -- conversion -----------------------------------------------------------------------
+
+    def numpy(self) -> np.ndarray:
+        """The underlying array (shared memory, like PyTorch)."""
+        if self.requires_grad:
+            raise RuntimeError(
+                "Can't call numpy() on Tensor that requires grad. Use "
+                "tensor.detach().numpy() instead."
+            )
+        return self._data
+
+    def item(self) -> Any:
+        if self._data.size != 1:
+            raise RuntimeError(
+                f"a Tensor with {self._data.size} elements cannot be converted to Scalar"
+            )
+        return self._data.reshape(()).item()
+
+    def tolist(self) -> Any:
+        return self._data.tolist()
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __bool__(self) -> bool:
+        if self._data.size != 1:
+            raise RuntimeError(
+                f"Boolean value of Tensor with more than one value is ambiguous"
+            )
+        return bool(self._data.reshape(()).item())
+
+    def __index__(self) -> int:
+        if self.dtype.is_floating_point or self._data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __array__(self, dtype=None, copy=None):
+        return self._data if dtype is None else self._data.astype(dtype)
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(self.unbind(0))
+
+    def __repr__(self) -> str:
+        from ._repr import tensor_repr
+
+        return tensor_repr(self)
+
+    def __reduce__(self):
+        raise NotImplementedError("minigrad tensors cannot be pickled")
+
+    # -- backward -------------------------------------------------------------------------
+
+    def backward(
+        self,
+        gradient: Tensor | None = None,
+        retain_graph: bool | None = None,
+        create_graph: bool = False,
+        inputs=None,
+    ) -> None:
+        """Compute the gradient of this tensor w.r.t. graph leaves (see `autograd.backward`)."""
+        from .autograd.engine import backward
+
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+
+def _wrap_dim(dim: int, ndim: int) -> int:
+    """Normalise a possibly negative dim, with PyTorch's IndexError."""
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})"
+        )
+    return dim % n
+
+
+# -- recording ops in the graph ----------------------------------------------------------
+
+
+def record(node_cls: type[Node], output: Tensor, *inputs) -> Node | None:
+    """Attach a new `node_cls` node as `output.grad_fn` if any input requires grad.
+
+    `inputs` are the op's differentiable inputs in order (tensors, or None / Python
+    numbers for positions that cannot need a gradient). Returns the node so the op
+    can save what its backward needs, or None when no graph is recorded.
+    """
+    if not STATE.grad_enabled:
+        return None
+    edges = []
+    needed = False
+    for t in inputs:
+        if isinstance(t, Tensor):
+            edge = t._edge()
+            needed = needed or edge[0] is not None
+            edges.append(edge)
+        else:
+            edges.append((None, 0))
+    if not needed:
+        return None
+    node = node_cls(tuple(edges))
+    node._input_meta = tuple(
+        (t._data.shape, t._data.dtype) if isinstance(t, Tensor) else None for t in inputs
+    )
+    if STATE.anomaly_enabled:
+        node._forward_trace = capture_forward_trace()
+    output._grad_fn = node
+    output._output_nr = 0
+    return node
+
+
+def make_view(base: Tensor, data: np.ndarray, creation_meta: str = DEFAULT) -> Tensor:
+    """Wrap `data` (a numpy view into `base`'s memory) as a view of `base`: same
+    version counter, `_base` pointing at the root base."""
+    root = base._view.base if base._view is not None else base
+    t = Tensor._make(data)
+    t._version_counter = base._version_counter
+    if not STATE.grad_enabled:
+        creation_meta = NO_GRAD_MODE
+    elif base._view is not None and base._view.creation_meta != DEFAULT:
+        creation_meta = base._view.creation_meta
+    t._view = ViewInfo(root, creation_meta, base._version_counter.value)
+    return t
+
+
+# -- in-place ops ----------------------------------------------------------------------------
+
+
+def check_inplace(t: Tensor, other_requires_grad: bool = False) -> None:
+    """PyTorch's rules for modifying a tensor in place while grad mode records."""
+    if not STATE.grad_enabled:
+        return
+    if not (t.requires_grad or other_requires_grad):
+        return
+    view = t._view
+    if view is not None:
+        meta = view.creation_meta
+        if meta == MULTI_OUTPUT_NODE:
+            raise RuntimeError(
+                f"Output {t._output_nr} of {t.grad_fn.name()} is a view and is being "
+                "modified inplace. This view is the output of a function that returns "
+                "multiple views. Such functions do not allow the output views to be "
+                "modified inplace. You should replace the inplace operation by an "
+                "out-of-place one."
+            )
+        if meta == NO_GRAD_MODE:
+            raise RuntimeError(
+                "A view was created in no_grad mode and is being modified inplace with grad "
+                "mode enabled. Given that this use case is ambiguous and error-prone, it is "
+                "forbidden. You can clarify your code by moving both the view and the "
+                "inplace either both inside the no_grad block (if you don't want the "
+                "inplace to be tracked) or both outside (if you want the inplace to be "
+                "tracked)."
+            )
+        if t.requires_grad and view.base.is_leaf and view.base._requires_grad:
+            raise RuntimeError(
+                "a view of a leaf Variable that requires grad is being used in an in-place "
+                "operation."
+            )
+    if t.requires_grad and t.is_leaf:
+        raise RuntimeError(
+            "a leaf Variable that requires grad is being used in an in-place operation."
+        )
+
+
+def begin_inplace(node_cls: type[Node], t: Tensor, *others) -> Node | None:
+    """Check the in-place rules and, if a graph must be recorded, make the node.
+
+    Called *before* the data changes: `t`'s current `grad_fn` becomes the new
+    node's first input, `others` (the op's other operands) the following ones.
+    After computing, the op calls `finish_inplace`.
+    """
+    others_require_grad = any(isinstance(x, Tensor) and x.requires_grad for x in others)
+    check_inplace(t, others_require_grad)
+    inputs = (t, *others)
+    if not STATE.grad_enabled:
+        return None
+    edges = []
+    needed = False
+    for x in inputs:
+        if isinstance(x, Tensor):
+            edge = x._edge()
+            needed = needed or edge[0] is not None
+            edges.append(edge)
+        else:
+            edges.append((None, 0))
+    if not needed:
+        return None
+    node = node_cls(tuple(edges))
+    node._input_meta = tuple(
+        (x._data.shape, x._data.dtype) if isinstance(x, Tensor) else None for x in inputs
+    )
+    if STATE.anomaly_enabled:
+        node._forward_trace = capture_forward_trace()
+    return node
+
+
+def finish_inplace(t: Tensor, node: Node | None) -> None:
+    """Bump the version (every in-place op does, tracked or not) and make `node`
+    the tensor's new producer."""
+    t._version_counter.value += 1
+    if node is not None:
+        rebase_history(t, node)
+
+
+def rebase_history(t: Tensor, node: Node) -> None:
+    """Make `node` the new producer of `t` after an in-place op."""
+    view = t._view
+    old_fn = t._grad_fn
+    if view is not None and t.dtype.is_floating_point:
+        from .ops.views import CopySlices
+
+        base = view.base
+        copy_slices = CopySlices(base, t, node)
+        base._grad_fn = copy_slices
+        base._output_nr = 0
+        t._refresh_view_grad_fn()
+    else:
+        t._grad_fn = node
+        t._output_nr = 0
+    # A retained gradient follows the tensor to its new producer.
+    if t._retains_grad and old_fn is not None and old_fn._retains_grad:
+        old_fn._retains_grad.pop(t._output_nr, None)
+        new_fn = t.grad_fn
+        if new_fn._retains_grad is None:
+            new_fn._retains_grad = {}
+        new_fn._retains_grad[t._output_nr] = weakref.ref(t)
+
+
+def as_tensor_arg(x: Any) -> Tensor | float | int | bool:
+    """Pass tensors and Python numbers through; reject everything else clearly."""
+    if isinstance(x, (Tensor, int, float, bool)):
+        return x
+    if isinstance(x, np.generic):
+        return x.item()
+    raise TypeError(f"unsupported operand type for a minigrad op: '{type(x).__name__}'")

@@ -1,0 +1,270 @@
+"""Write the learner versions of the course notebooks.
+
+The course notebooks in ``notebooks/`` carry their exercise solutions between marker
+lines, nbgrader style::
+
+    def grad_of_square(x):
+        ### BEGIN SOLUTION
+        return 2 * x
+        ### END SOLUTION
+
+This script writes ``notebooks/learner/<same name>.ipynb`` for every course notebook,
+with each solution block replaced by a one-line stub at the marker's indentation and
+with every output cleared (so no solution leaks through an output either):
+
+* ``### BEGIN SOLUTION`` becomes
+  ``raise NotImplementedError("not yet solved: write your code here")``.
+  Use it inside functions: the exercise's checker calls the function, catches the
+  ``NotImplementedError`` and reports "not yet solved" instead of a traceback.
+* ``### BEGIN SOLUTION: answer, grads`` (a comma-separated list of names) becomes
+  one line per name, ``answer = NotImplemented  # not yet solved: write your code here``.
+  Use it for top-level answers: the cell still runs (so "Run All" does not stop there)
+  and the checker reports "not yet solved" for any value that ``is NotImplemented``.
+
+Solution blocks in markdown cells become ``*Not yet solved: write your answer here.*``.
+
+Usage::
+
+    python scripts/make_learner_notebooks.py           # (re)write notebooks/learner/
+    python scripts/make_learner_notebooks.py --check   # fail if they are out of date
+
+Exit status: 0 ok, 1 learner notebooks out of date (``--check``), 2 malformed markers.
+The output is deterministic (sorted JSON keys, cell ids kept or derived from the
+notebook's name and the cell's position), so ``--check`` compares bytes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import hashlib
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+
+REPO = Path(__file__).resolve().parent.parent
+DEFAULT_NOTEBOOKS = REPO / "notebooks"
+LEARNER_DIRNAME = "learner"
+
+STUB_MESSAGE = "not yet solved: write your code here"
+RAISE_STUB = f'raise NotImplementedError("{STUB_MESSAGE}")'
+NAME_STUB = "{name} = NotImplemented  # " + STUB_MESSAGE
+MARKDOWN_STUB = "*Not yet solved: write your answer here.*"
+
+BEGIN_RE = re.compile(r"^(?P<indent>[ \t]*)### BEGIN SOLUTION(?::(?P<names>.*))?[ \t\r]*$")
+END_RE = re.compile(r"^[ \t]*### END SOLUTION[ \t\r]*$")
+# Anything that looks like a marker but does not match exactly is an error: a typo in
+# a marker must not leak a solution into the learner notebook.
+LOOSE_MARKER_RE = re.compile(r"(BEGIN|END)\s+SOLUTION", re.IGNORECASE)
+
+# Per-cell metadata that only records a past execution or a UI state.
+VOLATILE_CELL_METADATA = ("execution", "ExecuteTime", "collapsed", "scrolled")
+# Notebook metadata that holds saved widget state (it would carry solution values).
+VOLATILE_NOTEBOOK_METADATA = ("widgets",)
+
+
+class SolutionMarkerError(ValueError):
+    """A notebook's solution markers are unbalanced or malformed."""
+
+
+@dataclass(frozen=True)
+class Drift:
+    path: Path
+    reason: str
+
+
+def _stub_lines(indent: str, names: str | None, cell_type: str, where: str) -> list[str]:
+    if cell_type == "markdown":
+        return [indent + MARKDOWN_STUB]
+    if names is None:
+        return [indent + RAISE_STUB]
+    parsed = [n.strip() for n in names.split(",")]
+    bad = [n for n in parsed if not n.isidentifier()]
+    if not parsed or bad:
+        raise SolutionMarkerError(
+            f"{where}: '### BEGIN SOLUTION: {names.strip()}' must list Python names "
+            f"separated by commas (bad: {', '.join(repr(b) for b in bad) or 'none given'})"
+        )
+    return [indent + NAME_STUB.format(name=n) for n in parsed]
+
+
+def strip_solutions(source: str, *, cell_type: str = "code", where: str = "cell") -> str:
+    """Return ``source`` with every solution block replaced by its stub.
+
+    Raises SolutionMarkerError (naming ``where`` and the line) for a BEGIN without END,
+    an END without BEGIN, nested blocks, or a line that looks like a marker but is not one.
+    """
+    out: list[str] = []
+    open_at: int | None = None
+    lines = source.split("\n")
+    for line_no, line in enumerate(lines, start=1):
+        begin = BEGIN_RE.match(line)
+        end = END_RE.match(line)
+        loc = f"{where}, line {line_no}"
+        if begin:
+            if open_at is not None:
+                raise SolutionMarkerError(
+                    f"{loc}: '### BEGIN SOLUTION' inside the block opened at line {open_at} "
+                    "(blocks cannot nest; is an '### END SOLUTION' missing?)"
+                )
+            open_at = line_no
+            out.extend(_stub_lines(begin["indent"], begin["names"], cell_type, loc))
+        elif end:
+            if open_at is None:
+                raise SolutionMarkerError(
+                    f"{loc}: '### END SOLUTION' without a matching '### BEGIN SOLUTION'"
+                )
+            open_at = None
+        elif LOOSE_MARKER_RE.search(line):
+            raise SolutionMarkerError(
+                f"{loc}: malformed solution marker {line.strip()!r}; write exactly "
+                "'### BEGIN SOLUTION' (optionally ': name, ...') or '### END SOLUTION' "
+                "on a line of its own"
+            )
+        elif open_at is None:
+            out.append(line)
+    if open_at is not None:
+        raise SolutionMarkerError(
+            f"{where}, line {open_at}: '### BEGIN SOLUTION' is never closed by "
+            "'### END SOLUTION'"
+        )
+    return "\n".join(out)
+
+
+def _stable_id(origin: str, index: int) -> str:
+    return hashlib.sha1(f"{origin}:{index}".encode()).hexdigest()[:12]
+
+
+def make_learner(nb: nbformat.NotebookNode, origin: str) -> nbformat.NotebookNode:
+    """Return the learner version of notebook ``nb`` (``origin`` names it in messages)."""
+    nb = copy.deepcopy(nb)
+    for key in VOLATILE_NOTEBOOK_METADATA:
+        nb.metadata.pop(key, None)
+    nb.metadata["minigrad_course"] = {
+        "generated_from": origin,
+        "note": "learner version; edit the course notebook and run `make learner`",
+    }
+    for index, cell in enumerate(nb.cells):
+        where = f"{origin}: cell {index}"
+        source = cell.source if isinstance(cell.source, str) else "".join(cell.source)
+        if cell.cell_type in ("code", "markdown"):
+            cell.source = strip_solutions(source, cell_type=cell.cell_type, where=where)
+        elif LOOSE_MARKER_RE.search(source):
+            raise SolutionMarkerError(
+                f"{where}: solution markers are only supported in code and markdown cells"
+            )
+        if cell.cell_type == "code":
+            cell.outputs = []
+            cell.execution_count = None
+        for key in VOLATILE_CELL_METADATA:
+            cell.metadata.pop(key, None)
+        if not cell.get("id"):
+            cell["id"] = _stable_id(origin, index)
+    nb.nbformat, nb.nbformat_minor = 4, max(int(nb.get("nbformat_minor", 5)), 5)
+    return nb
+
+
+def render(nb: nbformat.NotebookNode) -> str:
+    """Serialize deterministically (sorted keys, one-space indent, final newline)."""
+    text = nbformat.writes(nb, version=4)
+    return text if text.endswith("\n") else text + "\n"
+
+
+def course_notebooks(notebooks: Path, learner: Path) -> list[Path]:
+    if not notebooks.is_dir():
+        return []
+    found = []
+    for path in notebooks.rglob("*.ipynb"):
+        if ".ipynb_checkpoints" in path.parts or path.is_relative_to(learner):
+            continue
+        found.append(path)
+    return sorted(found)
+
+
+def build(notebooks: Path, learner: Path) -> dict[Path, str]:
+    """Map each learner notebook path to its expected text."""
+    expected: dict[Path, str] = {}
+    for path in course_notebooks(notebooks, learner):
+        rel = path.relative_to(notebooks)
+        nb = nbformat.read(path, as_version=4)
+        expected[learner / rel] = render(make_learner(nb, rel.as_posix()))
+    return expected
+
+
+def find_drift(expected: dict[Path, str], learner: Path) -> list[Drift]:
+    drift = []
+    for path, text in expected.items():
+        if not path.exists():
+            drift.append(Drift(path, "missing"))
+        elif path.read_text(encoding="utf-8") != text:
+            drift.append(Drift(path, "differs from its course notebook"))
+    if learner.is_dir():
+        for path in sorted(learner.rglob("*.ipynb")):
+            if ".ipynb_checkpoints" not in path.parts and path not in expected:
+                drift.append(Drift(path, "has no course notebook (stale)"))
+    return sorted(drift, key=lambda d: d.path)
+
+
+def write(expected: dict[Path, str], learner: Path) -> list[Path]:
+    written = []
+    for path, text in expected.items():
+        if not path.exists() or path.read_text(encoding="utf-8") != text:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+            written.append(path)
+    if learner.is_dir():
+        for path in sorted(learner.rglob("*.ipynb")):
+            if ".ipynb_checkpoints" not in path.parts and path not in expected:
+                path.unlink()
+                written.append(path)
+    return written
+
+
+def _show(path: Path) -> str:
+    try:
+        return path.relative_to(Path.cwd()).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--check", action="store_true",
+                        help="do not write; fail if the learner notebooks are out of date")
+    parser.add_argument("--notebooks", type=Path, default=DEFAULT_NOTEBOOKS,
+                        help="folder of course notebooks (default: notebooks/)")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="folder for learner notebooks (default: <notebooks>/learner)")
+    args = parser.parse_args(argv)
+    notebooks = args.notebooks.resolve()
+    learner = (args.out or notebooks / LEARNER_DIRNAME).resolve()
+
+    try:
+        expected = build(notebooks, learner)
+    except SolutionMarkerError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+    if args.check:
+        drift = find_drift(expected, learner)
+        if drift:
+            print("Learner notebooks are out of date:", file=sys.stderr)
+            for d in drift:
+                print(f"  {_show(d.path)}: {d.reason}", file=sys.stderr)
+            print("Run `make learner` and commit the result.", file=sys.stderr)
+            return 1
+        print(f"learner notebooks up to date ({len(expected)} checked)")
+        return 0
+
+    changed = write(expected, learner)
+    for path in changed:
+        print(f"updated {_show(path)}")
+    print(f"{len(expected)} learner notebook(s), {len(changed)} changed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

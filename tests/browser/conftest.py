@@ -1,0 +1,285 @@
+"""Fixtures that drive a real JupyterLab in a real (headless Debian) Chromium.
+
+Fixtures:
+  lab_notebook      path of the notebook to open; override it in a test module to
+                    test another notebook (default: widget_smoke.ipynb beside this file).
+  jupyter_lab       a running `jupyter lab` (the venv's), in a fresh temporary root dir
+                    holding a copy of `lab_notebook`; yields a LabServer (url, token,
+                    notebook_url, ...). Teardown stops the server and its kernels.
+  chromium_context  a Playwright persistent context of /usr/bin/chromium (headless, fresh
+                    user data dir). Skips when Chromium or Playwright is missing, fails
+                    instead under MINIGRAD_REQUIRE_BROWSER=1.
+  chromium_page     a page of that context; on test failure a screenshot and the server
+                    log are kept in the test's tmp_path (the path is printed).
+
+Playwright never downloads a browser here: it is pointed at Debian's chromium.
+Every test in this folder is marked `browser` (`pytest -m "not browser"` skips them).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent.parent
+CHROMIUM = Path(os.environ.get("MINIGRAD_CHROMIUM", "/usr/bin/chromium"))
+CHROMIUM_ARGS = [
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+SERVER_START_TIMEOUT = 60.0
+REQUIRE = "MINIGRAD_REQUIRE_BROWSER"
+
+# The notebooks in this folder are driven through the browser, not by nbval.
+collect_ignore_glob = ["*.ipynb"]
+
+
+def _required() -> bool:
+    return os.environ.get(REQUIRE, "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+def _skip_or_fail(reason: str) -> None:
+    if _required():
+        pytest.fail(f"{reason} (and {REQUIRE} is set, so this is an error)", pytrace=False)
+    pytest.skip(reason)
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if Path(str(item.fspath)).is_relative_to(HERE):
+            item.add_marker(pytest.mark.browser)
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item, call):
+    report = yield
+    setattr(item, f"_report_{report.when}", report)
+    return report
+
+
+def _failed(request) -> bool:
+    report = getattr(request.node, "_report_call", None)
+    return report is not None and report.failed
+
+
+# --------------------------------------------------------------------------- server
+
+
+@dataclass
+class LabServer:
+    url: str  # http://127.0.0.1:PORT (no trailing slash)
+    token: str
+    root: Path  # the server's root dir (holds the copied notebook)
+    notebook: str  # the notebook's name inside root
+    log: Path
+    process: subprocess.Popen
+
+    @property
+    def notebook_url(self) -> str:
+        """Open the notebook in JupyterLab (the token logs the browser in)."""
+        return f"{self.url}/lab/tree/{self.notebook}?token={self.token}&reset"
+
+    def log_tail(self, lines: int = 60) -> str:
+        text = self.log.read_text(errors="replace") if self.log.exists() else ""
+        return "\n".join(text.splitlines()[-lines:])
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _answers(url: str, token: str) -> bool:
+    request = urllib.request.Request(
+        f"{url}/api/status", headers={"Authorization": f"token {token}"}
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=2) as response:
+            return response.status == 200
+    except (urllib.error.URLError, OSError):
+        return False
+
+
+def _stop(process: subprocess.Popen) -> None:
+    """Stop the server, its process group and every descendant (kernels run in their
+    own sessions, so the group alone is not enough)."""
+    try:
+        import psutil
+
+        descendants = psutil.Process(process.pid).children(recursive=True)
+    except Exception:  # psutil missing, or the server already gone
+        descendants = []
+    if process.poll() is None:
+        try:
+            os.killpg(process.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=10)
+    for child in descendants:
+        try:
+            child.wait(timeout=5)
+        except Exception:
+            try:
+                child.kill()
+            except Exception:
+                pass
+
+
+def _write_lab_settings(settings: Path) -> None:
+    # No news/update toasts over the notebook (and no attempts to reach the network).
+    notification = settings / "@jupyterlab" / "apputils-extension"
+    notification.mkdir(parents=True)
+    (notification / "notification.jupyterlab-settings").write_text(
+        json.dumps({"checkForUpdates": False, "fetchNews": "false", "doNotDisturbMode": True})
+    )
+
+
+def _start(root: Path, home: Path, notebook: str) -> LabServer:
+    token = secrets.token_hex(16)
+    env = dict(os.environ)
+    env.update(
+        JUPYTER_CONFIG_DIR=str(home / "config"),
+        JUPYTER_DATA_DIR=str(home / "data"),
+        JUPYTER_RUNTIME_DIR=str(home / "runtime"),
+        JUPYTER_PLATFORM_DIRS="1",
+        IPYTHONDIR=str(home / "ipython"),
+        # the kernel imports this checkout's packages even without `make install`
+        PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
+    )
+    env.pop("MPLBACKEND", None)
+    settings, workspaces = home / "settings", home / "workspaces"
+    if not settings.exists():
+        _write_lab_settings(settings)
+    workspaces.mkdir(exist_ok=True)
+
+    last_error = ""
+    for _attempt in range(3):  # the free port can be taken between probe and bind
+        port = _free_port()
+        url = f"http://127.0.0.1:{port}"
+        log = home / f"jupyter-lab-{port}.log"
+        cmd = [
+            sys.executable, "-m", "jupyterlab",
+            "--no-browser",
+            "--allow-root",
+            "--ip=127.0.0.1",
+            f"--port={port}",
+            "--ServerApp.port_retries=0",
+            f"--IdentityProvider.token={token}",
+            f"--ServerApp.root_dir={root}",
+            f"--LabApp.user_settings_dir={settings}",
+            f"--LabApp.workspaces_dir={workspaces}",
+            "--LabApp.news_url=None",
+            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+        ]
+        with open(log, "wb") as out:
+            process = subprocess.Popen(
+                cmd, cwd=root, env=env, stdin=subprocess.DEVNULL, stdout=out,
+                stderr=subprocess.STDOUT, start_new_session=True,
+            )
+        server = LabServer(url, token, root, notebook, log, process)
+        deadline = time.monotonic() + SERVER_START_TIMEOUT
+        while time.monotonic() < deadline and process.poll() is None:
+            if _answers(url, token):
+                return server
+            time.sleep(0.25)
+        last_error = server.log_tail()
+        _stop(process)
+        if "already in use" not in last_error:
+            break
+    raise RuntimeError(f"jupyter lab did not start; its log ends with:\n{last_error}")
+
+
+@pytest.fixture
+def lab_notebook() -> Path:
+    """The notebook `jupyter_lab` serves. Override in a test module to change it."""
+    return HERE / "widget_smoke.ipynb"
+
+
+@pytest.fixture
+def jupyter_lab(lab_notebook, tmp_path, request):
+    """A running JupyterLab whose root dir holds a copy of `lab_notebook`."""
+    lab_notebook = Path(lab_notebook)
+    if not lab_notebook.is_file():
+        raise FileNotFoundError(f"lab_notebook {lab_notebook} does not exist")
+    root = tmp_path / "root"
+    home = tmp_path / "jupyter-home"
+    root.mkdir()
+    home.mkdir()
+    shutil.copy2(lab_notebook, root / lab_notebook.name)
+    server = _start(root, home, lab_notebook.name)
+    yield server
+    _stop(server.process)
+    if _failed(request):
+        print(f"\n--- jupyter lab log ({server.log}) ---\n{server.log_tail()}")
+
+
+# --------------------------------------------------------------------------- browser
+
+
+@pytest.fixture
+def chromium_context(tmp_path):
+    """A fresh headless Chromium (Debian's) as a Playwright persistent context."""
+    if not CHROMIUM.exists():
+        _skip_or_fail(f"{CHROMIUM} is missing (apt-get install chromium)")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError as exc:
+        _skip_or_fail(f"playwright is not installed ({exc})")
+
+    profile = tmp_path / "chromium-profile"
+    with sync_playwright() as pw:
+        context = pw.chromium.launch_persistent_context(
+            str(profile),
+            executable_path=str(CHROMIUM),
+            headless=True,
+            args=CHROMIUM_ARGS,
+            viewport={"width": 1280, "height": 900},
+        )
+        try:
+            yield context
+        finally:
+            context.close()
+
+
+@pytest.fixture
+def chromium_page(chromium_context, tmp_path, request):
+    """A page in `chromium_context`; browser console errors are kept in page.console_errors."""
+    page = chromium_context.pages[0] if chromium_context.pages else chromium_context.new_page()
+    page.console_errors = []
+    page.on("console", lambda m: m.type == "error" and page.console_errors.append(m.text))
+    page.on("pageerror", lambda e: page.console_errors.append(str(e)))
+    yield page
+    if _failed(request):
+        shot = tmp_path / "failure.png"
+        try:
+            page.screenshot(path=str(shot), full_page=True)
+            print(f"\nscreenshot of the failing page: {shot}")
+        except Exception as exc:  # the browser may be what failed
+            print(f"\n(no screenshot: {exc})")
+        if page.console_errors:
+            print("browser console errors:\n  " + "\n  ".join(page.console_errors))

@@ -1,0 +1,118 @@
+"""Widgets must render and respond in JupyterLab 4 in a real browser.
+
+What this test does, as a learner would: open NOTEBOOK in JupyterLab, run every cell
+from the menu (Run > Run All Cells), wait for the widget, click BUTTON CLICKS times and
+check that after every click the text in TEXT and the pixels of IMAGE change (to values
+never seen before), and that JupyterLab shows no widget error anywhere.
+
+To test another notebook or widget (e.g. widgets.BackwardStepper), change only these
+constants. Selectors are CSS; ipywidgets' `widget.add_class("name")` puts a class on
+the widget's element, which is the most stable thing to select on.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+
+import pytest
+
+NOTEBOOK = Path(__file__).resolve().parent / "widget_smoke.ipynb"
+BUTTON = "button.smoke-button"  # the button to click
+TEXT = ".smoke-label"  # element whose text must change on every click
+IMAGE = "img.smoke-image"  # <img> whose pixels must change on every click
+CLICKS = 3
+TEXT_AFTER_CLICK = "clicks: {n}"  # exact text after the n-th click; None: just "changed"
+# what JupyterLab / ipywidgets show instead of a widget that failed (8.x draws a broken
+# icon with "Click to show javascript error."; older versions print the first two)
+FORBIDDEN_TEXT = (
+    "Error displaying widget",
+    "Failed to load model class",
+    "Click to show javascript error",
+    "Traceback",
+)
+WIDGET_ERROR = ".jupyter-widgets-error-widget"
+
+RUN_MENU = "Run"  # menubar entry
+RUN_ALL = "Run All Cells"  # its item that runs the whole notebook
+KERNEL_IDLE = re.compile(r"\|\s*Idle$")  # status bar text once the kernel is up
+ERROR_OUTPUT = ".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']"
+WIDGET_TIMEOUT_MS = 60_000  # kernel start + imports on a cold 2-core machine
+STEP_TIMEOUT_S = 20.0
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture
+def lab_notebook() -> Path:
+    return NOTEBOOK
+
+
+def _image_pixels(page, locator) -> bytes:
+    """What the learner sees of the image: a PNG screenshot of the element, once loaded."""
+    page.wait_for_function(
+        "el => el.complete && el.naturalWidth > 0", arg=locator.element_handle(),
+        timeout=int(STEP_TIMEOUT_S * 1000),
+    )
+    return locator.screenshot(animations="disabled")
+
+
+def _wait_for_new_pixels(page, locator, seen: list[bytes]) -> bytes:
+    deadline = time.monotonic() + STEP_TIMEOUT_S
+    while True:
+        pixels = _image_pixels(page, locator)
+        if pixels not in seen:
+            return pixels
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{IMAGE} still shows an earlier picture after a click")
+        page.wait_for_timeout(100)
+
+
+def _assert_no_widget_errors(page) -> None:
+    body = page.locator("body").inner_text()
+    for text in FORBIDDEN_TEXT:
+        assert text not in body, f"JupyterLab shows {text!r}"
+    broken = page.locator(WIDGET_ERROR)
+    assert broken.count() == 0, "a widget failed to render: " + " | ".join(broken.all_inner_texts())
+    errors = page.locator(ERROR_OUTPUT)
+    assert errors.count() == 0, "a cell wrote to stderr:\n" + "\n".join(errors.all_inner_texts())
+    widget_console_errors = [
+        e for e in page.console_errors if re.search(r"widget|model class", e, re.IGNORECASE)
+    ]
+    assert not widget_console_errors, widget_console_errors
+
+
+def test_widget_renders_and_responds_to_clicks(jupyter_lab, chromium_page):
+    from playwright.sync_api import expect
+
+    page = chromium_page
+    page.set_default_timeout(WIDGET_TIMEOUT_MS)
+    page.goto(jupyter_lab.notebook_url)
+    expect(page.locator(".jp-NotebookPanel .jp-Cell").first).to_be_visible()
+    expect(page.locator(".jp-StatusBar-TextItem", has_text=KERNEL_IDLE)).to_be_visible()
+
+    page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(f"^{RUN_MENU}$")).click()
+    page.locator(".lm-Menu-itemLabel", has_text=re.compile(f"^{RUN_ALL}$")).click()
+
+    button, text, image = page.locator(BUTTON), page.locator(TEXT), page.locator(IMAGE)
+    expect(button).to_be_visible()
+    expect(text).to_be_visible()
+    expect(image).to_be_visible()
+    page.set_default_timeout(STEP_TIMEOUT_S * 1000)
+    _assert_no_widget_errors(page)
+
+    texts = [text.inner_text()]
+    pictures = [_image_pixels(page, image)]
+    for n in range(1, CLICKS + 1):
+        button.click()
+        if TEXT_AFTER_CLICK is not None:
+            expect(text).to_have_text(TEXT_AFTER_CLICK.format(n=n))
+        else:
+            expect(text).not_to_have_text(texts[-1])
+        new_text = text.inner_text()
+        assert new_text not in texts, f"click {n} brought back an earlier text {new_text!r}"
+        texts.append(new_text)
+        pictures.append(_wait_for_new_pixels(page, image, pictures))
+
+    _assert_no_widget_errors(page)

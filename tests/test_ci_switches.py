@@ -1,0 +1,73 @@
+"""The MINIGRAD_REQUIRE_* switches turn skips into failures (so CI never skips silently)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytest_plugins = ["pytester"]
+
+TESTS = Path(__file__).resolve().parent
+
+USES_TORCH = """
+import sys
+sys.modules["torch"] = None  # make `import torch` fail, as if it were not installed
+
+def test_parity(torch):
+    assert False, "must not run without torch"
+"""
+
+USES_BROWSER = """
+def test_page(chromium_context):
+    assert False, "must not run without chromium"
+"""
+
+
+@pytest.fixture
+def project(pytester, monkeypatch):
+    monkeypatch.delenv("MINIGRAD_REQUIRE_TORCH", raising=False)
+    monkeypatch.delenv("MINIGRAD_REQUIRE_BROWSER", raising=False)
+    pytester.makeconftest((TESTS / "conftest.py").read_text())
+    pytester.makeini("[pytest]\nmarkers =\n    parity: x\n    browser: x\n")
+    return pytester
+
+
+def test_missing_torch_skips(project):
+    project.makepyfile(test_parity=USES_TORCH)
+    result = project.runpytest_subprocess("-rs")
+    result.assert_outcomes(skipped=1)
+    result.stdout.fnmatch_lines(["*PyTorch is not installed*"])
+
+
+def test_missing_torch_fails_when_required(project, monkeypatch):
+    monkeypatch.setenv("MINIGRAD_REQUIRE_TORCH", "1")
+    project.makepyfile(test_parity=USES_TORCH)
+    result = project.runpytest_subprocess()
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*PyTorch is not installed*MINIGRAD_REQUIRE_TORCH is set*"])
+
+
+def test_torch_fixture_marks_tests_parity(project):
+    project.makepyfile(test_parity=USES_TORCH)
+    result = project.runpytest_subprocess("-m", "not parity")
+    result.assert_outcomes(deselected=1)
+
+
+@pytest.mark.parametrize("required", [False, True])
+def test_missing_chromium_skips_or_fails(pytester, monkeypatch, required):
+    monkeypatch.setenv("MINIGRAD_CHROMIUM", str(pytester.path / "no-chromium-here"))
+    if required:
+        monkeypatch.setenv("MINIGRAD_REQUIRE_BROWSER", "1")
+    else:
+        monkeypatch.delenv("MINIGRAD_REQUIRE_BROWSER", raising=False)
+    pytester.makeconftest((TESTS / "browser" / "conftest.py").read_text())
+    pytester.makeini("[pytest]\nmarkers =\n    browser: x\n")
+    pytester.makepyfile(test_page=USES_BROWSER)
+    result = pytester.runpytest_subprocess("-rs")
+    if required:
+        result.assert_outcomes(errors=1)
+        result.stdout.fnmatch_lines(["*no-chromium-here is missing*MINIGRAD_REQUIRE_BROWSER*"])
+    else:
+        result.assert_outcomes(skipped=1)
+        result.stdout.fnmatch_lines(["*no-chromium-here is missing*"])
