@@ -19,7 +19,9 @@ def manual_seed(seed: int) -> None:
 def _finish(data: np.ndarray, requires_grad: bool) -> Tensor:
     t = Tensor._make(data)
     if requires_grad:
-        t.requires_grad_(True)
+        t._set_requires_grad(
+            True, "Only Tensors of floating point and complex dtype can require gradients"
+        )
     return t
 
 

@@ -17,14 +17,21 @@ from __future__ import annotations
 
 import warnings
 import weakref
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
 from . import _dtype
 from ._dtype import dtype as DType
 from .autograd.grad_mode import STATE
-from .autograd.graph import AccumulateGrad, Node, RemovableHandle, capture_forward_trace
+from .autograd.graph import (
+    AccumulateGrad,
+    Node,
+    RemovableHandle,
+    capture_forward_trace,
+    short_name,
+)
 
 
 class VersionCounter:
@@ -198,10 +205,18 @@ class Tensor:
 
     @requires_grad.setter
     def requires_grad(self, flag: bool) -> None:
-        self.requires_grad_(flag)
+        self._set_requires_grad(
+            flag, "only Tensors of floating point and complex dtype can require gradients"
+        )
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         """Set `requires_grad` on a leaf (in place); returns the tensor itself."""
+        return self._set_requires_grad(
+            requires_grad, "only Tensors of floating point dtype can require gradients"
+        )
+
+    def _set_requires_grad(self, requires_grad: bool, int_message: str) -> Tensor:
+        # PyTorch words the integer-dtype refusal differently for each way of asking.
         if self.grad_fn is not None:
             if not requires_grad:
                 raise RuntimeError(
@@ -211,9 +226,7 @@ class Tensor:
                 )
             return self
         if requires_grad and not self.dtype.is_floating_point:
-            raise RuntimeError(
-                "only Tensors of floating point and complex dtype can require gradients"
-            )
+            raise RuntimeError(int_message)
         self._requires_grad = bool(requires_grad)
         return self
 
@@ -398,7 +411,7 @@ class Tensor:
     def __bool__(self) -> bool:
         if self._data.size != 1:
             raise RuntimeError(
-                f"Boolean value of Tensor with more than one value is ambiguous"
+                "Boolean value of Tensor with more than one value is ambiguous"
             )
         return bool(self._data.reshape(()).item())
 
@@ -513,7 +526,7 @@ def check_inplace(t: Tensor, other_requires_grad: bool = False) -> None:
         meta = view.creation_meta
         if meta == MULTI_OUTPUT_NODE:
             raise RuntimeError(
-                f"Output {t._output_nr} of {t.grad_fn.name()} is a view and is being "
+                f"Output {t._output_nr} of {short_name(t.grad_fn.name())} is a view and is being "
                 "modified inplace. This view is the output of a function that returns "
                 "multiple views. Such functions do not allow the output views to be "
                 "modified inplace. You should replace the inplace operation by an "

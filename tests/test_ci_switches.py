@@ -24,6 +24,12 @@ def test_page(chromium_context):
 """
 
 
+@pytest.fixture(autouse=True)
+def _fast_inner_pytest(monkeypatch):
+    # the inner runs need no third-party plugin; loading nbval & co costs seconds
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+
+
 @pytest.fixture
 def project(pytester, monkeypatch):
     monkeypatch.delenv("MINIGRAD_REQUIRE_TORCH", raising=False)

@@ -15,9 +15,8 @@ steps (see `events.py`). `backward()` and `grad()` drain the same generator.
 
 from __future__ import annotations
 
-import heapq
 import warnings
-from typing import Iterator, Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 
@@ -76,6 +75,63 @@ def _root_gradients(tensors: tuple, grad_tensors: tuple) -> list:
             )
         grads.append(g._data.astype(t._data.dtype, copy=False))
     return grads
+
+
+class ReadyQueue:
+    """Nodes whose gradient streams have all arrived, highest sequence number first.
+
+    PyTorch keeps them in a C++ `std::priority_queue`, a binary max-heap. Nodes can
+    share a priority (every `AccumulateGrad` has the largest one), and then the
+    heap's sifting decides which runs first; this is the same algorithm, so ties
+    break exactly as in PyTorch and the stepper shows PyTorch's order.
+    """
+
+    __slots__ = ("_heap",)
+
+    def __init__(self) -> None:
+        self._heap: list = []
+
+    def __bool__(self) -> bool:
+        return bool(self._heap)
+
+    def push(self, node: Node) -> None:
+        self._heap.append(node)
+        self._sift_up(len(self._heap) - 1, 0, node)
+
+    def pop(self) -> Node:
+        heap = self._heap
+        top = heap[0]
+        last = heap.pop()
+        if heap:
+            self._sift_down_then_up(last)
+        return top
+
+    def _sift_up(self, hole: int, top: int, node: Node) -> None:
+        heap = self._heap
+        parent = (hole - 1) // 2
+        while hole > top and heap[parent]._seq < node._seq:
+            heap[hole] = heap[parent]
+            hole = parent
+            parent = (hole - 1) // 2
+        heap[hole] = node
+
+    def _sift_down_then_up(self, node: Node) -> None:
+        # Move the hole at the root down to a leaf, always towards the larger
+        # child (the right one on ties), then let `node` rise from there.
+        heap = self._heap
+        n = len(heap)
+        hole = child = 0
+        while child < (n - 1) // 2:
+            child = 2 * (child + 1)
+            if heap[child]._seq < heap[child - 1]._seq:
+                child -= 1
+            heap[hole] = heap[child]
+            hole = child
+        if n % 2 == 0 and child == (n - 2) // 2:
+            child = 2 * (child + 1)
+            heap[hole] = heap[child - 1]
+            hole = child - 1
+        self._sift_up(hole, 0, node)
 
 
 def _dependencies(roots: list[Node]) -> dict:
@@ -241,14 +297,12 @@ def backward_events(
     for (node, nr), g in zip(roots, root_grads):
         _add_to_buffer(buffers, node, nr, g)
 
-    ready: list = []
-    tiebreak = 0
+    ready = ReadyQueue()
     pushed = set()
     for node in root_nodes:
         if deps.get(node, 0) == 0 and id(node) not in pushed:
             pushed.add(id(node))
-            heapq.heappush(ready, (-node._seq, tiebreak, node))
-            tiebreak += 1
+            ready.push(node)
 
     if trace:
         yield ev.BackwardStarted(
@@ -257,7 +311,7 @@ def backward_events(
 
     step = -1
     while ready:
-        _, _, node = heapq.heappop(ready)
+        node = ready.pop()
         grads = buffers.pop(node)
         step += 1
         pending: list = []
@@ -294,8 +348,7 @@ def backward_events(
             _add_to_buffer(buffers, nxt, nr, g)
             deps[nxt] -= 1
             if deps[nxt] == 0:
-                heapq.heappush(ready, (-nxt._seq, tiebreak, nxt))
-                tiebreak += 1
+                ready.push(nxt)
 
     if trace:
         yield ev.BackwardFinished(step, step + 1)
@@ -373,8 +426,7 @@ def _run_node(node, grads, step, keep, accumulate, capture_at, captured, trace, 
                     raise RuntimeError(
                         f"Function '{node.name()}' returned nan values in its {i}th output."
                     )
-    for e in pending:
-        yield e
+    yield from pending
     pending.clear()
 
     if trace:
@@ -468,7 +520,7 @@ def grad(
                              trace=False, captured=captured):
         pass
     result = []
-    for i, x in enumerate(inputs_t):
+    for _i, x in enumerate(inputs_t):
         g = captured.get(id(x))
         if g is None:
             if materialize_grads:

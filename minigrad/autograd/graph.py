@@ -20,7 +20,8 @@ import re
 import sys
 import traceback
 import weakref
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 _sequence = itertools.count()
 

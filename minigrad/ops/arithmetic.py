@@ -20,7 +20,7 @@ from .. import _dtype
 from ..autograd.graph import INPUT, OUTPUT, Node, SavedTensor
 from ..kernels import elementwise as K
 from ..tensor import Tensor, as_tensor_arg, begin_inplace, finish_inplace, record
-from ._util import backward2, binary, flat, float_dtype, scalar_of
+from ._util import binary, flat, float_dtype, scalar_of
 
 VALUE = "value"
 
@@ -37,9 +37,12 @@ def _scalar_op(kernel, a: np.ndarray, s, dt, reverse: bool = False) -> np.ndarra
     return out
 
 
-def _wrapped_number(value) -> Tensor:
-    """How PyTorch keeps a Python number it saved: a 0-d float64 or int64 tensor."""
-    return Tensor._make(np.array(value, np.float64 if isinstance(value, float) else np.int64))
+def _wrapped_number(value) -> SavedTensor:
+    """How PyTorch keeps a Python number it saved: a 0-d float64 or int64 tensor,
+    saved (and released after backward) like any other saved tensor. That is why
+    even `(a * 2).sum()` cannot be backpropagated twice."""
+    kind = np.float64 if isinstance(value, float) else np.int64
+    return SavedTensor(Tensor._make(np.array(value, kind)))
 
 
 def _check_out_dtype(t: Tensor, dt) -> None:
@@ -167,10 +170,11 @@ class MulBackward0(Node):
         return ga, gb
 
     def _times(self, grad, name):
-        saved = self._saved[name]
-        if isinstance(saved, SavedTensor):
-            return binary(K.mul, grad, saved.data(self), grad.dtype)
-        return _scalar_op(K.mul_scalar, grad, saved._data.item(), _dtype.from_numpy_dtype(grad.dtype))
+        factor = self.saved(name)
+        if factor.ndim == 0:
+            dt = _dtype.from_numpy_dtype(grad.dtype)
+            return _scalar_op(K.mul_scalar, grad, factor.item(), dt)
+        return binary(K.mul, grad, factor, grad.dtype)
 
 
 def _save_mul_operands(node, self, other, original_self=None):
@@ -204,11 +208,10 @@ class DivBackward0(Node):
     saves = {"self": INPUT, "other": INPUT}
 
     def backward(self, grad):
-        other = self._saved["other"]
+        b = self.saved("other")
         dt = _dtype.from_numpy_dtype(grad.dtype)
         ga = gb = None
-        if isinstance(other, SavedTensor):
-            b = other.data(self)
+        if not self._saved["_other_is_number"]:
             if self.needs_grad(0):
                 ga = binary(K.div, grad, b, grad.dtype)
             if self.needs_grad(1):
@@ -219,7 +222,7 @@ class DivBackward0(Node):
                 gb = np.empty(shape, grad.dtype)
                 K.div_backward_other(flat(g), flat(a), flat(b), gb.reshape(-1))
         else:
-            ga = _scalar_op(K.div_scalar, grad, other._data.item(), dt)
+            ga = _scalar_op(K.div_scalar, grad, b.item(), dt)
         return ga, gb
 
 
@@ -236,11 +239,7 @@ def div(self: Tensor, other) -> Tensor:
     out = Tensor._make(data)
     node = record(DivBackward0, out, self, other)
     if node is not None:
-        if node.needs_grad(1):
-            node._saved["self"] = SavedTensor(self)
-        node._saved["other"] = (
-            SavedTensor(other) if isinstance(other, Tensor) else _wrapped_number(other)
-        )
+        _save_div(node, self, other, self)
     return out
 
 
@@ -303,7 +302,8 @@ class PowBackward0(Node):
         x = self.saved("self")
         out = np.empty(grad.shape, grad.dtype)
         K.pow_scalar_backward(flat(grad), flat(x.astype(grad.dtype, copy=False)),
-                              scalar_of(self._saved["exponent"], _dtype.from_numpy_dtype(grad.dtype)),
+                              scalar_of(self._saved["exponent"],
+                                        _dtype.from_numpy_dtype(grad.dtype)),
                               out.reshape(-1))
         return (out,)
 
@@ -444,6 +444,7 @@ def _save_div(node, s, o, orig):
     if node.needs_grad(1):
         node._saved["self"] = SavedTensor(orig)
     node._saved["other"] = SavedTensor(o) if isinstance(o, Tensor) else _wrapped_number(o)
+    node._saved["_other_is_number"] = not isinstance(o, Tensor)
 
 
 _SAVE_DIV = _Save(_save_div, needs_original=lambda node: node.needs_grad(1))

@@ -118,9 +118,9 @@ def dot(u: Tensor, v: Tensor) -> Tensor:
         )
     if u._data.shape != v._data.shape:
         raise RuntimeError(
-            "inconsistent tensor size, expected tensor [{}] and src [{}] to have the same "
-            "number of elements, but got {} and {} elements respectively".format(
-                u._data.shape[0], v._data.shape[0], u._data.shape[0], v._data.shape[0])
+            f"inconsistent tensor size, expected tensor [{u._data.shape[0]}] and src "
+            f"[{v._data.shape[0]}] to have the same number of elements, but got "
+            f"{u._data.shape[0]} and {v._data.shape[0]} elements respectively"
         )
     _check_float(u, v)
     out = Tensor._make(np.asarray(np.dot(u._data, v._data), u._data.dtype))

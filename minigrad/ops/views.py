@@ -562,7 +562,7 @@ class SplitBackward0(Node):
 
     def apply(self, grads):
         shape, dt = self._input_meta[0]
-        d = self._saved["_dim"]
+        self._saved["_dim"]
         out = np.zeros(shape, dt)
         for g, where in zip(grads, self._saved["_pieces"]):
             if g is not None:

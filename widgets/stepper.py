@@ -1,0 +1,283 @@
+"""`BackwardStepper`: step through minigrad's real backward pass in a notebook.
+
+The stepper never re-enacts backward: it drives `minigrad.autograd.engine.backward_events`,
+the generator `Tensor.backward()` itself drains, one node per click. Going back replays
+recorded frames; going forward pulls more events. When the engine raises, the stepper
+stops at that node and shows the exception. Once stepped to the end, every tensor is
+exactly as `loss.backward()` would have left it.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import ipywidgets as widgets
+
+from .draw import GraphDrawing
+from .formatting import escape, is_tensor_like, shape_text, value_text
+from .graph import ACCUMULATE, build_graph, resolve_names
+from .recording import BackwardRecording, Frame, snapshot
+
+_PANEL_STYLE = "font-family: var(--jp-ui-font-family, sans-serif); font-size: 13px;"
+
+
+def require_minigrad_tensor(value: Any, caller: str) -> None:
+    """Raise a clear error unless `value` is a minigrad tensor with a backward graph."""
+    if type(value).__module__.split(".")[0] == "torch":
+        raise TypeError(
+            f"{caller} steps through minigrad's own backward engine, so it needs a minigrad "
+            "tensor, not a torch.Tensor. Build the same computation after "
+            "`import minigrad as torch` (draw_graph can still draw torch graphs)."
+        )
+    try:
+        import minigrad
+    except ImportError as error:  # pragma: no cover - minigrad ships with the course
+        raise RuntimeError(f"{caller} needs minigrad, which failed to import: {error}") from error
+    if not isinstance(value, minigrad.Tensor):
+        kind = "tensor-like " if is_tensor_like(value) else ""
+        raise TypeError(
+            f"{caller} expects a minigrad tensor (e.g. a loss), got a {kind}"
+            f"{type(value).__name__}: {value_text(value, max_chars=40)}"
+        )
+    if value.grad_fn is None:
+        raise ValueError(
+            f"{caller} needs a tensor with a grad_fn, the result of operations on tensors "
+            "that require grad; this one is a leaf"
+            + (" that does not require grad." if not value.requires_grad else ".")
+        )
+
+
+class BackwardStepper:
+    """Step through the real backward pass of `loss`, one engine node at a time.
+
+    Parameters
+    ----------
+    loss: a minigrad tensor with a grad_fn (scalar, or give `grad_tensors`).
+    retain_graph: passed to the engine, as in `loss.backward(retain_graph=...)`.
+    names: None, ``"auto"`` (use the caller's variable names), or ``{"w": w, ...}``.
+    grad_tensors: the starting gradient for a non-scalar `loss`.
+    """
+
+    def __init__(
+        self,
+        loss: Any,
+        retain_graph: bool = False,
+        names: Any = None,
+        grad_tensors: Any = None,
+        show_saved: bool = True,
+        dpi: float = 80.0,
+        interval_ms: int = 900,
+    ) -> None:
+        require_minigrad_tensor(loss, "BackwardStepper")
+        from minigrad.autograd.engine import backward_events
+
+        self.loss = loss
+        self.retain_graph = retain_graph
+        self.graph = build_graph(
+            loss, names=resolve_names(names, sys._getframe(1)), caller="BackwardStepper"
+        )
+        self.drawing = GraphDrawing(self.graph, with_status=True, show_saved=show_saved, dpi=dpi)
+        self._leaves = [n for n in self.graph.nodes if n.kind == ACCUMULATE]
+        self._initial_grads = {id(n.variable): snapshot(n.variable.grad) for n in self._leaves}
+        events = backward_events((loss,), grad_tensors, retain_graph, trace=True)
+        self.recording = BackwardRecording(events, [loss])
+        self._index = 0
+        self._syncing = False
+        self._build_widgets(interval_ms)
+        self.show(0)
+
+    # -- public API --------------------------------------------------------------------------
+
+    @property
+    def index(self) -> int:
+        """The frame on display: 0 before any node ran, k after the k-th node."""
+        return self._index
+
+    @property
+    def frame(self) -> Frame:
+        return self.recording.frames[self._index]
+
+    @property
+    def current_node_name(self) -> str:
+        """Name of the node highlighted now ("" before the first step)."""
+        return self.frame.node_name
+
+    @property
+    def error(self) -> BaseException | None:
+        """The exception the engine raised, once the stepper has reached it."""
+        return self.recording.error
+
+    def next(self) -> None:
+        self.show(self._index + 1)
+
+    def previous(self) -> None:
+        self.show(max(self._index - 1, 0))
+
+    def first(self) -> None:
+        self.show(0)
+
+    def last(self) -> None:
+        """Run the engine to the end (or to its error) and show the last frame."""
+        self.recording.run_to_end()
+        self.show(len(self.recording.frames) - 1)
+
+    def show(self, index: int) -> None:
+        """Display frame `index`, pulling engine events as far as needed."""
+        index = max(int(index), 0)
+        if not self.recording.ensure(index):
+            index = len(self.recording.frames) - 1
+        index = min(index, len(self.recording.frames) - 1)
+        self._index = index
+        self._sync_slider()
+        self._render()
+
+    @property
+    def widget(self) -> widgets.Widget:
+        """The ipywidgets box (displayed automatically in a notebook)."""
+        return self._box
+
+    def _repr_mimebundle_(self, **kwargs: Any):
+        return self._box._repr_mimebundle_(**kwargs)
+
+    # -- widgets -----------------------------------------------------------------------------
+
+    def _build_widgets(self, interval_ms: int) -> None:
+        def button(description: str, icon: str, tooltip: str, action) -> widgets.Button:
+            b = widgets.Button(description=description, icon=icon, tooltip=tooltip,
+                               layout=widgets.Layout(width="auto"))
+            b.on_click(lambda _: action())
+            return b
+
+        self.buttons = {
+            "first": button("first", "fast-backward", "before backward starts", self.first),
+            "previous": button("previous", "step-backward", "one node back", self.previous),
+            "next": button("next", "step-forward", "run the next node", self.next),
+            "last": button("last", "fast-forward", "run backward to the end", self.last),
+        }
+        top = self._slider_max()
+        self.slider = widgets.IntSlider(value=0, min=0, max=top, description="step",
+                                        continuous_update=False)
+        self.play = widgets.Play(value=0, min=0, max=top, step=1, interval=interval_ms,
+                                 description="play")
+        widgets.jslink((self.play, "value"), (self.slider, "value"))
+        self.slider.observe(self._on_slider, names="value")
+        self.image = widgets.Image(format="png", layout=widgets.Layout(max_width="100%"))
+        self.panel = widgets.HTML()
+        self.leaf_table = widgets.HTML()
+        controls = widgets.HBox([*self.buttons.values(), self.play, self.slider])
+        side = widgets.VBox([self.panel, self.leaf_table],
+                            layout=widgets.Layout(min_width="280px", max_width="420px",
+                                                  padding="0 0 0 12px"))
+        self._box = widgets.VBox([controls, widgets.HBox([self.image, side])])
+
+    def _slider_max(self) -> int:
+        if self.recording.done:
+            return len(self.recording.frames) - 1
+        expected = self.recording.expected_steps or 0
+        return max(expected, len(self.recording.frames) - 1)
+
+    def _on_slider(self, change: dict) -> None:
+        if not self._syncing:
+            self.show(change["new"])
+
+    def _sync_slider(self) -> None:
+        self._syncing = True
+        try:
+            top = self._slider_max()
+            for control in (self.slider, self.play):
+                if control.max != top:
+                    control.max = top
+            if self.slider.value != self._index:
+                self.slider.value = self._index
+        finally:
+            self._syncing = False
+        at_end = self.recording.done and self._index == len(self.recording.frames) - 1
+        self.buttons["first"].disabled = self.buttons["previous"].disabled = self._index == 0
+        self.buttons["next"].disabled = self.buttons["last"].disabled = at_end
+
+    def _render(self) -> None:
+        self.drawing.update(self.recording.graph_state(self._index))
+        self.image.value = self.drawing.to_png()
+        self.panel.value = self._frame_html()
+        self.leaf_table.value = self._leaves_html()
+
+    # -- text panels ---------------------------------------------------------------------------
+
+    def _describe_input(self, node: Any, i: int) -> str:
+        target, output_nr = node.next_functions[i]
+        if target is None:
+            return "(None, 0): needs no gradient"
+        described = self.graph.node_of(target)
+        name = described.name if described is not None else str(target.name())
+        if described is not None and described.leaf_name:
+            name += f" ({described.leaf_name})"
+        return f"{name}, output {output_nr}" if output_nr else name
+
+    def _frame_html(self) -> str:
+        frame, recording = self.frame, self.recording
+        total = recording.expected_steps
+        lines = []
+        if frame.index == 0:
+            lines.append("<b>Before backward</b>: nothing has run yet.")
+            for grad in recording.root_grads:
+                lines.append(f"Seed gradient d(loss)/d(loss) = <code>{escape(value_text(grad))}</code>")
+        else:
+            of = f" of {total}" if total else ""
+            lines.append(f"<b>Step {frame.index}{of}</b>: <code>{escape(frame.node_name)}</code>")
+            described = self.graph.node_of(frame.node)
+            if described is not None and described.leaf_name:
+                lines.append(f"accumulates into leaf <b>{escape(described.leaf_name)}</b>")
+            rows = [("grad in" + (f"[{i}]" if len(frame.grads_in) > 1 else ""), value_text(g))
+                    for i, g in enumerate(frame.grads_in)]
+            rows += [(f"grad out[{i}] \u2192 {self._describe_input(frame.node, i)}",
+                      value_text(g)) for i, g in enumerate(frame.grads_out)]
+            for name, saved, now in frame.unpacked:
+                rows.append((f"read saved {name}", f"version {saved} (now {now})"))
+            if frame.released:
+                rows.append(("released", ", ".join(frame.released)))
+            for hook in frame.hooks:
+                rows.append((f"{hook.kind} hook {hook.name}", f"{hook.before} \u2192 {hook.after}"))
+            for _, grad in frame.retained:
+                rows.append(("retained grad", value_text(grad)))
+            if frame.accumulation is not None:
+                rows.append((".grad += ", value_text(frame.accumulation.grad)))
+                rows.append((".grad is now", value_text(frame.accumulation.total)))
+            lines.append(_table(rows))
+        if frame.error is not None:
+            lines.append(
+                '<div style="color:#c92a2a;border:1px solid #c92a2a;border-radius:4px;'
+                f'padding:6px;margin-top:6px"><b>{escape(type(frame.error).__name__)}</b>: '
+                f"{escape(str(frame.error))}</div>"
+            )
+        elif recording.finished and frame.index == len(recording.frames) - 1:
+            kept = "kept" if self.retain_graph else "released"
+            lines.append(
+                f'<div style="color:#2b8a3e;margin-top:6px"><b>Backward finished</b>: '
+                f"{recording.nodes_run} nodes ran; saved tensors {kept}.</div>"
+            )
+        return f'<div style="{_PANEL_STYLE}">' + "<br>".join(lines) + "</div>"
+
+    def _leaves_html(self) -> str:
+        grads = self.recording.leaf_grads(self._index, self._initial_grads)
+        rows = []
+        for node in self._leaves:
+            leaf = node.variable
+            rows.append((f"{node.leaf_name or 'leaf'} {shape_text(leaf)}",
+                         value_text(grads.get(id(leaf)))))
+        for tensor, grad in self.recording.retained_grads(self._index):
+            name = self.graph.names.name_of(tensor) or "non-leaf"
+            rows.append((f"{name} (retain_grad)", value_text(grad)))
+        return f'<div style="{_PANEL_STYLE}"><b>.grad</b>{_table(rows)}</div>'
+
+
+def _table(rows: list[tuple[str, str]]) -> str:
+    cells = "".join(
+        f'<tr><td style="padding:1px 8px 1px 0;color:#495057">{escape(a)}</td>'
+        f"<td><code>{escape(b)}</code></td></tr>"
+        for a, b in rows
+    )
+    return f'<table style="border-collapse:collapse">{cells}</table>'
+
+
+__all__ = ["BackwardStepper", "require_minigrad_tensor"]
