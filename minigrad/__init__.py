@@ -46,7 +46,7 @@ from .ops import linalg as _la
 from .ops import reductions as _rd
 from .ops import unary as _un
 from .ops import views as _vw
-from .tensor import Size, Tensor
+from .tensor import Size, Tensor, device
 
 float32 = float = _dtype.float32
 float64 = double = _dtype.float64
@@ -228,9 +228,9 @@ def _to(self: Tensor, *args, **kwargs) -> Tensor:
             target = a
         elif isinstance(a, str) and a != "cpu":
             raise RuntimeError(f"minigrad runs on the CPU only (got device={a!r})")
-    device = kwargs.get("device")
-    if device is not None and str(device) != "cpu":
-        raise RuntimeError(f"minigrad runs on the CPU only (got device={device!r})")
+    where = kwargs.get("device")
+    if where is not None and str(where) != "cpu":
+        raise RuntimeError(f"minigrad runs on the CPU only (got device={where!r})")
     return self if target is None else _vw.to_dtype(self, target)
 
 
@@ -242,10 +242,25 @@ def _type(self: Tensor, dtype=None):
 
 _attach_methods()
 
+_UNSUPPORTED_DTYPES = {
+    "float16", "half", "bfloat16", "int32", "int", "int16", "short", "int8", "uint8",
+    "complex64", "complex128", "cfloat", "cdouble",
+}
+
+
+def __getattr__(name: str):
+    # A clear refusal for the dtypes PyTorch has and minigrad deliberately lacks.
+    if name in _UNSUPPORTED_DTYPES:
+        raise NotImplementedError(
+            f"minigrad supports the dtypes float32, float64, int64 and bool; "
+            f"'{name}' is not available"
+        )
+    raise AttributeError(f"module 'minigrad' has no attribute '{name}'")
+
 from . import autograd  # noqa: E402,F401
 
 __all__ = [
-    "Size", "Tensor", "dtype", "float32", "float64", "int64", "bool", "float", "double", "long",
+    "Size", "Tensor", "device", "dtype", "float32", "float64", "int64", "bool", "float", "double", "long",
     "tensor", "zeros", "ones", "full", "eye", "arange", "randn", "rand", "randint", "empty",
     "linspace", "zeros_like", "ones_like", "full_like", "empty_like", "randn_like",
     "rand_like", "manual_seed", "no_grad", "enable_grad", "set_grad_enabled",

@@ -14,47 +14,46 @@ _LINEWIDTH = 80
 
 
 class _Formatter:
-    """Chooses one format for all elements: integers-as-floats (`2.`), fixed
-    point with 4 decimals, or scientific notation, like PyTorch."""
+    """Chooses one format for all elements, the way PyTorch does: integers shown
+    as `2.`, fixed point with 4 decimals, or scientific notation. The column width
+    is measured over the nonzero finite values only, so `nan` and `inf` are never
+    padded for."""
 
     def __init__(self, values: np.ndarray, is_float: bool) -> None:
         self.is_float = is_float
         self.sci = False
         self.int_mode = True
-        self.width = 1
         if not is_float:
             self.width = max((len(str(v)) for v in values.tolist()), default=1)
             return
         finite = values[np.isfinite(values)].astype(np.float64)
-        strs = []
-        if finite.size:
-            absv = np.abs(finite)
-            nonzero = absv[absv != 0]
-            self.int_mode = bool(np.all(finite == np.ceil(finite)))
-            if nonzero.size:
-                mx, mn = nonzero.max(), nonzero.min()
-                if self.int_mode:
-                    self.sci = mx > 1e8
-                else:
-                    self.sci = mx / mn > 1000.0 or mx > 1e8 or mn < 1e-4
-        strs = [self.format_raw(v) for v in values.tolist()]
-        self.width = max((len(s) for s in strs), default=1)
-
-    def format_raw(self, v) -> str:
-        if not self.is_float:
-            return str(v)
-        if math.isnan(v):
-            return "nan"
-        if math.isinf(v):
-            return "inf" if v > 0 else "-inf"
+        nonzero = finite[finite != 0]
+        self.width = 1
+        if nonzero.size == 0:
+            return
+        absv = np.abs(nonzero)
+        mx, mn = absv.max(), absv.min()
+        self.int_mode = bool(np.all(finite == np.ceil(finite)))
+        self.sci = bool(mx / mn > 1000.0 or mx > 1e8)
+        if not self.int_mode and mn < 1e-4:
+            self.sci = True
         if self.sci:
-            return f"{v:.4e}"
-        if self.int_mode:
-            return f"{v:.0f}."
-        return f"{v:.4f}"
+            self.width = max(len(f"{v:.4e}") for v in nonzero.tolist())
+        elif self.int_mode:
+            self.width = max(len(f"{v:.0f}") + 1 for v in nonzero.tolist())
+        else:
+            self.width = max(len(f"{v:.4f}") for v in nonzero.tolist())
 
     def __call__(self, v) -> str:
-        return self.format_raw(v).rjust(self.width)
+        if not self.is_float:
+            text = str(v)
+        elif self.sci:
+            text = f"{v:.4e}"
+        elif self.int_mode:
+            text = f"{v:.0f}" + ("" if math.isinf(v) or math.isnan(v) else ".")
+        else:
+            text = f"{v:.4f}"
+        return text.rjust(self.width)
 
 
 def _summary_values(a: np.ndarray) -> np.ndarray:
@@ -83,7 +82,7 @@ def _format(a: np.ndarray, fmt: _Formatter, indent: int, summarize: bool) -> str
     if a.ndim == 1:
         n = a.shape[0]
         if summarize and n > 2 * _EDGE:
-            items = [fmt(v) for v in a[:_EDGE].tolist()] + ["..."] + \
+            items = [fmt(v) for v in a[:_EDGE].tolist()] + [" ..."] + \
                 [fmt(v) for v in a[-_EDGE:].tolist()]
         else:
             items = [fmt(v) for v in a.tolist()]
@@ -110,10 +109,7 @@ def tensor_repr(t) -> str:
             suffixes.append(f"size=({', '.join(map(str, a.shape))}{',' if a.ndim == 1 else ''})")
     else:
         summarize = a.size > _THRESHOLD
-        if dt is _dtype.bool_:
-            fmt = _BoolFormatter()
-        else:
-            fmt = _Formatter(_summary_values(a), dt.is_floating_point)
+        fmt = _Formatter(_summary_values(a), dt.is_floating_point)
         body = _format(a, fmt, len("tensor("), summarize)
     if dt not in (_dtype.float32, _dtype.int64, _dtype.bool_) or (
         a.size == 0 and dt is not _dtype.float32
@@ -126,10 +122,3 @@ def tensor_repr(t) -> str:
         suffixes.append("requires_grad=True")
     prefix = "Parameter containing:\ntensor(" if getattr(t, "_is_param", False) else "tensor("
     return prefix + ", ".join([body] + suffixes) + ")"
-
-
-class _BoolFormatter:
-    width = 5
-
-    def __call__(self, v) -> str:
-        return str(bool(v)).rjust(5)

@@ -65,6 +65,32 @@ class ViewInfo:
         self.attr_version = version
 
 
+class device:  # noqa: N801 - mirrors torch.device
+    """Where a tensor lives; minigrad only has the CPU."""
+
+    __slots__ = ("type",)
+
+    def __init__(self, type: str = "cpu") -> None:  # noqa: A002
+        if str(type) != "cpu":
+            raise RuntimeError(f"minigrad runs on the CPU only (got device={type!r})")
+        self.type = "cpu"
+
+    def __repr__(self) -> str:
+        return "device(type='cpu')"
+
+    def __str__(self) -> str:
+        return "cpu"
+
+    def __eq__(self, other) -> bool:
+        return str(other) == "cpu"
+
+    def __hash__(self) -> int:
+        return hash("cpu")
+
+
+_CPU = device()
+
+
 class Size(tuple):
     """A tensor's shape: a tuple that prints like `torch.Size([2, 3])`."""
 
@@ -165,8 +191,8 @@ class Tensor:
         return self._data.shape[0]
 
     @property
-    def device(self) -> str:
-        return "cpu"
+    def device(self) -> device:
+        return _CPU
 
     @property
     def is_cuda(self) -> bool:
@@ -425,6 +451,11 @@ class Tensor:
 
     def __hash__(self) -> int:
         return id(self)
+
+    def __format__(self, spec: str) -> str:
+        if self._data.ndim == 0 and spec:
+            return format(self._data.item(), spec)
+        return repr(self)
 
     def __iter__(self):
         if self._data.ndim == 0:

@@ -85,13 +85,15 @@ class GraphState:
     `edge_text[(id(source), input_index)]` labels the edge to
     `source.next_functions[input_index]` (for a root tensor: `(id(tensor), 0)`).
     `released` holds `(id(node), attr)` for saved tensors the engine has freed.
-    Engine nodes missing from `node_status` show as `default_status`.
+    Engine nodes missing from `node_status` show as `default_status` (None: no status).
+    `node_colors` overrides the fill colour of nodes (used by `compare_graphs`).
     """
 
     node_status: dict[int, str] = field(default_factory=dict)
     edge_text: dict[tuple[int, int], str] = field(default_factory=dict)
     released: set[tuple[int, str]] = field(default_factory=set)
-    default_status: str = PENDING
+    default_status: str | None = PENDING
+    node_colors: dict[int, str] = field(default_factory=dict)
 
 
 class LegendEntry(NamedTuple):
@@ -189,6 +191,7 @@ class GraphDrawing:
         highlight: Any = None,
         title: str | None = None,
         dpi: float = 100.0,
+        legend: bool = True,
     ) -> None:
         self.graph = graph
         self.show_saved = show_saved
@@ -196,7 +199,7 @@ class GraphDrawing:
         self.layout: Layout = layered_layout(
             graph, footprint=self._footprint, collapse_above=collapse_above
         )
-        self._legend = self._legend_entries(with_status)
+        self._legend = self._legend_entries(with_status) if legend else []
         legend_height, columns = self._legend_shape()
         title_height = NODE_FONT * 2.2 if title else 0.0
         width = max(self.layout.width, MIN_WIDTH)
@@ -211,7 +214,7 @@ class GraphDrawing:
             self.figure, self.ax = ax.figure, ax
             ax.set_xlim(left, right)
             ax.set_ylim(bottom, top)
-            ax.set_aspect("equal", adjustable="datalim")
+            ax.set_aspect("equal", adjustable="box")
             ax.set_axis_off()
         if title:
             self._add_text([(title, left + MARGIN, top - title_height / 2, NODE_FONT * 1.2, "left")])
@@ -352,6 +355,8 @@ class GraphDrawing:
         return entries
 
     def _legend_shape(self) -> tuple[float, int]:
+        if not self._legend:
+            return 0.0, 1
         column = max(text_size(e.label, LEGEND_FONT)[0] for e in self._legend) + 26
         columns = max(1, int(max(self.layout.width, MIN_WIDTH) // column))
         rows = -(-len(self._legend) // columns)
@@ -396,7 +401,7 @@ class GraphDrawing:
             state.node_status.get(id(graph.nodes[i].obj), state.default_status)
             for i in members
             if graph.nodes[i].is_engine_node
-        }
+        } - {None}
         if not statuses:
             return None
         for status in (FAILED, CURRENT):
@@ -417,6 +422,8 @@ class GraphDrawing:
             if node is not None and node.shared:
                 edge, width = PALETTE["shared"], 2.2
             status = self.status_of(key, state)
+            if state is not None and node is not None and id(node.obj) in state.node_colors:
+                face = state.node_colors[id(node.obj)]
             if status == PENDING:
                 alpha = 0.5
             elif status in STATUS_EDGE:
@@ -509,7 +516,7 @@ def _new_figure(extent, figsize, dpi) -> tuple[Figure, Axes]:
     ax.set_axis_off()
     ax.set_xlim(left, right)
     ax.set_ylim(bottom, top)
-    ax.set_aspect("equal", adjustable="datalim")
+    ax.set_aspect("equal", adjustable="box")
     return figure, ax
 
 

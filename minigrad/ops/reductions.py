@@ -132,9 +132,21 @@ def mean(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
 
 _TYPE_NAMES = {"float32": "Float", "float64": "Double", "int64": "Long", "bool": "Bool"}
 
-# What `max(dim=...)` returns: PyTorch's `torch.return_types.max`.
-max_result = namedtuple("max", ["values", "indices"])
-min_result = namedtuple("min", ["values", "indices"])
+def _return_type(name: str):
+    """What `max(dim=...)` returns: a (values, indices) named tuple printed like
+    PyTorch's `torch.return_types.max`."""
+    base = namedtuple(name, ["values", "indices"])
+
+    def __repr__(self) -> str:
+        return (f"minigrad.return_types.{name}(\nvalues={self.values!r},\n"
+                f"indices={self.indices!r})")
+
+    return type(name, (base,), {"__slots__": (), "__repr__": __repr__,
+                                "__module__": "minigrad.return_types"})
+
+
+max_result = _return_type("max")
+min_result = _return_type("min")
 
 
 class _ExtremeAll(Node):

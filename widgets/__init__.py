@@ -1,0 +1,19 @@
+"""Notebook widgets that make autograd visible: graphs, a backward stepper, inspectors.
+
+They read graphs through the public PyTorch-style surface, so `draw_graph` and the
+inspectors work on real torch tensors as well as minigrad ones; `BackwardStepper`
+drives minigrad's own engine.
+"""
+
+from .draw import draw_graph, figure_to_png
+from .inspectors import GradHistory, compare_graphs, saved_tensors_table
+from .stepper import BackwardStepper
+
+__all__ = [
+    "BackwardStepper",
+    "GradHistory",
+    "compare_graphs",
+    "draw_graph",
+    "figure_to_png",
+    "saved_tensors_table",
+]
