@@ -257,10 +257,12 @@ def __getattr__(name: str):
         )
     raise AttributeError(f"module 'minigrad' has no attribute '{name}'")
 
+
 from . import autograd  # noqa: E402,F401
 
 __all__ = [
-    "Size", "Tensor", "device", "dtype", "float32", "float64", "int64", "bool", "float", "double", "long",
+    "Size", "Tensor", "device", "dtype", "float32", "float64", "int64", "bool", "float",
+    "double", "long",
     "tensor", "zeros", "ones", "full", "eye", "arange", "randn", "rand", "randint", "empty",
     "linspace", "zeros_like", "ones_like", "full_like", "empty_like", "randn_like",
     "rand_like", "manual_seed", "no_grad", "enable_grad", "set_grad_enabled",

@@ -227,7 +227,11 @@ class Tensor:
 
     @property
     def requires_grad(self) -> bool:
-        return self._requires_grad or self.grad_fn is not None
+        if self._requires_grad or self._grad_fn is not None:
+            return True
+        # A view requires grad when its base does, even one made in no_grad mode.
+        view = self._view
+        return view is not None and view.base.requires_grad
 
     @requires_grad.setter
     def requires_grad(self, flag: bool) -> None:
@@ -362,8 +366,13 @@ class Tensor:
         from .ops.views import AsStridedBackward0
 
         view = self._view
-        view.attr_version = self._version_counter.value
         base = view.base
+        if self._grad_fn is None and not base.requires_grad:
+            return  # never part of a graph: nothing to rebuild
+        if view.creation_meta != DEFAULT:
+            # No AsStrided history can be made up for these (see `view_rebase_error`).
+            raise view_rebase_error(self, indirect=True)
+        view.attr_version = self._version_counter.value
         if base.requires_grad and self.dtype.is_floating_point:
             node = AsStridedBackward0((base._edge(),))
             AsStridedBackward0.describe(node, self, base)
@@ -546,6 +555,31 @@ def make_view(base: Tensor, data: np.ndarray, creation_meta: str = DEFAULT) -> T
 # -- in-place ops ----------------------------------------------------------------------------
 
 
+def view_rebase_error(t: Tensor, indirect: bool) -> RuntimeError:
+    """Why the history of view `t` cannot be rewritten after an in-place op on it
+    (`indirect=False`) or on its base or another view of it (`indirect=True`).
+
+    One output of unbind/split cannot get its own CopySlices (its node computes all
+    outputs' gradients at once), and a view made in no_grad mode has no history to
+    rewrite, so PyTorch refuses both rather than guess.
+    """
+    what = ("its base or another view of its base has been" if indirect else "is being")
+    if t._view.creation_meta == MULTI_OUTPUT_NODE:
+        return RuntimeError(
+            f"Output {t._output_nr} of {short_name(t._grad_fn.name())} is a view and {what} "
+            "modified inplace. This view is the output of a function that returns multiple "
+            "views. Such functions do not allow the output views to be modified inplace. "
+            "You should replace the inplace operation by an out-of-place one."
+        )
+    return RuntimeError(
+        f"A view was created in no_grad mode and {what} modified inplace with grad mode "
+        "enabled. Given that this use case is ambiguous and error-prone, it is forbidden. "
+        "You can clarify your code by moving both the view and the inplace either both "
+        "inside the no_grad block (if you don't want the inplace to be tracked) or both "
+        "outside (if you want the inplace to be tracked)."
+    )
+
+
 def check_inplace(t: Tensor, other_requires_grad: bool = False) -> None:
     """PyTorch's rules for modifying a tensor in place while grad mode records."""
     if not STATE.grad_enabled:
@@ -554,24 +588,8 @@ def check_inplace(t: Tensor, other_requires_grad: bool = False) -> None:
         return
     view = t._view
     if view is not None:
-        meta = view.creation_meta
-        if meta == MULTI_OUTPUT_NODE:
-            raise RuntimeError(
-                f"Output {t._output_nr} of {short_name(t.grad_fn.name())} is a view and is being "
-                "modified inplace. This view is the output of a function that returns "
-                "multiple views. Such functions do not allow the output views to be "
-                "modified inplace. You should replace the inplace operation by an "
-                "out-of-place one."
-            )
-        if meta == NO_GRAD_MODE:
-            raise RuntimeError(
-                "A view was created in no_grad mode and is being modified inplace with grad "
-                "mode enabled. Given that this use case is ambiguous and error-prone, it is "
-                "forbidden. You can clarify your code by moving both the view and the "
-                "inplace either both inside the no_grad block (if you don't want the "
-                "inplace to be tracked) or both outside (if you want the inplace to be "
-                "tracked)."
-            )
+        if view.creation_meta != DEFAULT:
+            raise view_rebase_error(t, indirect=False)
         if t.requires_grad and view.base.is_leaf and view.base._requires_grad:
             raise RuntimeError(
                 "a view of a leaf Variable that requires grad is being used in an in-place "

@@ -78,6 +78,14 @@ MIN_WIDTH = 420.0  # points: room for the legend on tiny graphs
 MAX_INCHES = (40.0, 60.0)  # larger drawings are scaled down to fit
 
 
+class NotebookFigure(Figure):
+    """A matplotlib `Figure` that shows itself in a notebook even when pyplot (and with it
+    the inline backend's display hook) was never imported."""
+
+    def _repr_png_(self) -> bytes:
+        return figure_to_png(self)
+
+
 @dataclass
 class GraphState:
     """What a stepper shows on top of the graph. Keys are `id()`s of node objects.
@@ -199,6 +207,12 @@ class GraphDrawing:
         self.layout: Layout = layered_layout(
             graph, footprint=self._footprint, collapse_above=collapse_above
         )
+        # What is shown, for tests and tools: box key -> status, (key, attr) -> "ok" /
+        # "modified" / "released", (source index, input index) -> edge text.
+        self.box_status: dict[int, str | None] = {}
+        self.saved_look: dict[tuple[int, str], str] = {}
+        self.edge_labels: dict[tuple[int, int], str] = {}
+        self.index_labels: list[tuple[int, int, str]] = []  # (source, target, label)
         self._legend = self._legend_entries(with_status) if legend else []
         legend_height, columns = self._legend_shape()
         title_height = NODE_FONT * 2.2 if title else 0.0
@@ -217,7 +231,9 @@ class GraphDrawing:
             ax.set_aspect("equal", adjustable="box")
             ax.set_axis_off()
         if title:
-            self._add_text([(title, left + MARGIN, top - title_height / 2, NODE_FONT * 1.2, "left")])
+            self._add_text(
+                [(title, left + MARGIN, top - title_height / 2, NODE_FONT * 1.2, "left")]
+            )
         self._draw_legend(left + MARGIN, MARGIN + legend_height, columns)
         self._draw_edges()
         self._draw_boxes()
@@ -262,8 +278,10 @@ class GraphDrawing:
         for key in self._box_keys:
             x, y = layout.positions[key]
             width, height = layout.footprints[key][:2]
-            label = node_label(graph.nodes[key]) if key < len(graph.nodes) else (
-                layout.groups[key].label
+            label = (
+                node_label(graph.nodes[key])
+                if key < len(graph.nodes)
+                else (layout.groups[key].label)
             )
             patches.append(_box(x, y, width, height, 5.0))
             labels.append((label, x, y, NODE_FONT, "center"))
@@ -283,8 +301,13 @@ class GraphDrawing:
             right = x + layout.footprints[key].width / 2
             top = y + len(saved) * SAVED_ROW / 2
             for k, value in enumerate(saved):
-                width = max(text_size(saved_label(value), SAVED_FONT)[0],
-                            text_size(saved_label(value, released=True), SAVED_FONT)[0]) + 10
+                width = (
+                    max(
+                        text_size(saved_label(value), SAVED_FONT)[0],
+                        text_size(saved_label(value, released=True), SAVED_FONT)[0],
+                    )
+                    + 10
+                )
                 cy = top - (k + 0.5) * SAVED_ROW
                 patches.append(_box(right + 10 + width / 2, cy, width, SAVED_ROW - 3, 3.0))
                 connectors.append([(right, y), (right + 10, cy)])
@@ -310,6 +333,7 @@ class GraphDrawing:
                 (x0, y0), (x1, y1) = route[-2], route[-1]
                 label_x, label_y = x1 + 0.2 * (x0 - x1) + 4, y1 + 0.2 * (y0 - y1)
                 index_labels.append((str(first.output_index), label_x, label_y, EDGE_FONT, "left"))
+                self.index_labels.append((first.source, first.target, str(first.output_index)))
         self._edge_lines = LineCollection(segments, zorder=1)
         self._edge_heads = PolyCollection(heads, edgecolors="none", zorder=1)
         self.ax.add_collection(self._edge_lines, autolim=False)
@@ -326,24 +350,38 @@ class GraphDrawing:
         visible = [graph.nodes[k] for k in self.layout.positions if k < len(graph.nodes)]
         kinds = {n.kind for n in visible}
         saved = [s for n in visible for s in self._shown_saved(n)]
-        entries = [LegendEntry("root tensor", PALETTE[ROOT]),
-                   LegendEntry("backward node", PALETTE[BACKWARD])]
+        entries = [
+            LegendEntry("root tensor", PALETTE[ROOT]),
+            LegendEntry("backward node", PALETTE[BACKWARD]),
+        ]
         if ACCUMULATE in kinds:
             entries.append(LegendEntry("AccumulateGrad (leaf)", PALETTE[ACCUMULATE]))
         if saved:
-            entries.append(LegendEntry("saved tensor v(saved)\u2192v(now)", PALETTE["saved"],
-                                       PALETTE["saved_edge"]))
+            entries.append(
+                LegendEntry(
+                    "saved tensor v(saved)\u2192v(now)", PALETTE["saved"], PALETTE["saved_edge"]
+                )
+            )
         if any(s.version_mismatch for s in saved):
-            entries.append(LegendEntry("saved, modified in place", PALETTE["saved_bad"],
-                                       PALETTE["bad"], "-", 1.6))
+            entries.append(
+                LegendEntry(
+                    "saved, modified in place", PALETTE["saved_bad"], PALETTE["bad"], "-", 1.6
+                )
+            )
         if with_status or any(s.released for s in saved):
-            entries.append(LegendEntry("saved, released", PALETTE["released"], PALETTE["edge"], "--"))
+            entries.append(
+                LegendEntry("saved, released", PALETTE["released"], PALETTE["edge"], "--")
+            )
         if NO_GRAD in kinds:
             entries.append(LegendEntry("(None, 0): needs no grad", "white", PALETTE["edge"], "--"))
         if any(n.shared for n in visible):
-            entries.append(LegendEntry("shared by several roots", "white", PALETTE["shared"], "-", 2.2))
+            entries.append(
+                LegendEntry("shared by several roots", "white", PALETTE["shared"], "-", 2.2)
+            )
         if self.layout.groups:
-            entries.append(LegendEntry("collapsed nodes", PALETTE["group"], PALETTE["outline"], "--"))
+            entries.append(
+                LegendEntry("collapsed nodes", PALETTE["group"], PALETTE["outline"], "--")
+            )
         if self.highlighted:
             entries.append(LegendEntry("highlighted", "white", PALETTE["highlight"], "-", 2.6))
         if with_status:
@@ -382,6 +420,10 @@ class GraphDrawing:
         )
         self.ax.add_collection(swatches, autolim=False)
         self._add_text(labels, color="#343a40")
+
+    @property
+    def legend_labels(self) -> list[str]:
+        return [entry.label for entry in self._legend]
 
     # -- restyling -----------------------------------------------------------------------
 
@@ -430,6 +472,7 @@ class GraphDrawing:
                 face, edge, width = PALETTE[status], STATUS_EDGE[status], 2.6
             if key in self.highlighted and status not in STATUS_EDGE:
                 edge, width = PALETTE["highlight"], 2.8
+            self.box_status[key] = status
             faces.append(to_rgba(face, alpha))
             edges.append(to_rgba(edge, max(alpha, 0.6)))
             widths.append(width)
@@ -449,6 +492,8 @@ class GraphDrawing:
         faces, edges, widths, styles, paths, text_colors = [], [], [], [], [], []
         for key, value, x, y in self._saved_items:
             released = self.is_released(key, value, state)
+            look_name = "released" if released else "modified" if value.version_mismatch else "ok"
+            self.saved_look[(key, value.attr)] = look_name
             if released:
                 look = ("released", PALETTE["edge"], 1.0, "--", PALETTE["faint"])
             elif value.version_mismatch:
@@ -474,6 +519,7 @@ class GraphDrawing:
     def _restyle_edges(self, state: GraphState | None) -> None:
         graph = self.graph
         colors, widths, paths, backgrounds = [], [], [], []
+        self.edge_labels = {}
         for edge in self.layout.edges:
             text = None
             if state is not None:
@@ -484,13 +530,19 @@ class GraphDrawing:
             colors.append(PALETTE["edge_active"] if text is not None else PALETTE["edge"])
             widths.append(1.8 if text is not None else 1.0)
             if text:
+                first = graph.edges[edge.graph_edges[-1]]
+                self.edge_labels[(first.source, first.input_index)] = text
                 x, y = _midpoint(edge.route)
                 width, height = text_size(text, EDGE_FONT)
                 paths.append(text_path(text, x, y, EDGE_FONT))
                 left, bottom = x - width / 2 - 2, y - height / 2 - 1
                 backgrounds.append(
-                    [(left, bottom), (left + width + 4, bottom),
-                     (left + width + 4, bottom + height + 2), (left, bottom + height + 2)]
+                    [
+                        (left, bottom),
+                        (left + width + 4, bottom),
+                        (left + width + 4, bottom + height + 2),
+                        (left, bottom + height + 2),
+                    ]
                 )
         self._edge_lines.set_colors(colors)
         self._edge_lines.set_linewidths(widths)
@@ -510,7 +562,7 @@ def _new_figure(extent, figsize, dpi) -> tuple[Figure, Axes]:
     if figsize is None:
         shrink = min(1.0, MAX_INCHES[0] / natural[0], MAX_INCHES[1] / natural[1])
         figsize = (natural[0] * shrink, natural[1] * shrink)
-    figure = Figure(figsize=figsize, dpi=dpi)
+    figure = NotebookFigure(figsize=figsize, dpi=dpi)
     FigureCanvasAgg(figure)
     ax = figure.add_axes((0, 0, 1, 1))
     ax.set_axis_off()
@@ -545,7 +597,9 @@ def _highlighted_indices(graph: BackwardGraph, highlight: Any) -> set[int]:
         candidates = [item]
         if is_tensor_like(item):
             candidates = [item.grad_fn]
-            candidates += [n.obj for n in graph.nodes if n.kind == ACCUMULATE and n.variable is item]
+            candidates += [
+                n.obj for n in graph.nodes if n.kind == ACCUMULATE and n.variable is item
+            ]
             candidates += [n.obj for n in graph.nodes if n.kind == ROOT and n.obj is item]
         nodes = [graph.node_of(c) for c in candidates if c is not None]
         nodes = [n for n in nodes if n is not None]
@@ -579,6 +633,7 @@ __all__ = [
     "PENDING",
     "GraphDrawing",
     "GraphState",
+    "NotebookFigure",
     "draw_graph",
     "figure_to_png",
     "node_label",

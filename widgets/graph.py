@@ -490,7 +490,8 @@ def _tensor_value(attr: str, tensor: Any, raw: Any, names: TensorNames) -> Saved
 def _unreadable(attr: str, raw: Any, error: RuntimeError) -> list[SavedValue]:
     if isinstance(raw, (tuple, list)) and raw:
         return [
-            _unreadable_one(f"{attr}[{i}]", item, error, per_item=True) for i, item in enumerate(raw)
+            _unreadable_one(f"{attr}[{i}]", item, error, per_item=True)
+            for i, item in enumerate(raw)
         ]
     return [_unreadable_one(attr, raw, error, per_item=False)]
 

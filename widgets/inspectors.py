@@ -16,7 +16,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
-from .draw import GraphDrawing, GraphState, figure_to_png
+from .draw import GraphDrawing, GraphState, NotebookFigure, figure_to_png
 from .formatting import escape, is_tensor_like, to_numpy, value_text
 from .graph import MODIFIED, OK, RELEASED, BackwardGraph, build_graph, resolve_names
 
@@ -112,7 +112,7 @@ class SavedTensorsTable(list):
         return (
             f'<div><p style="color:{color};font-weight:bold">{escape(self.summary)}</p>'
             f'{message}<table style="border-collapse:collapse"><tr>{head}</tr>'
-            f'{"".join(body)}</table></div>'
+            f"{''.join(body)}</table></div>"
         )
 
     def widget(self) -> widgets.HTML:
@@ -187,7 +187,7 @@ class GradHistory:
         if not self.steps:
             raise ValueError("GradHistory has nothing to plot yet: call record() in your loop")
         if ax is None:
-            figure = Figure(figsize=(6.4, 2.4 * len(self.tensors)), dpi=100)
+            figure = NotebookFigure(figsize=(6.4, 2.4 * len(self.tensors)), dpi=100)
             axes = figure.subplots(len(self.tensors), 1, squeeze=False)[:, 0]
         else:
             if len(self.tensors) != 1:
@@ -290,11 +290,14 @@ def compare_graphs(
     def label(node) -> str:
         return f"{node.name}({node.leaf_name})" if node.leaf_name else node.name
 
-    figure = Figure(dpi=100)
+    figure = NotebookFigure(dpi=100)
     drawings = []
     for graph, title in ((graph_a, "first graph"), (graph_b, "second graph")):
         drawing = GraphDrawing(
-            graph, ax=figure.add_axes((0, 0, 1, 1)), show_saved=show_saved, title=title,
+            graph,
+            ax=figure.add_axes((0, 0, 1, 1)),
+            show_saved=show_saved,
+            title=title,
             legend=False,
         )
         colors = {
@@ -306,7 +309,9 @@ def compare_graphs(
     _side_by_side(figure, drawings)
     figure.legend(
         handles=[
-            Patch(facecolor=SHARED_COLOR, edgecolor="#495057", label="in both graphs (same object)"),
+            Patch(
+                facecolor=SHARED_COLOR, edgecolor="#495057", label="in both graphs (same object)"
+            ),
             Patch(facecolor=REBUILT_COLOR, edgecolor="#495057", label="built anew"),
         ],
         loc="lower center",
@@ -336,8 +341,12 @@ def _side_by_side(figure: Figure, drawings: list[GraphDrawing]) -> None:
     for drawing, width in zip(drawings, widths):
         own = drawing.extent[3] - drawing.extent[2]
         drawing.ax.set_position(
-            (left / total, (legend + height - own) / (height + legend), width / total,
-             own / (height + legend))
+            (
+                left / total,
+                (legend + height - own) / (height + legend),
+                width / total,
+                own / (height + legend),
+            )
         )
         left += width + gap
 

@@ -23,7 +23,6 @@ from typing import NamedTuple
 
 from .graph import ACCUMULATE, BACKWARD, NO_GRAD, BackwardGraph, GraphNode
 
-
 COLLAPSE_ABOVE = 150  # graphs with more nodes than this get their chains collapsed
 MIN_CHAIN = 4  # shortest chain worth collapsing (its two ends stay visible)
 MAX_BOXES = 400  # hard cap on drawn boxes, whatever the graph looks like
@@ -175,7 +174,9 @@ def _visible_boxes(
             groups[next_key] = Group(next_key, tuple(members), f"\u2026 {len(hidden)} nodes \u2026")
             next_key += 1
 
-    visible = sorted({owner[i] for i in range(len(graph.nodes))}, key=lambda k: _first_index(k, groups))
+    visible = sorted(
+        {owner[i] for i in range(len(graph.nodes))}, key=lambda k: _first_index(k, groups)
+    )
     if len(visible) > max_boxes:
         overflow = set(visible[max_boxes - 1 :])
         members = [i for i in range(len(graph.nodes)) if owner[i] in overflow]
@@ -183,7 +184,9 @@ def _visible_boxes(
             del groups[key]
         for index in members:
             owner[index] = next_key
-        groups[next_key] = Group(next_key, tuple(members), f"\u2026 {len(members)} more nodes \u2026")
+        groups[next_key] = Group(
+            next_key, tuple(members), f"\u2026 {len(members)} more nodes \u2026"
+        )
     return owner, groups
 
 
@@ -244,7 +247,9 @@ def _absorbed_children(graph: BackwardGraph, hidden: set[int]) -> list[int]:
     return stubs + (private_leaves if len(private_leaves) > 3 else [])
 
 
-def _box_edges(graph: BackwardGraph, owner: list[int], groups: dict[int, Group]) -> list[LayoutEdge]:
+def _box_edges(
+    graph: BackwardGraph, owner: list[int], groups: dict[int, Group]
+) -> list[LayoutEdge]:
     edges: list[LayoutEdge] = []
     merged: dict[tuple[int, int], LayoutEdge] = {}
     overflow = {k for k, g in groups.items() if g.label.endswith("more nodes \u2026")}

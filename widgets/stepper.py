@@ -144,8 +144,12 @@ class BackwardStepper:
 
     def _build_widgets(self, interval_ms: int) -> None:
         def button(description: str, icon: str, tooltip: str, action) -> widgets.Button:
-            b = widgets.Button(description=description, icon=icon, tooltip=tooltip,
-                               layout=widgets.Layout(width="auto"))
+            b = widgets.Button(
+                description=description,
+                icon=icon,
+                tooltip=tooltip,
+                layout=widgets.Layout(width="auto"),
+            )
             b.on_click(lambda _: action())
             return b
 
@@ -156,20 +160,35 @@ class BackwardStepper:
             "last": button("last", "fast-forward", "run backward to the end", self.last),
         }
         top = self._slider_max()
-        self.slider = widgets.IntSlider(value=0, min=0, max=top, description="step",
-                                        continuous_update=False)
-        self.play = widgets.Play(value=0, min=0, max=top, step=1, interval=interval_ms,
-                                 description="play")
+        self.slider = widgets.IntSlider(
+            value=0, min=0, max=top, description="step", continuous_update=False
+        )
+        self.play = widgets.Play(
+            value=0, min=0, max=top, step=1, interval=interval_ms, description="play"
+        )
         widgets.jslink((self.play, "value"), (self.slider, "value"))
         self.slider.observe(self._on_slider, names="value")
         self.image = widgets.Image(format="png", layout=widgets.Layout(max_width="100%"))
         self.panel = widgets.HTML()
         self.leaf_table = widgets.HTML()
         controls = widgets.HBox([*self.buttons.values(), self.play, self.slider])
-        side = widgets.VBox([self.panel, self.leaf_table],
-                            layout=widgets.Layout(min_width="280px", max_width="420px",
-                                                  padding="0 0 0 12px"))
+        side = widgets.VBox(
+            [self.panel, self.leaf_table],
+            layout=widgets.Layout(min_width="280px", max_width="420px", padding="0 0 0 12px"),
+        )
         self._box = widgets.VBox([controls, widgets.HBox([self.image, side])])
+        # Stable CSS hooks for browser tests and for styling.
+        self._box.add_class("minigrad-stepper")
+        for name, control in self.buttons.items():
+            control.add_class(f"stepper-{name}")
+        for control, name in (
+            (self.slider, "slider"),
+            (self.play, "play"),
+            (self.image, "image"),
+            (self.panel, "panel"),
+            (self.leaf_table, "grads"),
+        ):
+            control.add_class(f"stepper-{name}")
 
     def _slider_max(self) -> int:
         if self.recording.done:
@@ -221,17 +240,23 @@ class BackwardStepper:
         if frame.index == 0:
             lines.append("<b>Before backward</b>: nothing has run yet.")
             for grad in recording.root_grads:
-                lines.append(f"Seed gradient d(loss)/d(loss) = <code>{escape(value_text(grad))}</code>")
+                lines.append(
+                    f"Seed gradient d(loss)/d(loss) = <code>{escape(value_text(grad))}</code>"
+                )
         else:
             of = f" of {total}" if total else ""
             lines.append(f"<b>Step {frame.index}{of}</b>: <code>{escape(frame.node_name)}</code>")
             described = self.graph.node_of(frame.node)
             if described is not None and described.leaf_name:
                 lines.append(f"accumulates into leaf <b>{escape(described.leaf_name)}</b>")
-            rows = [("grad in" + (f"[{i}]" if len(frame.grads_in) > 1 else ""), value_text(g))
-                    for i, g in enumerate(frame.grads_in)]
-            rows += [(f"grad out[{i}] \u2192 {self._describe_input(frame.node, i)}",
-                      value_text(g)) for i, g in enumerate(frame.grads_out)]
+            rows = [
+                ("grad in" + (f"[{i}]" if len(frame.grads_in) > 1 else ""), value_text(g))
+                for i, g in enumerate(frame.grads_in)
+            ]
+            rows += [
+                (f"grad out[{i}] \u2192 {self._describe_input(frame.node, i)}", value_text(g))
+                for i, g in enumerate(frame.grads_out)
+            ]
             for name, saved, now in frame.unpacked:
                 rows.append((f"read saved {name}", f"version {saved} (now {now})"))
             if frame.released:
@@ -263,8 +288,9 @@ class BackwardStepper:
         rows = []
         for node in self._leaves:
             leaf = node.variable
-            rows.append((f"{node.leaf_name or 'leaf'} {shape_text(leaf)}",
-                         value_text(grads.get(id(leaf)))))
+            rows.append(
+                (f"{node.leaf_name or 'leaf'} {shape_text(leaf)}", value_text(grads.get(id(leaf))))
+            )
         for tensor, grad in self.recording.retained_grads(self._index):
             name = self.graph.names.name_of(tensor) or "non-leaf"
             rows.append((f"{name} (retain_grad)", value_text(grad)))

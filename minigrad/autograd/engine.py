@@ -137,8 +137,12 @@ class ReadyQueue:
 def _dependencies(roots: list[Node]) -> dict:
     """How many edges point at each reachable node (iterative graph walk)."""
     deps: dict = {}
-    seen = set(map(id, roots))
-    stack = list(roots)
+    seen: set = set()
+    stack = []
+    for root in roots:  # a node can be the root of several outputs: walk it once
+        if id(root) not in seen:
+            seen.add(id(root))
+            stack.append(root)
     while stack:
         node = stack.pop()
         for nxt, _ in node.next_functions:
@@ -221,9 +225,10 @@ def _accumulate(node: AccumulateGrad, grad: np.ndarray):
 
     leaf = node.variable
     if leaf._grad is None:
-        # A fresh tensor the leaf owns: later accumulation happens in place in it.
-        data = grad if grad.flags.owndata and grad.flags.writeable else grad.copy()
-        leaf._grad = Tensor._make(np.ascontiguousarray(data))
+        # A fresh copy the leaf owns: later accumulation happens in place in it, and
+        # `grad` may be shared (the same array can flow to several leaves, or be the
+        # user's own `gradient=` tensor).
+        leaf._grad = Tensor._make(np.array(grad, copy=True, order="C"))
     else:
         g = leaf._grad
         g._data += grad

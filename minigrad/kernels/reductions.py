@@ -3,8 +3,11 @@
 import numpy as np
 from numba import njit
 
+# Every kernel uses IEEE arithmetic, like PyTorch: 1 / 0 is inf and 0 / 0 is nan
+# (numba's default "python" error model raises ZeroDivisionError instead).
 
-@njit(cache=True)
+
+@njit(cache=True, error_model="numpy")
 def sum_all(x):
     """The sum of every element, accumulated in float64 for accuracy."""
     total = 0.0
@@ -13,7 +16,7 @@ def sum_all(x):
     return total
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def argmax_all(x):
     """The flat index of the first largest element (NaN counts as largest)."""
     flat = x.ravel()
@@ -26,7 +29,7 @@ def argmax_all(x):
     return best
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def argmin_all(x):
     """The flat index of the first smallest element (NaN counts as smallest)."""
     flat = x.ravel()
