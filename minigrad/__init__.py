@@ -217,7 +217,17 @@ def _attach_methods() -> None:
     for name, fn in methods.items():
         setattr(T, name, fn)
     T.T = property(_vw.T)
-    T.mT = property(lambda self: _vw.transpose(self, -2, -1))
+    T.mT = property(_matrix_transpose)
+
+
+def _matrix_transpose(self: Tensor) -> Tensor:
+    """`x.mT`: swap the last two dims (matrices only, as in PyTorch)."""
+    if self.ndim < 2:
+        raise RuntimeError(
+            "tensor.mT is only supported on matrices or batches of matrices. "
+            f"Got {self.ndim}-D tensor."
+        )
+    return _vw.transpose(self, -2, -1)
 
 
 def _to(self: Tensor, *args, **kwargs) -> Tensor:

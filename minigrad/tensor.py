@@ -601,6 +601,18 @@ def check_inplace(t: Tensor, other_requires_grad: bool = False) -> None:
         )
 
 
+def check_no_overlap(t: Tensor) -> None:
+    """An expanded tensor has several elements in one memory place: PyTorch refuses
+    to write into it rather than let the writes race."""
+    data = t._data
+    if any(st == 0 and n > 1 for st, n in zip(data.strides, data.shape)):
+        raise RuntimeError(
+            "unsupported operation: more than one element of the written-to tensor refers "
+            "to a single memory location. Please clone() the tensor before performing the "
+            "operation."
+        )
+
+
 def begin_inplace(node_cls: type[Node], t: Tensor, *others) -> Node | None:
     """Check the in-place rules and, if a graph must be recorded, make the node.
 
@@ -610,6 +622,7 @@ def begin_inplace(node_cls: type[Node], t: Tensor, *others) -> Node | None:
     """
     others_require_grad = any(isinstance(x, Tensor) and x.requires_grad for x in others)
     check_inplace(t, others_require_grad)
+    check_no_overlap(t)
     inputs = (t, *others)
     if not STATE.grad_enabled:
         return None

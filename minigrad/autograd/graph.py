@@ -247,8 +247,10 @@ class Node:
                 value = self._saved.get(name)
                 if isinstance(value, SavedTensor):
                     return value.unpack(self)
-                if isinstance(value, tuple) and value and isinstance(value[0], SavedTensor):
-                    return tuple(v.unpack(self) for v in value)
+                if isinstance(value, tuple) and any(isinstance(v, SavedTensor) for v in value):
+                    return tuple(
+                        v.unpack(self) if isinstance(v, SavedTensor) else v for v in value
+                    )
                 return value
         elif attr.startswith("_raw_saved_"):
             name = attr[11:]

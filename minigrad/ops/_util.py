@@ -24,15 +24,15 @@ def broadcast_shape(a: tuple, b: tuple) -> tuple:
     ndim = max(len(a), len(b))
     a = (1,) * (ndim - len(a)) + tuple(a)
     b = (1,) * (ndim - len(b)) + tuple(b)
-    out = []
-    for i, (x, y) in enumerate(zip(a, b)):
+    # Checked from the last dim backwards: PyTorch reports the innermost mismatch.
+    for i in reversed(range(ndim)):
+        x, y = a[i], b[i]
         if x != y and x != 1 and y != 1:
             raise RuntimeError(
                 f"The size of tensor a ({x}) must match the size of tensor b ({y}) at "
                 f"non-singleton dimension {i}"
             )
-        out.append(y if x == 1 else x)
-    return tuple(out)
+    return tuple(y if x == 1 else x for x, y in zip(a, b))
 
 
 def sum_to(grad: np.ndarray, shape: tuple) -> np.ndarray:

@@ -390,7 +390,7 @@ def _inplace(node_cls, forward, self: Tensor, other, save) -> Tensor:
     """Shared shape of `add_`, `mul_`, ...: check, compute, write back, record.
 
     `forward(self, other)` computes the new values out of place; `save(node)` keeps
-    what backward needs (it runs after the write, so it can save the result).
+    what backward needs (the operands; `original` is a copy of self from before).
     """
     other = as_tensor_arg(other)
     dt = _dtype.result_type(self, other)
@@ -408,9 +408,11 @@ def _inplace(node_cls, forward, self: Tensor, other, save) -> Tensor:
         node) else None
     result = forward(self, other)
     _write_inplace(self, result._data)
-    finish_inplace(self, node)
     if node is not None:
+        # Operands are saved before the version bump, as PyTorch saves them: an
+        # operand sharing self's counter (`u.mul_(u.detach())`) is then stale.
         save(node, self, other, original)
+    finish_inplace(self, node)
     return self
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..autograd.graph import Node
+from ..autograd.graph import Node, SavedTensor
 from ..tensor import Tensor, begin_inplace, finish_inplace, record
 from . import views
 
@@ -65,6 +65,7 @@ class IndexBackward0(Node):
     saves = {"indices": VALUE, "self_sym_sizes": VALUE}
 
     def backward(self, grad):
+        _check_indices(self)
         out = np.zeros(self._saved["self_sym_sizes"], grad.dtype)
         np.add.at(out, self._saved["_where"], grad)
         return (out,)
@@ -73,32 +74,29 @@ class IndexBackward0(Node):
 def getitem(x: Tensor, index) -> Tensor:
     if not isinstance(index, tuple):
         index = (index,)
-    if index == (Ellipsis,):
+    if len(index) == 1 and index[0] is Ellipsis:
         return views.alias(x)
     if any(isinstance(i, bool) for i in index):
         raise NotImplementedError("minigrad does not support indexing with Python bools")
     index = _expand_ellipsis(index, x._data.ndim)
     result, dim, advanced = x, 0, []
-    for item in index:
+    for pos, item in enumerate(index):
         if item is None:
             result = views.unsqueeze(result, dim)
             dim += 1
         elif isinstance(item, (int, np.integer)) or (
             isinstance(item, Tensor) and item._data.ndim == 0 and item.dtype.name != "bool"
         ):
-            result = views.select(result, dim, int(item))
+            result = views.select(result, dim, int(item), _index_pos=pos)
         elif isinstance(item, slice):
             if item != slice(None) or advanced:
-                step = item.step
-                if isinstance(step, int) and step < 0:
-                    raise ValueError("step must be greater than zero")
-                result = views.slice_dim(result, dim, item.start, item.stop, step)
+                result = views.slice_dim(result, dim, item.start, item.stop, item.step)
             elif item == slice(None) and len(index) == 1:
                 result = views.slice_dim(result, dim, None, None, None)
             dim += 1
         elif _is_advanced(item):
             arr = _as_index_array(item)
-            advanced.append((dim, arr))
+            advanced.append((dim, arr, item))
             dim += arr.ndim if arr.dtype == np.bool_ else 1
         else:
             raise IndexError(
@@ -113,27 +111,62 @@ def getitem(x: Tensor, index) -> Tensor:
 def _where_of(shape: tuple, advanced: list) -> tuple:
     where: list = []
     dim = 0
-    for d, arr in advanced:
+    for d, arr, _ in advanced:
         where.extend([slice(None)] * (d - dim))
         where.append(arr)
         dim = d + (arr.ndim if arr.dtype == np.bool_ else 1)
     return tuple(where)
 
 
+def _saved_indices(advanced: list) -> tuple:
+    """The index tensors as PyTorch saves them: one entry per indexed dim (None for a
+    dim taken whole), the caller's own tensor when one was given, so modifying it in
+    place before backward is caught by the version check."""
+    indices: list = [None] * (advanced[-1][0] + 1)
+    for d, arr, item in advanced:
+        indices[d] = SavedTensor(item if isinstance(item, Tensor) else Tensor._make(arr))
+    return tuple(indices)
+
+
+def _check_indices(node: Node) -> None:
+    for saved in node._saved["indices"]:
+        if saved is not None:
+            saved.check(node)
+
+
+def _check_advanced(shape: tuple, advanced: list) -> None:
+    """PyTorch's errors for a mask of the wrong shape or an index out of range.
+
+    (An out-of-range index is reported by its position among the list/tensor
+    indices, because PyTorch moves the indexed dims to the front before checking.)
+    """
+    for k, (d, arr, _) in enumerate(advanced):
+        if arr.dtype == np.bool_:
+            for i, m in enumerate(arr.shape):
+                if d + i >= len(shape) or m != shape[d + i]:
+                    raise IndexError(
+                        f"The shape of the mask [{', '.join(map(str, arr.shape))}] at index "
+                        f"{i} does not match the shape of the indexed tensor "
+                        f"[{', '.join(map(str, shape))}] at index {d + i}"
+                    )
+        elif arr.size:
+            size = shape[d]
+            bad = arr[(arr >= size) | (arr < -size)]
+            if bad.size:
+                raise IndexError(
+                    f"index {bad.flat[0]} is out of bounds for dimension {k} with size {size}"
+                )
+
+
 def _gather(x: Tensor, advanced: list) -> Tensor:
+    _check_advanced(x._data.shape, advanced)
     where = _where_of(x._data.shape, advanced)
-    try:
-        data = x._data[where]
-    except IndexError as err:
-        raise IndexError(str(err).replace("axis", "dimension")) from None
+    data = x._data[where]
     out = Tensor._make(np.ascontiguousarray(data))
     node = record(IndexBackward0, out, x)
     if node is not None:
-        indices: list = [None] * (advanced[-1][0] + 1)
-        for d, arr in advanced:
-            indices[d] = Tensor._make(arr)
-        node._saved.update({"indices": tuple(indices), "self_sym_sizes": x._data.shape,
-                            "_where": where})
+        node._saved.update({"indices": _saved_indices(advanced),
+                            "self_sym_sizes": x._data.shape, "_where": where})
     return out
 
 
@@ -144,6 +177,7 @@ class IndexPutBackward0(Node):
     saves = {"indices": VALUE, "accumulate": VALUE}
 
     def backward(self, grad):
+        _check_indices(self)
         where = self._saved["_where"]
         ga = gv = None
         if self.needs_grad(0):
@@ -175,6 +209,9 @@ def setitem(x: Tensor, index, value) -> None:
     target = getitem(x, index)
     if value_t is None:
         value_t = Tensor._make(np.array(value, x._data.dtype))
+    else:
+        # PyTorch expands the value to the target's shape first (and says so).
+        views.expanded_shape(value_t, target._data.shape)
     views.copy_(target, value_t)
 
 
@@ -190,7 +227,7 @@ def _index_put(x: Tensor, index: tuple, value) -> None:
     for item in index:
         if _is_advanced(item):
             arr = _as_index_array(item)
-            advanced.append((dim, arr))
+            advanced.append((dim, arr, item))
             dim += arr.ndim if arr.dtype == np.bool_ else 1
         elif isinstance(item, slice) and item == slice(None):
             dim += 1
@@ -198,6 +235,7 @@ def _index_put(x: Tensor, index: tuple, value) -> None:
             raise NotImplementedError(
                 "minigrad supports assignment with lists or masks combined with ':' only"
             )
+    _check_advanced(x._data.shape, advanced)
     where = _where_of(x._data.shape, advanced)
     value_t = value if isinstance(value, Tensor) else Tensor._make(
         np.array(value, x._data.dtype))
@@ -205,7 +243,5 @@ def _index_put(x: Tensor, index: tuple, value) -> None:
     x._data[where] = value_t._data
     finish_inplace(x, node)
     if node is not None:
-        indices = [None] * (advanced[-1][0] + 1)
-        for d, arr in advanced:
-            indices[d] = Tensor._make(arr)
-        node._saved.update({"indices": tuple(indices), "accumulate": False, "_where": where})
+        node._saved.update({"indices": _saved_indices(advanced), "accumulate": False,
+                            "_where": where})

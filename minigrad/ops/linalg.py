@@ -7,7 +7,7 @@ import numpy as np
 
 from .. import _dtype
 from ..autograd.graph import INPUT, Node, SavedTensor
-from ..tensor import Tensor, record
+from ..tensor import Tensor, begin_inplace, finish_inplace, record
 from . import views
 
 VALUE = "value"
@@ -148,22 +148,22 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
     if da == 2 and db == 1:
         return mv(a, b)
     if da == 1 and db == 2:
-        if a._data.shape[0] != b._data.shape[0]:
-            raise RuntimeError(
-                f"size mismatch, got input ({a._data.shape[0]}), mat ({b._data.shape[1]}x"
-                f"{b._data.shape[0]}), vec ({a._data.shape[0]})"
-            )
-        out = mm(views.unsqueeze(a, 0), b)
-        return _squeeze0(out)
+        return _squeeze0_(mm(views.unsqueeze(a, 0), b))
     if da == 2 and db == 2:
         return mm(a, b)
     raise NotImplementedError("minigrad supports matmul of 1-D and 2-D tensors only")
 
 
-def _squeeze0(x: Tensor) -> Tensor:
-    out = views._view_of(x, x._data.reshape(x._data.shape[1:]), views.SqueezeBackward4,
-                         dim=0, self_sym_sizes=x._data.shape)
-    return out
+def _squeeze0_(x: Tensor) -> Tensor:
+    """`x.squeeze_(0)` on mm's fresh result, as PyTorch finishes vector @ matrix:
+    in place, so the result is no view, is at version 1 and has SqueezeBackward4."""
+    node = begin_inplace(views.SqueezeBackward4, x)
+    shape = x._data.shape
+    x._data = x._data.reshape(shape[1:])
+    finish_inplace(x, node)
+    if node is not None:
+        node._saved.update({"dim": 0, "self_sym_sizes": shape})
+    return x
 
 
 _ = _dtype

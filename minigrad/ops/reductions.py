@@ -178,7 +178,7 @@ class _ExtremeDim(Node):
     def backward(self, grad):
         shape = self._saved["self_sym_sizes"]
         dim = self._saved["_dims"][0]
-        idx = self._saved["indices"]._data
+        idx = self.saved("indices")
         if not self._saved["keepdim"]:
             grad = np.expand_dims(grad, dim)
             idx = np.expand_dims(idx, dim)
@@ -223,11 +223,13 @@ def _extreme(x: Tensor, dim, keepdim, is_max: bool):
         idx_out = idx
     else:
         idx_out = idx_k
-    out = Tensor._make(np.ascontiguousarray(values))
-    indices = Tensor._make(np.ascontiguousarray(idx_out, np.int64))
+    # np.array, not ascontiguousarray: that one turns a 0-d result into shape (1,).
+    out = Tensor._make(np.array(values, order="C"))
+    indices = Tensor._make(np.array(idx_out, np.int64, order="C"))
     node = record(MaxBackward0 if is_max else MinBackward0, out, x)
     if node is not None:
-        node._saved.update({"dim": u64(dim), "indices": indices, "keepdim": keepdim,
+        node._saved.update({"dim": u64(dim), "indices": SavedTensor(indices),
+                            "keepdim": keepdim,
                             "self_sym_sizes": x._data.shape, "_dims": (d,)})
     return (max_result if is_max else min_result)(out, indices)
 

@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 
+from .._dtype import result_type
 from ..autograd.graph import INPUT, OUTPUT, Node, SavedTensor
 from ..kernels import elementwise as K
 from ..tensor import Tensor, begin_inplace, finish_inplace, record
@@ -253,9 +254,10 @@ def _clamp_bounds(min, max):  # noqa: A002
     return (-math.inf if min is None else min, math.inf if max is None else max)
 
 
-def _clamp_data(x: np.ndarray, lo, hi) -> np.ndarray:
-    if x.dtype.kind != "f":
-        return np.clip(x, lo, hi).astype(x.dtype)
+def _clamp_data(x: np.ndarray, lo, hi, out_dtype=None) -> np.ndarray:
+    out_dtype = x.dtype if out_dtype is None else out_dtype
+    if x.dtype.kind != "f" or out_dtype != x.dtype:
+        return np.clip(x.astype(out_dtype), lo, hi).astype(out_dtype)
     out = np.empty(x.shape, x.dtype)
     K.clamp(flat(x), x.dtype.type(lo), x.dtype.type(hi), out.reshape(-1))
     return out
@@ -264,7 +266,9 @@ def _clamp_data(x: np.ndarray, lo, hi) -> np.ndarray:
 def clamp(x: Tensor, min=None, max=None) -> Tensor:  # noqa: A002
     """Limit every element to [min, max]."""
     lo, hi = _clamp_bounds(min, max)
-    out = Tensor._make(_clamp_data(x._data, lo, hi))
+    # Float bounds on an integer tensor promote the result, as in PyTorch.
+    dt = result_type(x, *(b for b in (min, max) if b is not None))
+    out = Tensor._make(_clamp_data(x._data, lo, hi, dt.np))
     node = record(ClampBackward1, out, x)
     if node is not None:
         node._saved.update({"self": SavedTensor(x), "min": min, "max": max})
@@ -273,6 +277,8 @@ def clamp(x: Tensor, min=None, max=None) -> Tensor:  # noqa: A002
 
 def clamp_(x: Tensor, min=None, max=None) -> Tensor:  # noqa: A002
     lo, hi = _clamp_bounds(min, max)
+    if result_type(x, *(b for b in (min, max) if b is not None)) is not x.dtype:
+        raise RuntimeError("result type Float can't be cast to the desired output type long int")
     node = begin_inplace(ClampBackward1, x)
     original = x.detach().clone() if node is not None else None
     x._data[...] = _clamp_data(x._data, lo, hi)

@@ -23,7 +23,7 @@ from ..tensor import (
     make_view,
     record,
 )
-from ._util import sum_to, u64
+from ._util import broadcast_shape, sum_to, u64
 
 VALUE = "value"
 INT64_MAX = 2**63 - 1
@@ -264,18 +264,46 @@ class ExpandBackward0(Node):
 def expand(x: Tensor, *sizes) -> Tensor:
     if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
         sizes = tuple(sizes[0])
-    lead = len(sizes) - x._data.ndim
-    shape = tuple(x._data.shape[i - lead] if s == -1 else s for i, s in enumerate(sizes))
-    try:
-        data = np.broadcast_to(x._data, shape)
-    except ValueError:
-        raise RuntimeError(
-            f"The expanded size of the tensor ({shape[-1]}) must match the existing size "
-            f"({x._data.shape[-1] if x._data.ndim else 1}) at non-singleton dimension "
-            f"{len(shape) - 1}.  Target sizes: [{', '.join(map(str, sizes))}].  Tensor sizes: "
-            f"[{', '.join(map(str, x._data.shape))}]"
-        ) from None
+    shape = expanded_shape(x, tuple(sizes))
+    # Writable like any view (writing through an expanded dim is refused later,
+    # by `check_no_overlap`, with PyTorch's error).
+    strided = np.broadcast_to(x._data, shape)
+    data = np.lib.stride_tricks.as_strided(
+        x._data, shape, strided.strides, writeable=x._data.flags.writeable)
     return _view_of(x, data, ExpandBackward0, self_sym_sizes=x._data.shape)
+
+
+def expanded_shape(x: Tensor, sizes: tuple) -> tuple:
+    """The shape `x.expand(*sizes)` has (-1 keeps a dim), with PyTorch's errors."""
+    have = x._data.shape
+    lead = len(sizes) - len(have)
+    if lead < 0:
+        raise RuntimeError(
+            f"expand(minigrad.{x.dtype.tensor_type}{{[{', '.join(map(str, have))}]}}, "
+            f"size=[{', '.join(map(str, sizes))}]): the number of sizes provided "
+            f"({len(sizes)}) must be greater or equal to the number of dimensions in the "
+            f"tensor ({len(have)})"
+        )
+    shape = list(sizes)
+    for i in reversed(range(len(sizes))):  # innermost first, like PyTorch
+        want = sizes[i]
+        if i < lead:
+            if want == -1:
+                raise RuntimeError(
+                    f"The expanded size of the tensor (-1) isn't allowed in a leading, "
+                    f"non-existing dimension {i}"
+                )
+            continue
+        old = have[i - lead]
+        if want == -1:
+            shape[i] = old
+        elif old != want and old != 1:
+            raise RuntimeError(
+                f"The expanded size of the tensor ({want}) must match the existing size "
+                f"({old}) at non-singleton dimension {i}.  Target sizes: "
+                f"[{', '.join(map(str, sizes))}].  Tensor sizes: [{', '.join(map(str, have))}]"
+            )
+    return tuple(shape)
 
 
 def expand_as(x: Tensor, other: Tensor) -> Tensor:
@@ -314,14 +342,21 @@ class AliasBackward0(Node):
         return (grad,)
 
 
-def select(x: Tensor, dim: int, index: int) -> Tensor:
+def select(x: Tensor, dim: int, index: int, _index_pos: int | None = None) -> Tensor:
+    """`x.select(dim, index)`; `x[..., i]` passes the position of `i` in its index
+    (`_index_pos`) because PyTorch's indexing error names that position."""
     if x._data.ndim == 0:
         raise IndexError("select() cannot be applied to a 0-dim tensor.")
     d = _wrap_dim(dim, x._data.ndim)
     size = x._data.shape[d]
     if not -size <= index < size:
+        if _index_pos is not None:
+            raise IndexError(
+                f"index {index} is out of bounds for dimension {_index_pos} with size {size}"
+            )
         raise IndexError(
-            f"index {index} is out of bounds for dimension {d} with size {size}"
+            f"select(): index {index} out of range for tensor of size "
+            f"[{', '.join(map(str, x._data.shape))}] at dimension {d}"
         )
     where = (slice(None),) * d + (index, Ellipsis)
     return _view_of(x, x._data[where], SelectBackward0, dim=d, index=u64(index),
@@ -329,15 +364,16 @@ def select(x: Tensor, dim: int, index: int) -> Tensor:
 
 
 def slice_dim(x: Tensor, dim: int, start, stop, step) -> Tensor:
-    if step is not None and step <= 0:
+    if step == 0:
+        raise ValueError("slice step cannot be zero")
+    if step is not None and step < 0:
         raise ValueError("step must be greater than zero")
     d = _wrap_dim(dim, x._data.ndim)
     where = (slice(None),) * d + (slice(start, stop, step),)
-    size = x._data.shape[d]
-    s0, _, _ = slice(start, stop, step).indices(size)
+    # PyTorch keeps the bounds as written (negative ones wrapped to unsigned).
     return _view_of(
-        x, x._data[where], SliceBackward0, dim=d, start=s0 if start is not None else 0,
-        end=INT64_MAX if stop is None else stop, step=1 if step is None else step,
+        x, x._data[where], SliceBackward0, dim=d, start=0 if start is None else u64(start),
+        end=INT64_MAX if stop is None else u64(stop), step=1 if step is None else step,
         self_sym_sizes=x._data.shape, _where=where,
     )
 
@@ -460,30 +496,17 @@ class CopyBackwards(Node):
         return ga, gb
 
 
-def _check_writable(t: Tensor) -> None:
-    if not t._data.flags.writeable or (t._data.ndim and 0 in t._data.strides
-                                       and t._data.size > 1):
-        raise RuntimeError(
-            "unsupported operation: more than one element of the written-to tensor refers "
-            "to a single memory location. Please clone() the tensor before performing the "
-            "operation."
-        )
-
-
 def copy_(x: Tensor, src) -> Tensor:
     """Overwrite x's values with src's (broadcast), in place."""
     src = as_tensor_arg(src)
     if not isinstance(src, Tensor):
         src = Tensor._make(np.array(src, x._data.dtype))
-    _check_writable(x)
-    try:
-        np.broadcast_to(src._data, x._data.shape)
-    except ValueError:
+    shape = broadcast_shape(x._data.shape, src._data.shape)
+    if shape != x._data.shape:
         raise RuntimeError(
-            f"The size of tensor a ({x._data.shape[-1] if x._data.ndim else 1}) must match "
-            f"the size of tensor b ({src._data.shape[-1]}) at non-singleton dimension "
-            f"{max(x._data.ndim - 1, 0)}"
-        ) from None
+            f"output with shape [{', '.join(map(str, x._data.shape))}] doesn't match the "
+            f"broadcast shape [{', '.join(map(str, shape))}]"
+        )
     node = begin_inplace(CopyBackwards, x, src)
     x._data[...] = src._data
     finish_inplace(x, node)
@@ -513,7 +536,6 @@ class ZeroBackward0(Node):
 
 
 def fill_(x: Tensor, value) -> Tensor:
-    _check_writable(x)
     if isinstance(value, Tensor):
         if value._data.ndim:
             raise RuntimeError(
@@ -530,7 +552,6 @@ def fill_(x: Tensor, value) -> Tensor:
 
 
 def zero_(x: Tensor) -> Tensor:
-    _check_writable(x)
     node = begin_inplace(ZeroBackward0, x)
     x._data[...] = 0
     finish_inplace(x, node)

@@ -1,0 +1,360 @@
+"""Every op minigrad implements, generated from tables and compared with PyTorch.
+
+Each case is a program (see `parity_harness`): values, gradients, `grad_fn` names,
+`next_functions`, `_saved_*` attributes, versions, view bases, execution order and
+error messages must all be the same.
+"""
+
+from __future__ import annotations
+
+import pytest
+from parity_harness import check
+
+# -- operands -------------------------------------------------------------------------------
+
+V = [1.5, -2.0, 3.0]
+W = [0.5, 4.0, -1.25]
+POS = [0.5, 2.0, 3.0]
+M23 = [[1.0, 5.0, 3.0], [4.0, -2.0, 6.0]]
+M32 = [[1.0, -1.0], [0.5, 2.0], [3.0, 1.5]]
+
+
+def operand(c, kind: str, values=W):
+    """The second operand of a binary op, in one of the forms PyTorch treats apart."""
+    m = c.m
+    if kind == "leaf":
+        return c.leaf(values)
+    if kind == "const":
+        return c.leaf(values, requires_grad=False)
+    if kind == "float":
+        return 2.5
+    if kind == "int":
+        return 2
+    if kind == "0d":
+        return c.leaf(1.75)
+    if kind == "0d_const":
+        return c.leaf(1.75, requires_grad=False)
+    if kind == "f32":
+        return c.leaf(values, "float32")
+    if kind == "i64":
+        return c.keep(m.tensor([2, 3, 1]))
+    if kind == "col":
+        return c.leaf([[0.5], [2.0]])
+    if kind == "nonleaf":
+        return c.keep(c.leaf(values) * 1.5)
+    raise ValueError(kind)
+
+
+BINARY = {
+    "add": lambda a, b: a + b,
+    "radd": lambda a, b: b + a,
+    "sub": lambda a, b: a - b,
+    "rsub": lambda a, b: b - a,
+    "mul": lambda a, b: a * b,
+    "rmul": lambda a, b: b * a,
+    "div": lambda a, b: a / b,
+    "rdiv": lambda a, b: b / a,
+    "pow": lambda a, b: a**b,
+    "rpow": lambda a, b: b**a,
+}
+KINDS = ["leaf", "const", "float", "int", "0d", "0d_const", "f32", "i64", "col", "nonleaf"]
+
+
+def _binary_case(op: str, kind: str):
+    def program(c):
+        a = c.leaf(POS if "pow" in op else V)
+        b = operand(c, kind, POS if "pow" in op else W)
+        return BINARY[op](a, b)
+
+    return program
+
+
+BINARY_CASES = {f"{op}-{kind}": _binary_case(op, kind) for op in BINARY for kind in KINDS}
+
+NAMED_BINARY = {
+    "add-alpha": lambda c: c.m.add(c.leaf(V), c.leaf(W), alpha=2),
+    "sub-alpha": lambda c: c.m.sub(c.leaf(V), c.leaf(W), alpha=3),
+    "add-alpha-float": lambda c: c.leaf(V).add(c.leaf(W), alpha=0.5),
+    "mul-fn": lambda c: c.m.mul(c.leaf(V), c.leaf(W)),
+    "div-fn": lambda c: c.m.div(c.leaf(V), 4),
+    "pow-fn": lambda c: c.m.pow(c.leaf(POS), c.leaf(W)),
+    "pow-0d-base": lambda c: c.leaf(2.0, requires_grad=False) ** c.leaf(V),
+    "pow-0d-exp": lambda c: c.leaf(POS) ** c.leaf(2.0, requires_grad=False),
+    "same-operand-mul": lambda c: (lambda a: a * a)(c.leaf(V)),
+    "same-operand-add": lambda c: (lambda a: a + a)(c.leaf(V)),
+    "broadcast-row-col": lambda c: c.leaf([[1.0], [2.0], [3.0]]) * c.leaf([[1.0, 2.0, 3.0, 4.0]]),
+    "broadcast-0d-leaf": lambda c: c.leaf(V) + c.leaf(2.0),
+    "f32-times-f64": lambda c: c.leaf(V, "float32") * c.leaf(W),
+    "f32-times-f64-0d": lambda c: c.leaf(V, "float32") * c.leaf(2.0),
+    "i64-plus-float": lambda c: c.keep(c.m.tensor([1, 2])) + 2.5,
+    "i64-times-int": lambda c: c.keep(c.m.tensor([1, 2])) * 2,
+    "i64-div-int": lambda c: c.keep(c.m.tensor([1, 2])) / 2,
+    "i64-div-i64": lambda c: c.keep(c.m.tensor([1, 2])) / c.keep(c.m.tensor([2, 2])),
+    "i64-pow-int": lambda c: c.keep(c.m.tensor([1, 2])) ** 2,
+    "i64-pow-float": lambda c: c.keep(c.m.tensor([1, 2])) ** 0.5,
+    "int-pow-i64": lambda c: 2 ** c.keep(c.m.tensor([1, 2])),
+    "i64-plus-f64-0d": lambda c: c.keep(c.m.tensor([1, 2])) + c.leaf(2.0, requires_grad=False),
+    "f64-0d-times-f32-0d": lambda c: c.leaf(2.0) * c.leaf(3.0, "float32"),
+    "bool-plus-int": lambda c: c.keep(c.m.tensor([True, False])) + 1,
+    "bool-plus-bool": lambda c: c.keep(c.m.tensor([True, False])) + c.m.tensor([True, False]),
+    "bool-times-float": lambda c: c.keep(c.m.tensor([True, False])) * 2.5,
+    "neg": lambda c: -c.leaf(V),
+    "neg-fn": lambda c: c.m.neg(c.leaf(V)),
+    "neg-i64": lambda c: -c.keep(c.m.tensor([1, -2])),
+    "reciprocal": lambda c: c.leaf(V).reciprocal(),
+    "pow-2": lambda c: c.leaf(V) ** 2,
+    "pow-2.0": lambda c: c.leaf(V) ** 2.0,
+    "pow-0.5": lambda c: c.leaf(POS) ** 0.5,
+    "pow-0": lambda c: c.leaf(V) ** 0,
+    "pow-1": lambda c: c.leaf(V) ** 1,
+    "pow-neg1": lambda c: c.leaf(V) ** -1,
+    "pow-3-method": lambda c: c.leaf(V).pow(3),
+    "pow-at-zero": lambda c: c.leaf([0.0, 2.0]) ** 0.5,
+    "pow-x-x-at-zero": lambda c: (lambda x: x**x)(c.leaf([0.0, 2.0])),
+    "rpow-zero-base": lambda c: 0.0 ** c.leaf([0.5, 2.0]),
+    "pow-cube-root-negative": lambda c: c.leaf([-8.0, 8.0]) ** (1 / 3),
+    "i64-pow-negative": lambda c: c.keep(c.m.tensor([1, 2])) ** -1,
+    "bool-minus-bool": lambda c: c.keep(c.m.tensor([True])) - c.m.tensor([True]),
+    "neg-bool": lambda c: -c.keep(c.m.tensor([True])),
+    "broadcast-error-3-2": lambda c: c.leaf(V) + c.leaf([1.0, 2.0]),
+    "broadcast-error-23-32": lambda c: c.leaf(M23) * c.leaf(M32),
+    "broadcast-error-23-4": lambda c: c.leaf(M23) + c.leaf([1.0, 2.0, 3.0, 4.0]),
+}
+
+UNARY = ["exp", "log", "sin", "cos", "tanh", "sigmoid", "relu", "sqrt", "abs"]
+
+
+def _unary_case(name: str, style: str, dtype: str):
+    def program(c):
+        x = c.leaf(POS if name in ("log", "sqrt") else V, dtype)
+        return getattr(x, name)() if style == "method" else getattr(c.m, name)(x)
+
+    return program
+
+
+UNARY_CASES = {
+    f"{name}-{style}-{dtype}": _unary_case(name, style, dtype)
+    for name in UNARY
+    for style in ("method", "function")
+    for dtype in ("float64", "float32")
+}
+
+UNARY_SPECIAL = {
+    "abs-at-zero": lambda c: c.leaf([0.0, -1.0, 2.0]).abs(),
+    "relu-at-zero": lambda c: c.leaf([0.0, -1.0, 2.0]).relu(),
+    "sqrt-at-zero": lambda c: c.leaf([0.0, 4.0]).sqrt(),
+    "log-at-zero-and-negative": lambda c: c.leaf([-1.0, 0.0, 2.0]).log(),
+    "abs-builtin": lambda c: abs(c.leaf(V)),
+    "exp-i64": lambda c: c.keep(c.m.tensor([1, 2])).exp(),
+    "sqrt-i64": lambda c: c.keep(c.m.tensor([1, 2])).sqrt(),
+    "sigmoid-i64": lambda c: c.keep(c.m.tensor([1, 2])).sigmoid(),
+    "abs-i64": lambda c: c.keep(c.m.tensor([1, -2])).abs(),
+    "relu-i64": lambda c: c.keep(c.m.tensor([1, -2])).relu(),
+    "clamp-min-int": lambda c: c.leaf(V).clamp(min=0),
+    "clamp-min-float": lambda c: c.leaf(V).clamp(min=0.0),
+    "clamp-max-int": lambda c: c.leaf(V).clamp(max=1),
+    "clamp-both": lambda c: c.leaf(V).clamp(-1, 1),
+    "clamp-fn": lambda c: c.m.clamp(c.leaf(V), -1.5, 2.5),
+    "clip-fn": lambda c: c.m.clip(c.leaf(V), 0, 1),
+    "clamp-at-bounds": lambda c: c.leaf([0.0, -1.0, 2.0]).clamp(0, 2),
+    "clamp-i64-float-bounds": lambda c: c.keep(c.m.tensor([1, 2])).clamp(0, 1.5),
+    "clamp-no-bounds": lambda c: c.leaf(V).clamp(),
+}
+
+REDUCTIONS = {
+    "sum": lambda c: c.leaf(M23).sum(),
+    "sum-0": lambda c: c.leaf(M23).sum(0),
+    "sum-dim1": lambda c: c.leaf(M23).sum(dim=1),
+    "sum-keepdim": lambda c: c.leaf(M23).sum(1, keepdim=True),
+    "sum-tuple": lambda c: c.leaf(M23).sum((0, 1)),
+    "sum-neg": lambda c: c.leaf(M23).sum(-1),
+    "sum-fn": lambda c: c.m.sum(c.leaf(M23)),
+    "sum-f32": lambda c: c.leaf(M23, "float32").sum(),
+    "sum-0d": lambda c: c.leaf(2.0).sum(),
+    "sum-i64": lambda c: c.keep(c.m.tensor([1, 2])).sum(),
+    "sum-bool": lambda c: c.keep(c.m.tensor([True, False, True])).sum(),
+    "sum-dim-out-of-range": lambda c: c.leaf(V).sum(1),
+    "mean": lambda c: c.leaf(M23).mean(),
+    "mean-0": lambda c: c.leaf(M23).mean(0),
+    "mean-keepdim": lambda c: c.leaf(M23).mean(1, keepdim=True),
+    "mean-neg-tuple": lambda c: c.leaf(M23).mean((-1, 0)),
+    "mean-i64": lambda c: c.keep(c.m.tensor([1, 2])).mean(),
+    "max": lambda c: c.leaf(M23).max(),
+    "min": lambda c: c.leaf(M23).min(),
+    "max-fn": lambda c: c.m.max(c.leaf(M23)),
+    "max-ties": lambda c: c.leaf([2.0, 2.0, 1.0]).max(),
+    "max-dim": lambda c: c.leaf(M23).max(dim=1),
+    "max-dim-values": lambda c: c.leaf(M23).max(dim=1).values,
+    "max-dim-indices": lambda c: c.leaf(M23).max(1)[1],
+    "max-dim-keepdim": lambda c: c.leaf(M23).max(1, keepdim=True),
+    "max-dim-ties": lambda c: c.leaf([2.0, 2.0, 1.0]).max(0),
+    "min-dim": lambda c: c.leaf(M23).min(0),
+    "min-dim-neg": lambda c: c.leaf(M23).min(-1),
+    "max-empty": lambda c: c.leaf([]).max(),
+    "max-i64": lambda c: c.keep(c.m.tensor([1, 2])).max(),
+    "argmax": lambda c: c.leaf(M23).argmax(),
+    "argmax-dim": lambda c: c.leaf(M23).argmax(1),
+    "argmin-dim-keepdim": lambda c: c.leaf(M23).argmin(0, keepdim=True),
+}
+
+S131 = [[[1.0], [2.0], [3.0]]]
+V4 = [1.0, 2.0, 3.0, 4.0]
+
+
+def _nonleaf_t(c):
+    """A non-contiguous non-leaf (3, 2) tensor."""
+    return c.keep(c.leaf(M23).t())
+
+
+VIEWS = {
+    "view": lambda c: c.leaf(M23).view(3, 2),
+    "view-minus1": lambda c: c.leaf(M23).view(-1),
+    "view-tuple": lambda c: c.leaf(M23).view((6,)),
+    "view-same": lambda c: c.leaf(M23).view(2, 3),
+    "view-as": lambda c: c.leaf(M23).view_as(c.leaf(M32)),
+    "reshape": lambda c: c.leaf(M23).reshape(3, 2),
+    "reshape-same": lambda c: c.leaf(M23).reshape(2, 3),
+    "reshape-noncontig": lambda c: _nonleaf_t(c).reshape(6),
+    "reshape-noncontig-same-shape": lambda c: _nonleaf_t(c).reshape(3, 2),
+    "reshape-fn": lambda c: c.m.reshape(c.leaf(M23), (3, 2)),
+    "reshape-as": lambda c: c.leaf(M23).reshape_as(c.leaf(M32)),
+    "contiguous-noncontig": lambda c: _nonleaf_t(c).contiguous(),
+    "contiguous-same": lambda c: c.leaf(M23).contiguous(),
+    "transpose": lambda c: c.leaf(M23).transpose(0, 1),
+    "transpose-neg": lambda c: c.leaf(M23).transpose(-1, 0),
+    "swapaxes": lambda c: c.leaf(M23).swapaxes(0, 1),
+    "t": lambda c: c.leaf(M23).t(),
+    "t-1d": lambda c: c.leaf(V).t(),
+    "T": lambda c: c.leaf(M23).T,
+    "mT": lambda c: c.leaf(M23).mT,
+    "permute": lambda c: c.leaf(M23).permute(1, 0),
+    "permute-3d": lambda c: c.leaf(S131).permute(2, 0, 1),
+    "permute-tuple": lambda c: c.leaf(S131).permute((1, 2, 0)),
+    "unsqueeze": lambda c: c.leaf(M23).unsqueeze(0),
+    "unsqueeze-neg": lambda c: c.leaf(M23).unsqueeze(-1),
+    "squeeze": lambda c: c.leaf(S131).squeeze(),
+    "squeeze-0": lambda c: c.leaf(S131).squeeze(0),
+    "squeeze-noop": lambda c: c.leaf(S131).squeeze(1),
+    "squeeze-none-to-remove": lambda c: c.leaf(M23).squeeze(),
+    "flatten": lambda c: c.leaf(M23).flatten(),
+    "flatten-1": lambda c: c.leaf(S131).flatten(1),
+    "flatten-1d": lambda c: c.leaf(V).flatten(),
+    "flatten-noncontig": lambda c: _nonleaf_t(c).flatten(),
+    "expand": lambda c: c.leaf(M23).expand(2, 2, 3),
+    "expand-minus1": lambda c: c.leaf([[1.0], [2.0]]).expand(-1, 3),
+    "expand-unsqueezed": lambda c: c.leaf(V4).unsqueeze(1).expand(4, 3),
+    "expand-as": lambda c: c.leaf(M23).expand_as(c.leaf(M23)),
+    "narrow": lambda c: c.leaf(M23).narrow(1, 0, 2),
+    "select": lambda c: c.leaf(M23).select(1, 0),
+    "clone": lambda c: c.leaf(M23).clone(),
+    "detach": lambda c: c.leaf(M23).detach(),
+    "data": lambda c: c.leaf(M23).data,
+    "double": lambda c: c.leaf(M23, "float32").double(),
+    "float-same": lambda c: c.leaf(M23, "float32").float(),
+    "to-f32": lambda c: c.leaf(M23).to(c.m.float32),
+    "to-same": lambda c: c.leaf(M23).to(c.m.float64),
+    "long": lambda c: c.leaf(M23).long(),
+    "float-of-bool": lambda c: (c.leaf(V) > 2).float(),
+    "compare": lambda c: (c.leaf(V) > 1, c.leaf(W) == c.leaf(W), c.leaf(V).eq(2)),
+    "unbind": lambda c: c.leaf(M23).unbind(),
+    "unbind-1": lambda c: c.leaf(M23).unbind(1),
+    "unbind-fn-1d": lambda c: c.m.unbind(c.leaf(V4)),
+    "unbind-iter": lambda c: list(c.leaf(M23)),
+    "unbind-used": lambda c: (lambda p: p[0] * p[1])(c.leaf(M23).unbind(1)),
+    "unbind-one-used": lambda c: c.leaf(M23).unbind()[1] * 2,
+    "split": lambda c: c.leaf(M23).split(1),
+    "split-dim": lambda c: c.leaf(M23).split(2, dim=1),
+    "split-sizes": lambda c: c.leaf(M23).split([1, 2], dim=1),
+    "split-used": lambda c: (lambda p: p[0].sum() * p[1].sum())(c.leaf(M23).split(2, 1)),
+    "chunk": lambda c: c.leaf(M23).chunk(2),
+    "chunk-dim": lambda c: c.leaf(M23).chunk(2, 1),
+    "chunk-uneven": lambda c: c.leaf(V4).chunk(3),
+    "chunk-used": lambda c: c.leaf(M23).chunk(3, 1)[2].exp(),
+    "view-error": lambda c: c.leaf(M23).view(4),
+    "view-error-minus1": lambda c: c.leaf(M23).view(-1, 4),
+    "view-error-two-minus1": lambda c: c.leaf(M23).view(-1, -1),
+    "view-noncontig-error": lambda c: _nonleaf_t(c).view(6),
+    "reshape-error": lambda c: c.leaf(M23).reshape(4),
+    "t-3d-error": lambda c: c.leaf([S131]).t(),
+    "mT-1d-error": lambda c: c.leaf(V).mT,
+    "transpose-error": lambda c: c.leaf(M23).transpose(0, 2),
+    "squeeze-error": lambda c: c.leaf(M23).squeeze(2),
+    "unsqueeze-error": lambda c: c.leaf(M23).unsqueeze(3),
+    "permute-length-error": lambda c: c.leaf(M23).permute(0),
+    "permute-duplicate-error": lambda c: c.leaf(M23).permute(0, 0),
+    "expand-error": lambda c: c.leaf(M23).expand(3, 3),
+    "unbind-0d-error": lambda c: c.leaf(1.0).unbind(),
+    "size-error": lambda c: c.leaf(M23).size(2),
+}
+
+INDEXING = {
+    "int": lambda c: c.leaf(M23)[0],
+    "neg-int": lambda c: c.leaf(M23)[-1],
+    "int-int": lambda c: c.leaf(M23)[0, 1],
+    "colon-int": lambda c: c.leaf(M23)[:, 1],
+    "slice": lambda c: c.leaf(M23)[1:],
+    "full-slice": lambda c: c.leaf(M23)[:],
+    "step": lambda c: c.leaf(V4)[::2],
+    "start-stop": lambda c: c.leaf(V4)[1:3],
+    "negative-start": lambda c: c.leaf(V4)[-3:],
+    "clipped-slice": lambda c: c.leaf(V)[-10:2],
+    "empty-slice": lambda c: c.leaf(V)[5:],
+    "list": lambda c: c.leaf(V4)[[0, 2]],
+    "list-repeated": lambda c: c.leaf(V4)[[0, 0, 2]],
+    "tensor-index": lambda c: c.leaf(V4)[c.m.tensor([0, 2])],
+    "two-lists": lambda c: c.leaf(M23)[[0, 1], [1, 2]],
+    "mask": lambda c: (lambda v: v[v > 2])(c.leaf(V4)),
+    "mask-2d": lambda c: (lambda x: x[x > 2])(c.leaf(M23)),
+    "mask-all-false": lambda c: (lambda v: v[v > 10])(c.leaf(V4)),
+    "ellipsis": lambda c: c.leaf(M23)[...],
+    "ellipsis-int": lambda c: c.leaf(M23)[..., 1],
+    "none": lambda c: c.leaf(M23)[None],
+    "colon-none": lambda c: c.leaf(M23)[:, None],
+    "int-slice": lambda c: c.leaf(M23)[0, 1:3],
+    "chained": lambda c: c.leaf(M23)[0][1:3],
+    "slice-list": lambda c: c.leaf(M23)[1:, [0, 2]],
+    "0d-tensor-index": lambda c: c.leaf(V4)[c.m.tensor(1)],
+    "view-of-view-base": lambda c: c.leaf(M23)[1:][0],
+    "out-of-range": lambda c: c.leaf(V)[3],
+    "out-of-range-2d": lambda c: c.leaf(M23)[0, 5],
+    "too-many": lambda c: c.leaf(V)[0, 0],
+    "mask-shape-error": lambda c: c.leaf(V)[c.m.tensor([True, False])],
+    "list-out-of-range": lambda c: c.leaf(V)[[5]],
+    "negative-step": lambda c: c.leaf(V)[::-1],
+    "zero-step": lambda c: c.leaf(V)[::0],
+}
+
+MATMUL = {
+    "mm": lambda c: c.leaf(M23) @ c.leaf(M32),
+    "mm-left-only": lambda c: c.leaf(M23) @ c.leaf(M32, requires_grad=False),
+    "mm-right-only": lambda c: c.leaf(M23, requires_grad=False) @ c.leaf(M32),
+    "mm-fn": lambda c: c.m.mm(c.leaf(M23), c.leaf(M32)),
+    "matmul-fn": lambda c: c.m.matmul(c.leaf(M23), c.leaf(M32)),
+    "mm-f32": lambda c: c.leaf(M23, "float32") @ c.leaf(M32, "float32"),
+    "mm-transposed": lambda c: c.leaf(M32).t() @ c.leaf(M32),
+    "mv": lambda c: c.leaf(M23) @ c.leaf(V),
+    "mv-matrix-const": lambda c: c.leaf(M32, requires_grad=False) @ c.leaf([1.0, 2.0]),
+    "mv-detached": lambda c: c.leaf(M23).detach() @ c.leaf(V),
+    "vm": lambda c: c.leaf([1.0, 2.0]) @ c.leaf(M23),
+    "dot": lambda c: c.leaf(V) @ c.leaf(W),
+    "dot-same": lambda c: (lambda v: v @ v)(c.leaf(V)),
+    "dot-const": lambda c: c.leaf(V) @ c.leaf(W, requires_grad=False),
+    "i64-dot": lambda c: c.keep(c.m.tensor([1, 2])) @ c.m.tensor([3, 4]),
+    "mm-error": lambda c: c.leaf(M23) @ c.leaf(M23),
+    "mv-error": lambda c: c.leaf(M23) @ c.leaf([1.0, 2.0]),
+    "vm-error": lambda c: c.leaf([1.0, 2.0]) @ c.leaf(M32),
+    "dot-error": lambda c: c.leaf(V) @ c.leaf([1.0, 2.0]),
+    "matmul-0d-error": lambda c: c.leaf(1.0) @ c.leaf(V),
+}
+
+CASES = {}
+for group, table in [("binary", BINARY_CASES), ("binary", NAMED_BINARY), ("unary", UNARY_CASES),
+                     ("unary", UNARY_SPECIAL), ("reduce", REDUCTIONS), ("view", VIEWS),
+                     ("index", INDEXING), ("matmul", MATMUL)]:
+    for name, program in table.items():
+        CASES[f"{group}:{name}"] = program
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_op_matches_torch(torch, name):
+    check(torch, CASES[name])
