@@ -268,7 +268,7 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'minigrad' has no attribute '{name}'")
 
 
-from . import autograd  # noqa: E402,F401
+from . import autograd, nn, optim  # noqa: E402,F401
 
 __all__ = [
     "Size", "Tensor", "device", "dtype", "float32", "float64", "int64", "bool", "float",
@@ -276,5 +276,5 @@ __all__ = [
     "tensor", "zeros", "ones", "full", "eye", "arange", "randn", "rand", "randint", "empty",
     "linspace", "zeros_like", "ones_like", "full_like", "empty_like", "randn_like",
     "rand_like", "manual_seed", "no_grad", "enable_grad", "set_grad_enabled",
-    "is_grad_enabled", "inference_mode", "autograd", "get_default_dtype",
+    "is_grad_enabled", "inference_mode", "autograd", "nn", "optim", "get_default_dtype",
 ]

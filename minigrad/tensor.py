@@ -43,6 +43,8 @@ class VersionCounter:
         self.value = 0
 
 
+_WARNED_FLOAT = False  # `float(t)` on a tensor requiring grad warns only once
+
 # How a view came to be, which decides whether it may be modified in place.
 DEFAULT = "default"
 NO_GRAD_MODE = "no_grad_mode"
@@ -438,6 +440,15 @@ class Tensor:
         return self._data.tolist()
 
     def __float__(self) -> float:
+        global _WARNED_FLOAT
+        if self.requires_grad and not _WARNED_FLOAT:
+            # PyTorch warns once per process: the number is cut off from the graph.
+            _WARNED_FLOAT = True
+            warnings.warn(
+                "Converting a tensor with requires_grad=True to a scalar may lead to "
+                "unexpected behavior.\nConsider using tensor.detach() first.",
+                UserWarning, stacklevel=2,
+            )
         return float(self.item())
 
     def __int__(self) -> int:

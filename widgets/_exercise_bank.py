@@ -292,7 +292,7 @@ def _saved_role(torch, build):
     x = torch.tensor([0.5, 1.0, 2.0], requires_grad=True).clone()
     y = build(x)
     roles = set(type(y.grad_fn).saves.values()) & {"input", "output"}
-    tensors = [name for name, _ in y.grad_fn.saved_tensors()]
+    tensors = [name for name, _ in y.grad_fn.saved_items()]
     if not tensors:
         return "nothing"
     return roles.pop() if len(roles) == 1 else "both"

@@ -2,6 +2,7 @@
 
 from . import events, graph
 from .engine import backward, backward_events, grad
+from .function import Function, FunctionCtx
 from .grad_mode import (
     detect_anomaly,
     enable_grad,
@@ -15,6 +16,7 @@ from .grad_mode import (
 )
 
 __all__ = [
+    "Function", "FunctionCtx",
     "backward", "backward_events", "grad", "events", "graph", "no_grad", "enable_grad",
     "set_grad_enabled", "is_grad_enabled", "inference_mode", "set_detect_anomaly",
     "detect_anomaly", "is_anomaly_enabled", "is_anomaly_check_nan_enabled",

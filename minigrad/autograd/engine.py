@@ -419,7 +419,7 @@ def _run_node(node, grads, step, keep, accumulate, capture_at, captured, trace, 
         outputs = [None] * len(node.next_functions)
     else:
         # Check every saved tensor first (the error names the node that needs it).
-        for name, saved in node.saved_tensors():
+        for name, saved in node.saved_items():
             saved.check(node)
             if trace:
                 pending.append(ev.SavedTensorUnpacked(

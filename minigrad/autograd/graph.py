@@ -62,7 +62,7 @@ class RemovableHandle:
 def short_name(node_name: str) -> str:
     """How PyTorch 2.13 names a producer in the version error: `ExpBackward0` is
     called `Exp`, `ClampBackward1` is `Clamp1`; C++ names stay as they are."""
-    return re.sub(r"Backward(\d+)$", lambda m: "" if m.group(1) == "0" else m.group(1), node_name)
+    return re.sub(r"Backward(\d*)$", lambda m: m.group(1).lstrip("0"), node_name)
 
 
 def _version_error(tensor_desc: str, producer: str | None, now: int, saved: int) -> RuntimeError:
@@ -266,7 +266,7 @@ class Node:
 
     # -- what the engine uses ------------------------------------------------------
 
-    def saved_tensors(self):
+    def saved_items(self):
         """(name, SavedTensor) for every tensor this node holds for backward."""
         for name, value in self._saved.items():
             if isinstance(value, SavedTensor):
@@ -279,7 +279,7 @@ class Node:
     def release_variables(self) -> tuple[str, ...]:
         """Drop every saved tensor (the engine does this unless `retain_graph`)."""
         released = []
-        for name, saved in self.saved_tensors():
+        for name, saved in self.saved_items():
             if not saved.is_released:
                 saved.release()
                 released.append(name)

@@ -167,3 +167,78 @@ def _squeeze0_(x: Tensor) -> Tensor:
 
 
 _ = _dtype
+
+
+class AddmmBackward0(Node):
+    """beta * bias + alpha * (mat1 @ mat2), the op behind `nn.Linear`. Like mm, each
+    matrix is saved only when the other one needs a gradient; the bias needs nothing
+    saved (its gradient is the incoming one, summed over the broadcast rows)."""
+
+    saves = {
+        "alpha": VALUE, "beta": VALUE, "mat1": INPUT, "mat2": INPUT,
+        "mat1_sym_sizes": VALUE, "mat1_sym_strides": VALUE,
+        "mat2_sym_sizes": VALUE, "mat2_sym_strides": VALUE,
+    }
+
+    def backward(self, grad):
+        alpha, beta = self._saved["alpha"], self._saved["beta"]
+        gbias = g1 = g2 = None
+        if self.needs_grad(0):
+            gbias = grad if beta == 1 else grad * beta  # the engine sums it to bias's shape
+        if self.needs_grad(1):
+            g1 = grad @ self.saved("mat2").T
+            g1 = g1 if alpha == 1 else g1 * alpha
+        if self.needs_grad(2):
+            g2 = self.saved("mat1").T @ grad
+            g2 = g2 if alpha == 1 else g2 * alpha
+        return gbias, g1, g2
+
+
+def addmm(bias: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tensor:
+    """beta * bias + alpha * (mat1 @ mat2), bias broadcast over the rows."""
+    for name, m in (("mat1", mat1), ("mat2", mat2)):
+        if m._data.ndim != 2:
+            raise RuntimeError(f"{name} must be a matrix, got {m._data.ndim}-D tensor")
+    if mat1._data.shape[1] != mat2._data.shape[0]:
+        raise RuntimeError(
+            f"mat1 and mat2 shapes cannot be multiplied ({mat1._data.shape[0]}x"
+            f"{mat1._data.shape[1]} and {mat2._data.shape[0]}x{mat2._data.shape[1]})"
+        )
+    _check_float(mat1, mat2)
+    product = mat1._data @ mat2._data
+    if alpha != 1:
+        product *= alpha
+    product += bias._data if beta == 1 else beta * bias._data
+    out = Tensor._make(product)
+    node = record(AddmmBackward0, out, bias, mat1, mat2)
+    if node is not None:
+        s = node._saved
+        s["alpha"], s["beta"] = alpha, beta
+        s["mat1_sym_sizes"], s["mat2_sym_sizes"] = mat1._data.shape, mat2._data.shape
+        s["mat1_sym_strides"] = _strides(mat1) if node.needs_grad(1) else ()
+        s["mat2_sym_strides"] = _strides(mat2) if node.needs_grad(2) else ()
+        if node.needs_grad(2):
+            s["mat1"] = SavedTensor(mat1)
+        if node.needs_grad(1):
+            s["mat2"] = SavedTensor(mat2)
+    return out
+
+
+def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """x @ weight.T + bias, decomposed into the same nodes PyTorch records:
+    AddmmBackward0 (with a ViewBackward0 around it for 1-D or batched input) when
+    there is a bias, a plain matmul when there is none."""
+    wt = views.t(weight)
+    if bias is None:
+        if x._data.ndim > 2:
+            raise NotImplementedError("minigrad's linear without bias takes 1-D or 2-D input")
+        return matmul(x, wt)
+    if x._data.ndim == 2:
+        return addmm(bias, x, wt)
+    if x._data.ndim == 0:
+        raise RuntimeError("both arguments to linear need to be at least 1D, but they are "
+                           f"0D and {weight._data.ndim}D")
+    lead = x._data.shape[:-1]
+    flat_x = views.view(x, (-1, x._data.shape[-1]))
+    out = addmm(bias, flat_x, wt)
+    return views.view(out, (*lead, out._data.shape[-1]))

@@ -1,0 +1,219 @@
+"""Custom differentiable functions: subclass `Function`, write `forward` and
+`backward` as static methods, call `MyFn.apply(...)`.
+
+As in PyTorch, the `ctx` your methods receive *is* the backward node: `y.grad_fn`
+of `y = MyFn.apply(x)` is an instance of a class named `MyFnBackward`, made once per
+Function subclass. What you pass to `ctx.save_for_backward` is kept as saved tensors
+with their versions, checked when `ctx.saved_tensors` is read (not before), and
+released after backward unless `retain_graph=True`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .grad_mode import STATE, no_grad
+from .graph import Node, SavedTensor, capture_forward_trace
+
+
+class FunctionCtx(Node):
+    """The node of one call of a custom Function, and its `ctx`."""
+
+    __slots__ = (
+        "_to_save",
+        "_ctx_saved",
+        "_dirty",
+        "_non_differentiable",
+        "_materialize_grads",
+        "_is_tensor_input",
+        "_output_meta",
+        "needs_input_grad",
+        "__dict__",  # lets forward stash plain values: ctx.k = 2.0
+    )
+
+    def __init__(self, next_functions: tuple = ()) -> None:
+        super().__init__(next_functions)
+        self._to_save: tuple = ()
+        self._ctx_saved: tuple | None = None
+        self._dirty: tuple = ()
+        self._non_differentiable: tuple = ()
+        self._materialize_grads = True
+        self._output_meta: tuple = ()
+
+    # -- what forward may call -----------------------------------------------------
+
+    def save_for_backward(self, *tensors) -> None:
+        """Keep these tensors (or None) for backward, with their versions."""
+        self._to_save = tensors
+
+    def mark_dirty(self, *tensors) -> None:
+        """Declare the inputs this forward modified in place."""
+        self._dirty = tensors
+
+    def mark_non_differentiable(self, *tensors) -> None:
+        """Declare outputs that never get a gradient (indices, masks, ...)."""
+        self._non_differentiable = tensors
+
+    def set_materialize_grads(self, value: bool) -> None:
+        """Whether backward sees zeros (default) or None for outputs without gradient."""
+        self._materialize_grads = value
+
+    # -- what backward reads -------------------------------------------------------
+
+    @property
+    def saved_tensors(self) -> tuple:
+        """The saved tensors, after PyTorch's checks: released, or modified in place."""
+        if self._ctx_saved is None:
+            return ()
+        return tuple(None if s is None else s.unpack(self) for s in self._ctx_saved)
+
+    @property
+    def _raw_saved_tensors(self) -> tuple:
+        """The SavedTensor records themselves (versions, released or not)."""
+        return self._ctx_saved or ()
+
+    # -- the engine's side -----------------------------------------------------------
+
+    def release_variables(self) -> tuple[str, ...]:
+        released = []
+        for i, saved in enumerate(self._ctx_saved or ()):
+            if saved is not None and not saved.is_released:
+                saved.release()
+                released.append(f"saved_tensors[{i}]")
+        return tuple(released)
+
+    def apply(self, grads: list) -> tuple:
+        from ..tensor import Tensor
+
+        fn = self._function
+        name = self.name()
+        grads = list(grads) + [None] * (len(self._output_meta) - len(grads))
+        wrapped = []
+        for g, (shape, dtype) in zip(grads, self._output_meta):
+            if g is None and self._materialize_grads:
+                g = np.zeros(shape, dtype)
+            wrapped.append(None if g is None else Tensor._make(g))
+        with no_grad():
+            result = fn.backward(self, *wrapped)
+        if not isinstance(result, tuple):
+            result = (result,)
+        n_inputs = len(self._is_tensor_input)
+        if len(result) != n_inputs:
+            # PyTorch tolerates extra trailing Nones.
+            if len(result) > n_inputs and all(r is None for r in result[n_inputs:]):
+                result = result[:n_inputs]
+            else:
+                raise RuntimeError(
+                    f"function {name} returned an incorrect number of gradients (expected "
+                    f"{n_inputs}, got {len(result)})"
+                )
+        out = []
+        for i, (r, is_tensor) in enumerate(zip(result, self._is_tensor_input)):
+            if not is_tensor:
+                if r is not None:
+                    raise RuntimeError(
+                        f"function {name} returned a gradient different than None at position "
+                        f"{i + 1}, but the corresponding forward input was not a Variable"
+                    )
+                continue
+            if r is not None and not isinstance(r, Tensor):
+                raise TypeError(
+                    f"function {name} returned a gradient of type {type(r).__name__} at "
+                    f"position {i + 1}; gradients must be Tensors or None"
+                )
+            out.append(None if r is None else r._data)
+        return tuple(out)
+
+
+class _FunctionMeta(type):
+    """Gives every Function subclass its own node class, `<Name>Backward`."""
+
+    def __init__(cls, name, bases, attrs):
+        super().__init__(name, bases, attrs)
+        cls._backward_cls = type(f"{name}Backward", (FunctionCtx,), {"_function": cls})
+
+
+class Function(metaclass=_FunctionMeta):
+    """Base class of custom autograd functions (see the module docstring)."""
+
+    @staticmethod
+    def forward(ctx: FunctionCtx, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError(
+            "You must implement the forward function for custom autograd.Function."
+        )
+
+    @staticmethod
+    def backward(ctx: FunctionCtx, *grad_outputs: Any) -> Any:
+        raise NotImplementedError(
+            "You must implement either the backward or vjp method for your custom "
+            "autograd.Function to use it with backward mode AD."
+        )
+
+    @classmethod
+    def apply(cls, *args: Any) -> Any:
+        """Run `forward` without recording, then record one node for the whole call."""
+        from ..tensor import Tensor, check_inplace, make_view
+
+        is_tensor = tuple(isinstance(a, Tensor) for a in args)
+        tensors = [a for a in args if isinstance(a, Tensor)]
+        record = STATE.grad_enabled and any(t.requires_grad for t in tensors)
+        ctx = cls._backward_cls(tuple(t._edge() for t in tensors) if record else ())
+        ctx._is_tensor_input = is_tensor
+        ctx.needs_input_grad = tuple(
+            isinstance(a, Tensor) and a.requires_grad and STATE.grad_enabled for a in args
+        )
+        with no_grad():
+            result = cls.forward(ctx, *args)
+        single = not isinstance(result, tuple)
+        outputs = (result,) if single else result
+
+        dirty = {id(t) for t in ctx._dirty}
+        non_diff = {id(t) for t in ctx._non_differentiable}
+        inputs = {id(t) for t in tensors}
+        final = []
+        for nr, out in enumerate(outputs):
+            if not isinstance(out, Tensor):
+                final.append(out)
+                continue
+            if id(out) in dirty:
+                # Modified in place by forward: the input itself becomes this output,
+                # and counts one more in-place op (as in PyTorch).
+                if record and out.is_leaf and out.requires_grad:
+                    raise RuntimeError(
+                        "a leaf Variable that requires grad has been used in an in-place "
+                        "operation."
+                    )
+                if record:
+                    check_inplace(out)
+                out._version_counter.value += 1
+            elif id(out) in inputs:
+                # An input returned unchanged comes back as a view of itself.
+                out = make_view(out, out._data.view())
+            if record and id(out) not in non_diff and out.dtype.is_floating_point:
+                if id(out) in dirty:
+                    from ..tensor import rebase_history
+
+                    rebase_history(out, ctx)
+                    out._output_nr = nr if out._view is None else out._output_nr
+                else:
+                    out._grad_fn = ctx
+                    out._output_nr = nr
+            final.append(out)
+        if record:
+            ctx._output_meta = tuple(
+                (o._data.shape, o._data.dtype) if isinstance(o, Tensor) else ((), np.float32)
+                for o in final
+            )
+            ctx._input_meta = tuple((t._data.shape, t._data.dtype) for t in tensors)
+            if STATE.anomaly_enabled:
+                ctx._forward_trace = capture_forward_trace()
+            # Outputs are saved without a reference to themselves (no cycle).
+            out_ids = {id(o): o for o in final if isinstance(o, Tensor)}
+            ctx._ctx_saved = tuple(
+                None if t is None else SavedTensor(t, is_output=id(t) in out_ids)
+                for t in ctx._to_save
+            )
+        ctx._to_save = ()
+        return final[0] if single else tuple(final)

@@ -1,0 +1,125 @@
+"""The layers of the course's models: Linear, activations, Sequential, MSELoss."""
+
+from __future__ import annotations
+
+import math
+from collections import OrderedDict
+from collections.abc import Iterator
+
+from .. import _creation
+from ..ops.linalg import linear
+from ..ops.loss import REDUCTIONS, mse_loss
+from ..ops.unary import relu, relu_, sigmoid, tanh
+from ..tensor import Tensor
+from . import init
+from .module import Module
+from .parameter import Parameter
+
+
+class Linear(Module):
+    """y = x @ weight.T + bias, initialised as PyTorch does: weight and bias from
+    U(-1/sqrt(in_features), 1/sqrt(in_features)), each drawn in place (so both are
+    at version 1 when the layer is built)."""
+
+    def __init__(self, in_features: int, out_features: int, bias: bool = True,
+                 dtype=None) -> None:
+        super().__init__()
+        self.in_features = in_features
+        self.out_features = out_features
+        self.weight = Parameter(_creation.empty(out_features, in_features, dtype=dtype))
+        if bias:
+            self.bias = Parameter(_creation.empty(out_features, dtype=dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in = self.in_features
+            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0.0
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return linear(x, self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        return (f"in_features={self.in_features}, out_features={self.out_features}, "
+                f"bias={self.bias is not None}")
+
+
+class ReLU(Module):
+    """max(x, 0), element-wise."""
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, x: Tensor) -> Tensor:
+        return relu_(x) if self.inplace else relu(x)
+
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
+
+
+class Tanh(Module):
+    """tanh(x), element-wise."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        return tanh(x)
+
+
+class Sigmoid(Module):
+    """1 / (1 + exp(-x)), element-wise."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        return sigmoid(x)
+
+
+class Sequential(Module):
+    """Modules applied one after the other; `model[0]` is the first."""
+
+    def __init__(self, *modules: Module) -> None:
+        super().__init__()
+        if len(modules) == 1 and isinstance(modules[0], OrderedDict):
+            for name, m in modules[0].items():
+                self.add_module(name, m)
+        else:
+            for i, m in enumerate(modules):
+                self.add_module(str(i), m)
+
+    def __getitem__(self, index: int | slice) -> Module:
+        items = list(self._modules.values())
+        if isinstance(index, slice):
+            return Sequential(OrderedDict(list(self._modules.items())[index]))
+        if not -len(items) <= index < len(items):
+            raise IndexError(f"index {index} is out of range")
+        return items[index]
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self) -> Iterator[Module]:
+        return iter(self._modules.values())
+
+    def append(self, module: Module) -> Sequential:
+        self.add_module(str(len(self)), module)
+        return self
+
+    def forward(self, x):
+        for module in self:
+            x = module(x)
+        return x
+
+
+class MSELoss(Module):
+    """The mean (or sum, or none) of squared differences between input and target."""
+
+    def __init__(self, reduction: str = "mean") -> None:
+        super().__init__()
+        if reduction not in REDUCTIONS:
+            raise ValueError(f"{reduction} is not a valid value for reduction")
+        self.reduction = reduction
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
+        return mse_loss(input, target, reduction=self.reduction)

@@ -1,0 +1,253 @@
+"""`Module`: a layer or a model, owning parameters and sub-modules."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from ..autograd.grad_mode import no_grad
+from ..tensor import Tensor
+from .parameter import Parameter
+
+
+class Module:
+    """Base class of every layer and model.
+
+    Assigning a `Parameter` or a `Module` to an attribute registers it, so
+    `parameters()` finds every trainable tensor of a model, however nested.
+    Subclasses call `super().__init__()` first and define `forward`.
+    """
+
+    training: bool
+
+    def __init__(self) -> None:
+        object.__setattr__(self, "training", True)
+        object.__setattr__(self, "_parameters", OrderedDict())
+        object.__setattr__(self, "_modules", OrderedDict())
+
+    # -- registration ------------------------------------------------------------
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        params = self.__dict__.get("_parameters")
+        if isinstance(value, Parameter):
+            if params is None:
+                raise AttributeError("cannot assign parameters before Module.__init__() call")
+            self._drop(name)
+            params[name] = value
+        elif params is not None and name in params:
+            if value is not None:
+                kind = (f"minigrad.{value.dtype.tensor_type}" if isinstance(value, Tensor)
+                        else type(value).__name__)
+                raise TypeError(f"cannot assign '{kind}' as parameter '{name}' "
+                                "(minigrad.nn.Parameter or None expected)")
+            params[name] = None
+        elif isinstance(value, Module):
+            modules = self.__dict__.get("_modules")
+            if modules is None:
+                raise AttributeError("cannot assign module before Module.__init__() call")
+            self._drop(name)
+            modules[name] = value
+        elif self.__dict__.get("_modules") and name in self._modules:
+            if value is not None:
+                raise TypeError(f"cannot assign '{type(value).__name__}' as child module "
+                                f"'{name}' (minigrad.nn.Module or None expected)")
+            self._modules[name] = None
+        else:
+            object.__setattr__(self, name, value)
+
+    def _drop(self, name: str) -> None:
+        self.__dict__.pop(name, None)
+        self.__dict__["_parameters"].pop(name, None)
+        self.__dict__["_modules"].pop(name, None)
+
+    def __getattr__(self, name: str) -> Any:
+        # Only called when normal lookup fails: look in the registries.
+        for registry in ("_parameters", "_modules"):
+            found = self.__dict__.get(registry)
+            if found is not None and name in found:
+                return found[name]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __delattr__(self, name: str) -> None:
+        if name in self._parameters:
+            del self._parameters[name]
+        elif name in self._modules:
+            del self._modules[name]
+        else:
+            object.__delattr__(self, name)
+
+    def register_parameter(self, name: str, param: Parameter | None) -> None:
+        """Register `param` (or a None placeholder) under `name`."""
+        if param is not None and not isinstance(param, Parameter):
+            raise TypeError(f"cannot assign '{type(param).__name__}' object to parameter "
+                            f"'{name}' (minigrad.nn.Parameter or None required)")
+        self._parameters[name] = param
+
+    def add_module(self, name: str, module: Module | None) -> None:
+        """Register a sub-module under `name`."""
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(f"{type(module).__name__} is not a Module subclass")
+        self._modules[name] = module
+
+    # -- walking the tree ----------------------------------------------------------
+
+    def named_modules(self, prefix: str = "") -> Iterator[tuple[str, Module]]:
+        """This module and every sub-module, each once, with dotted names."""
+        seen: set[int] = set()
+        stack = [(prefix, self)]
+        while stack:
+            name, module = stack.pop()
+            if id(module) in seen:
+                continue
+            seen.add(id(module))
+            yield name, module
+            children = [(f"{name}.{n}" if name else n, m)
+                        for n, m in module._modules.items() if m is not None]
+            stack.extend(reversed(children))
+
+    def modules(self) -> Iterator[Module]:
+        for _, m in self.named_modules():
+            yield m
+
+    def named_children(self) -> Iterator[tuple[str, Module]]:
+        for name, m in self._modules.items():
+            if m is not None:
+                yield name, m
+
+    def children(self) -> Iterator[Module]:
+        for _, m in self.named_children():
+            yield m
+
+    def named_parameters(self, prefix: str = "",
+                         recurse: bool = True) -> Iterator[tuple[str, Parameter]]:
+        """Every parameter once (shared ones are listed under their first name)."""
+        seen: set[int] = set()
+        modules = self.named_modules(prefix) if recurse else [(prefix, self)]
+        for mod_name, module in modules:
+            for name, p in module._parameters.items():
+                if p is None or id(p) in seen:
+                    continue
+                seen.add(id(p))
+                yield (f"{mod_name}.{name}" if mod_name else name), p
+
+    def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
+        for _, p in self.named_parameters(recurse=recurse):
+            yield p
+
+    def apply(self, fn: Callable[[Module], None]) -> Module:
+        """Call `fn` on every sub-module (children first), then on this one."""
+        for child in self.children():
+            child.apply(fn)
+        fn(self)
+        return self
+
+    # -- modes and gradients ------------------------------------------------------
+
+    def train(self, mode: bool = True) -> Module:
+        """Set training mode on this module and all sub-modules."""
+        if not isinstance(mode, bool):
+            raise ValueError("training mode is expected to be boolean")
+        for m in self.modules():
+            object.__setattr__(m, "training", mode)
+        return self
+
+    def eval(self) -> Module:
+        return self.train(False)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Module:
+        for p in self.parameters():
+            p.requires_grad_(requires_grad)
+        return self
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Forget the gradients: set `.grad` to None (default) or fill it with zeros."""
+        for p in self.parameters():
+            if p.grad is None:
+                continue
+            if set_to_none:
+                p.grad = None
+            else:
+                g = p.grad.detach_() if p.grad.grad_fn is not None else p.grad
+                g.zero_()
+
+    # -- state ---------------------------------------------------------------------
+
+    def state_dict(self) -> OrderedDict:
+        """Every parameter's values, detached, by dotted name."""
+        return OrderedDict((name, p.detach()) for name, p in self.named_parameters())
+
+    def load_state_dict(self, state: dict) -> None:
+        """Copy values into the parameters in place (one version bump each)."""
+        own = dict(self.named_parameters())
+        missing = [k for k in own if k not in state]
+        unexpected = [k for k in state if k not in own]
+        if missing or unexpected:
+            raise RuntimeError(
+                f"Error(s) in loading state_dict for {type(self).__name__}: missing keys "
+                f"{missing}, unexpected keys {unexpected}"
+            )
+        with no_grad():
+            for name, p in own.items():
+                value = state[name]
+                if tuple(value.shape) != tuple(p.shape):
+                    raise RuntimeError(
+                        f"size mismatch for {name}: copying a param with shape {value.shape} "
+                        f"from checkpoint, the shape in current model is {p.shape}."
+                    )
+                p.copy_(value)
+
+    def _cast(self, dtype) -> Module:
+        for p in self.parameters():
+            p.data = p.data.to(dtype)
+            if p.grad is not None:
+                p.grad = p.grad.to(dtype)
+        return self
+
+    def double(self) -> Module:
+        """Convert every parameter to float64."""
+        from .. import float64
+
+        return self._cast(float64)
+
+    def float(self) -> Module:  # noqa: A003 - mirrors torch
+        """Convert every parameter to float32."""
+        from .. import float32
+
+        return self._cast(float32)
+
+    def to(self, dtype) -> Module:
+        """`to(minigrad.float64)` converts the parameters; `to("cpu")` does nothing."""
+        if isinstance(dtype, str) or type(dtype).__name__ == "device":
+            from ..tensor import device
+
+            device(str(dtype))
+            return self
+        return self._cast(dtype)
+
+    # -- running ---------------------------------------------------------------------
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError(
+            f'Module [{type(self).__name__}] is missing the required "forward" function'
+        )
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.forward(*args, **kwargs)
+
+    # -- printing ----------------------------------------------------------------------
+
+    def extra_repr(self) -> str:
+        """What goes between the parentheses of this module's repr."""
+        return ""
+
+    def __repr__(self) -> str:
+        extra = self.extra_repr()
+        lines = extra.split("\n") if extra else []
+        for name, module in self._modules.items():
+            child = repr(module).replace("\n", "\n  ")
+            lines.append(f"({name}): {child}")
+        if not self._modules:
+            return f"{type(self).__name__}({extra})"
+        body = "\n  ".join(lines)
+        return f"{type(self).__name__}(\n  {body}\n)"

@@ -1,0 +1,100 @@
+"""`Optimizer`: parameter groups, per-parameter state, `zero_grad` and `step`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import numpy as np
+
+from ..autograd.grad_mode import no_grad
+from ..tensor import Tensor
+
+
+class Optimizer:
+    """Base class: keeps `param_groups` (dicts of "params" plus settings) and a
+    `state` dict per parameter. Subclasses implement `_update(group)`."""
+
+    def __init__(self, params: Iterable, defaults: dict[str, Any]) -> None:
+        if isinstance(params, Tensor):
+            raise TypeError(
+                "params argument given to the optimizer should be an iterable of Tensors or "
+                f"dicts, but got minigrad.{params.dtype.tensor_type}"
+            )
+        self.defaults = defaults
+        self.state: dict = {}
+        self.param_groups: list[dict[str, Any]] = []
+        groups = list(params)
+        if not groups:
+            raise ValueError("optimizer got an empty parameter list")
+        if not isinstance(groups[0], dict):
+            groups = [{"params": groups}]
+        for group in groups:
+            self.add_param_group(group)
+
+    def add_param_group(self, group: dict[str, Any]) -> None:
+        """Add a group of parameters with its own settings (defaults fill the rest)."""
+        params = group["params"]
+        params = [params] if isinstance(params, Tensor) else list(params)
+        for p in params:
+            if not isinstance(p, Tensor):
+                raise TypeError("optimizer can only optimize Tensors, but one of the params "
+                                f"is {type(p).__name__}")
+            if not p.is_leaf:
+                raise ValueError("can't optimize a non-leaf Tensor")
+        seen = {id(p) for g in self.param_groups for p in g["params"]}
+        if any(id(p) in seen for p in params):
+            raise ValueError("some parameters appear in more than one parameter group")
+        full = {**self.defaults, **group, "params": params}
+        self.param_groups.append(full)
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Forget the gradients: `.grad = None` (default) or zeros in place."""
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                if set_to_none:
+                    p.grad = None
+                else:
+                    p.grad.zero_()
+
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+        """Update every parameter that has a gradient, without recording a graph.
+
+        Each update is one in-place op on the parameter: its version goes up by one.
+        """
+        loss = None
+        if closure is not None:
+            from ..autograd.grad_mode import enable_grad
+
+            with enable_grad():
+                loss = closure()
+        with no_grad():
+            for group in self.param_groups:
+                for p in group["params"]:
+                    if p.grad is not None:
+                        self._update(p, group, self.state.setdefault(p, {}))
+                        p._version_counter.value += 1
+        return loss
+
+    def _update(self, p: Tensor, group: dict[str, Any], state: dict) -> None:
+        raise NotImplementedError
+
+    @staticmethod
+    def _flat(p: Tensor) -> tuple[np.ndarray, np.ndarray]:
+        """The parameter's and its gradient's memory as flat arrays the kernels update."""
+        data = p._data
+        if not data.flags.c_contiguous:
+            raise NotImplementedError("minigrad's optimizers need contiguous parameters")
+        grad = np.ascontiguousarray(p.grad._data, dtype=data.dtype)
+        return data.reshape(-1), grad.reshape(-1)
+
+    def __repr__(self) -> str:
+        lines = [f"{type(self).__name__} ("]
+        for i, group in enumerate(self.param_groups):
+            lines.append(f"Parameter Group {i}")
+            for key in sorted(k for k in group if k != "params"):
+                lines.append(f"    {key}: {group[key]}")
+        lines.append(")")
+        return "\n".join(lines)

@@ -1,0 +1,382 @@
+"""nn, optim and custom Functions: the same programs under minigrad and PyTorch.
+
+Each program takes the library module (`minigrad` or `torch`) and returns a dict of
+plain Python/numpy results; the two dicts must agree (floats to 1e-6 relative, in
+float64). Weights are set from one numpy generator so both start identical.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import minigrad
+
+
+def _as_plain(value):
+    if hasattr(value, "detach") and hasattr(value, "shape"):
+        return np.array(value.detach().tolist())
+    if isinstance(value, (list, tuple)):
+        return type(value)(_as_plain(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _as_plain(v) for k, v in value.items()}
+    return value
+
+
+def _names_match(a, b, where="") -> None:
+    if isinstance(a, dict):
+        assert a.keys() == b.keys(), where
+        for k in a:
+            _names_match(a[k], b[k], f"{where}.{k}")
+    elif isinstance(a, (list, tuple)):
+        assert len(a) == len(b), where
+        for i, (x, y) in enumerate(zip(a, b)):
+            _names_match(x, y, f"{where}[{i}]")
+    elif isinstance(a, np.ndarray):
+        np.testing.assert_allclose(b, a, rtol=1e-6, atol=1e-9, err_msg=where)
+    elif isinstance(a, float):
+        assert b == pytest.approx(a, rel=1e-6, abs=1e-9), where
+    elif isinstance(a, str):
+        assert b == a.replace("torch", "minigrad"), where
+    else:
+        assert b == a, where
+
+
+def run_both(torch, program):
+    expected = _as_plain(program(torch))
+    actual = _as_plain(program(minigrad))
+    _names_match(expected, actual)
+    return actual
+
+
+def _error(fn) -> tuple[str, str]:
+    try:
+        fn()
+    except Exception as exc:  # noqa: BLE001 - comparing whatever each library raises
+        return type(exc).__name__, str(exc)
+    return ("no error", "")
+
+
+def _mlp(lib, sizes=(4, 5, 3), seed=0):
+    nn = lib.nn
+    model = nn.Sequential(nn.Linear(sizes[0], sizes[1]), nn.ReLU(),
+                          nn.Linear(sizes[1], sizes[2]), nn.Tanh())
+    model.double()
+    rng = np.random.default_rng(seed)
+    with lib.no_grad():
+        for p in model.parameters():
+            p.copy_(lib.tensor(rng.standard_normal(tuple(p.shape)) * 0.5, dtype=lib.float64))
+    x = lib.tensor(rng.standard_normal((6, sizes[0])), dtype=lib.float64)
+    y = lib.tensor(rng.standard_normal((6, sizes[2])), dtype=lib.float64)
+    return model, x, y
+
+
+OPTIMIZERS = {
+    "sgd": lambda lib, ps: lib.optim.SGD(ps, lr=0.1),
+    "sgd-momentum": lambda lib, ps: lib.optim.SGD(ps, lr=0.05, momentum=0.9, dampening=0.1),
+    "sgd-nesterov-wd": lambda lib, ps: lib.optim.SGD(ps, lr=0.05, momentum=0.9,
+                                                     weight_decay=0.01, nesterov=True),
+    "adam": lambda lib, ps: lib.optim.Adam(ps, lr=0.01),
+    "adam-wd-amsgrad": lambda lib, ps: lib.optim.Adam(ps, lr=0.02, betas=(0.8, 0.99),
+                                                      weight_decay=0.05, amsgrad=True),
+}
+
+
+@pytest.mark.parametrize("name", list(OPTIMIZERS))
+def test_training_steps_match(torch, name):
+    def program(lib):
+        model, x, y = _mlp(lib)
+        opt = OPTIMIZERS[name](lib, model.parameters())
+        losses, grads = [], []
+        for _ in range(6):
+            opt.zero_grad()
+            loss = lib.nn.MSELoss()(model(x), y)
+            loss.backward()
+            grads.append([p.grad for p in model.parameters()])
+            opt.step()
+            losses.append(loss.item())
+        return {
+            "losses": losses,
+            "grads": grads,
+            "params": list(model.parameters()),
+            "versions": [p._version for p in model.parameters()],
+            "grad_after_zero": [p.grad is None for p in model.parameters()],
+        }
+
+    result = run_both(torch, program)
+    assert result["versions"] == [8] * 4  # init + copy + 6 steps, as torch counts
+
+
+def test_zero_grad_keeping_tensors(torch):
+    def program(lib):
+        model, x, y = _mlp(lib)
+        opt = lib.optim.SGD(model.parameters(), lr=0.1)
+        lib.nn.MSELoss()(model(x), y).backward()
+        grad = model[0].weight.grad
+        opt.zero_grad(set_to_none=False)
+        return {"same object": model[0].weight.grad is grad, "zeros": grad,
+                "version": grad._version}
+
+    run_both(torch, program)
+
+
+def test_forgotten_zero_grad_accumulates(torch):
+    def program(lib):
+        model, x, y = _mlp(lib)
+        out = []
+        for _ in range(3):
+            lib.nn.MSELoss(reduction="sum")(model(x), y).backward()
+            out.append(model[2].bias.grad.clone())
+        return out
+
+    run_both(torch, program)
+
+
+def test_linear_graph_and_versions(torch):
+    def program(lib):
+        lib.manual_seed(0)
+        layer = lib.nn.Linear(3, 2)
+        versions = (layer.weight._version, layer.bias._version)
+        with lib.no_grad():
+            layer.weight.copy_(lib.ones(2, 3))
+        shapes = {}
+        for label, x in [("1d", lib.ones(3)), ("2d", lib.ones(4, 3)), ("3d", lib.ones(2, 4, 3))]:
+            y = layer(x)
+            node = y.grad_fn
+            shapes[label] = {
+                "shape": tuple(y.shape), "node": node.name(),
+                "next": [None if n is None else n.name() for n, _ in node.next_functions],
+            }
+        y = layer(lib.ones(4, 3))
+        addmm = y.grad_fn
+        saved = {k: getattr(addmm, k) for k in (
+            "_saved_alpha", "_saved_beta", "_saved_mat1_sym_sizes", "_saved_mat1_sym_strides",
+            "_saved_mat2_sym_sizes", "_saved_mat2_sym_strides")}
+        inner = [None if n is None else n.name() for n, _ in addmm.next_functions]
+        nobias = lib.nn.Linear(3, 2, bias=False)
+        return {
+            "versions": versions, "per input": shapes, "addmm saved": saved,
+            "addmm next": inner, "repr": repr(layer), "nobias repr": repr(nobias),
+            "nobias 1d": nobias(lib.ones(3)).grad_fn.name(),
+            "nobias 2d": nobias(lib.ones(4, 3)).grad_fn.name(),
+        }
+
+    run_both(torch, program)
+
+
+def test_module_surface(torch):
+    def program(lib):
+        nn = lib.nn
+        model = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 1), nn.Tanh(),
+                              nn.Sigmoid(), nn.ReLU(inplace=True))
+        model.eval()
+        return {
+            "repr": repr(model),
+            "names": [n for n, _ in model.named_parameters()],
+            "count": len(list(model.parameters())),
+            "len": len(model),
+            "training": [m.training for m in model.modules()],
+            "child names": [n for n, _ in model.named_children()],
+            "loss repr": [repr(nn.MSELoss()), repr(nn.MSELoss(reduction="sum"))],
+            "state keys": list(model.state_dict().keys()),
+            "assign tensor": _error(lambda: setattr(model[0], "weight", lib.ones(4, 3))),
+            "no forward": _error(lambda: nn.Module()(1)),
+        }
+
+    run_both(torch, program)
+
+
+def test_parameter_rewrap_is_a_new_leaf(torch):
+    def program(lib):
+        w = lib.tensor([1.0, 2.0], requires_grad=True)
+        x = lib.tensor([3.0, 4.0])
+        p = lib.nn.Parameter(w * x)
+        (p * 2).sum().backward()
+        return {"is_leaf": p.is_leaf, "grad_fn": p.grad_fn, "p.grad": p.grad,
+                "w.grad": w.grad, "repr": repr(lib.nn.Parameter(lib.ones(2))),
+                "version": p._version}
+
+    run_both(torch, program)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_mse_loss(torch, reduction):
+    def program(lib):
+        a = lib.tensor([[1.0, 2.0], [3.0, -1.0]], dtype=lib.float64, requires_grad=True)
+        t = lib.tensor([[0.5, 2.5], [1.0, 0.0]], dtype=lib.float64, requires_grad=True)
+        loss = lib.nn.functional.mse_loss(a, t, reduction=reduction)
+        node = loss.grad_fn
+        loss.sum().backward()
+        return {"loss": loss, "name": node.name(), "reduction": node._saved_reduction,
+                "a.grad": a.grad, "t.grad": t.grad}
+
+    run_both(torch, program)
+
+
+def test_mse_loss_shape_warning_and_errors(torch):
+    def program(lib):
+        a = lib.tensor([[1.0], [2.0], [3.0]], requires_grad=True)
+        t = lib.tensor([1.0, 0.0, 2.0])
+        with warnings.catch_warnings(record=True) as rec:
+            warnings.simplefilter("always")
+            loss = lib.nn.functional.mse_loss(a, t)
+        loss.backward()
+        return {
+            "warning": [(w.category.__name__, str(w.message)) for w in rec],
+            "next": [n.name() for n, _ in loss.grad_fn.next_functions if n is not None],
+            "grad": a.grad, "loss": loss,
+            "bad reduction": _error(lambda: lib.nn.functional.mse_loss(a, a, reduction="avg")),
+            "bad shape": _error(lambda: lib.nn.functional.mse_loss(lib.ones(3), lib.ones(2))),
+        }
+
+    run_both(torch, program)
+
+
+def test_optimizer_errors(torch):
+    def program(lib):
+        leaf = lib.ones(2, requires_grad=True)
+        return {
+            "empty": _error(lambda: lib.optim.SGD([], lr=0.1)),
+            "non-leaf": _error(lambda: lib.optim.SGD([leaf * 2], lr=0.1)),
+            "bad lr": _error(lambda: lib.optim.SGD([leaf], lr=-1.0)),
+            "bad beta": _error(lambda: lib.optim.Adam([leaf], betas=(1.5, 0.9))),
+        }
+
+    run_both(torch, program)
+
+
+# -- custom Functions ------------------------------------------------------------------
+
+
+def _functions(lib):
+    """The same custom Functions, defined against either library."""
+    Function = lib.autograd.Function
+
+    class ScaledMul(Function):
+        @staticmethod
+        def forward(ctx, x, k, y):
+            ctx.save_for_backward(x, y)
+            ctx.k = k
+            return x * k * y
+
+        @staticmethod
+        def backward(ctx, grad):
+            x, y = ctx.saved_tensors
+            return grad * ctx.k * y, None, grad * ctx.k * x
+
+    class MyExp(Function):
+        @staticmethod
+        def forward(ctx, x):
+            result = x.exp()
+            ctx.save_for_backward(result)
+            return result
+
+        @staticmethod
+        def backward(ctx, grad):
+            (result,) = ctx.saved_tensors
+            return grad * result
+
+    class Double_(Function):
+        @staticmethod
+        def forward(ctx, x):
+            x.mul_(2)
+            ctx.mark_dirty(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * 2
+
+    class SplitTwo(Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2, x * 3
+
+        @staticmethod
+        def backward(ctx, g1, g2):
+            return g1 * 2 + g2 * 3
+
+    class WrongCount(Function):
+        @staticmethod
+        def forward(ctx, x, y):
+            return x * y
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad
+
+    class WrongShape(Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, grad):
+            return lib.ones(3)
+
+    class GradForNumber(Function):
+        @staticmethod
+        def forward(ctx, x, k):
+            return x * k
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad, grad
+
+    return dict(ScaledMul=ScaledMul, MyExp=MyExp, Double_=Double_, SplitTwo=SplitTwo,
+                WrongCount=WrongCount, WrongShape=WrongShape, GradForNumber=GradForNumber)
+
+
+def test_custom_function_graph_and_grads(torch):
+    def program(lib):
+        fns = _functions(lib)
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        y = lib.tensor([3.0, 4.0])
+        z = fns["ScaledMul"].apply(x, 2.0, y)
+        node = z.grad_fn
+        info = {"name": node.name(), "repr": repr(z),
+                "next": [None if n is None else n.name() for n, _ in node.next_functions],
+                "needs": node.needs_input_grad}
+        z.sum().backward()
+        info["x.grad"] = x.grad
+        info["saved after"] = _error(lambda: node.saved_tensors)
+        p, q = fns["SplitTwo"].apply(x)
+        p.sum().backward()  # q gets no gradient: backward sees zeros for it
+        info["split grad"] = x.grad
+        return info
+
+    run_both(torch, program)
+
+
+def test_custom_function_version_check_and_dirty(torch):
+    def program(lib):
+        fns = _functions(lib)
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        r = fns["MyExp"].apply(x * 1)
+        r.mul_(2)
+        info = {"exp after in-place": _error(lambda: r.sum().backward())}
+        b = x * 1
+        out = fns["Double_"].apply(b)
+        info.update({
+            "dirty is input": out is b, "version": b._version, "node": b.grad_fn.name(),
+            "dirty leaf": _error(lambda: fns["Double_"].apply(
+                lib.ones(2, requires_grad=True))),
+        })
+        out.sum().backward()
+        info["x.grad"] = x.grad
+        return info
+
+    run_both(torch, program)
+
+
+@pytest.mark.parametrize("name", ["WrongCount", "WrongShape", "GradForNumber"])
+def test_custom_function_errors(torch, name):
+    def program(lib):
+        fn = _functions(lib)[name]
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        args = {"WrongCount": (x, x), "WrongShape": (x,), "GradForNumber": (x, 2.0)}[name]
+        return _error(lambda: fn.apply(*args).sum().backward())
+
+    run_both(torch, program)
