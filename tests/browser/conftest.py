@@ -2,7 +2,7 @@
 
 Fixtures:
   lab_notebook      path of the notebook to open; override it in a test module to
-                    test another notebook (default: widget_smoke.ipynb beside this file).
+                    test another notebook (default: stepper_demo.ipynb beside this file).
   jupyter_lab       a running `jupyter lab` (the venv's), in a fresh temporary root dir
                     holding a copy of `lab_notebook`; yields a LabServer (url, token,
                     notebook_url, ...). Teardown stops the server and its kernels.
@@ -217,7 +217,7 @@ def _start(root: Path, home: Path, notebook: str) -> LabServer:
 @pytest.fixture
 def lab_notebook() -> Path:
     """The notebook `jupyter_lab` serves. Override in a test module to change it."""
-    return HERE / "widget_smoke.ipynb"
+    return HERE / "stepper_demo.ipynb"
 
 
 @pytest.fixture
