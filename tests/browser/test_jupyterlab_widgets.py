@@ -5,8 +5,9 @@ from the menu (Run > Run All Cells), wait for the widget, click BUTTON CLICKS ti
 check that after every click the text in TEXT and the pixels of IMAGE change (to values
 never seen before), and that JupyterLab shows no widget error anywhere.
 
-To test another notebook or widget, change only these constants. Selectors are CSS; ipywidgets' `widget.add_class("name")` puts a class on
-the widget's element, which is the most stable thing to select on.
+To test another notebook or widget, change only these constants. Selectors are CSS;
+ipywidgets' `widget.add_class("name")` puts a class on the widget's element, which is
+the most stable thing to select on.
 """
 
 from __future__ import annotations
