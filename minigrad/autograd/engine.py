@@ -419,7 +419,7 @@ def _run_node(node, grads, step, keep, accumulate, capture_at, captured, trace, 
         outputs = [None] * len(node.next_functions)
     else:
         # Check every saved tensor first (the error names the node that needs it).
-        for name, saved in node.saved_items():
+        for name, saved in node.saved_items() if node._saved else ():
             saved.check(node)
             if trace:
                 pending.append(ev.SavedTensorUnpacked(
@@ -437,7 +437,7 @@ def _run_node(node, grads, step, keep, accumulate, capture_at, captured, trace, 
     if trace:
         yield ev.NodeFinished(step, node, tuple(_tensor(g) for g in grads),
                               tuple(_tensor(g) for g in outputs))
-    if not keep:
+    if not keep and (node._saved or not type(node).saves):
         released = node.release_variables()
         if trace and released:
             yield ev.SavedTensorsReleased(step, node, released)

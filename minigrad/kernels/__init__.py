@@ -1,16 +1,17 @@
 """Numerical kernels, jitted with numba.
 
-Each kernel in `elementwise` is written as the formula for ONE element; numba's
-`vectorize` turns it into a numpy ufunc with a compiled loop, so it broadcasts,
-accepts Python scalars, and writes into `out=` for in-place ops. Backward formulas
-are fused into single kernels (sigmoid's `grad * y * (1 - y)` is one pass over memory,
-not three). Kernels are cached on disk (`cache=True`), so only the very first import
-on a machine pays for compilation.
+`elementwise` holds plain loops over flat arrays, one per formula (forward ones and
+fused backward ones such as sigmoid's `grad * y * (1 - y)`); `reductions` the
+whole-tensor sum and arg-max/min; `optim` the optimizers' fused updates. numba
+compiles one version per dtype on first use and caches it on disk (`cache=True`), so
+only the very first run on a machine pays for compilation. The element-wise kernels
+release the GIL (`nogil=True`), so `ops._util.run_kernel` can split a large array
+across the cores.
 
 Reductions along dimensions use numpy's reduction loops and matrix products use
 numpy's BLAS; a hand-written loop would be slower, and no clearer.
 """
 
-from . import elementwise, reductions
+from . import elementwise, optim, reductions
 
-__all__ = ["elementwise", "reductions"]
+__all__ = ["elementwise", "optim", "reductions"]

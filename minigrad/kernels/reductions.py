@@ -7,12 +7,16 @@ from numba import njit
 # (numba's default "python" error model raises ZeroDivisionError instead).
 
 
-@njit(cache=True, error_model="numpy")
+# Allowing reassociation lets LLVM keep several partial sums at once (SIMD): the
+# float64 total is the same up to rounding, and the loop runs several times faster.
+# (Only "reassoc": full fastmath would also assume there are no NaNs or infinities.)
+@njit(cache=True, fastmath={"reassoc"}, error_model="numpy")
 def sum_all(x):
     """The sum of every element, accumulated in float64 for accuracy."""
+    flat = x.ravel()
     total = 0.0
-    for v in x.ravel():
-        total += v
+    for i in range(flat.size):
+        total += flat[i]
     return total
 
 

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 
 from .._dtype import float32, result_type
+from ..kernels import elementwise as K
 from ..tensor import Tensor
 
 
@@ -58,10 +62,46 @@ def as_float_data(x: Tensor) -> np.ndarray:
     return d if d.dtype.kind == "f" else d.astype(np.float32)
 
 
+# Arrays at least this long are split across the cores (the kernels release the
+# GIL); below it, starting threads would cost more than it saves.
+PARALLEL_MIN = 1 << 18
+_WORKERS = os.cpu_count() or 1
+_pool: ThreadPoolExecutor | None = None
+
+
+def run_kernel(kernel, *args) -> None:
+    """Call `kernel(*args)`; the last argument is the flat output. For long arrays,
+    each core runs the same kernel on its own slice of every flat array argument."""
+    n = args[-1].size
+    if n < PARALLEL_MIN or _WORKERS == 1:
+        kernel(*args)
+        return
+    global _pool
+    if _pool is None:
+        _pool = ThreadPoolExecutor(_WORKERS, thread_name_prefix="minigrad-kernel")
+    step = -(-n // _WORKERS)
+    jobs = [
+        _pool.submit(kernel, *(a[i:i + step] if isinstance(a, np.ndarray) and a.size == n
+                               else a for a in args))
+        for i in range(0, n, step)
+    ]
+    for job in jobs:
+        job.result()
+
+
+def _broadcast_scalar(a: np.ndarray) -> bool:
+    """A broadcast single value (every stride 0), as `sum`'s backward produces."""
+    return a.ndim > 0 and a.size > 1 and not any(a.strides)
+
+
+# Commutative kernels and their array-op-scalar twins (see `binary`).
+SCALAR_FORMS = {K.add: K.add_scalar, K.mul: K.mul_scalar}
+
+
 def unary(kernel, x: np.ndarray) -> np.ndarray:
     """Run a one-input kernel into a fresh array of the same shape and dtype."""
     out = np.empty(x.shape, x.dtype)
-    kernel(flat(x), out.reshape(-1))
+    run_kernel(kernel, flat(x), out.reshape(-1))
     return out
 
 
@@ -76,8 +116,16 @@ def binary(kernel, a: np.ndarray, b: np.ndarray, out_dtype) -> np.ndarray:
         shape = broadcast_shape(a.shape, b.shape)
         a = np.broadcast_to(a, shape)
         b = np.broadcast_to(b, shape)
+    scalar_form = SCALAR_FORMS.get(kernel)
+    if scalar_form is not None and (_broadcast_scalar(a) or _broadcast_scalar(b)):
+        # One side is a single value spread out: use it as a scalar, never copy it.
+        if _broadcast_scalar(a):
+            a, b = b, a
+        out = np.empty(a.shape, out_dtype)
+        run_kernel(scalar_form, flat(a), b.reshape(-1)[0], out.reshape(-1))
+        return out
     out = np.empty(a.shape, out_dtype)
-    kernel(flat(a), flat(b), out.reshape(-1))
+    run_kernel(kernel, flat(a), flat(b), out.reshape(-1))
     return out
 
 
@@ -86,7 +134,7 @@ def backward2(kernel, grad: np.ndarray, x: np.ndarray) -> np.ndarray:
     if x.shape != grad.shape:
         x = np.broadcast_to(x, grad.shape)
     out = np.empty(grad.shape, grad.dtype)
-    kernel(flat(grad), flat(x.astype(grad.dtype, copy=False)), out.reshape(-1))
+    run_kernel(kernel, flat(grad), flat(x.astype(grad.dtype, copy=False)), out.reshape(-1))
     return out
 
 

@@ -20,7 +20,7 @@ from .. import _dtype
 from ..autograd.graph import INPUT, OUTPUT, Node, SavedTensor
 from ..kernels import elementwise as K
 from ..tensor import Tensor, as_tensor_arg, begin_inplace, finish_inplace, record
-from ._util import binary, flat, float_dtype, scalar_of
+from ._util import binary, flat, float_dtype, run_kernel, scalar_of
 
 VALUE = "value"
 
@@ -31,9 +31,9 @@ def _scalar_op(kernel, a: np.ndarray, s, dt, reverse: bool = False) -> np.ndarra
     out = np.empty(a.shape, dt.np)
     s = scalar_of(s, dt)
     if reverse:
-        kernel(s, flat(a), out.reshape(-1))
+        run_kernel(kernel, s, flat(a), out.reshape(-1))
     else:
-        kernel(flat(a), s, out.reshape(-1))
+        run_kernel(kernel, flat(a), s, out.reshape(-1))
     return out
 
 
