@@ -1,0 +1,111 @@
+"""Which tensors each minigrad op keeps for backward, read from the op definitions.
+
+Every backward node class in `minigrad.ops` declares a `saves` table: the name of each
+thing it may keep (`self`, `other`, `result`, ...) and its role, INPUT or OUTPUT of the
+op, or a plain value such as a dim. `op_table()` collects those declarations, so the
+table in lesson 4 is the library itself, not a copy of it.
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+
+from minigrad.autograd.graph import INPUT, OUTPUT, Node
+
+__all__ = ["OpRow", "OpTable", "op_table"]
+
+
+@dataclass(frozen=True)
+class OpRow:
+    node: str  # "ExpBackward0"
+    family: str  # the ops module it lives in: "unary", "arithmetic", ...
+    inputs: tuple[str, ...]  # saved inputs, as `_saved_<name>`
+    outputs: tuple[str, ...]  # saved outputs
+    values: tuple[str, ...]  # saved non-tensor values (dims, sizes, numbers)
+    summary: str  # the first line of the node's docstring
+
+    @property
+    def keeps(self) -> str:
+        """"input", "output", "both" or "nothing": what an in-place change can break."""
+        if self.inputs and self.outputs:
+            return "both"
+        return "input" if self.inputs else "output" if self.outputs else "nothing"
+
+
+class OpTable:
+    """Rows of `OpRow`; prints as text, shows as an HTML table in a notebook."""
+
+    def __init__(self, rows: list[OpRow]) -> None:
+        self.rows = rows
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __getitem__(self, node: str) -> OpRow:
+        for row in self.rows:
+            if row.node == node:
+                return row
+        raise KeyError(f"no backward node named {node!r} in minigrad.ops")
+
+    def __str__(self) -> str:
+        lines = [f"{'node':<24} {'keeps':<8} {'saved inputs':<18} {'saved outputs':<14}"]
+        for r in self.rows:
+            lines.append(f"{r.node:<24} {r.keeps:<8} {', '.join(r.inputs) or '-':<18} "
+                         f"{', '.join(r.outputs) or '-':<14}")
+        return "\n".join(line.rstrip() for line in lines)
+
+    def _repr_html_(self) -> str:
+        head = "".join(f"<th style='text-align:left'>{h}</th>" for h in
+                       ("node", "keeps", "saved inputs", "saved outputs", "other values",
+                        "backward"))
+        body = []
+        for r in self.rows:
+            colour = {"input": "#e7f0ff", "output": "#fff1dc", "both": "#f3e5ff"}.get(
+                r.keeps, "#ffffff")
+            cells = (r.node, r.keeps, ", ".join(r.inputs) or "-", ", ".join(r.outputs) or "-",
+                     ", ".join(r.values) or "-", r.summary)
+            body.append(f"<tr style='background:{colour}'>" + "".join(
+                f"<td style='text-align:left'>{html.escape(c)}</td>" for c in cells) + "</tr>")
+        return f"<table><tr>{head}</tr>{''.join(body)}</table>"
+
+
+def _node_classes() -> list[type[Node]]:
+    import minigrad.ops  # noqa: F401 - importing minigrad loads every op module
+
+    found, stack = [], list(Node.__subclasses__())
+    while stack:
+        cls = stack.pop()
+        stack.extend(cls.__subclasses__())
+        if cls.__module__.startswith("minigrad.ops.") and not cls.__name__.startswith("_"):
+            found.append(cls)
+    return found
+
+
+def op_table(*families: str) -> OpTable:
+    """The saved-tensor table of every op node (or of the given families, e.g.
+    `op_table("unary", "arithmetic")`), sorted by family and name."""
+    import minigrad  # noqa: F401
+
+    rows = []
+    for cls in _node_classes():
+        family = cls.__module__.rsplit(".", 1)[1]
+        if families and family not in families:
+            continue
+        saves = cls.saves
+        doc = (cls.__doc__ or "").strip().splitlines()
+        rows.append(OpRow(
+            node=cls.__name__,
+            family=family,
+            inputs=tuple(n for n, role in saves.items() if role == INPUT),
+            outputs=tuple(n for n, role in saves.items() if role == OUTPUT),
+            values=tuple(n for n, role in saves.items() if role not in (INPUT, OUTPUT)),
+            summary=doc[0] if doc else "",
+        ))
+    if families:
+        unknown = set(families) - {r.family for r in rows}
+        if unknown:
+            raise ValueError(f"no op family named {sorted(unknown)}; families are the "
+                             "modules of minigrad.ops (arithmetic, unary, views, ...)")
+    rows.sort(key=lambda r: (r.family, r.node))
+    return OpTable(rows)
