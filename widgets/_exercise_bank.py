@@ -488,3 +488,181 @@ def _l6_record_losses(fn):
     if bad:
         return f"the list holds {', '.join(sorted(set(bad)))} values, not Python floats."
     return None
+
+
+# -- lesson 7: graphs in training loops ------------------------------------------------------
+
+
+def _l7_model(torch):
+    """A 2 -> 1 linear model with fixed weights, and a tiny data set."""
+    model = torch.nn.Linear(2, 1)
+    with torch.no_grad():
+        model.weight.copy_(torch.tensor([[0.5, -0.5]]))
+        model.bias.fill_(0.0)
+    x = torch.tensor([[1.0, 2.0], [3.0, 1.0], [0.0, 1.0]])
+    y = torch.tensor([[1.0], [2.0], [0.0]])
+    return model, x, y
+
+
+@_value("l7_forgot_zero_grad",
+        "w.grad after three loss.backward() calls with loss = (3 * w).sum(), no zero_grad",
+        hint="Each backward adds its gradient (3 per element) into w.grad.",
+        explain="Gradients accumulate: three calls, three times 3.")
+def _l7_forgot_zero_grad():
+    torch = _mg()
+    w = torch.tensor([1.0, 2.0], requires_grad=True)
+    for _ in range(3):
+        (3 * w).sum().backward()
+    return w.grad
+
+
+@_value("l7_rewrap_grad",
+        "w.grad after p = nn.Parameter(w * 2); (p * p).sum().backward()",
+        hint="nn.Parameter(...) makes a new leaf: does the graph of w * 2 reach p?",
+        explain="The Parameter is a fresh leaf, cut off from w: no gradient reaches w.")
+def _l7_rewrap_grad():
+    torch = _mg()
+    w = torch.tensor([1.0, 2.0], requires_grad=True)
+    p = torch.nn.Parameter(w * 2)
+    (p * p).sum().backward()
+    return w.grad
+
+
+@_value("l7_weight_version",
+        "model.weight._version after nn.Linear(2, 1) and three SGD steps",
+        hint="Linear's initialisation writes the weight in place once; every step once more.",
+        explain="One in-place initialisation plus one update per step: version 4.")
+def _l7_weight_version():
+    torch = _mg()
+    model = torch.nn.Linear(2, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    x = torch.ones(4, 2)
+    for _ in range(3):
+        opt.zero_grad()
+        model(x).pow(2).mean().backward()
+        opt.step()
+    return model.weight._version
+
+
+def reference_l7_train(torch, model, x, y, steps, lr):
+    opt = torch.optim.SGD(model.parameters(), lr=lr)
+    losses = []
+    for _ in range(steps):
+        opt.zero_grad()
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return losses
+
+
+@_code("l7_fix_loop",
+       "train(model, x, y, steps, lr): SGD on the MSE loss; return the losses as floats",
+       hint="Inside the loop: zero the gradients, build the loss from model(x), backward, "
+            "step. Build the loss inside the loop, and record loss.item().",
+       explain="A fresh graph every iteration, and clean gradients for every step.")
+def _l7_fix_loop(fn):
+    torch = _mg()
+    model, x, y = _l7_model(torch)
+    got = fn(model, x, y, 5, 0.05)
+    ref_model, ref_x, ref_y = _l7_model(torch)
+    want = reference_l7_train(torch, ref_model, ref_x, ref_y, 5, 0.05)
+    if not isinstance(got, list) or len(got) != 5:
+        return f"return a list with one loss per step (5 here), got {got!r}."
+    if any(type(v) is not float for v in got):
+        return "return the losses as Python floats (loss.item())."
+    if not np.allclose(got, want, rtol=1e-5):
+        return (f"the losses are {[round(v, 5) for v in got]}, expected "
+                f"{[round(v, 5) for v in want]}: is zero_grad() called every step?")
+    if not _close(model.weight, ref_model.weight):
+        return "the final weights differ from plain SGD on the MSE loss."
+    return None
+
+
+# -- lesson 8: write your own Function ---------------------------------------------------------
+
+
+def _l8_functions(torch):
+    class MyExp(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            result = x.exp()
+            ctx.save_for_backward(result)
+            return result
+
+        @staticmethod
+        def backward(ctx, grad):
+            (result,) = ctx.saved_tensors
+            return grad * result
+
+    return MyExp
+
+
+@_value("l8_node_name", "type(y.grad_fn).__name__ for y = MyExp.apply(x)",
+        hint="A custom Function's node is named after the class, plus 'Backward'.",
+        explain="MyExp's node is MyExpBackward (no number: it is not a built-in op).")
+def _l8_node_name():
+    torch = _mg()
+    x = torch.tensor([1.0], requires_grad=True)
+    return type(_l8_functions(torch).apply(x).grad_fn).__name__
+
+
+@_value("l8_output_modified_raises",
+        "y = MyExp.apply(x); y.add_(1): does y.sum().backward() raise?",
+        hint="MyExp saved its output with ctx.save_for_backward(result).",
+        explain="The saved output changed version, so reading ctx.saved_tensors raises.")
+def _l8_output_modified_raises():
+    torch = _mg()
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = _l8_functions(torch).apply(x)
+    y.add_(1)
+    return _raises(lambda: y.sum().backward())
+
+
+@_value("l8_gradient_count",
+        "how many values must backward return for forward(ctx, x, scale)?",
+        hint="One per argument of forward after ctx, tensors or not (None for a number).",
+        explain="One gradient per forward input: two, the second one None.")
+def _l8_gradient_count():
+    import re
+
+    torch = _mg()
+
+    class Scale(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, scale):
+            ctx.scale = scale
+            return x * scale
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * ctx.scale  # one value short: the engine says how many it wants
+
+    x = torch.tensor([1.0], requires_grad=True)
+    error = raised(lambda: Scale.apply(x, 3.0).sum().backward())
+    return int(re.search(r"expected (\d+)", error).group(1))
+
+
+@_code("l8_square",
+       "Square: a custom Function computing x * x that saves what backward needs",
+       hint="forward: ctx.save_for_backward(x); return x * x. backward: (x,) = "
+            "ctx.saved_tensors; return 2 * x * grad.",
+       explain="Square saves its input; its gradient is 2 x, checked against autograd.")
+def _l8_square(cls):
+    torch = _mg()
+    if not (isinstance(cls, type) and issubclass(cls, torch.autograd.Function)):
+        return "pass the class itself (a subclass of minigrad.autograd.Function)."
+    x = torch.tensor([1.0, -2.0, 3.0], requires_grad=True)
+    y = cls.apply(x)
+    if not _close(y, [1.0, 4.0, 9.0]):
+        return f"forward gives {y}, expected x * x = [1, 4, 9]."
+    if type(y.grad_fn).__name__ != f"{cls.__name__}Backward":
+        return "the output has no custom node: did forward return a tensor computed from x?"
+    if not y.grad_fn.saved_tensors:
+        return "nothing was saved: backward needs x, so call ctx.save_for_backward(x)."
+    err = raised(lambda: y.sum().backward())
+    if err:
+        return f"backward failed: {err}"
+    if not _close(x.grad, [2.0, -4.0, 6.0]):
+        return f"x.grad is {x.grad}, expected 2 * x = [2, -4, 6]."
+    return None
