@@ -1,0 +1,123 @@
+"""The backward engine: order, dependency counting, the event stream, deep graphs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import minigrad as torch
+from minigrad.autograd import events as ev
+from minigrad.autograd.engine import backward_events
+
+
+def _names(events, kind):
+    return [e.node.name() for e in events if isinstance(e, kind)]
+
+
+def test_event_stream_of_a_small_graph():
+    a = torch.tensor([2.0, 3.0], requires_grad=True)
+    b = torch.tensor([4.0, 5.0], requires_grad=True)
+    loss = (a * b).exp().sum()
+    events = list(backward_events(loss))
+    assert isinstance(events[0], ev.BackwardStarted) and isinstance(events[-1], ev.BackwardFinished)
+    assert _names(events, ev.NodeStarted) == [
+        "SumBackward0", "ExpBackward0", "MulBackward0",
+        "minigrad::autograd::AccumulateGrad", "minigrad::autograd::AccumulateGrad",
+    ]
+    assert events[-1].nodes_run == 5
+    unpacked = [(e.node.name(), e.name, e.saved_version, e.current_version)
+                for e in events if isinstance(e, ev.SavedTensorUnpacked)]
+    assert ("ExpBackward0", "result", 0, 0) in unpacked
+    assert {("MulBackward0", "self"), ("MulBackward0", "other")} <= {u[:2] for u in unpacked}
+    released = {e.node.name(): set(e.names) for e in events
+                if isinstance(e, ev.SavedTensorsReleased)}
+    assert released == {"ExpBackward0": {"result"}, "MulBackward0": {"self", "other"}}
+    accumulated = [e for e in events if isinstance(e, ev.GradAccumulated)]
+    assert [e.tensor is a for e in accumulated] == [True, False]  # as in PyTorch: a first
+    av, bv = a.detach().numpy(), b.detach().numpy()
+    np.testing.assert_allclose(a.grad.numpy(), bv * np.exp(av * bv), rtol=1e-6)
+
+
+def test_node_runs_once_after_all_its_gradients_arrived():
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    h = x.exp()
+    loss = (h * 2 + h.sin()).sum()
+    events = list(backward_events(loss))
+    started = _names(events, ev.NodeStarted)
+    assert started.count("ExpBackward0") == 1
+    exp_event = next(e for e in events if isinstance(e, ev.NodeStarted)
+                     and e.node.name() == "ExpBackward0")
+    hv = np.exp([1.0, 2.0])
+    np.testing.assert_allclose(exp_event.grads_in[0].numpy(), 2 + np.cos(hv))
+
+
+def test_events_report_the_failing_node():
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = x.exp()
+    y.add_(1)
+    events = []
+    with pytest.raises(RuntimeError, match="output 0 of Exp, is at version 1"):
+        for e in backward_events(y.sum()):
+            events.append(e)
+    failed = events[-1]
+    assert isinstance(failed, ev.EngineFailed) and failed.node.name() == "ExpBackward0"
+
+
+def test_hundred_thousand_op_chain_has_no_recursion_limit():
+    x = torch.tensor([1.0], requires_grad=True)
+    y = x
+    for _ in range(100_000):
+        y = y + 1.0
+    y.backward()
+    assert x.grad.tolist() == [1.0]
+
+
+def test_accumulation_across_backward_calls_and_set_to_none():
+    w = torch.tensor([1.0, 2.0], requires_grad=True)
+    for _ in range(3):
+        (w * 3).sum().backward()
+    assert w.grad.tolist() == [9.0, 9.0]
+    w.grad = None
+    (w * w).sum().backward()
+    assert w.grad.tolist() == [2.0, 4.0]
+
+
+def test_backward_with_gradient_argument_and_errors():
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 2
+    y.backward(torch.tensor([1.0, 10.0]))
+    assert x.grad.tolist() == [2.0, 20.0]
+    with pytest.raises(RuntimeError, match="grad can be implicitly created only for scalar"):
+        (x * 2).backward()
+    with pytest.raises(RuntimeError, match="does not require grad and does not have a grad_fn"):
+        torch.ones(2).sum().backward()
+
+
+def test_autograd_grad_does_not_touch_dot_grad():
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    z = torch.tensor([3.0], requires_grad=True)
+    y = (x * x).sum()
+    (gx,) = torch.autograd.grad(y, x, retain_graph=True)
+    assert gx.tolist() == [2.0, 4.0] and x.grad is None
+    with pytest.raises(RuntimeError, match="appears to not have been used in the graph"):
+        torch.autograd.grad(y, [x, z], retain_graph=True)
+    gx, gz = torch.autograd.grad(y, [x, z], allow_unused=True, retain_graph=True)
+    assert gz is None
+    gx, gz = torch.autograd.grad(y, [x, z], allow_unused=True, materialize_grads=True)
+    assert gz.tolist() == [0.0]
+
+
+def test_create_graph_is_refused_clearly():
+    x = torch.tensor([1.0], requires_grad=True)
+    with pytest.raises(NotImplementedError, match="double backward"):
+        (x * x).sum().backward(create_graph=True)
+
+
+def test_retain_graph_allows_a_second_pass_and_default_does_not():
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = (x.exp()).sum()
+    y.backward(retain_graph=True)
+    y.backward()
+    np.testing.assert_allclose(x.grad.numpy(), 2 * np.exp([1.0, 2.0]), rtol=1e-6)
+    with pytest.raises(RuntimeError, match="Trying to backward through the graph a second"):
+        y.backward()

@@ -1,0 +1,65 @@
+"""Kernels: readable loops that give the same numbers jitted and interpreted."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+from minigrad.kernels import elementwise as K
+from minigrad.kernels import reductions as R
+from minigrad.ops._util import PARALLEL_MIN, run_kernel
+
+PROGRAM = """
+import json, numpy as np, minigrad as torch
+x = torch.tensor(np.linspace(-2, 2, 7), dtype=torch.float64, requires_grad=True)
+y = torch.tensor(np.linspace(1, 3, 7), dtype=torch.float32, requires_grad=True)
+loss = ((x.exp() * x.sin()).tanh() / (x.abs() + 1)).sum() + (y.sigmoid() ** 2).relu().mean()
+loss.backward()
+print(json.dumps([loss.item(), x.grad.tolist(), y.grad.tolist()]))
+"""
+
+
+def _run(env_extra: dict) -> list:
+    env = {**os.environ, **env_extra}
+    out = subprocess.run([sys.executable, "-c", PROGRAM], env=env, capture_output=True,
+                         text=True, check=True, timeout=300)
+    return json.loads(out.stdout)
+
+
+def test_interpreted_kernels_give_the_jitted_results():
+    jitted = _run({})
+    interpreted = _run({"NUMBA_DISABLE_JIT": "1"})
+    np.testing.assert_allclose(interpreted[0], jitted[0], rtol=1e-6)
+    np.testing.assert_allclose(interpreted[1], jitted[1], rtol=1e-12)
+    np.testing.assert_allclose(interpreted[2], jitted[2], rtol=1e-6)
+
+
+def test_kernels_follow_ieee_like_pytorch():
+    a = np.array([1.0, 0.0, -1.0])
+    out = np.empty(3)
+    K.div(a, np.zeros(3), out)
+    assert np.isposinf(out[0]) and np.isnan(out[1]) and np.isneginf(out[2])
+    K.log(np.array([0.0, -1.0, 1.0]), out)
+    assert np.isneginf(out[0]) and np.isnan(out[1]) and out[2] == 0.0
+    assert np.isnan(R.sum_all(np.array([1.0, np.nan])))
+
+
+def test_float32_kernels_compute_in_float32():
+    x = np.array([1e-8, 1.0], np.float32)
+    out = np.empty(2, np.float32)
+    K.add_scalar(x, np.float32(1.0), out)
+    assert out.dtype == np.float32 and out[0] == np.float32(1.0)
+
+
+def test_large_arrays_split_across_cores_match_one_pass():
+    n = PARALLEL_MIN * 2 + 3
+    x = np.linspace(-3, 3, n)
+    split = np.empty(n)
+    run_kernel(K.tanh, x, split)
+    whole = np.empty(n)
+    K.tanh(x, whole)
+    np.testing.assert_array_equal(split, whole)
