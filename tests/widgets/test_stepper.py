@@ -237,3 +237,17 @@ def test_torch_tensors_are_refused_with_a_pointer_to_minigrad(torch):
     real = (torch.tensor([1.0], requires_grad=True) * 2).sum()
     with pytest.raises(TypeError, match="needs a minigrad tensor, not a torch.Tensor"):
         BackwardStepper(real)
+
+
+def test_freed_buffers_stop_at_the_node_that_needs_them(mg):
+    x = mg.tensor([1.0, 2.0], requires_grad=True)
+    y = x.exp()
+    loss = (y * 3).sum()
+    loss.backward()  # frees the saved tensors of MulBackward0 and ExpBackward0
+    stepper = BackwardStepper(loss, names={"x": x})
+    stepper.last()
+    assert stepper.current_node_name == "MulBackward0"
+    assert type(stepper.error) is RuntimeError
+    assert str(stepper.error).startswith("Trying to backward through the graph a second time")
+    assert "Trying to backward through the graph a second time" in stepper.panel.value
+    assert x.grad.tolist() == pytest.approx(list(3 * np.exp([1.0, 2.0])))  # first pass only
