@@ -28,10 +28,19 @@ UNARY = {
     "sum1": lambda t: t.sum(dim=-1, keepdim=True) if t.ndim else t.sum(),
     "mean": lambda t: t.mean(), "first": lambda t: t[0] if t.ndim else t,
     "slice": lambda t: t[..., ::2] if t.ndim else t,
+    "unbind0": lambda t: t.unbind()[-1] if t.ndim else t,
+    "max_dim": lambda t: t.max(dim=0).values if t.ndim else t.max(),
+    "min_all": lambda t: t.min(),
+    "expand": lambda t: t.expand(2, *t.shape),
+    "detached_mul": lambda t: t * t.detach(),
+    "mask": lambda t: t[t > 0] if t.ndim else t,
+    "list_index": lambda t: t[[0, 0]] if t.ndim else t,
+    "gram": lambda t: t @ t.t() if t.ndim == 2 else (t @ t if t.ndim == 1 else t),
 }
 BINARY = {
     "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
     "div": lambda a, b: a / (b * b + 1),
+    "matmul": lambda a, b: a @ b,
 }
 SCALAR = {
     "radd": lambda a, s: s + a, "rsub": lambda a, s: s - a, "mul_s": lambda a, s: a * s,
@@ -40,6 +49,9 @@ SCALAR = {
 INPLACE = {
     "add_": lambda a, s: a.add_(s), "mul_": lambda a, s: a.mul_(s),
     "setitem": lambda a, s: a.__setitem__(0, s) if a.ndim else a.fill_(s),
+    "view_mul_": lambda a, s: a[..., :1].mul_(s) if a.ndim else a.mul_(s),
+    "clamp_": lambda a, s: a.clamp_(-s, s),
+    "exp_": lambda a, s: a.exp_(),
 }
 
 step = st.one_of(
