@@ -78,6 +78,11 @@ def result_type(*operands) -> dtype:
     `float32_vector * float64_scalar_tensor` stays float32, and
     `int64_tensor * 2.5` becomes the default float dtype.
     """
+    if len(operands) == 2 and type(operands[1]) is float:
+        # The most common case, `tensor * 0.5`: a float tensor keeps its dtype.
+        d = operands[0].dtype
+        if d.is_floating_point:
+            return d
     best_cat = -1
     best_prio = -1
     best = None

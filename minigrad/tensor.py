@@ -528,20 +528,21 @@ def record(node_cls: type[Node], output: Tensor, *inputs) -> Node | None:
     if not STATE.grad_enabled:
         return None
     edges = []
+    meta = []
     needed = False
     for t in inputs:
         if isinstance(t, Tensor):
             edge = t._edge()
             needed = needed or edge[0] is not None
             edges.append(edge)
+            meta.append((t._data.shape, t._data.dtype))
         else:
             edges.append((None, 0))
+            meta.append(None)
     if not needed:
         return None
     node = node_cls(tuple(edges))
-    node._input_meta = tuple(
-        (t._data.shape, t._data.dtype) if isinstance(t, Tensor) else None for t in inputs
-    )
+    node._input_meta = tuple(meta)
     if STATE.anomaly_enabled:
         node._forward_trace = capture_forward_trace()
     output._grad_fn = node

@@ -23,6 +23,8 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 _sequence = itertools.count()
 
 # Saved-tensor roles, used by the "what does each op save?" table.
@@ -169,6 +171,52 @@ class SavedTensor:
     def __repr__(self) -> str:
         state = "released" if self.is_released else f"version {self.saved_version}"
         return f"<SavedTensor {'output' if self.is_output else 'input'}, {state}>"
+
+
+class SavedNumber(SavedTensor):
+    """A Python number a node saved. PyTorch keeps it as a 0-d float64 or int64 tensor,
+    saved and released like any other (which is why even `(a * 2).sum()` cannot be
+    backpropagated twice); minigrad makes that tensor only when someone looks at it."""
+
+    __slots__ = ("_value",)
+
+    _UNTOUCHED = None  # a version counter nobody can reach, so it stays at 0
+
+    def __init__(self, value) -> None:
+        from ..tensor import VersionCounter
+
+        if SavedNumber._UNTOUCHED is None:
+            SavedNumber._UNTOUCHED = VersionCounter()
+        self._value = value
+        self._tensor = None
+        self._data = None
+        self._counter = SavedNumber._UNTOUCHED
+        self._output_nr = 0
+        self._meta = ("DoubleTensor" if isinstance(value, float) else "LongTensor", ())
+        self.saved_version = 0
+        self.is_output = False
+        self.is_released = False
+
+    def _as_tensor(self):
+        if self._tensor is None:
+            from ..tensor import Tensor
+
+            kind = np.float64 if isinstance(self._value, float) else np.int64
+            self._tensor = Tensor._make(np.array(self._value, kind))
+            self._counter = self._tensor._version_counter
+        return self._tensor
+
+    def data(self, node: Node):
+        self.check(node)
+        return self._as_tensor()._data
+
+    def unpack(self, node: Node):
+        self.check(node)
+        return self._as_tensor()
+
+    def release(self) -> None:
+        super().release()
+        self._value = None
 
 
 class Node:

@@ -17,7 +17,7 @@ import math
 import numpy as np
 
 from .. import _dtype
-from ..autograd.graph import INPUT, OUTPUT, Node, SavedTensor
+from ..autograd.graph import INPUT, OUTPUT, Node, SavedNumber, SavedTensor
 from ..kernels import elementwise as K
 from ..tensor import Tensor, as_tensor_arg, begin_inplace, finish_inplace, record
 from ._util import binary, flat, float_dtype, run_kernel, scalar_of
@@ -37,12 +37,11 @@ def _scalar_op(kernel, a: np.ndarray, s, dt, reverse: bool = False) -> np.ndarra
     return out
 
 
-def _wrapped_number(value) -> SavedTensor:
+def _wrapped_number(value) -> SavedNumber:
     """How PyTorch keeps a Python number it saved: a 0-d float64 or int64 tensor,
     saved (and released after backward) like any other saved tensor. That is why
     even `(a * 2).sum()` cannot be backpropagated twice."""
-    kind = np.float64 if isinstance(value, float) else np.int64
-    return SavedTensor(Tensor._make(np.array(value, kind)))
+    return SavedNumber(value)
 
 
 def _check_out_dtype(t: Tensor, dt) -> None:
