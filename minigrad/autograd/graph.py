@@ -180,17 +180,16 @@ class SavedNumber(SavedTensor):
 
     __slots__ = ("_value",)
 
-    _UNTOUCHED = None  # a version counter nobody can reach, so it stays at 0
+    class _Untouched:
+        """The version of a number nobody could reach yet: always 0."""
+
+        value = 0
 
     def __init__(self, value) -> None:
-        from ..tensor import VersionCounter
-
-        if SavedNumber._UNTOUCHED is None:
-            SavedNumber._UNTOUCHED = VersionCounter()
         self._value = value
         self._tensor = None
         self._data = None
-        self._counter = SavedNumber._UNTOUCHED
+        self._counter = SavedNumber._Untouched
         self._output_nr = 0
         self._meta = ("DoubleTensor" if isinstance(value, float) else "LongTensor", ())
         self.saved_version = 0
