@@ -196,7 +196,8 @@ class Function(metaclass=_FunctionMeta):
                     from ..tensor import rebase_history
 
                     rebase_history(out, ctx)
-                    out._output_nr = nr if out._view is None else out._output_nr
+                    if out._view is None:
+                        out._output_nr = nr  # rebase_history numbers a lone output 0
                 else:
                     out._grad_fn = ctx
                     out._output_nr = nr
