@@ -136,21 +136,17 @@ class ReadyQueue:
 
 def _dependencies(roots: list[Node]) -> dict:
     """How many edges point at each reachable node (iterative graph walk)."""
+    # Nodes hash by identity, so they key the dict and the set directly.
     deps: dict = {}
-    seen: set = set()
-    stack = []
-    for root in roots:  # a node can be the root of several outputs: walk it once
-        if id(root) not in seen:
-            seen.add(id(root))
-            stack.append(root)
+    seen = set(roots)  # a node can be the root of several outputs: walk it once
+    stack = list(seen)
     while stack:
-        node = stack.pop()
-        for nxt, _ in node.next_functions:
+        for nxt, _ in stack.pop().next_functions:
             if nxt is None:
                 continue
             deps[nxt] = deps.get(nxt, 0) + 1
-            if id(nxt) not in seen:
-                seen.add(id(nxt))
+            if nxt not in seen:
+                seen.add(nxt)
                 stack.append(nxt)
     return deps
 
@@ -326,7 +322,7 @@ def backward_events(
             else:
                 if trace:
                     yield ev.NodeStarted(step, node, tuple(_tensor(g) for g in grads))
-                outputs = yield from _run_node(
+                outputs = _run_node(
                     node, grads, step, keep, accumulate, capture_at, captured, trace, pending
                 )
         except Exception as error:
@@ -371,7 +367,8 @@ def _add_to_buffer(buffers: dict, node: Node, nr: int, grad) -> None:
 
 
 def _run_node(node, grads, step, keep, accumulate, capture_at, captured, trace, pending):
-    """One node's turn. A generator only so it can yield saved-tensor events."""
+    """One node's turn: hooks, the backward formula, releasing what it saved. Events
+    go to `pending` (in order), which the caller yields once the node is done."""
     # Hooks registered on the tensors this node produced, then retain_grad.
     if node._tensor_pre_hooks:
         for nr, hooks in node._tensor_pre_hooks.items():
@@ -431,16 +428,13 @@ def _run_node(node, grads, step, keep, accumulate, capture_at, captured, trace, 
                     raise RuntimeError(
                         f"Function '{node.name()}' returned nan values in its {i}th output."
                     )
-    yield from pending
-    pending.clear()
-
     if trace:
-        yield ev.NodeFinished(step, node, tuple(_tensor(g) for g in grads),
-                              tuple(_tensor(g) for g in outputs))
+        pending.append(ev.NodeFinished(step, node, tuple(_tensor(g) for g in grads),
+                                       tuple(_tensor(g) for g in outputs)))
     if not keep and (node._saved or not type(node).saves):
         released = node.release_variables()
         if trace and released:
-            yield ev.SavedTensorsReleased(step, node, released)
+            pending.append(ev.SavedTensorsReleased(step, node, released))
     if node._post_hooks:
         for hook in list(node._post_hooks.values()):
             gi = tuple(_tensor(g) for g in outputs)
@@ -449,8 +443,8 @@ def _run_node(node, grads, step, keep, accumulate, capture_at, captured, trace, 
             if result is not None:
                 outputs = [None if r is None else r._data for r in result]
             if trace:
-                yield ev.HookFired(step, node, "posthook", hook, gi,
-                                   tuple(_tensor(g) for g in outputs))
+                pending.append(ev.HookFired(step, node, "posthook", hook, gi,
+                                            tuple(_tensor(g) for g in outputs)))
     return outputs
 
 

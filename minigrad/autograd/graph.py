@@ -313,15 +313,16 @@ class Node:
 
     # -- what the engine uses ------------------------------------------------------
 
-    def saved_items(self):
+    def saved_items(self) -> list:
         """(name, SavedTensor) for every tensor this node holds for backward."""
+        items = []
         for name, value in self._saved.items():
             if isinstance(value, SavedTensor):
-                yield name, value
+                items.append((name, value))
             elif isinstance(value, tuple):
-                for i, v in enumerate(value):
-                    if isinstance(v, SavedTensor):
-                        yield f"{name}[{i}]", v
+                items.extend((f"{name}[{i}]", v) for i, v in enumerate(value)
+                             if isinstance(v, SavedTensor))
+        return items
 
     def release_variables(self) -> tuple[str, ...]:
         """Drop every saved tensor (the engine does this unless `retain_graph`)."""

@@ -443,8 +443,8 @@ class CopySlices(Node):
         self._input_meta = ((base._data.shape, base._data.dtype),) + fn._input_meta[1:]
         AsStridedBackward0.describe(self, view, base)
 
-    def saved_items(self):
-        yield from self.fn.saved_items()
+    def saved_items(self) -> list:
+        return self.fn.saved_items()
 
     def release_variables(self) -> tuple[str, ...]:
         return self.fn.release_variables()
