@@ -185,6 +185,19 @@ def _l2_mul_inplace_raises():
     return _raises(lambda: x.sum().backward())
 
 
+@_value("l2_inplace_saved_self",
+        "x = a * b; x.mul_(c): what does x.grad_fn._saved_self.tolist() give?",
+        hint="The in-place node needs the value x had *before* the multiplication (the "
+             "factor in c's gradient), so it keeps a copy of it.",
+        explain="The in-place MulBackward0 kept a copy of x's old values (a * b); x itself "
+                "now holds a * b * c.")
+def _l2_inplace_saved_self():
+    a, b, c = _l2_abc(_mg())
+    x = a * b
+    x.mul_(c)
+    return x.grad_fn._saved_self.tolist()
+
+
 @_code("l2_keep_intermediate",
        "grads_with_intermediate(a, b, c): return (a.grad, x1.grad) for x1 = a*b, "
        "x2 = x1*c, loss = x2.sum()",
@@ -253,6 +266,31 @@ def _l3_mul_twice():
     y = (a * 2).sum()
     y.backward()
     return _raises(y.backward)
+
+
+L3_FREED_CHOICES = ("y.tolist()", "y.grad_fn.next_functions", "y.grad_fn._saved_self")
+
+
+@_value("l3_what_is_freed",
+        "after y = t @ a; loss = (y * y).sum(); loss.backward(), which of "
+        f"{', '.join(L3_FREED_CHOICES)} raises?",
+        hint="backward frees the buffers inside the nodes. The tensors you hold and the "
+             "links between nodes stay.",
+        explain="Only the saved tensors are released: y keeps its values and the graph keeps "
+                "its structure.")
+def _l3_what_is_freed():
+    torch = _mg()
+    t = torch.eye(2, requires_grad=True)
+    a = torch.ones(2, requires_grad=True)
+    y = t @ a
+    (y * y).sum().backward()
+    attempts = {
+        "y.tolist()": lambda: y.tolist(),
+        "y.grad_fn.next_functions": lambda: y.grad_fn.next_functions,
+        "y.grad_fn._saved_self": lambda: y.grad_fn._saved_self,
+    }
+    failing = [expr for expr in L3_FREED_CHOICES if _raises(attempts[expr])]
+    return failing[0] if len(failing) == 1 else failing
 
 
 def reference_l3_loop(t, a, x, steps):
@@ -355,6 +393,31 @@ def _l4_square_raises():
     loss = (u ** 2).sum()
     u[0] = 666
     return _raises(loss.backward)
+
+
+@_value("l4_sigmoid_breaks",
+        "u = 2 * t; s = u.sigmoid(); loss = s.sum(): which in-place change makes "
+        "loss.backward() raise: 'input' (u[0] = 666), 'output' (s[0] = 666), 'both' or "
+        "'neither'?",
+        hint="Look up SigmoidBackward0 in the op table: does it keep its input or its "
+             "output?",
+        explain="SigmoidBackward0 saves its output s, so only a change to s breaks backward; "
+                "u can be modified freely.")
+def _l4_sigmoid_breaks():
+    torch = _mg()
+
+    def breaks(change_output: bool) -> bool:
+        t = torch.arange(3.0, requires_grad=True)
+        u = 2 * t
+        s = u.sigmoid()
+        loss = s.sum()
+        (s if change_output else u)[0] = 666
+        return _raises(loss.backward)
+
+    broken = {"input": breaks(False), "output": breaks(True)}
+    if all(broken.values()):
+        return "both"
+    return next((k for k, v in broken.items() if v), "neither")
 
 
 @_code("l4_exp_plus_one",
