@@ -579,15 +579,36 @@ def _l7_forgot_zero_grad():
     return w.grad
 
 
+@_value("l7_hoisted_fails_at",
+        "f = w * x hoisted out of the loop: in which iteration does backward() raise?",
+        hint="The first backward frees what MulBackward0 saved; the second graph still "
+             "ends in that same MulBackward0.",
+        explain="Iteration 0 runs and frees f's saved tensors; iteration 1 needs them again.")
+def _l7_hoisted_fails_at():
+    torch = _mg()
+    w = torch.nn.Parameter(torch.tensor([0.5, -1.0]))
+    x, target = torch.tensor([1.0, 2.0]), torch.tensor(3.0)
+    opt = torch.optim.SGD([w], lr=0.05)
+    f = w * x
+    for step in range(4):
+        opt.zero_grad()
+        loss = (f.sum() - target) ** 2
+        if _raises(loss.backward):
+            return step
+        opt.step()
+    return None
+
+
 @_value("l7_rewrap_grad",
-        "w.grad after p = nn.Parameter(w * 2); (p * p).sum().backward()",
-        hint="nn.Parameter(...) makes a new leaf: does the graph of w * 2 reach p?",
+        "w.grad after f = nn.Parameter(w @ x); (f ** 2).sum().backward()",
+        hint="nn.Parameter(...) makes a new leaf: does the graph of the loss reach w?",
         explain="The Parameter is a fresh leaf, cut off from w: no gradient reaches w.")
 def _l7_rewrap_grad():
     torch = _mg()
-    w = torch.tensor([1.0, 2.0], requires_grad=True)
-    p = torch.nn.Parameter(w * 2)
-    (p * p).sum().backward()
+    w = torch.nn.Parameter(torch.ones(2, 2))
+    x = torch.tensor([1.0, 2.0])
+    f = torch.nn.Parameter(w @ x)
+    (f ** 2).sum().backward()
     return w.grad
 
 
@@ -621,19 +642,28 @@ def reference_l7_train(torch, model, x, y, steps, lr):
 
 @_code("l7_fix_loop",
        "train(model, x, y, steps, lr): SGD on the MSE loss; return the losses as floats",
-       hint="Inside the loop: zero the gradients, build the loss from model(x), backward, "
-            "step. Build the loss inside the loop, and record loss.item().",
+       hint="Inside the loop: opt.zero_grad(), then the prediction and the loss from "
+            "model(x), backward, step; record loss.item().",
        explain="A fresh graph every iteration, and clean gradients for every step.")
 def _l7_fix_loop(fn):
     torch = _mg()
     model, x, y = _l7_model(torch)
-    got = fn(model, x, y, 5, 0.05)
+    try:
+        got = fn(model, x, y, 5, 0.05)
+    except RuntimeError as error:
+        if "second time" in str(error):
+            return ("backward() ran through an old graph a second time: compute the "
+                    "prediction inside the loop, so each step records its own graph.")
+        raise
     ref_model, ref_x, ref_y = _l7_model(torch)
     want = reference_l7_train(torch, ref_model, ref_x, ref_y, 5, 0.05)
     if not isinstance(got, list) or len(got) != 5:
         return f"return a list with one loss per step (5 here), got {got!r}."
     if any(type(v) is not float for v in got):
         return "return the losses as Python floats (loss.item())."
+    if len(set(got)) == 1:
+        return (f"the loss never changes ({got[0]:.5f} every step): is the prediction "
+                "computed from the current weights, inside the loop?")
     if not np.allclose(got, want, rtol=1e-5):
         return (f"the losses are {[round(v, 5) for v in got]}, expected "
                 f"{[round(v, 5) for v in want]}: is zero_grad() called every step?")
@@ -678,6 +708,30 @@ def _l8_output_modified_raises():
     torch = _mg()
     x = torch.tensor([1.0, 2.0], requires_grad=True)
     y = _l8_functions(torch).apply(x)
+    y.add_(1)
+    return _raises(lambda: y.sum().backward())
+
+
+@_value("l8_output_modified_from_input",
+        "same, with MyExpFromInput (saves x, recomputes exp in backward): does it raise?",
+        hint="Which tensor does MyExpFromInput keep for backward? Was that one modified?",
+        explain="Only saved tensors are version-checked: the output was not saved.")
+def _l8_output_modified_from_input():
+    torch = _mg()
+
+    class MyExpFromInput(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x.exp()
+
+        @staticmethod
+        def backward(ctx, grad):
+            (x,) = ctx.saved_tensors
+            return grad * x.exp()
+
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = MyExpFromInput.apply(x)
     y.add_(1)
     return _raises(lambda: y.sum().backward())
 
@@ -728,4 +782,35 @@ def _l8_square(cls):
         return f"backward failed: {err}"
     if not _close(x.grad, [2.0, -4.0, 6.0]):
         return f"x.grad is {x.grad}, expected 2 * x = [2, -4, 6]."
+    return None
+
+
+@_code("l8_tanh_saves_output",
+       "MyTanh: x.tanh() that still backpropagates after its input is changed in place",
+       hint="d tanh(x)/dx = 1 - tanh(x)**2 needs only the output: save the result, "
+            "not x, and compute grad * (1 - result * result).",
+       explain="MyTanh saves its output, so an in-place change of the input cannot "
+               "invalidate it (the same choice the built-in tanh makes).")
+def _l8_tanh_saves_output(cls):
+    torch = _mg()
+    if not (isinstance(cls, type) and issubclass(cls, torch.autograd.Function)):
+        return "pass the class itself (a subclass of minigrad.autograd.Function)."
+    values = [0.5, -1.0, 2.0]
+    a = torch.tensor(values, requires_grad=True)
+    h = a * 1
+    y = cls.apply(h)
+    if not _close(y, np.tanh(np.asarray(values, np.float32))):
+        return f"forward gives {y}, expected tanh(x)."
+    if type(y.grad_fn).__name__ != f"{cls.__name__}Backward":
+        return "the output has no custom node: did forward return a tensor computed from x?"
+    h.mul_(3)
+    err = raised(lambda: y.sum().backward())
+    if err and "inplace" in err:
+        return ("backward refused because the saved input was changed in place: save "
+                "something that the in-place change of the input does not touch.")
+    if err:
+        return f"backward failed: {err}"
+    want = 1 - np.tanh(np.asarray(values, np.float64)) ** 2
+    if a.grad is None or not _close(a.grad, want.astype(np.float32)):
+        return f"a.grad is {a.grad}, expected 1 - tanh(a)**2 = {np.round(want, 4).tolist()}."
     return None
