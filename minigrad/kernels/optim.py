@@ -1,7 +1,8 @@
 """Optimizer updates, one fused loop per parameter: no temporary arrays.
 
-Each kernel follows PyTorch's single-tensor algorithm step by step, so the results
-agree with `torch.optim` to rounding.
+Each kernel follows PyTorch's single-tensor algorithm step by step, and the callers
+pass every hyper-parameter as a scalar of the parameter's dtype, so float32 updates
+are rounded where PyTorch rounds them.
 """
 
 import math
@@ -10,42 +11,57 @@ from numba import njit
 
 
 @njit(cache=True, error_model="numpy")
-def sgd_step(p, g, buf, lr, momentum, dampening, weight_decay, nesterov, maximize, first):
+def sgd_step(p, g, buf, d, lr, momentum, keep, weight_decay, nesterov, maximize, first):
     """p -= lr * d, where d is the gradient with weight decay and momentum applied.
 
-    `buf` is the momentum buffer (ignored when momentum == 0); on the first step it
-    is set to the gradient itself, as PyTorch does.
+    `buf` is the momentum buffer (ignored when momentum == 0); on the first step it is
+    set to the gradient itself, as PyTorch does. `keep` is 1 - dampening. Every
+    intermediate is stored in an array of p's dtype (`d`, `buf`), so a float32 update
+    is rounded at the same points as PyTorch's.
     """
     for i in range(p.size):
-        d = -g[i] if maximize else g[i]
+        d[i] = -g[i] if maximize else g[i]
         if weight_decay != 0:
-            d = d + weight_decay * p[i]
+            d[i] = d[i] + weight_decay * p[i]
         if momentum != 0:
             if first:
-                buf[i] = d
+                buf[i] = d[i]
             else:
-                buf[i] = buf[i] * momentum + (1 - dampening) * d
-            d = d + momentum * buf[i] if nesterov else buf[i]
-        p[i] = p[i] - lr * d
+                buf[i] = buf[i] * momentum
+                buf[i] = buf[i] + keep * d[i]
+            if nesterov:
+                d[i] = d[i] + momentum * buf[i]
+            else:
+                d[i] = buf[i]
+        p[i] = p[i] - lr * d[i]
 
 
 @njit(cache=True, error_model="numpy")
-def adam_step(p, g, exp_avg, exp_avg_sq, max_sq, step, lr, beta1, beta2, eps,
-              weight_decay, amsgrad, maximize):
-    """One Adam step: running averages of the gradient and its square, bias-corrected."""
-    bias_correction1 = 1 - beta1**step
-    bias_correction2_sqrt = math.sqrt(1 - beta2**step)
-    step_size = lr / bias_correction1
+def adam_step(p, g, exp_avg, exp_avg_sq, max_sq, d, t, step_size, bias_correction2_sqrt,
+              weight1, beta2, weight2, eps, weight_decay, amsgrad, maximize):
+    """One Adam step: running averages of the gradient and its square, bias-corrected.
+
+    The caller computes `step_size` = lr / (1 - beta1**step), `weight1` = 1 - beta1 and
+    `weight2` = 1 - beta2 as PyTorch does. Intermediates are stored in the scratch
+    arrays `d` and `t` (p's dtype), so a float32 step rounds where PyTorch's does.
+    """
     for i in range(p.size):
-        d = -g[i] if maximize else g[i]
+        d[i] = -g[i] if maximize else g[i]
         if weight_decay != 0:
-            d = d + weight_decay * p[i]
-        exp_avg[i] = exp_avg[i] + (d - exp_avg[i]) * (1 - beta1)  # lerp, as PyTorch
-        exp_avg_sq[i] = exp_avg_sq[i] * beta2 + (1 - beta2) * d * d
+            d[i] = d[i] + weight_decay * p[i]
+        t[i] = d[i] - exp_avg[i]
+        exp_avg[i] = exp_avg[i] + weight1 * t[i]  # lerp towards the gradient
+        exp_avg_sq[i] = exp_avg_sq[i] * beta2
+        t[i] = weight2 * d[i]
+        t[i] = t[i] * d[i]
+        exp_avg_sq[i] = exp_avg_sq[i] + t[i]
         second = exp_avg_sq[i]
         if amsgrad:
             if second > max_sq[i]:
                 max_sq[i] = second
             second = max_sq[i]
-        denom = math.sqrt(second) / bias_correction2_sqrt + eps
-        p[i] = p[i] - step_size * exp_avg[i] / denom
+        t[i] = math.sqrt(second)
+        t[i] = t[i] / bias_correction2_sqrt
+        t[i] = t[i] + eps  # the denominator
+        t[i] = exp_avg[i] / t[i]
+        p[i] = p[i] - step_size * t[i]

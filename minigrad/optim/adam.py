@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..kernels import optim as K
 from ..tensor import Tensor
-from .optimizer import Optimizer
+from .optimizer import Optimizer, _as_param_scalar
 
 
 class Adam(Optimizer):
@@ -39,7 +41,12 @@ class Adam(Optimizer):
         data, grad = self._flat(p)
         max_sq = state["max_exp_avg_sq"]._data.reshape(-1) if group["amsgrad"] else data
         beta1, beta2 = group["betas"]
+        step = float(state["step"]._data)
+        scalar = _as_param_scalar(data.dtype)
         K.adam_step(data, grad, state["exp_avg"]._data.reshape(-1),
-                    state["exp_avg_sq"]._data.reshape(-1), max_sq, float(state["step"]._data),
-                    group["lr"], beta1, beta2, group["eps"], group["weight_decay"],
+                    state["exp_avg_sq"]._data.reshape(-1), max_sq,
+                    np.empty_like(data), np.empty_like(data),
+                    scalar(group["lr"] / (1 - beta1**step)),
+                    scalar(math.sqrt(1 - beta2**step)), scalar(1 - beta1), scalar(beta2),
+                    scalar(1 - beta2), scalar(group["eps"]), scalar(group["weight_decay"]),
                     group["amsgrad"], group["maximize"])

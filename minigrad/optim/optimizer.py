@@ -11,6 +11,13 @@ from ..autograd.grad_mode import no_grad
 from ..tensor import Tensor
 
 
+def _as_param_scalar(dtype: np.dtype):
+    """How PyTorch hands a hyper-parameter to a float32 update: rounded to float32,
+    then used in a fused multiply-add (one rounding). Rounding the number first and
+    letting the kernel compute in float64 reproduces that."""
+    return lambda value: float(dtype.type(value))
+
+
 class Optimizer:
     """Base class: keeps `param_groups` (dicts of "params" plus settings) and a
     `state` dict per parameter. Subclasses implement `_update(group)`."""

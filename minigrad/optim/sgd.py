@@ -6,7 +6,7 @@ import numpy as np
 
 from ..kernels import optim as K
 from ..tensor import Tensor
-from .optimizer import Optimizer
+from .optimizer import Optimizer, _as_param_scalar
 
 
 class SGD(Optimizer):
@@ -33,5 +33,7 @@ class SGD(Optimizer):
         if group["momentum"] != 0 and first:
             state["momentum_buffer"] = Tensor._make(np.empty_like(p._data))
         buf = state["momentum_buffer"]._data.reshape(-1) if "momentum_buffer" in state else data
-        K.sgd_step(data, grad, buf, group["lr"], group["momentum"], group["dampening"],
-                   group["weight_decay"], group["nesterov"], group["maximize"], first)
+        scalar = _as_param_scalar(data.dtype)
+        K.sgd_step(data, grad, buf, np.empty_like(data), scalar(group["lr"]),
+                   scalar(group["momentum"]), scalar(1 - group["dampening"]),
+                   scalar(group["weight_decay"]), group["nesterov"], group["maximize"], first)

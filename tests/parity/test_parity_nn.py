@@ -380,3 +380,34 @@ def test_custom_function_errors(torch, name):
         return _error(lambda: fn.apply(*args).sum().backward())
 
     run_both(torch, program)
+
+
+FLOAT32_STEPS = {
+    "sgd": ("SGD", dict(lr=0.05)),
+    "sgd-momentum": ("SGD", dict(lr=0.05, momentum=0.9, dampening=0.1, weight_decay=0.01)),
+    "sgd-nesterov": ("SGD", dict(lr=0.05, momentum=0.9, nesterov=True)),
+    "adam": ("Adam", dict(lr=0.01)),
+    "adam-wd-amsgrad": ("Adam", dict(lr=0.02, weight_decay=0.05, amsgrad=True)),
+}
+
+
+@pytest.mark.parametrize("name", list(FLOAT32_STEPS))
+def test_float32_updates_round_like_torch(torch, name):
+    """float32 updates round where PyTorch rounds: SGD's weights agree to the last bit."""
+    optimizer, settings = FLOAT32_STEPS[name]
+    grads = [np.random.default_rng(s).standard_normal(4).astype(np.float32) for s in range(6)]
+
+    def weights(lib):
+        w = lib.nn.Parameter(lib.tensor(np.array([0.5, -1.0, 0.3, 7.1], np.float32)))
+        opt = getattr(lib.optim, optimizer)([w], **settings)
+        for g in grads:
+            w.grad = lib.tensor(g.copy())
+            opt.step()
+        return np.array(w.detach().tolist(), np.float32)
+
+    if optimizer == "SGD":
+        np.testing.assert_array_equal(weights(minigrad), weights(torch))
+    else:
+        # Adam rounds at the same points, but PyTorch's vectorised lerp/addcmul may
+        # fuse differently element by element: allow one unit in the last place.
+        np.testing.assert_array_max_ulp(weights(minigrad), weights(torch), maxulp=1)
