@@ -25,17 +25,20 @@ def make_data(dtype):
 
 
 def library_step(lib, data):
-    """Build the model's tensors and return a function doing one training step."""
-    F = lib.nn.functional
+    """Build the model's tensors and return a function doing one training step.
+
+    The model is written with plain tensor ops (no `nn.functional`), so the same code
+    runs under `import minigrad as torch` and real PyTorch, op for op."""
     x, y = lib.tensor(data["x"]), lib.tensor(data["y"])
-    params = [lib.nn.Parameter(lib.tensor(data[k])) for k in ("w1", "b1", "w2", "b2")]
+    params = [lib.tensor(data[k], requires_grad=True) for k in ("w1", "b1", "w2", "b2")]
     w1, b1, w2, b2 = params
     opt = lib.optim.SGD(params, lr=LR)
 
     def step():
         opt.zero_grad()
-        hidden = F.relu(F.linear(x, w1, b1))
-        loss = F.mse_loss(F.linear(hidden, w2, b2), y)
+        hidden = (x @ w1.t() + b1).relu()
+        diff = hidden @ w2.t() + b2 - y
+        loss = (diff * diff).mean()
         loss.backward()
         opt.step()
         return loss

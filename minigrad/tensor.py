@@ -237,6 +237,9 @@ class Tensor:
 
     @requires_grad.setter
     def requires_grad(self, flag: bool) -> None:
+        if flag and self.grad_fn is not None:
+            # PyTorch's setter refuses even a no-op change on a non-leaf (requires_grad_ allows it).
+            raise RuntimeError("you can only change requires_grad flags of leaf variables.")
         self._set_requires_grad(
             flag, "only Tensors of floating point and complex dtype can require gradients"
         )

@@ -76,6 +76,8 @@ SAVED_ROW = SAVED_FONT * 1.25 + 8  # one saved-tensor box plus spacing
 MARGIN = 16.0  # points around the drawing
 MIN_WIDTH = 420.0  # points: room for the legend on tiny graphs
 MAX_INCHES = (40.0, 60.0)  # larger drawings are scaled down to fit
+LABEL_SPOTS = (0.5, 0.65, 0.35, 0.8, 0.2)  # where along an edge a gradient label may sit
+Rect = tuple[float, float, float, float]  # left, bottom, right, top
 
 
 class NotebookFigure(Figure):
@@ -134,6 +136,13 @@ def draw_graph(
     collapse_above: graphs with more nodes get long linear chains collapsed.
     """
     graph = build_graph(*roots, names=resolve_names(names, sys._getframe(1)), caller="draw_graph")
+    if ax is not None and not isinstance(ax, Axes):
+        raise TypeError(f"draw_graph: ax must be a matplotlib Axes, not {type(ax).__name__}")
+    if figsize is not None and not _is_size(figsize):
+        raise ValueError(
+            f"draw_graph: figsize must be (width, height) in inches, two positive numbers, "
+            f"not {figsize!r}"
+        )
     drawing = GraphDrawing(
         graph,
         ax=ax,
@@ -238,6 +247,7 @@ class GraphDrawing:
         self._draw_edges()
         self._draw_boxes()
         self._draw_saved()
+        self._obstacles = RectIndex(self._box_rects())
         self.update(None)
 
     # -- sizes ---------------------------------------------------------------------------
@@ -319,6 +329,18 @@ class GraphDrawing:
             autolim=False,
         )
         self._saved_text = self._add_text([])
+
+    def _box_rects(self) -> list[Rect]:
+        """Where node boxes and saved-tensor boxes are (edge labels keep off them)."""
+        rects = []
+        for key in self._box_keys:
+            x, y = self.layout.positions[key]
+            width, height = self.layout.footprints[key][:2]
+            rects.append((x - width / 2, y - height / 2, x + width / 2, y + height / 2))
+        for _, value, x, y in self._saved_items:
+            width = text_size(saved_label(value), SAVED_FONT)[0] + 10
+            rects.append((x - width / 2, y - SAVED_ROW / 2, x + width / 2, y + SAVED_ROW / 2))
+        return rects
 
     def _draw_edges(self) -> None:
         layout, graph = self.layout, self.graph
@@ -520,6 +542,8 @@ class GraphDrawing:
         graph = self.graph
         colors, widths, paths, backgrounds = [], [], [], []
         self.edge_labels = {}
+        self.edge_label_boxes = []
+        placed = RectIndex()
         for edge in self.layout.edges:
             text = None
             if state is not None:
@@ -532,18 +556,15 @@ class GraphDrawing:
             if text:
                 first = graph.edges[edge.graph_edges[-1]]
                 self.edge_labels[(first.source, first.input_index)] = text
-                x, y = _midpoint(edge.route)
                 width, height = text_size(text, EDGE_FONT)
+                width, height = width + 4, height + 2
+                x, y = _label_position(edge.route, width, height, placed, self._obstacles)
                 paths.append(text_path(text, x, y, EDGE_FONT))
-                left, bottom = x - width / 2 - 2, y - height / 2 - 1
-                backgrounds.append(
-                    [
-                        (left, bottom),
-                        (left + width + 4, bottom),
-                        (left + width + 4, bottom + height + 2),
-                        (left, bottom + height + 2),
-                    ]
-                )
+                rect = (x - width / 2, y - height / 2, x + width / 2, y + height / 2)
+                placed.add(rect)
+                self.edge_label_boxes.append(rect)
+                left, bottom, right, top = rect
+                backgrounds.append([(left, bottom), (right, bottom), (right, top), (left, top)])
         self._edge_lines.set_colors(colors)
         self._edge_lines.set_linewidths(widths)
         self._edge_heads.set_facecolors(colors)
@@ -570,6 +591,14 @@ def _new_figure(extent, figsize, dpi) -> tuple[Figure, Axes]:
     ax.set_ylim(bottom, top)
     ax.set_aspect("equal", adjustable="box")
     return figure, ax
+
+
+def _is_size(value: Any) -> bool:
+    try:
+        width, height = value
+        return float(width) > 0 and float(height) > 0
+    except (TypeError, ValueError):
+        return False
 
 
 def _box(x: float, y: float, width: float, height: float, rounding: float) -> FancyBboxPatch:
@@ -619,11 +648,69 @@ def _arrow_head(before: tuple[float, float], tip: tuple[float, float], size: flo
     return [(x1, y1), (bx + px, by + py), (bx - px, by - py)]
 
 
-def _midpoint(route: list[tuple[float, float]]) -> tuple[float, float]:
-    if len(route) > 2:
-        return route[len(route) // 2]
-    (x0, y0), (x1, y1) = route[0], route[-1]
-    return (x0 + x1) / 2, (y0 + y1) / 2
+def _point_along(route: list[tuple[float, float]], fraction: float) -> tuple[float, float]:
+    """The point `fraction` of the way along the polyline `route` (by length)."""
+    lengths = [
+        ((x1 - x0) ** 2 + (y1 - y0) ** 2) ** 0.5 for (x0, y0), (x1, y1) in zip(route, route[1:])
+    ]
+    remaining = fraction * sum(lengths)
+    for ((x0, y0), (x1, y1)), length in zip(zip(route, route[1:]), lengths):
+        if remaining <= length and length > 0:
+            t = remaining / length
+            return x0 + t * (x1 - x0), y0 + t * (y1 - y0)
+        remaining -= length
+    return route[-1]
+
+
+def _overlap(a: Rect, b: Rect) -> float:
+    width = min(a[2], b[2]) - max(a[0], b[0])
+    height = min(a[3], b[3]) - max(a[1], b[1])
+    return width * height if width > 0 and height > 0 else 0.0
+
+
+class RectIndex:
+    """Rectangles bucketed on a coarse grid, so overlap queries stay cheap on big graphs."""
+
+    CELL = 64.0  # points
+
+    def __init__(self, rects: Iterable[Rect] = ()) -> None:
+        self._cells: dict[tuple[int, int], list[Rect]] = {}
+        for rect in rects:
+            self.add(rect)
+
+    def _keys(self, rect: Rect) -> Iterable[tuple[int, int]]:
+        left, bottom, right, top = (int(v // self.CELL) for v in rect)
+        return ((i, j) for i in range(left, right + 1) for j in range(bottom, top + 1))
+
+    def add(self, rect: Rect) -> None:
+        for key in self._keys(rect):
+            self._cells.setdefault(key, []).append(rect)
+
+    def overlap(self, rect: Rect) -> float:
+        """Total area of stored rectangles overlapping `rect`."""
+        found = {other for key in self._keys(rect) for other in self._cells.get(key, ())}
+        return sum(_overlap(rect, other) for other in found)
+
+
+def _label_position(
+    route: list[tuple[float, float]],
+    width: float,
+    height: float,
+    placed: RectIndex,
+    obstacles: RectIndex,
+) -> tuple[float, float]:
+    """A spot on the edge where its label overlaps other labels and boxes the least
+    (two gradients leaving one node would otherwise print over each other)."""
+    best, best_cost = None, None
+    for fraction in LABEL_SPOTS:
+        x, y = _point_along(route, fraction)
+        rect = (x - width / 2, y - height / 2, x + width / 2, y + height / 2)
+        cost = 4 * placed.overlap(rect) + obstacles.overlap(rect)
+        if best_cost is None or cost < best_cost:
+            best, best_cost = (x, y), cost
+        if cost == 0:
+            break
+    return best
 
 
 __all__ = [

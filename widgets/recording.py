@@ -171,6 +171,9 @@ class BackwardRecording:
         elif kind == "GradRetained":
             frame.retained.append((event.tensor, snapshot(event.grad)))
         elif kind == "HookFired":
+            if event.kind == "posthook":
+                # A node's post hook may replace what it sends on: show what really flows.
+                frame.grads_out = tuple(snapshot(g) for g in event.after)
             name = getattr(event.hook, "__name__", type(event.hook).__name__)
             frame.hooks.append(
                 HookCall(event.kind, name, value_text(event.before), value_text(event.after))

@@ -400,6 +400,7 @@ def _run_node(node, grads, step, keep, accumulate, capture_at, captured, trace, 
                 pending.append(ev.HookFired(step, node, "prehook", hook, before,
                                             tuple(_tensor(g) for g in grads)))
 
+    saved_items = None
     if isinstance(node, AccumulateGrad):
         grad = grads[0]
         leaf = node.variable
@@ -412,11 +413,12 @@ def _run_node(node, grads, step, keep, accumulate, capture_at, captured, trace, 
                 if trace:
                     pending.append(ev.GradAccumulated(step, node, leaf, _tensor(grad), total))
         outputs: list = []
-    elif all(g is None for g in grads):
+    elif _all_none(grads):
         outputs = [None] * len(node.next_functions)
     else:
         # Check every saved tensor first (the error names the node that needs it).
-        for name, saved in node.saved_items() if node._saved else ():
+        saved_items = node.saved_items() if node._saved else ()
+        for name, saved in saved_items:
             saved.check(node)
             if trace:
                 pending.append(ev.SavedTensorUnpacked(
@@ -432,7 +434,12 @@ def _run_node(node, grads, step, keep, accumulate, capture_at, captured, trace, 
         pending.append(ev.NodeFinished(step, node, tuple(_tensor(g) for g in grads),
                                        tuple(_tensor(g) for g in outputs)))
     if not keep and (node._saved or not type(node).saves):
-        released = node.release_variables()
+        # Reuse the list built for the checks above rather than walking `_saved` again
+        # (nodes that keep saved tensors elsewhere override `release_variables`).
+        if saved_items is not None and type(node).release_variables is Node.release_variables:
+            released = node.release_variables(saved_items)
+        else:
+            released = node.release_variables()
         if trace and released:
             pending.append(ev.SavedTensorsReleased(step, node, released))
     if node._post_hooks:
@@ -446,6 +453,13 @@ def _run_node(node, grads, step, keep, accumulate, capture_at, captured, trace, 
                 pending.append(ev.HookFired(step, node, "posthook", hook, gi,
                                             tuple(_tensor(g) for g in outputs)))
     return outputs
+
+
+def _all_none(grads: list) -> bool:
+    for g in grads:
+        if g is not None:
+            return False
+    return True
 
 
 def _store_capture(captured, x, grad, accumulate):
@@ -519,7 +533,7 @@ def grad(
                              trace=False, captured=captured):
         pass
     result = []
-    for _i, x in enumerate(inputs_t):
+    for index, x in enumerate(inputs_t):
         g = captured.get(id(x))
         if g is None:
             if materialize_grads:
@@ -527,8 +541,8 @@ def grad(
                 continue
             if not allow_unused:
                 raise RuntimeError(
-                    "One of the differentiated Tensors appears to not have been used in the "
-                    "graph. Set allow_unused=True if this is the desired behavior."
+                    f"The differentiated Tensor at index {index} appears to not have been used "
+                    "in the graph. Set allow_unused=True if this is the desired behavior."
                 )
             result.append(None)
         else:

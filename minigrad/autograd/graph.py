@@ -209,6 +209,12 @@ class SavedNumber(SavedTensor):
         self.check(node)
         return self._as_tensor()._data
 
+    def number(self, node: Node):
+        """The saved number itself, after the version check: a backward formula that
+        only needs the value skips building the 0-d tensor."""
+        self.check(node)
+        return self._value if self._tensor is None else self._tensor._data.item()
+
     def unpack(self, node: Node):
         self.check(node)
         return self._as_tensor()
@@ -324,10 +330,11 @@ class Node:
                              if isinstance(v, SavedTensor))
         return items
 
-    def release_variables(self) -> tuple[str, ...]:
-        """Drop every saved tensor (the engine does this unless `retain_graph`)."""
+    def release_variables(self, items: list | None = None) -> tuple[str, ...]:
+        """Drop every saved tensor (the engine does this unless `retain_graph`);
+        `items` is `saved_items()` when the caller has just built it."""
         released = []
-        for name, saved in self.saved_items():
+        for name, saved in self.saved_items() if items is None else items:
             if not saved.is_released:
                 saved.release()
                 released.append(name)

@@ -96,6 +96,8 @@ def _broadcast_scalar(a: np.ndarray) -> bool:
 
 # Commutative kernels and their array-op-scalar twins (see `binary`).
 SCALAR_FORMS = {K.add: K.add_scalar, K.mul: K.mul_scalar}
+# Kernels doing one exactly rounded IEEE operation, and numpy's ufunc for it.
+EXACT_UFUNCS = {K.add: np.add, K.sub: np.subtract, K.mul: np.multiply}
 
 
 def unary(kernel, x: np.ndarray) -> np.ndarray:
@@ -114,6 +116,12 @@ def binary(kernel, a: np.ndarray, b: np.ndarray, out_dtype) -> np.ndarray:
         b = b.astype(out_dtype)
     if a.shape != b.shape:
         shape = broadcast_shape(a.shape, b.shape)
+        ufunc = EXACT_UFUNCS.get(kernel)
+        if ufunc is not None and np.dtype(out_dtype).kind == "f":
+            # `x @ w.t() + bias`: numpy broadcasts without copying the stretched
+            # operand out in full. One IEEE + - * per element is exactly rounded,
+            # so the result is bit-identical to the kernel's.
+            return ufunc(a, b, order="C")
         a = np.broadcast_to(a, shape)
         b = np.broadcast_to(b, shape)
     scalar_form = SCALAR_FORMS.get(kernel)

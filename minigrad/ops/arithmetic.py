@@ -169,7 +169,11 @@ class MulBackward0(Node):
         return ga, gb
 
     def _times(self, grad, name):
-        factor = self.saved(name)
+        saved = self._saved[name]
+        if isinstance(saved, SavedNumber):  # `x * 2.0`: the number is all we need
+            dt = _dtype.from_numpy_dtype(grad.dtype)
+            return _scalar_op(K.mul_scalar, grad, saved.number(self), dt)
+        factor = saved.data(self)
         if factor.ndim == 0:
             dt = _dtype.from_numpy_dtype(grad.dtype)
             return _scalar_op(K.mul_scalar, grad, factor.item(), dt)

@@ -20,13 +20,16 @@ from pathlib import Path
 import pytest
 
 NOTEBOOK = Path(__file__).resolve().parent / "stepper_demo.ipynb"
-BUTTON = "button.stepper-next"  # the stepper's "next" button
-TEXT = ".stepper-panel"  # the panel describing the current step
-IMAGE = "img.stepper-image"  # the drawing of the graph, current node highlighted
+BUTTON = ".minigrad-stepper button.stepper-next"  # the stepper's "next" button
+TEXT = ".minigrad-stepper .stepper-panel"  # the panel describing the current step
+IMAGE = ".minigrad-stepper img.stepper-image"  # the graph, current node highlighted
 CLICKS = 6  # the demo's backward runs 6 nodes: click through to the end
-SCREENSHOT_AT = 3  # the click after which the README's picture is taken (when asked)
+# the click after which the README's picture is taken (when asked): the first leaf's
+# AccumulateGrad, with done nodes, released buffers and a .grad filled in on screen
+SCREENSHOT_AT = 5
 SCREENSHOT_ENV = "MINIGRAD_STEPPER_SCREENSHOT"
 TEXT_AFTER_CLICK = "Step {n} of 6"  # the panel's first words after the n-th click
+TEXT_AT_END = "Backward finished"  # shown after the last click (None: no end to check)
 # what JupyterLab / ipywidgets show instead of a widget that failed (8.x draws a broken
 # icon with "Click to show javascript error."; older versions print the first two)
 FORBIDDEN_TEXT = (
@@ -122,4 +125,7 @@ def test_widget_renders_and_responds_to_clicks(jupyter_lab, chromium_page):
             # picture of the stepper from this very run.
             page.locator(".minigrad-stepper").screenshot(path=os.environ[SCREENSHOT_ENV])
 
+    if TEXT_AT_END is not None:
+        expect(text).to_contain_text(TEXT_AT_END)
+        expect(button).to_be_disabled()  # the end: nothing more to run
     _assert_no_widget_errors(page)

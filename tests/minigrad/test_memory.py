@@ -82,3 +82,52 @@ def test_long_training_loop_holds_memory_flat(no_gc):
         tracemalloc.stop()
     # One leaked 16-element array per step would be > 1 MB; allow allocator noise only.
     assert grown < 64 * 1024, f"memory grew by {grown} bytes over 10 000 steps"
+
+
+def _graph_with_every_kind_of_node():
+    """A graph with views, a CopySlices rebase, a multi-output node, hooks and saved
+    inputs/outputs; returns the output and weak references to everything inside."""
+    x = torch.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+    h = x * 2
+    h.retain_grad()
+    h.register_hook(lambda g: g)
+    h[1:3].mul_(3)  # CopySlices + AsStridedBackward0
+    parts = h.unbind()
+    e = parts[0].exp()  # saves its own result
+    out = (e + parts[3].sigmoid() * h.sum()).tanh()
+    refs = [weakref.ref(t) for t in (h, e, *parts)]
+    nodes, stack = [], [out.grad_fn]
+    while stack:
+        node = stack.pop()
+        if node is None or any(r() is node for r in nodes):
+            continue
+        nodes.append(weakref.ref(node))
+        stack.extend(n for n, _ in node.next_functions)
+        if hasattr(node, "saved_items"):
+            for _, saved in node.saved_items():
+                # SavedTensor has __slots__ without __weakref__: watch what it holds instead
+                held = saved._tensor if saved._tensor is not None else saved._data
+                if held is not None and held is not x:  # scalars are stored elsewhere
+                    refs.append(weakref.ref(held))
+    return x, out, refs, nodes
+
+
+def test_a_rich_graph_is_freed_by_refcounting_alone(no_gc):
+    x, out, refs, nodes = _graph_with_every_kind_of_node()
+    names = {ref().name() for ref in nodes}
+    assert {"TanhBackward0", "UnbindBackward0", "minigrad::autograd::CopySlices",
+            "ExpBackward0", "SigmoidBackward0"} <= names
+    assert len(refs) > 8
+    del out
+    # Everything goes, even the leaf's AccumulateGrad while x lives: like torch, a leaf
+    # holds its AccumulateGrad only weakly.
+    assert [ref() for ref in refs + nodes if ref() is not None] == []
+    assert x.grad is None
+
+
+def test_saved_tensor_objects_die_with_the_graph_after_backward(no_gc):
+    x, out, refs, nodes = _graph_with_every_kind_of_node()
+    out.backward()
+    assert x.grad is not None
+    del out
+    assert all(ref() is None for ref in refs)

@@ -69,6 +69,30 @@ class Textbook:
         e[0] = 6
         return (loss,), {"t": t, "u": u, "loss": loss}
 
+    def unbind_three(self):
+        """Lesson 5: b, c, d = a.unbind(); e = b * c * d (outputs 0, 1, 2 of one node)."""
+        a = self.lib.tensor([2.0, 3.0, 4.0], requires_grad=True)
+        b, c, d = a.unbind()
+        e = b * c * d
+        return (e,), {"a": a, "b": b, "c": c, "d": d, "e": e}
+
+    def retain_graph_loop(self):
+        """Lesson 3: y = t @ a built once outside the loop, reused by each iteration's loss."""
+        lib = self.lib
+        x = lib.tensor([1.0, 0.0], dtype=lib.float64)
+        t = lib.eye(2, dtype=lib.float64, requires_grad=True)
+        a = lib.ones(2, dtype=lib.float64, requires_grad=True)
+        y = t @ a
+        loss = ((t @ (x + y) - x) ** 2).mean()
+        return (loss,), {"x": x, "t": t, "a": a, "y": y}
+
+    def copy_slices(self):
+        """Lesson 4: writing into a slice of u = 2 * t turns u's grad_fn into CopySlices."""
+        t = self.lib.arange(3.0, requires_grad=True)
+        u = 2 * t
+        u[0] = 666
+        return (u,), {"t": t, "u": u}
+
 
 @pytest.fixture
 def textbook(lib):
@@ -78,3 +102,9 @@ def textbook(lib):
 @pytest.fixture
 def mg_textbook(mg):
     return Textbook(mg)
+
+
+@pytest.fixture
+def torch_textbook(torch):
+    """The textbook graphs built with real torch (skips when torch is not installed)."""
+    return Textbook(torch)

@@ -181,6 +181,16 @@ def test_bad_input_raises_helpful_errors(args, error, message):
         draw_graph(*args)
 
 
+def test_bad_drawing_options_raise_before_matplotlib(textbook):
+    roots, names = textbook.chain()
+    with pytest.raises(TypeError, match="ax must be a matplotlib Axes, not str"):
+        draw_graph(*roots, ax="left")
+    for figsize in ((0, 3), "big", (4,), (4, None)):
+        with pytest.raises(ValueError, match="figsize must be"):
+            draw_graph(*roots, figsize=figsize)
+    assert draw_graph(*roots, figsize=(3, 2)).get_size_inches().tolist() == [3, 2]
+
+
 def test_tensor_without_graph_raises(lib):
     leaf = lib.tensor([1.0, 2.0])
     with pytest.raises(ValueError, match="no backward graph"):
@@ -211,3 +221,43 @@ def test_huge_chain_draws_collapsed(lib):
     width, height = fig.get_size_inches()
     assert width < 12 and height < 12  # a handful of boxes, not 2000 layers
     assert figure_to_png(fig).startswith(PNG_SIGNATURE)
+
+
+def test_five_hundred_node_chain_draws(lib):
+    """Hundreds of nodes: drawn collapsed and legible (the run time is for benchmarks)."""
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    w = lib.tensor([0.5, 0.5], requires_grad=True)
+    y = x
+    for i in range(250):
+        y = (y * w).sin() if i % 2 else (y * 1.001).cos()
+    loss = y.sum()
+    drawing = GraphDrawing(build_graph(loss, names={"x": x, "w": w, "loss": loss}))
+    assert len(drawing.graph.nodes) > 500
+    assert drawing.layout.collapsed and len(drawing.layout.positions) <= 12
+    assert "collapsed nodes" in drawing.legend_labels
+    graph = drawing.graph
+    shown = {graph.nodes[k].leaf_name for k in drawing.layout.positions if k < len(graph.nodes)}
+    assert {"x", "w"} <= shown  # the leaves stay visible
+    png = figure_to_png(drawing.figure)
+    image = Image.open(io.BytesIO(png))
+    assert max(image.size) < 2000  # a readable picture, not a 500-layer strip
+
+
+@pytest.mark.parametrize(
+    "name", ["chain", "leaf_two_ops", "unbind_two_muls", "unbind_three", "retain_graph_loop"]
+)
+def test_gradient_labels_do_not_print_over_each_other(textbook, name):
+    """Every edge labelled at once (as at the end of a stepper run): all stay readable."""
+    roots, names = getattr(textbook, name)()
+    drawing = drawing_of(roots, names, with_status=True)
+    graph = drawing.graph
+    edge_text = {
+        (id(graph.nodes[e.source].obj), e.input_index): "[1.2345, -6.789]" for e in graph.edges
+    }
+    drawing.update(GraphState(edge_text=edge_text))
+    boxes = drawing.edge_label_boxes
+    assert len(boxes) == len(drawing.edge_labels) > 0
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1 :]:
+            apart = a[2] <= b[0] or b[2] <= a[0] or a[3] <= b[1] or b[3] <= a[1]
+            assert apart, f"labels at {a} and {b} overlap"

@@ -229,3 +229,59 @@ def test_long_chain_is_built_without_recursion(lib):
     graph = build_graph(y.sum())
     assert len(graph.find("MulBackward0")) == 5000
     assert len([n for n in graph.nodes if n.kind == NO_GRAD]) == 5000
+
+
+GRAPHS = [
+    "chain",
+    "leaf_two_ops",
+    "unbind_two_muls",
+    "shared_two_losses",
+    "modified_in_place",
+    "unbind_three",
+    "retain_graph_loop",
+    "copy_slices",
+]
+
+
+def described(graph):
+    """Everything the drawing shows, in a form comparable across libraries."""
+    nodes = sorted(
+        (
+            n.kind,
+            n.leaf_name or n.name,
+            n.shape,
+            tuple(sorted(n.tensor_names)),
+            tuple(
+                (s.attr, s.kind, s.status, s.saved_version, s.current_version, s.shape)
+                for s in sorted(n.saved, key=lambda s: s.attr)
+            ),
+            tuple(sorted(n.roots)),
+        )
+        for n in graph.nodes
+    )
+    return nodes, edge_set(graph)
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("name", GRAPHS)
+def test_minigrad_and_torch_graphs_are_described_alike(torch_textbook, mg_textbook, name):
+    """The same code gives the same picture on both libraries: torch is the reference."""
+    torch_roots, torch_names = getattr(torch_textbook, name)()
+    mg_roots, mg_names = getattr(mg_textbook, name)()
+    assert described(build_graph(*mg_roots, names=mg_names)) == described(
+        build_graph(*torch_roots, names=torch_names)
+    )
+
+
+def test_unbind_outputs_and_copy_slices(textbook):
+    roots, names = textbook.unbind_three()
+    graph = build_graph(*roots, names=names)
+    (unbind,) = graph.find("UnbindBackward0")
+    assert sorted(e.output_index for e in graph.edges if e.target == unbind.index) == [0, 1, 2]
+    roots, names = textbook.copy_slices()
+    graph = build_graph(*roots, names=names)
+    (copy,) = graph.find("CopySlices")
+    assert [(c.kind, c.name) for c in graph.children(copy.index)] == [
+        (BACKWARD, "MulBackward0"),
+        (NO_GRAD, "None"),
+    ]

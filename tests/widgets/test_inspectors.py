@@ -142,3 +142,41 @@ def test_compare_graphs_with_detach_shares_only_the_parameter(lib):
     comparison = compare_graphs(losses[0], losses[1], names={"w": w})
     assert comparison.shared == ["AccumulateGrad(w)"]
     assert "1 node(s) shared" in repr(comparison)
+
+
+def test_table_predicts_the_freed_buffers_of_a_reused_subgraph(mg_textbook):
+    """Lesson 3: the second iteration reuses y = t @ a, whose buffers the first freed."""
+    from minigrad.autograd.engine import backward_events
+
+    (first,), names = mg_textbook.retain_graph_loop()
+    t, x, y = names["t"], names["x"], names["y"]
+    first.backward()
+    second = ((t @ (x + y) - x) ** 2).mean()
+    table = saved_tensors_table(second, names=names)
+    failure = table.failure
+    assert failure.node is y.grad_fn and failure.status == "released"
+    # Only y's node was freed: the nodes built in this iteration are intact.
+    assert {r.node_name for r in table if r.will_fail} == {"MvBackward0"}
+    assert all(r.node is y.grad_fn for r in table if r.will_fail)
+    failed = None
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        for event in backward_events(second):
+            if type(event).__name__ == "EngineFailed":
+                failed = event
+    assert failed.node is failure.node and failed.step == failure.step
+
+
+def test_compare_graphs_shows_the_subgraph_hoisted_out_of_the_loop(textbook):
+    """Lesson 3: y = t @ a is built once, so both iterations' graphs contain its node."""
+    (first,), names = textbook.retain_graph_loop()
+    t, x, y = names["t"], names["x"], names["y"]
+    second = ((t @ (x + y) - x) ** 2).mean()
+    comparison = compare_graphs(first, second, names=names)
+    assert sorted(comparison.shared) == ["AccumulateGrad(a)", "AccumulateGrad(t)", "MvBackward0"]
+    assert sorted(comparison.rebuilt_b) == sorted(comparison.rebuilt_a) == [
+        "AddBackward0",
+        "MeanBackward0",
+        "MvBackward0",
+        "PowBackward0",
+        "SubBackward0",
+    ]

@@ -8,7 +8,16 @@ import pytest
 from widgets.graph import ACCUMULATE, build_graph
 from widgets.layout import MAX_BOXES, layered_layout
 
-TEXTBOOK = ["chain", "leaf_two_ops", "unbind_two_muls", "shared_two_losses", "modified_in_place"]
+TEXTBOOK = [
+    "chain",
+    "leaf_two_ops",
+    "unbind_two_muls",
+    "shared_two_losses",
+    "modified_in_place",
+    "unbind_three",
+    "retain_graph_loop",
+    "copy_slices",
+]
 
 
 @pytest.mark.parametrize("name", TEXTBOOK)
