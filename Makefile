@@ -34,7 +34,7 @@ lint: install
 
 # pytest exits 5 when it collected no tests: that is a failure here, never a pass.
 test: lint
-	$(BIN)/python scripts/make_learner_notebooks.py --check
+	$(BIN)/python scripts/make_learner_notebooks.py --check --execute
 	$(BIN)/python -m pytest tests $(NOTEBOOKS) --ignore=notebooks/learner \
 	    --nbval-lax --nbval-sanitize-with tests/nbval_sanitize.cfg \
 	    -p no:cacheprovider $(PYTEST_ARGS) \
@@ -46,7 +46,7 @@ bench: install
 	$(BIN)/python -m benchmarks
 
 learner: install
-	$(BIN)/python scripts/make_learner_notebooks.py
+	$(BIN)/python scripts/make_learner_notebooks.py --execute
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -28,6 +28,12 @@ Usage::
     python scripts/make_learner_notebooks.py           # (re)write notebooks/learner/
     python scripts/make_learner_notebooks.py --check   # fail if they are out of date
 
+With ``--execute`` (what ``make learner`` and ``make test`` use), the written learner
+notebooks are then run top to bottom in a fresh kernel, errors allowed, so they open
+showing what a learner sees: every lesson cell's output, and "not yet solved" at each
+exercise. ``--check --execute`` compares the sources (outputs aside, since a run is not
+byte-identical) and fails if a learner notebook was not run top to bottom.
+
 Exit status: 0 ok, 1 learner notebooks out of date (``--check``), 2 malformed markers.
 The output is deterministic (sorted JSON keys, cell ids kept or derived from the
 notebook's name and the cell's position), so ``--check`` compares bytes.
@@ -194,12 +200,52 @@ def build(notebooks: Path, learner: Path) -> dict[Path, str]:
     return expected
 
 
-def find_drift(expected: dict[Path, str], learner: Path) -> list[Drift]:
+def without_run(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """`nb` with everything a run adds removed: outputs, counts, widget state."""
+    nb = copy.deepcopy(nb)
+    for key in VOLATILE_NOTEBOOK_METADATA:
+        nb.metadata.pop(key, None)
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.outputs = []
+            cell.execution_count = None
+        for key in VOLATILE_CELL_METADATA:
+            cell.metadata.pop(key, None)
+    return nb
+
+
+def ran_top_to_bottom(nb: nbformat.NotebookNode) -> bool:
+    """Every code cell ran once, in order, in one fresh kernel (counts 1, 2, 3, ...)."""
+    counts = [c.execution_count for c in nb.cells if c.cell_type == "code"]
+    return counts == list(range(1, len(counts) + 1))
+
+
+def execute(path: Path) -> None:
+    """Run the notebook at `path` top to bottom in a fresh kernel, keeping going past
+    the exercises' "not yet solved" errors, and store the outputs."""
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(path, as_version=4)
+    NotebookClient(nb, timeout=300, kernel_name="python3", allow_errors=True,
+                   record_timing=False,
+                   resources={"metadata": {"path": str(path.parent)}}).execute()
+    path.write_text(render(nb), encoding="utf-8")
+
+
+def find_drift(expected: dict[Path, str], learner: Path, executed: bool = False) -> list[Drift]:
     drift = []
     for path, text in expected.items():
         if not path.exists():
             drift.append(Drift(path, "missing"))
-        elif path.read_text(encoding="utf-8") != text:
+            continue
+        stored = path.read_text(encoding="utf-8")
+        if executed:
+            nb = nbformat.reads(stored, as_version=4)
+            if render(without_run(nb)) != text:
+                drift.append(Drift(path, "differs from its course notebook"))
+            elif not ran_top_to_bottom(nb):
+                drift.append(Drift(path, "was not run top to bottom in a fresh kernel"))
+        elif stored != text:
             drift.append(Drift(path, "differs from its course notebook"))
     if learner.is_dir():
         for path in sorted(learner.rglob("*.ipynb")):
@@ -208,12 +254,15 @@ def find_drift(expected: dict[Path, str], learner: Path) -> list[Drift]:
     return sorted(drift, key=lambda d: d.path)
 
 
-def write(expected: dict[Path, str], learner: Path) -> list[Path]:
+def write(expected: dict[Path, str], learner: Path, run: bool = False) -> list[Path]:
     written = []
+    stale = {d.path for d in find_drift(expected, learner, executed=run)}
     for path, text in expected.items():
-        if not path.exists() or path.read_text(encoding="utf-8") != text:
+        if path in stale:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
+            if run:
+                execute(path)
             written.append(path)
     if learner.is_dir():
         for path in sorted(learner.rglob("*.ipynb")):
@@ -236,6 +285,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="do not write; fail if the learner notebooks are out of date")
     parser.add_argument("--notebooks", type=Path, default=DEFAULT_NOTEBOOKS,
                         help="folder of course notebooks (default: notebooks/)")
+    parser.add_argument("--execute", action="store_true",
+                        help="run the learner notebooks after writing them (with --check: "
+                             "require that they were run top to bottom)")
     parser.add_argument("--out", type=Path, default=None,
                         help="folder for learner notebooks (default: <notebooks>/learner)")
     args = parser.parse_args(argv)
@@ -249,7 +301,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
     if args.check:
-        drift = find_drift(expected, learner)
+        drift = find_drift(expected, learner, executed=args.execute)
         if drift:
             print("Learner notebooks are out of date:", file=sys.stderr)
             for d in drift:
@@ -259,7 +311,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"learner notebooks up to date ({len(expected)} checked)")
         return 0
 
-    changed = write(expected, learner)
+    changed = write(expected, learner, run=args.execute)
     for path in changed:
         print(f"updated {_show(path)}")
     print(f"{len(expected)} learner notebook(s), {len(changed)} changed")

@@ -14,6 +14,17 @@ ROOT = Path(__file__).resolve().parents[1]
 LEARNER = sorted((ROOT / "notebooks" / "learner").glob("*.ipynb"))
 
 
+def test_stored_learner_notebooks_show_not_yet_solved_at_every_exercise():
+    for path in LEARNER:
+        nb = nbformat.read(path, as_version=4)
+        for cell in nb.cells:
+            if cell.cell_type != "code" or "check(" not in cell.source:
+                continue
+            errors = [o for o in cell.outputs if o.output_type == "error"]
+            assert [e.ename for e in errors] == ["NotSolvedYet"], (path.name, cell.source)
+            assert errors[0].traceback == [f"NotSolvedYet: {errors[0].evalue}"]
+
+
 def test_every_lesson_has_a_learner_version():
     lessons = sorted(p.name for p in (ROOT / "notebooks").glob("*.ipynb"))
     assert [p.name for p in LEARNER] == lessons and len(lessons) == 9
@@ -23,6 +34,9 @@ def test_every_lesson_has_a_learner_version():
 @pytest.mark.parametrize("path", LEARNER, ids=lambda p: p.stem)
 def test_learner_notebook_stops_at_its_first_exercise(path):
     nb = nbformat.read(path, as_version=4)
+    for cell in nb.cells:  # forget the stored run: this one starts from scratch
+        if cell.cell_type == "code":
+            cell.execution_count, cell.outputs = None, []
     first_stub = next(i for i, cell in enumerate(nb.cells)
                       if cell.cell_type == "code" and "not yet solved" in cell.source)
     client = NotebookClient(nb, timeout=120, kernel_name="python3",

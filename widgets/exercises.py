@@ -44,11 +44,19 @@ __all__ = [
 ]
 
 
-class NotSolvedYet(Exception):
+class _ShortError(Exception):
+    """Shown in a notebook as one line, `Name: message`, without a traceback through
+    the checking code: the message is all a learner needs."""
+
+    def _render_traceback_(self) -> list[str]:  # IPython's hook for custom display
+        return [f"{type(self).__name__}: {self}"]
+
+
+class NotSolvedYet(_ShortError):
     """The exercise still holds the learner stub."""
 
 
-class WrongAnswer(Exception):
+class WrongAnswer(_ShortError):
     """The answer was checked and is not right; the message says why."""
 
 
