@@ -530,26 +530,45 @@ def record(node_cls: type[Node], output: Tensor, *inputs) -> Node | None:
     """
     if not STATE.grad_enabled:
         return None
+    node = _new_node(node_cls, inputs)
+    if node is not None:
+        output._grad_fn = node
+        output._output_nr = 0
+    return node
+
+
+_NO_EDGE = (None, 0)
+
+
+def _new_node(node_cls: type[Node], inputs: tuple) -> Node | None:
+    """A `node_cls` node with an edge to each input's producer and each input's
+    shape and dtype (for the engine's gradient check), or None when no input
+    needs a gradient. This runs for every recorded op, so `_edge` is inlined."""
     edges = []
     meta = []
     needed = False
     for t in inputs:
-        if isinstance(t, Tensor):
-            edge = t._edge()
-            needed = needed or edge[0] is not None
-            edges.append(edge)
-            meta.append((t._data.shape, t._data.dtype))
-        else:
-            edges.append((None, 0))
+        if not isinstance(t, Tensor):
+            edges.append(_NO_EDGE)
             meta.append(None)
+            continue
+        fn = t._grad_fn if t._view is None else t.grad_fn
+        if fn is not None:
+            edges.append((fn, t._output_nr))
+            needed = True
+        elif t._requires_grad:
+            edges.append((t._grad_accumulator(), 0))
+            needed = True
+        else:
+            edges.append(_NO_EDGE)
+        data = t._data
+        meta.append((data.shape, data.dtype))
     if not needed:
         return None
     node = node_cls(tuple(edges))
     node._input_meta = tuple(meta)
     if STATE.anomaly_enabled:
         node._forward_trace = capture_forward_trace()
-    output._grad_fn = node
-    output._output_nr = 0
     return node
 
 
@@ -638,27 +657,9 @@ def begin_inplace(node_cls: type[Node], t: Tensor, *others) -> Node | None:
     others_require_grad = any(isinstance(x, Tensor) and x.requires_grad for x in others)
     check_inplace(t, others_require_grad)
     check_no_overlap(t)
-    inputs = (t, *others)
     if not STATE.grad_enabled:
         return None
-    edges = []
-    needed = False
-    for x in inputs:
-        if isinstance(x, Tensor):
-            edge = x._edge()
-            needed = needed or edge[0] is not None
-            edges.append(edge)
-        else:
-            edges.append((None, 0))
-    if not needed:
-        return None
-    node = node_cls(tuple(edges))
-    node._input_meta = tuple(
-        (x._data.shape, x._data.dtype) if isinstance(x, Tensor) else None for x in inputs
-    )
-    if STATE.anomaly_enabled:
-        node._forward_trace = capture_forward_trace()
-    return node
+    return _new_node(node_cls, (t, *others))
 
 
 def finish_inplace(t: Tensor, node: Node | None) -> None:

@@ -22,7 +22,7 @@ import numpy as np
 
 from . import events as ev
 from .grad_mode import STATE
-from .graph import AccumulateGrad, Node
+from .graph import AccumulateGrad, Node, SavedTensor
 
 
 def _as_tuple(x) -> tuple:
@@ -95,15 +95,17 @@ class ReadyQueue:
         return bool(self._heap)
 
     def push(self, node: Node) -> None:
-        self._heap.append(node)
-        self._sift_up(len(self._heap) - 1, 0, node)
+        heap = self._heap
+        heap.append(node)
+        if len(heap) > 1:
+            self._sift_up(len(heap) - 1, 0, node)
 
     def pop(self) -> Node:
         heap = self._heap
+        if len(heap) == 1:  # a chain of ops: one ready node at a time
+            return heap.pop()
         top = heap[0]
-        last = heap.pop()
-        if heap:
-            self._sift_down_then_up(last)
+        self._sift_down_then_up(heap.pop())
         return top
 
     def _sift_up(self, hole: int, top: int, node: Node) -> None:
@@ -136,18 +138,22 @@ class ReadyQueue:
 
 def _dependencies(roots: list[Node]) -> dict:
     """How many edges point at each reachable node (iterative graph walk)."""
-    # Nodes hash by identity, so they key the dict and the set directly.
+    # Nodes hash by identity, so they key the dict directly. A node is walked when
+    # its first edge is counted; roots are walked from the start, and only once
+    # (a node can be the root of several outputs, or reachable from another root).
     deps: dict = {}
-    seen = set(roots)  # a node can be the root of several outputs: walk it once
-    stack = list(seen)
+    root_set = set(roots)
+    stack = list(root_set)
     while stack:
         for nxt, _ in stack.pop().next_functions:
             if nxt is None:
                 continue
-            deps[nxt] = deps.get(nxt, 0) + 1
-            if nxt not in seen:
-                seen.add(nxt)
-                stack.append(nxt)
+            if nxt in deps:
+                deps[nxt] += 1
+            else:
+                deps[nxt] = 1
+                if nxt not in root_set:
+                    stack.append(nxt)
     return deps
 
 
@@ -180,39 +186,53 @@ def _needed(roots: list[Node], targets: set) -> set:
 
 def _validate(node: Node, grads) -> list:
     """Shape/dtype of each gradient must match the input it is for; broadcasting is
-    undone by summing (PyTorch's `validate_outputs`)."""
-    if len(grads) != len(node.next_functions):
+    undone by summing (PyTorch's `validate_outputs`). Gradients for inputs that
+    need none are dropped."""
+    next_functions = node.next_functions
+    if len(grads) != len(next_functions):
         raise RuntimeError(
             f"function {node.name()} returned an incorrect number of gradients (expected "
-            f"{len(node.next_functions)}, got {len(grads)})"
+            f"{len(next_functions)}, got {len(grads)})"
         )
-    out = list(grads)
     meta = node._input_meta
-    for i, g in enumerate(out):
-        if g is None or node.next_functions[i][0] is None:
-            out[i] = None
+    out = None  # copied only if some gradient has to change
+    for i, g in enumerate(grads):
+        if g is None:
             continue
-        if i >= len(meta) or meta[i] is None:
-            continue
-        shape, dtype = meta[i]
-        if g.shape != shape:
-            from ..ops._util import sum_to
-
-            try:
-                np.broadcast_shapes(g.shape, shape)
-                if len(g.shape) < len(shape) or np.broadcast_shapes(g.shape, shape) != g.shape:
-                    raise ValueError
-                g = sum_to(g, shape)
-            except ValueError:
-                raise RuntimeError(
-                    f"Function {node.name()} returned an invalid gradient at index {i} - got "
-                    f"[{', '.join(map(str, g.shape))}] but expected shape compatible with "
-                    f"[{', '.join(map(str, shape))}]"
-                ) from None
-        if g.dtype != dtype:
-            g = g.astype(dtype)
+        m = meta[i] if i < len(meta) else None
+        if next_functions[i][0] is None:
+            g = None
+        elif m is None or (g.shape == m[0] and g.dtype == m[1]):
+            continue  # the usual case: exactly what the input expects
+        else:
+            g = _conform(node, i, g, m)
+        if out is None:
+            out = list(grads)
         out[i] = g
-    return out
+    return grads if out is None else out
+
+
+def _conform(node: Node, i: int, g: np.ndarray, meta: tuple) -> np.ndarray:
+    """Sum a broadcast gradient down to its input's shape and cast it to the input's
+    dtype, or raise PyTorch's error when the shapes cannot match."""
+    shape, dtype = meta
+    if g.shape != shape:
+        from ..ops._util import sum_to
+
+        try:
+            np.broadcast_shapes(g.shape, shape)
+            if len(g.shape) < len(shape) or np.broadcast_shapes(g.shape, shape) != g.shape:
+                raise ValueError
+            g = sum_to(g, shape)
+        except ValueError:
+            raise RuntimeError(
+                f"Function {node.name()} returned an invalid gradient at index {i} - got "
+                f"[{', '.join(map(str, g.shape))}] but expected shape compatible with "
+                f"[{', '.join(map(str, shape))}]"
+            ) from None
+    if g.dtype != dtype:
+        g = g.astype(dtype)
+    return g
 
 
 def _accumulate(node: AccumulateGrad, grad: np.ndarray):
@@ -311,8 +331,9 @@ def backward_events(
         )
 
     step = -1
-    while ready:
-        node = ready.pop()
+    heap = ready._heap  # a chain has one ready node at a time: that case is inlined
+    while heap:
+        node = heap.pop() if len(heap) == 1 else ready.pop()
         grads = buffers.pop(node)
         step += 1
         pending: list = []
@@ -346,10 +367,18 @@ def backward_events(
                 continue
             if needed is not None and id(nxt) not in needed:
                 continue
-            _add_to_buffer(buffers, nxt, nr, g)
-            deps[nxt] -= 1
-            if deps[nxt] == 0:
-                ready.push(nxt)
+            buf = buffers.get(nxt)
+            if buf is None and nr == 0:
+                buffers[nxt] = [g]  # the first stream into a single-output node
+            else:
+                _add_to_buffer(buffers, nxt, nr, g)
+            left = deps[nxt] - 1
+            deps[nxt] = left
+            if left == 0:
+                if heap:
+                    ready.push(nxt)
+                else:
+                    heap.append(nxt)
 
     if trace:
         yield ev.BackwardFinished(step, step + 1)
@@ -400,8 +429,8 @@ def _run_node(node, grads, step, keep, accumulate, capture_at, captured, trace, 
                 pending.append(ev.HookFired(step, node, "prehook", hook, before,
                                             tuple(_tensor(g) for g in grads)))
 
-    saved_items = None
-    if isinstance(node, AccumulateGrad):
+    holds_tensors = bool(node._saved)  # made exact below when the formula runs
+    if type(node) is AccumulateGrad:
         grad = grads[0]
         leaf = node.variable
         grad = _run_hooks(leaf._hooks, grad, step, node, "tensor", trace, pending)
@@ -417,12 +446,15 @@ def _run_node(node, grads, step, keep, accumulate, capture_at, captured, trace, 
         outputs = [None] * len(node.next_functions)
     else:
         # Check every saved tensor first (the error names the node that needs it).
-        saved_items = node.saved_items() if node._saved else ()
-        for name, saved in saved_items:
-            saved.check(node)
-            if trace:
+        if trace:
+            items = node.saved_items()
+            for name, saved in items:
+                saved.check(node)
                 pending.append(ev.SavedTensorUnpacked(
                     step, node, name, saved.saved_version, saved.current_version))
+            holds_tensors = bool(items)
+        else:
+            holds_tensors = node._saved and _check_saved(node)
         outputs = _validate(node, node.apply(grads))
         if STATE.anomaly_enabled and STATE.anomaly_check_nan:
             for i, g in enumerate(outputs):
@@ -433,13 +465,10 @@ def _run_node(node, grads, step, keep, accumulate, capture_at, captured, trace, 
     if trace:
         pending.append(ev.NodeFinished(step, node, tuple(_tensor(g) for g in grads),
                                        tuple(_tensor(g) for g in outputs)))
-    if not keep and (node._saved or not type(node).saves):
-        # Reuse the list built for the checks above rather than walking `_saved` again
-        # (nodes that keep saved tensors elsewhere override `release_variables`).
-        if saved_items is not None and type(node).release_variables is Node.release_variables:
-            released = node.release_variables(saved_items)
-        else:
-            released = node.release_variables()
+    # Nodes that keep their saved tensors elsewhere (custom Functions, CopySlices)
+    # declare no `saves` and always get the call.
+    if not keep and (holds_tensors or not type(node).saves):
+        released = node.release_variables()
         if trace and released:
             pending.append(ev.SavedTensorsReleased(step, node, released))
     if node._post_hooks:
@@ -453,6 +482,24 @@ def _run_node(node, grads, step, keep, accumulate, capture_at, captured, trace, 
                 pending.append(ev.HookFired(step, node, "posthook", hook, gi,
                                             tuple(_tensor(g) for g in outputs)))
     return outputs
+
+
+def _check_saved(node: Node) -> bool:
+    """The version check of every tensor `node` saved, written for speed: the
+    message is built (by `SavedTensor.check`) only when something is wrong.
+    Returns whether the node holds any saved tensor."""
+    holds = False
+    for value in node._saved.values():
+        if isinstance(value, SavedTensor):
+            holds = True
+            if value.is_released or value._counter.value != value.saved_version:
+                value.check(node)
+        elif isinstance(value, tuple):
+            for v in value:
+                if isinstance(v, SavedTensor):
+                    holds = True
+                    v.check(node)
+    return holds
 
 
 def _all_none(grads: list) -> bool:

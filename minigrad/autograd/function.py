@@ -30,8 +30,7 @@ class FunctionCtx(Node):
         "_is_tensor_input",
         "_output_meta",
         "needs_input_grad",
-        "__dict__",  # lets forward stash plain values: ctx.k = 2.0
-    )
+    )  # Node's __dict__ lets forward stash plain values too: ctx.k = 2.0
 
     def __init__(self, next_functions: tuple = ()) -> None:
         super().__init__(next_functions)

@@ -91,6 +91,13 @@ def _version_error(tensor_desc: str, producer: str | None, now: int, saved: int)
     return RuntimeError(text)
 
 
+def _tensor_type(np_dtype) -> str:
+    """PyTorch's legacy type name for a dtype ("FloatTensor"), used in messages."""
+    from .._dtype import from_numpy_dtype
+
+    return from_numpy_dtype(np_dtype).tensor_type
+
+
 class SavedTensor:
     """A tensor kept by a node for backward, with the version it was saved at.
 
@@ -114,14 +121,15 @@ class SavedTensor:
     def __init__(self, tensor, is_output: bool = False) -> None:
         self.is_output = is_output
         self.is_released = False
-        self._counter = tensor._version_counter
-        self.saved_version = self._counter.value
+        counter = self._counter = tensor._version_counter
+        self.saved_version = counter.value
         self._output_nr = tensor._output_nr
-        # Type and shape are kept so the error message survives a release.
-        self._meta = (tensor.dtype.tensor_type, tensor._data.shape)
+        data = tensor._data
+        # Dtype and shape as saved, for the version error's "[minigrad.FloatTensor [3]]".
+        self._meta = (data.dtype, data.shape)
         if is_output:
             self._tensor = None
-            self._data = tensor._data
+            self._data = data
         else:
             self._tensor = tensor
             self._data = None
@@ -141,7 +149,8 @@ class SavedTensor:
             raise RuntimeError(FREED_MESSAGE)
         now = self._counter.value
         if now != self.saved_version:
-            kind, shape = self._meta
+            np_dtype, shape = self._meta
+            kind = _tensor_type(np_dtype)
             desc = f"minigrad.{kind} [{', '.join(map(str, shape))}]"
             if self.is_output:
                 producer = f"output {self._output_nr} of {short_name(node.name())}"
@@ -156,7 +165,8 @@ class SavedTensor:
 
     def data(self, node: Node):
         """The saved values as a numpy array, after the version check."""
-        self.check(node)
+        if self.is_released or self._counter.value != self.saved_version:
+            self.check(node)  # raises
         return self._data if self.is_output else self._tensor._data
 
     def unpack(self, node: Node):
@@ -185,13 +195,16 @@ class SavedNumber(SavedTensor):
 
         value = 0
 
+    _FLOAT_META = (np.dtype(np.float64), ())
+    _INT_META = (np.dtype(np.int64), ())
+
     def __init__(self, value) -> None:
         self._value = value
         self._tensor = None
         self._data = None
         self._counter = SavedNumber._Untouched
         self._output_nr = 0
-        self._meta = ("DoubleTensor" if isinstance(value, float) else "LongTensor", ())
+        self._meta = SavedNumber._FLOAT_META if isinstance(value, float) else SavedNumber._INT_META
         self.saved_version = 0
         self.is_output = False
         self.is_released = False
@@ -212,7 +225,8 @@ class SavedNumber(SavedTensor):
     def number(self, node: Node):
         """The saved number itself, after the version check: a backward formula that
         only needs the value skips building the 0-d tensor."""
-        self.check(node)
+        if self.is_released or self._counter.value != self.saved_version:
+            self.check(node)  # raises
         return self._value if self._tensor is None else self._tensor._data.item()
 
     def unpack(self, node: Node):
@@ -233,35 +247,32 @@ class Node:
     releases tensors. `grad_fn._saved_<name>` reads them like PyTorch does.
     """
 
-    __slots__ = (
-        "next_functions",
-        "_seq",
-        "_saved",
-        "_input_meta",
-        "_pre_hooks",
-        "_post_hooks",
-        "_tensor_pre_hooks",
-        "_retains_grad",
-        "_forward_trace",
-        "metadata",
-        "__weakref__",
-    )
+    # What every node has lives in slots; what few nodes ever get (hooks, retained
+    # gradients, anomaly mode's forward trace) defaults to None on the class and is
+    # set per node only when used. A node is made for every recorded op, so this
+    # keeps making one cheap.
+    __slots__ = ("next_functions", "_seq", "_saved", "_input_meta", "__dict__", "__weakref__")
 
     saves: dict[str, str] = {}
     # How the node calls itself in messages; PyTorch prints C++ names for a few.
     _display_name: str | None = None
+
+    _pre_hooks: dict | None = None
+    _post_hooks: dict | None = None
+    _tensor_pre_hooks: dict | None = None
+    _retains_grad: dict | None = None
+    _forward_trace: str | None = None
 
     def __init__(self, next_functions: tuple = ()) -> None:
         self.next_functions = next_functions
         self._seq = next(_sequence)
         self._saved: dict[str, Any] = {}
         self._input_meta: tuple = ()
-        self._pre_hooks: dict | None = None
-        self._post_hooks: dict | None = None
-        self._tensor_pre_hooks: dict | None = None
-        self._retains_grad: dict | None = None
-        self._forward_trace: str | None = None
-        self.metadata: dict = {}
+
+    @property
+    def metadata(self) -> dict:
+        """A dict for the user's own notes about this node (PyTorch's `metadata`)."""
+        return self.__dict__.setdefault("_metadata", {})
 
     # -- the PyTorch-visible surface -------------------------------------------------
 
@@ -330,14 +341,20 @@ class Node:
                              if isinstance(v, SavedTensor))
         return items
 
-    def release_variables(self, items: list | None = None) -> tuple[str, ...]:
-        """Drop every saved tensor (the engine does this unless `retain_graph`);
-        `items` is `saved_items()` when the caller has just built it."""
+    def release_variables(self) -> tuple[str, ...]:
+        """Drop every saved tensor (the engine does this unless `retain_graph`) and
+        return the names of those released."""
         released = []
-        for name, saved in self.saved_items() if items is None else items:
-            if not saved.is_released:
-                saved.release()
-                released.append(name)
+        for name, value in self._saved.items():
+            if isinstance(value, SavedTensor):
+                if not value.is_released:
+                    value.release()
+                    released.append(name)
+            elif isinstance(value, tuple):
+                for i, v in enumerate(value):
+                    if isinstance(v, SavedTensor) and not v.is_released:
+                        v.release()
+                        released.append(f"{name}[{i}]")
         return tuple(released)
 
     def needs_grad(self, i: int) -> bool:

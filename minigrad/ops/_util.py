@@ -7,7 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from .._dtype import float32, result_type
+from .._dtype import float32, float64, result_type
 from ..kernels import elementwise as K
 from ..tensor import Tensor
 
@@ -20,6 +20,8 @@ def u64(dim: int) -> int:
 
 def flat(a: np.ndarray) -> np.ndarray:
     """A 1-D contiguous view (or copy) of `a`, the shape kernels loop over."""
+    if a.ndim == 1 and a.strides[0] == a.itemsize:
+        return a  # already flat: the common case for small tensors, kept cheap
     return a.reshape(-1) if a.flags.c_contiguous else np.ascontiguousarray(a).reshape(-1)
 
 
@@ -103,7 +105,10 @@ EXACT_UFUNCS = {K.add: np.add, K.sub: np.subtract, K.mul: np.multiply}
 def unary(kernel, x: np.ndarray) -> np.ndarray:
     """Run a one-input kernel into a fresh array of the same shape and dtype."""
     out = np.empty(x.shape, x.dtype)
-    run_kernel(kernel, flat(x), out.reshape(-1))
+    if x.size < PARALLEL_MIN:  # small: call the kernel directly (no packing of args)
+        kernel(flat(x), flat(out))
+    else:
+        run_kernel(kernel, flat(x), out.reshape(-1))
     return out
 
 
@@ -141,14 +146,22 @@ def backward2(kernel, grad: np.ndarray, x: np.ndarray) -> np.ndarray:
     """A fused backward kernel of (grad, saved) with grad's shape."""
     if x.shape != grad.shape:
         x = np.broadcast_to(x, grad.shape)
+    if x.dtype != grad.dtype:
+        x = x.astype(grad.dtype)
     out = np.empty(grad.shape, grad.dtype)
-    run_kernel(kernel, flat(grad), flat(x.astype(grad.dtype, copy=False)), out.reshape(-1))
+    if out.size < PARALLEL_MIN:
+        kernel(flat(grad), flat(x), flat(out))
+    else:
+        run_kernel(kernel, flat(grad), flat(x), out.reshape(-1))
     return out
 
 
-def scalar_of(value, dtype) -> np.generic:
+def scalar_of(value, dtype) -> np.generic | float:
     """A Python number as a numpy scalar of the computation dtype, so kernels do
-    float32 arithmetic in float32, as PyTorch does."""
+    float32 arithmetic in float32, as PyTorch does (a Python float already is a
+    float64)."""
+    if dtype is float64 and type(value) is float:
+        return value
     return dtype.np.type(value)
 
 

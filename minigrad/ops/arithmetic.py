@@ -20,20 +20,26 @@ from .. import _dtype
 from ..autograd.graph import INPUT, OUTPUT, Node, SavedNumber, SavedTensor
 from ..kernels import elementwise as K
 from ..tensor import Tensor, as_tensor_arg, begin_inplace, finish_inplace, record
-from ._util import binary, flat, float_dtype, run_kernel, scalar_of
+from ._util import PARALLEL_MIN, binary, flat, float_dtype, run_kernel, scalar_of
 
 VALUE = "value"
 
 
 def _scalar_op(kernel, a: np.ndarray, s, dt, reverse: bool = False) -> np.ndarray:
     """Apply `kernel(array, scalar)` (or `kernel(scalar, array)`) in dtype `dt`."""
-    a = a.astype(dt.np, copy=False)
+    if a.dtype != dt.np:
+        a = a.astype(dt.np)
     out = np.empty(a.shape, dt.np)
     s = scalar_of(s, dt)
-    if reverse:
-        run_kernel(kernel, s, flat(a), out.reshape(-1))
+    if out.size < PARALLEL_MIN:  # small: call the kernel directly
+        if reverse:
+            kernel(s, flat(a), flat(out))
+        else:
+            kernel(flat(a), s, flat(out))
+    elif reverse:
+        run_kernel(kernel, s, flat(a), flat(out))
     else:
-        run_kernel(kernel, flat(a), s, out.reshape(-1))
+        run_kernel(kernel, flat(a), s, flat(out))
     return out
 
 
@@ -170,13 +176,11 @@ class MulBackward0(Node):
 
     def _times(self, grad, name):
         saved = self._saved[name]
-        if isinstance(saved, SavedNumber):  # `x * 2.0`: the number is all we need
-            dt = _dtype.from_numpy_dtype(grad.dtype)
-            return _scalar_op(K.mul_scalar, grad, saved.number(self), dt)
+        if type(saved) is SavedNumber:  # `x * 2.0`: the number is all we need
+            return _scalar_op(K.mul_scalar, grad, saved.number(self), _dtype.of_array(grad))
         factor = saved.data(self)
         if factor.ndim == 0:
-            dt = _dtype.from_numpy_dtype(grad.dtype)
-            return _scalar_op(K.mul_scalar, grad, factor.item(), dt)
+            return _scalar_op(K.mul_scalar, grad, factor.item(), _dtype.of_array(grad))
         return binary(K.mul, grad, factor, grad.dtype)
 
 
