@@ -35,12 +35,12 @@ from .autograd.graph import (
 
 
 class VersionCounter:
-    """How many times the memory behind a tensor was modified in place."""
+    """How many times the memory behind a tensor was modified in place.
 
-    __slots__ = ("value",)
+    `value` starts as the class's 0 and becomes the counter's own on the first
+    bump; most tensors are never modified, so making one stays cheap."""
 
-    def __init__(self) -> None:
-        self.value = 0
+    value = 0
 
 
 _WARNED_FLOAT = False  # `float(t)` on a tensor requiring grad warns only once

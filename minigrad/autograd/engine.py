@@ -195,6 +195,16 @@ def _validate(node: Node, grads) -> list:
             f"{len(next_functions)}, got {len(grads)})"
         )
     meta = node._input_meta
+    if len(meta) == len(grads):
+        for i in range(len(grads)):
+            g = grads[i]
+            if g is not None:
+                m = meta[i]
+                if (next_functions[i][0] is None or m is None or g.shape != m[0]
+                        or g.dtype is not m[1]):
+                    break
+        else:
+            return grads  # the usual case: every gradient is what its input expects
     out = None  # copied only if some gradient has to change
     for i, g in enumerate(grads):
         if g is None:
@@ -429,7 +439,7 @@ def _run_node(node, grads, step, keep, accumulate, capture_at, captured, trace, 
                 pending.append(ev.HookFired(step, node, "prehook", hook, before,
                                             tuple(_tensor(g) for g in grads)))
 
-    holds_tensors = bool(node._saved)  # made exact below when the formula runs
+    held = None  # the saved tensors checked before the formula ran (untraced runs)
     if type(node) is AccumulateGrad:
         grad = grads[0]
         leaf = node.variable
@@ -452,9 +462,8 @@ def _run_node(node, grads, step, keep, accumulate, capture_at, captured, trace, 
                 saved.check(node)
                 pending.append(ev.SavedTensorUnpacked(
                     step, node, name, saved.saved_version, saved.current_version))
-            holds_tensors = bool(items)
         else:
-            holds_tensors = node._saved and _check_saved(node)
+            held = _check_saved(node) if node._saved else ()
         outputs = _validate(node, node.apply(grads))
         if STATE.anomaly_enabled and STATE.anomaly_check_nan:
             for i, g in enumerate(outputs):
@@ -465,12 +474,16 @@ def _run_node(node, grads, step, keep, accumulate, capture_at, captured, trace, 
     if trace:
         pending.append(ev.NodeFinished(step, node, tuple(_tensor(g) for g in grads),
                                        tuple(_tensor(g) for g in outputs)))
-    # Nodes that keep their saved tensors elsewhere (custom Functions, CopySlices)
-    # declare no `saves` and always get the call.
-    if not keep and (holds_tensors or not type(node).saves):
-        released = node.release_variables()
-        if trace and released:
-            pending.append(ev.SavedTensorsReleased(step, node, released))
+    if not keep:
+        if held is not None and type(node).saves:
+            for saved in held:  # what release_variables does, without naming them
+                saved.release()
+        elif node._saved or not type(node).saves:
+            # Nodes that keep saved tensors elsewhere (custom Functions, CopySlices)
+            # declare no `saves` and always get the call.
+            released = node.release_variables()
+            if trace and released:
+                pending.append(ev.SavedTensorsReleased(step, node, released))
     if node._post_hooks:
         for hook in list(node._post_hooks.values()):
             gi = tuple(_tensor(g) for g in outputs)
@@ -484,22 +497,22 @@ def _run_node(node, grads, step, keep, accumulate, capture_at, captured, trace, 
     return outputs
 
 
-def _check_saved(node: Node) -> bool:
+def _check_saved(node: Node) -> list:
     """The version check of every tensor `node` saved, written for speed: the
     message is built (by `SavedTensor.check`) only when something is wrong.
-    Returns whether the node holds any saved tensor."""
-    holds = False
+    Returns the saved tensors, for releasing after the formula ran."""
+    held = []
     for value in node._saved.values():
         if isinstance(value, SavedTensor):
-            holds = True
+            held.append(value)
             if value.is_released or value._counter.value != value.saved_version:
                 value.check(node)
         elif isinstance(value, tuple):
             for v in value:
                 if isinstance(v, SavedTensor):
-                    holds = True
+                    held.append(v)
                     v.check(node)
-    return holds
+    return held
 
 
 def _all_none(grads: list) -> bool:

@@ -104,12 +104,12 @@ EXACT_UFUNCS = {K.add: np.add, K.sub: np.subtract, K.mul: np.multiply}
 
 def unary(kernel, x: np.ndarray) -> np.ndarray:
     """Run a one-input kernel into a fresh array of the same shape and dtype."""
-    out = np.empty(x.shape, x.dtype)
-    if x.size < PARALLEL_MIN:  # small: call the kernel directly (no packing of args)
-        kernel(flat(x), flat(out))
+    out = np.empty(x.size, x.dtype)  # flat; given x's shape at the end
+    if out.size < PARALLEL_MIN:  # small: call the kernel directly (no packing of args)
+        kernel(flat(x), out)
     else:
-        run_kernel(kernel, flat(x), out.reshape(-1))
-    return out
+        run_kernel(kernel, flat(x), out)
+    return out if x.ndim == 1 else out.reshape(x.shape)
 
 
 def binary(kernel, a: np.ndarray, b: np.ndarray, out_dtype) -> np.ndarray:
@@ -148,12 +148,12 @@ def backward2(kernel, grad: np.ndarray, x: np.ndarray) -> np.ndarray:
         x = np.broadcast_to(x, grad.shape)
     if x.dtype != grad.dtype:
         x = x.astype(grad.dtype)
-    out = np.empty(grad.shape, grad.dtype)
+    out = np.empty(grad.size, grad.dtype)  # flat; given grad's shape at the end
     if out.size < PARALLEL_MIN:
-        kernel(flat(grad), flat(x), flat(out))
+        kernel(flat(grad), flat(x), out)
     else:
-        run_kernel(kernel, flat(grad), flat(x), out.reshape(-1))
-    return out
+        run_kernel(kernel, flat(grad), flat(x), out)
+    return out if grad.ndim == 1 else out.reshape(grad.shape)
 
 
 def scalar_of(value, dtype) -> np.generic | float:

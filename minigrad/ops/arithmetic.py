@@ -27,20 +27,21 @@ VALUE = "value"
 
 def _scalar_op(kernel, a: np.ndarray, s, dt, reverse: bool = False) -> np.ndarray:
     """Apply `kernel(array, scalar)` (or `kernel(scalar, array)`) in dtype `dt`."""
-    if a.dtype != dt.np:
-        a = a.astype(dt.np)
-    out = np.empty(a.shape, dt.np)
+    np_dtype = dt.np
+    if a.dtype != np_dtype:
+        a = a.astype(np_dtype)
+    out = np.empty(a.size, np_dtype)  # flat; given a's shape at the end
     s = scalar_of(s, dt)
     if out.size < PARALLEL_MIN:  # small: call the kernel directly
         if reverse:
-            kernel(s, flat(a), flat(out))
+            kernel(s, flat(a), out)
         else:
-            kernel(flat(a), s, flat(out))
+            kernel(flat(a), s, out)
     elif reverse:
-        run_kernel(kernel, s, flat(a), flat(out))
+        run_kernel(kernel, s, flat(a), out)
     else:
-        run_kernel(kernel, flat(a), s, flat(out))
-    return out
+        run_kernel(kernel, flat(a), s, out)
+    return out if a.ndim == 1 else out.reshape(a.shape)
 
 
 def _wrapped_number(value) -> SavedNumber:
@@ -73,10 +74,13 @@ class AddBackward0(Node):
     saves = {"alpha": VALUE}
 
     def backward(self, grad):
+        # `next_functions[i][0] is not None` is `needs_grad(i)`, spelled out because
+        # `x + 1` is the most common node there is.
         alpha = self._saved["alpha"]
+        edges = self.next_functions
         return (
-            grad if self.needs_grad(0) else None,
-            (grad if alpha == 1 else grad * alpha) if self.needs_grad(1) else None,
+            grad if edges[0][0] is not None else None,
+            (grad if alpha == 1 else grad * alpha) if edges[1][0] is not None else None,
         )
 
 
@@ -87,9 +91,10 @@ class SubBackward0(Node):
 
     def backward(self, grad):
         alpha = self._saved["alpha"]
+        edges = self.next_functions
         return (
-            grad if self.needs_grad(0) else None,
-            -grad * alpha if self.needs_grad(1) else None,
+            grad if edges[0][0] is not None else None,
+            -grad * alpha if edges[1][0] is not None else None,
         )
 
 
@@ -167,11 +172,9 @@ class MulBackward0(Node):
     saves = {"self": INPUT, "other": INPUT}
 
     def backward(self, grad):
-        ga = gb = None
-        if self.needs_grad(0):
-            ga = self._times(grad, "other")
-        if self.needs_grad(1):
-            gb = self._times(grad, "self")
+        edges = self.next_functions  # edges[i][0] is not None: needs_grad(i)
+        ga = self._times(grad, "other") if edges[0][0] is not None else None
+        gb = self._times(grad, "self") if edges[1][0] is not None else None
         return ga, gb
 
     def _times(self, grad, name):
@@ -185,11 +188,12 @@ class MulBackward0(Node):
 
 
 def _save_mul_operands(node, self, other, original_self=None):
-    if node.needs_grad(1):
+    edges = node.next_functions  # edges[i][0] is not None: needs_grad(i)
+    if edges[1][0] is not None:
         node._saved["self"] = SavedTensor(original_self if original_self is not None else self)
-    if node.needs_grad(0):
+    if edges[0][0] is not None:
         node._saved["other"] = (
-            SavedTensor(other) if isinstance(other, Tensor) else _wrapped_number(other)
+            SavedTensor(other) if isinstance(other, Tensor) else SavedNumber(other)
         )
 
 
