@@ -15,6 +15,7 @@ steps (see `events.py`). `backward()` and `grad()` drain the same generator.
 
 from __future__ import annotations
 
+import sys
 import warnings
 from collections.abc import Iterator, Sequence
 
@@ -245,16 +246,28 @@ def _conform(node: Node, i: int, g: np.ndarray, meta: tuple) -> np.ndarray:
     return g
 
 
-def _accumulate(node: AccumulateGrad, grad: np.ndarray):
+# References to a gradient array the engine itself holds when `_accumulate` looks
+# at it: the node's input buffer, `_run_node`'s local, `_accumulate`'s argument and
+# `sys.getrefcount`'s own argument.
+_ENGINE_REFS = 4
+
+
+def _accumulate(node: AccumulateGrad, grad: np.ndarray, may_steal: bool):
     """Add `grad` into the leaf's `.grad` (PyTorch's AccumulateGrad)."""
     from ..tensor import Tensor
 
     leaf = node.variable
     if leaf._grad is None:
-        # A fresh copy the leaf owns: later accumulation happens in place in it, and
-        # `grad` may be shared (the same array can flow to several leaves, or be the
-        # user's own `gradient=` tensor).
-        leaf._grad = Tensor._make(np.array(grad, copy=True, order="C"))
+        # Later backward calls add into `.grad` in place, so the leaf must own its
+        # array. Like PyTorch, which steals the incoming gradient when nothing else
+        # uses it, minigrad keeps `grad` itself when no one but the engine refers to
+        # it and it is not a view; otherwise (the same array flowing to two leaves,
+        # the caller's `gradient=` tensor, a hook's result) the leaf gets a copy.
+        if (may_steal and grad.base is None and sys.getrefcount(grad) <= _ENGINE_REFS
+                and grad.flags.c_contiguous and grad.flags.writeable):
+            leaf._grad = Tensor._make(grad)
+        else:
+            leaf._grad = Tensor._make(np.array(grad, copy=True, order="C"))
     else:
         g = leaf._grad
         g._data += grad
@@ -389,6 +402,9 @@ def backward_events(
                     ready.push(nxt)
                 else:
                     heap.append(nxt)
+        # Drop this frame's references to the gradients just handed on: an
+        # AccumulateGrad may take one over only if nothing else refers to it.
+        outputs = g = None
 
     if trace:
         yield ev.BackwardFinished(step, step + 1)
@@ -401,8 +417,24 @@ def _add_to_buffer(buffers: dict, node: Node, nr: int, grad) -> None:
         buf = buffers[node] = [None] * (nr + 1)
     elif len(buf) <= nr:
         buf.extend([None] * (nr + 1 - len(buf)))
-    if grad is not None:
-        buf[nr] = grad if buf[nr] is None else buf[nr] + grad
+    if grad is None:
+        return
+    summed = buf[nr]
+    if summed is None:
+        buf[nr] = grad
+    elif (summed.base is None and sys.getrefcount(summed) <= _BUFFER_REFS
+          and summed.shape == grad.shape and summed.dtype == grad.dtype
+          and summed.flags.writeable):
+        # Only this buffer refers to the sum so far: add into it, as PyTorch's
+        # InputBuffer does, instead of making a new array.
+        np.add(summed, grad, out=summed)
+    else:
+        buf[nr] = summed + grad
+
+
+# References to the running sum when `_add_to_buffer` looks: the buffer list, its
+# local name and `sys.getrefcount`'s argument.
+_BUFFER_REFS = 3
 
 
 def _run_node(node, grads, step, keep, accumulate, capture_at, captured, trace, pending):
@@ -448,7 +480,9 @@ def _run_node(node, grads, step, keep, accumulate, capture_at, captured, trace, 
             if capture_at and (id(node), 0) in capture_at:
                 _store_capture(captured, leaf, grad, accumulate)
             else:
-                total = _accumulate(node, grad)
+                # `_ENGINE_REFS` counts the input buffer's reference, which a
+                # gradient a hook returned does not have: such a one is copied.
+                total = _accumulate(node, grad, may_steal=not trace and grad is grads[0])
                 if trace:
                     pending.append(ev.GradAccumulated(step, node, leaf, _tensor(grad), total))
         outputs: list = []

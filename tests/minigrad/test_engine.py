@@ -121,3 +121,99 @@ def test_retain_graph_allows_a_second_pass_and_default_does_not():
     np.testing.assert_allclose(x.grad.numpy(), 2 * np.exp([1.0, 2.0]), rtol=1e-6)
     with pytest.raises(RuntimeError, match="Trying to backward through the graph a second"):
         y.backward()
+
+
+# -- AccumulateGrad keeps an unshared gradient instead of copying it -------------------
+#
+# A leaf's `.grad` must own its memory: the next backward adds into it in place. The
+# engine keeps the incoming array itself only when nothing else refers to it; these
+# tests pin down the cases where it must copy.
+
+
+def test_a_fresh_gradient_is_kept_not_copied():
+    x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    kept = []
+    y = x * 2.0
+    y.grad_fn.register_hook(lambda grad_inputs, grad_outputs: kept.append(grad_inputs[0]))
+    y.sum().backward()
+    # the hook's caller still holds MulBackward0's result, so the leaf gets a copy ...
+    assert not np.shares_memory(x.grad.numpy(), kept[0].numpy())
+    assert x.grad.tolist() == kept[0].tolist() == [2.0, 2.0, 2.0]
+    # ... and once it lets go, a new graph's fresh result is kept as it is
+    x.grad = None
+    (x * 2.0).sum().backward()
+    assert x.grad.numpy().base is None and x.grad.tolist() == [2.0, 2.0, 2.0]
+
+
+def test_one_gradient_flowing_to_two_leaves_gives_each_its_own_array():
+    a = torch.tensor([1.0, 2.0], requires_grad=True)
+    b = torch.tensor([3.0, 4.0], requires_grad=True)
+    ((a + b) * 1.0).sum().backward()  # AddBackward0 hands the same array to both
+    assert not np.shares_memory(a.grad.numpy(), b.grad.numpy())
+    (a + b).sum().backward()
+    assert a.grad.tolist() == [2.0, 2.0] and b.grad.tolist() == [2.0, 2.0]
+
+
+def test_the_callers_gradient_tensor_is_never_taken_over():
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    seed = torch.tensor([1.0, 1.0])
+    (x + 0.0).backward(seed)  # AddBackward0 passes the seed straight through
+    assert not np.shares_memory(x.grad.numpy(), seed.numpy())
+    (x + 0.0).backward(seed)
+    assert seed.tolist() == [1.0, 1.0] and x.grad.tolist() == [2.0, 2.0]
+
+
+def test_a_hook_result_the_user_keeps_is_not_taken_over():
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    kept = torch.tensor([5.0, 5.0])
+    x.register_hook(lambda g: kept)
+    (x * 1.0).sum().backward()
+    (x * 1.0).sum().backward()
+    assert kept.tolist() == [5.0, 5.0] and x.grad.tolist() == [10.0, 10.0]
+
+
+def test_a_custom_function_returning_a_kept_tensor_is_not_taken_over():
+    kept = torch.tensor([7.0, 7.0])
+
+    class Const(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 1.0
+
+        @staticmethod
+        def backward(ctx, grad):
+            return kept
+
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    Const.apply(x).sum().backward()
+    Const.apply(x).sum().backward()
+    assert kept.tolist() == [7.0, 7.0] and x.grad.tolist() == [14.0, 14.0]
+
+
+def test_the_stepper_trace_never_hands_its_recorded_arrays_to_grad():
+    from minigrad.autograd.engine import backward_events
+
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    events = list(backward_events((x * 3.0).sum(), trace=True))
+    recorded = [e for e in events if type(e).__name__ == "NodeFinished"]
+    x_grad_before = x.grad.tolist()
+    (x * 3.0).sum().backward()  # adds into x.grad in place
+    assert x_grad_before == [3.0, 3.0] and x.grad.tolist() == [6.0, 6.0]
+    for e in recorded:
+        for t in e.grads_out:
+            assert t is None or t.tolist() != [6.0, 6.0]
+
+
+def test_streams_summed_in_place_never_touch_an_array_someone_else_holds():
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    seed = torch.tensor([1.0, 1.0])
+    y = x * 1.0
+    (y + y).backward(seed)  # both streams into MulBackward0 are the caller's seed
+    assert seed.tolist() == [1.0, 1.0] and x.grad.tolist() == [2.0, 2.0]
+    kept = []
+    y = x * 2.0
+    z = y * 1.0
+    z.grad_fn.register_hook(lambda gi, go: kept.append(gi[0]))
+    (z + y * 3.0).sum().backward()  # y's first stream is still held by `kept`
+    assert kept[0].tolist() == [1.0, 1.0]
+    assert x.grad.tolist() == [2.0 + 8.0, 2.0 + 8.0]
