@@ -521,33 +521,22 @@ def _wrap_dim(dim: int, ndim: int) -> int:
 # -- recording ops in the graph ----------------------------------------------------------
 
 
-def record(node_cls: type[Node], output: Tensor, *inputs) -> Node | None:
+def record(node_cls: type[Node], output: Tensor | None, *inputs) -> Node | None:
     """Attach a new `node_cls` node as `output.grad_fn` if any input requires grad.
 
     `inputs` are the op's differentiable inputs in order (tensors, or None / Python
-    numbers for positions that cannot need a gradient). Returns the node so the op
-    can save what its backward needs, or None when no graph is recorded.
+    numbers for positions that cannot need a gradient). Each input gives the node an
+    edge to its producer and its shape and dtype (which the engine checks each
+    gradient against). Returns the node so the op can save what its backward needs,
+    or None when no graph is recorded. (In-place ops pass `output=None` and attach
+    the node themselves, see `begin_inplace`.)
     """
     if not STATE.grad_enabled:
         return None
-    node = _new_node(node_cls, inputs)
-    if node is not None:
-        output._grad_fn = node
-        output._output_nr = 0
-    return node
-
-
-_NO_EDGE = (None, 0)
-
-
-def _new_node(node_cls: type[Node], inputs: tuple) -> Node | None:
-    """A `node_cls` node with an edge to each input's producer and each input's
-    shape and dtype (for the engine's gradient check), or None when no input
-    needs a gradient. This runs for every recorded op, so `_edge` is inlined."""
     edges = []
     meta = []
     needed = False
-    for t in inputs:
+    for t in inputs:  # this runs for every op, so `Tensor._edge` is spelled out here
         if not isinstance(t, Tensor):
             edges.append(_NO_EDGE)
             meta.append(None)
@@ -569,7 +558,13 @@ def _new_node(node_cls: type[Node], inputs: tuple) -> Node | None:
     node._input_meta = tuple(meta)
     if STATE.anomaly_enabled:
         node._forward_trace = capture_forward_trace()
+    if output is not None:
+        output._grad_fn = node
+        output._output_nr = 0
     return node
+
+
+_NO_EDGE = (None, 0)
 
 
 def make_view(base: Tensor, data: np.ndarray, creation_meta: str = DEFAULT) -> Tensor:
@@ -657,9 +652,7 @@ def begin_inplace(node_cls: type[Node], t: Tensor, *others) -> Node | None:
     others_require_grad = any(isinstance(x, Tensor) and x.requires_grad for x in others)
     check_inplace(t, others_require_grad)
     check_no_overlap(t)
-    if not STATE.grad_enabled:
-        return None
-    return _new_node(node_cls, (t, *others))
+    return record(node_cls, None, t, *others)
 
 
 def finish_inplace(t: Tensor, node: Node | None) -> None:

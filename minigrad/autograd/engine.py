@@ -230,17 +230,13 @@ def _conform(node: Node, i: int, g: np.ndarray, meta: tuple) -> np.ndarray:
     if g.shape != shape:
         from ..ops._util import sum_to
 
-        try:
-            np.broadcast_shapes(g.shape, shape)
-            if len(g.shape) < len(shape) or np.broadcast_shapes(g.shape, shape) != g.shape:
-                raise ValueError
-            g = sum_to(g, shape)
-        except ValueError:
+        if not _expands_to(shape, g.shape):
             raise RuntimeError(
                 f"Function {node.name()} returned an invalid gradient at index {i} - got "
                 f"[{', '.join(map(str, g.shape))}] but expected shape compatible with "
                 f"[{', '.join(map(str, shape))}]"
-            ) from None
+            )
+        g = sum_to(g, shape)
     if g.dtype != dtype:
         g = g.astype(dtype)
     return g
@@ -250,6 +246,15 @@ def _conform(node: Node, i: int, g: np.ndarray, meta: tuple) -> np.ndarray:
 # at it: the node's input buffer, `_run_node`'s local, `_accumulate`'s argument and
 # `sys.getrefcount`'s own argument.
 _ENGINE_REFS = 4
+
+
+def _expands_to(shape: tuple, target: tuple) -> bool:
+    """Whether broadcasting turns `shape` into exactly `target` (so a gradient of
+    `target`'s shape can be summed back down to `shape`)."""
+    lead = len(target) - len(shape)
+    if lead < 0:
+        return False
+    return all(s == t or s == 1 for s, t in zip(shape, target[lead:]))
 
 
 def _accumulate(node: AccumulateGrad, grad: np.ndarray, may_steal: bool):
@@ -486,7 +491,7 @@ def _run_node(node, grads, step, keep, accumulate, capture_at, captured, trace, 
                 if trace:
                     pending.append(ev.GradAccumulated(step, node, leaf, _tensor(grad), total))
         outputs: list = []
-    elif _all_none(grads):
+    elif grads[0] is None and (len(grads) == 1 or _all_none(grads)):
         outputs = [None] * len(node.next_functions)
     else:
         # Check every saved tensor first (the error names the node that needs it).

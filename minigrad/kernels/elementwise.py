@@ -50,6 +50,32 @@ def pow(a, b, out):  # noqa: A001 - the kernel is named after its op
         out[i] = a[i] ** b[i]
 
 
+# -- arithmetic: a batch of rows op one row ------------------------------------------
+# `x @ w.t() + bias`: the row is used as it is for every row of the 2-D batch, never
+# spread out into a full array first.
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def add_rows(a, row, out):
+    for i in range(a.shape[0]):
+        for j in range(a.shape[1]):
+            out[i, j] = a[i, j] + row[j]
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def sub_rows(a, row, out):
+    for i in range(a.shape[0]):
+        for j in range(a.shape[1]):
+            out[i, j] = a[i, j] - row[j]
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def mul_rows(a, row, out):
+    for i in range(a.shape[0]):
+        for j in range(a.shape[1]):
+            out[i, j] = a[i, j] * row[j]
+
+
 @njit(cache=True, nogil=True, error_model="numpy")
 def add_scaled(a, b, alpha, out):
     """a + alpha * b in one pass: `add(other, alpha=...)` and optimizer updates."""

@@ -20,6 +20,17 @@ def sum_all(x):
     return total
 
 
+@njit(cache=True, nogil=True, error_model="numpy")
+def sum_rows(a, out):
+    """out[j] = a[0, j] + a[1, j] + ...: a bias's gradient, the batch summed away.
+    Rows are added in order, as numpy's `a.sum(axis=0)` adds them."""
+    for j in range(a.shape[1]):
+        out[j] = 0
+    for i in range(a.shape[0]):
+        for j in range(a.shape[1]):
+            out[j] += a[i, j]
+
+
 @njit(cache=True, error_model="numpy")
 def argmax_all(x):
     """The flat index of the first largest element (NaN counts as largest)."""

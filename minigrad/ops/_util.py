@@ -9,6 +9,7 @@ import numpy as np
 
 from .._dtype import float32, float64, result_type
 from ..kernels import elementwise as K
+from ..kernels.reductions import sum_rows
 from ..tensor import Tensor
 
 
@@ -45,12 +46,32 @@ def sum_to(grad: np.ndarray, shape: tuple) -> np.ndarray:
     """Undo broadcasting: sum `grad` down to `shape` (leading dims, then size-1 dims)."""
     if grad.shape == shape:
         return grad
+    row = shape
+    while row and row[0] == 1:
+        row = row[1:]
+    if (row and grad.ndim > len(row) and grad.shape[grad.ndim - len(row):] == row
+            and grad.size and grad.flags.c_contiguous):
+        # Only leading dims are summed away (a bias's gradient): one pass down the rows.
+        out = np.empty(shape, grad.dtype)
+        sum_rows(grad.reshape(-1, out.size), out.reshape(-1))
+        return out
     lead = grad.ndim - len(shape)
     axes = tuple(range(lead)) + tuple(
         lead + i for i, s in enumerate(shape) if s == 1 and grad.shape[lead + i] != 1
     )
     out = grad.sum(axis=axes, keepdims=True) if axes else grad
     return out.reshape(shape)
+
+
+def spread(value: np.ndarray, shape: tuple) -> np.ndarray:
+    """A single value (a 0-d array) seen as a read-only array of `shape` without
+    copying it: every stride is 0. What `sum()`'s and `mean()`'s backward return;
+    the same as `np.broadcast_to`, which costs several times more to call."""
+    if value.ndim != 0:
+        return np.broadcast_to(value, shape)
+    view = np.ndarray(shape, value.dtype, value, 0, (0,) * len(shape))
+    view.flags.writeable = False
+    return view
 
 
 def float_dtype(x: Tensor):
@@ -100,6 +121,21 @@ def _broadcast_scalar(a: np.ndarray) -> bool:
 SCALAR_FORMS = {K.add: K.add_scalar, K.mul: K.mul_scalar}
 # Kernels doing one exactly rounded IEEE operation, and numpy's ufunc for it.
 EXACT_UFUNCS = {K.add: np.add, K.sub: np.subtract, K.mul: np.multiply}
+# Their batch-of-rows op row forms (`x @ w.t() + bias`), and which may swap sides.
+ROW_FORMS = {K.add: K.add_rows, K.sub: K.sub_rows, K.mul: K.mul_rows}
+COMMUTATIVE = {K.add, K.mul}
+
+
+def _as_rows(a: np.ndarray, row: np.ndarray):
+    """`a` as a 2-D batch of rows and `row` as one flat row, when `row` is a single
+    row repeated over `a`'s leading dims (a bias added to a batch); else None."""
+    shape = row.shape
+    while shape and shape[0] == 1:
+        shape = shape[1:]
+    if (not shape or len(shape) >= a.ndim or a.shape[a.ndim - len(shape):] != shape
+            or a.size == 0 or not a.flags.c_contiguous or not row.flags.c_contiguous):
+        return None
+    return a.reshape(-1, row.size), row.reshape(-1)
 
 
 def unary(kernel, x: np.ndarray) -> np.ndarray:
@@ -121,6 +157,15 @@ def binary(kernel, a: np.ndarray, b: np.ndarray, out_dtype) -> np.ndarray:
         b = b.astype(out_dtype)
     if a.shape != b.shape:
         shape = broadcast_shape(a.shape, b.shape)
+        row_form = ROW_FORMS.get(kernel)
+        if row_form is not None:
+            batch = _as_rows(a, b)
+            if batch is None and kernel in COMMUTATIVE:
+                batch = _as_rows(b, a)
+            if batch is not None:
+                out = np.empty(shape, out_dtype)
+                row_form(*batch, out.reshape(batch[0].shape))
+                return out
         ufunc = EXACT_UFUNCS.get(kernel)
         if ufunc is not None and np.dtype(out_dtype).kind == "f":
             # `x @ w.t() + bias`: numpy broadcasts without copying the stretched

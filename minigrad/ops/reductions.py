@@ -9,7 +9,7 @@ import numpy as np
 from ..autograd.graph import INPUT, OUTPUT, Node, SavedTensor
 from ..kernels import reductions as R
 from ..tensor import Tensor, _wrap_dim, record
-from ._util import u64
+from ._util import spread, u64
 
 VALUE = "value"
 
@@ -41,7 +41,7 @@ class SumBackward0(Node):
     saves = {"self_sym_sizes": VALUE}
 
     def backward(self, grad):
-        return (np.broadcast_to(grad, self._saved["self_sym_sizes"]),)
+        return (spread(grad, self._saved["self_sym_sizes"]),)
 
 
 class SumBackward1(Node):
@@ -87,7 +87,7 @@ class MeanBackward0(Node):
 
     def backward(self, grad):
         n = self._saved["self_sym_numel"]
-        return (np.broadcast_to(grad / grad.dtype.type(n), self._saved["self_sym_sizes"]),)
+        return (spread(grad / grad.dtype.type(n), self._saved["self_sym_sizes"]),)
 
 
 class MeanBackward1(Node):
