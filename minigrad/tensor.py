@@ -24,6 +24,7 @@ import numpy as np
 
 from . import _dtype
 from ._dtype import dtype as DType
+from .autograd import engine
 from .autograd.grad_mode import STATE
 from .autograd.graph import (
     AccumulateGrad,
@@ -503,9 +504,7 @@ class Tensor:
         inputs=None,
     ) -> None:
         """Compute the gradient of this tensor w.r.t. graph leaves (see `autograd.backward`)."""
-        from .autograd.engine import backward
-
-        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+        engine.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
 
 def _wrap_dim(dim: int, ndim: int) -> int:

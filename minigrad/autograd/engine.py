@@ -21,6 +21,7 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 
+from .. import tensor as tensor_module  # a cycle: only its attributes are used, at run time
 from . import events as ev
 from .grad_mode import STATE
 from .graph import AccumulateGrad, Node, SavedTensor
@@ -35,9 +36,7 @@ def _as_tuple(x) -> tuple:
 
 
 def _tensor(data):
-    from ..tensor import Tensor
-
-    return None if data is None else Tensor._make(data)
+    return None if data is None else tensor_module.Tensor._make(data)
 
 
 def _shape_str(shape) -> str:
@@ -46,8 +45,6 @@ def _shape_str(shape) -> str:
 
 def _root_gradients(tensors: tuple, grad_tensors: tuple) -> list:
     """The starting gradient of each root, with PyTorch's checks."""
-    from ..tensor import Tensor
-
     if len(grad_tensors) not in (0, len(tensors)):
         raise RuntimeError(
             f"Mismatch in number of gradients: got {len(grad_tensors)} but expected "
@@ -65,7 +62,7 @@ def _root_gradients(tensors: tuple, grad_tensors: tuple) -> list:
                 )
             grads.append(np.ones(t._data.shape, t._data.dtype))
             continue
-        if not isinstance(g, Tensor):
+        if not isinstance(g, tensor_module.Tensor):
             raise TypeError(
                 f"gradients can be either Tensors or None, but got {type(g).__name__}"
             )
@@ -259,8 +256,6 @@ def _expands_to(shape: tuple, target: tuple) -> bool:
 
 def _accumulate(node: AccumulateGrad, grad: np.ndarray, may_steal: bool):
     """Add `grad` into the leaf's `.grad` (PyTorch's AccumulateGrad)."""
-    from ..tensor import Tensor
-
     leaf = node.variable
     if leaf._grad is None:
         # Later backward calls add into `.grad` in place, so the leaf must own its
@@ -270,9 +265,9 @@ def _accumulate(node: AccumulateGrad, grad: np.ndarray, may_steal: bool):
         # the caller's `gradient=` tensor, a hook's result) the leaf gets a copy.
         if (may_steal and grad.base is None and sys.getrefcount(grad) <= _ENGINE_REFS
                 and grad.flags.c_contiguous and grad.flags.writeable):
-            leaf._grad = Tensor._make(grad)
+            leaf._grad = tensor_module.Tensor._make(grad)
         else:
-            leaf._grad = Tensor._make(np.array(grad, copy=True, order="C"))
+            leaf._grad = tensor_module.Tensor._make(np.array(grad, copy=True, order="C"))
     else:
         g = leaf._grad
         g._data += grad
@@ -310,12 +305,10 @@ def backward_events(
     `accumulate=False` (as `autograd.grad` uses) their gradients are stored in
     `captured[id(tensor)]` instead of being added to `.grad`.
     """
-    from ..tensor import Tensor
-
     tensors = _as_tuple(tensors)
     grad_tensors = _as_tuple(grad_tensors)
     for t in tensors:
-        if not isinstance(t, Tensor):
+        if not isinstance(t, tensor_module.Tensor):
             raise TypeError(f"backward expects tensors, got {type(t).__name__}")
     keep = bool(retain_graph)
     root_grads = _root_gradients(tensors, grad_tensors)
@@ -607,8 +600,6 @@ def grad(
     materialize_grads: bool = False,
 ) -> tuple:
     """The gradients of `outputs` w.r.t. `inputs`, returned (not accumulated)."""
-    from ..tensor import Tensor
-
     if create_graph:
         raise NotImplementedError(
             "minigrad does not support create_graph=True (no double backward)"
@@ -622,7 +613,7 @@ def grad(
         )
     if allow_unused is None:
         allow_unused = materialize_grads
-    single = isinstance(inputs, Tensor)
+    single = isinstance(inputs, tensor_module.Tensor)
     inputs_t: Sequence = _as_tuple(inputs)
     for x in inputs_t:
         if not x.requires_grad:
