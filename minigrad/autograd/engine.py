@@ -22,6 +22,8 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 
 from .. import tensor as tensor_module  # a cycle: only its attributes are used, at run time
+from ..kernels import elementwise as K
+from ..ops._util import binary, flat, run_kernel, sum_to
 from . import events as ev
 from .grad_mode import STATE
 from .graph import AccumulateGrad, Node, SavedTensor
@@ -225,8 +227,6 @@ def _conform(node: Node, i: int, g: np.ndarray, meta: tuple) -> np.ndarray:
     dtype, or raise PyTorch's error when the shapes cannot match."""
     shape, dtype = meta
     if g.shape != shape:
-        from ..ops._util import sum_to
-
         if not _expands_to(shape, g.shape):
             raise RuntimeError(
                 f"Function {node.name()} returned an invalid gradient at index {i} - got "
@@ -422,12 +422,12 @@ def _add_to_buffer(buffers: dict, node: Node, nr: int, grad) -> None:
         buf[nr] = grad
     elif (summed.base is None and sys.getrefcount(summed) <= _BUFFER_REFS
           and summed.shape == grad.shape and summed.dtype == grad.dtype
-          and summed.flags.writeable):
+          and summed.flags.writeable and summed.flags.c_contiguous):
         # Only this buffer refers to the sum so far: add into it, as PyTorch's
         # InputBuffer does, instead of making a new array.
-        np.add(summed, grad, out=summed)
+        run_kernel(K.add, flat(summed), flat(grad), flat(summed))
     else:
-        buf[nr] = summed + grad
+        buf[nr] = binary(K.add, summed, grad, summed.dtype)
 
 
 # References to the running sum when `_add_to_buffer` looks: the buffer list, its

@@ -10,7 +10,7 @@ from numba import njit
 # Allowing reassociation lets LLVM keep several partial sums at once (SIMD): the
 # float64 total is the same up to rounding, and the loop runs several times faster.
 # (Only "reassoc": full fastmath would also assume there are no NaNs or infinities.)
-@njit(cache=True, fastmath={"reassoc"}, error_model="numpy")
+@njit(cache=True, nogil=True, fastmath={"reassoc"}, error_model="numpy")
 def sum_all(x):
     """The sum of every element, accumulated in float64 for accuracy."""
     flat = x.ravel()

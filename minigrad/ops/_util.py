@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .._dtype import float32, float64, result_type
 from ..kernels import elementwise as K
-from ..kernels.reductions import sum_rows
-from ..tensor import Tensor
+from ..kernels.reductions import sum_all, sum_rows
+
+if TYPE_CHECKING:  # the engine imports this module while tensor.py is loading
+    from ..tensor import Tensor
 
 
 def u64(dim: int) -> int:
@@ -99,17 +102,35 @@ def run_kernel(kernel, *args) -> None:
     if n < PARALLEL_MIN or _WORKERS == 1:
         kernel(*args)
         return
-    global _pool
-    if _pool is None:
-        _pool = ThreadPoolExecutor(_WORKERS, thread_name_prefix="minigrad-kernel")
     step = -(-n // _WORKERS)
     jobs = [
-        _pool.submit(kernel, *(a[i:i + step] if isinstance(a, np.ndarray) and a.size == n
-                               else a for a in args))
+        _thread_pool().submit(kernel, *(a[i:i + step] if isinstance(a, np.ndarray) and a.size == n
+                                        else a for a in args))
         for i in range(0, n, step)
     ]
     for job in jobs:
         job.result()
+
+
+def _thread_pool() -> ThreadPoolExecutor:
+    global _pool
+    if _pool is None:
+        _pool = ThreadPoolExecutor(_WORKERS, thread_name_prefix="minigrad-kernel")
+    return _pool
+
+
+def total(a: np.ndarray) -> float:
+    """The sum of every element of a float array, accumulated in float64. Long
+    arrays are summed a slice per core and the partial sums added."""
+    if a.size < PARALLEL_MIN or _WORKERS == 1 or not a.flags.c_contiguous:
+        return sum_all(a)
+    a = a.reshape(-1)
+    step = -(-a.size // _WORKERS)
+    jobs = [_thread_pool().submit(sum_all, a[i:i + step]) for i in range(0, a.size, step)]
+    result = 0.0
+    for job in jobs:
+        result += job.result()
+    return result
 
 
 def _broadcast_scalar(a: np.ndarray) -> bool:

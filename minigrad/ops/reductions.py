@@ -9,7 +9,7 @@ import numpy as np
 from ..autograd.graph import INPUT, OUTPUT, Node, SavedTensor
 from ..kernels import reductions as R
 from ..tensor import Tensor, _wrap_dim, record
-from ._util import spread, u64
+from ._util import spread, total, u64
 
 VALUE = "value"
 
@@ -59,7 +59,7 @@ def sum(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:  # noqa: A001
     dt = _sum_dtype(x)
     if dim is None:
         if x._data.dtype.kind == "f":
-            data = np.array(R.sum_all(x._data), dt)
+            data = np.array(total(x._data), dt)
         else:
             data = np.array(x._data.sum(dtype=dt))
         out = Tensor._make(data)
@@ -111,7 +111,7 @@ def mean(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
             f"point or complex dtype. Got: {_TYPE_NAMES[x.dtype.name]}"
         )
     if dim is None:
-        data = np.array(R.sum_all(x._data) / x._data.size if x._data.size else np.nan,
+        data = np.array(total(x._data) / x._data.size if x._data.size else np.nan,
                         x._data.dtype)
         out = Tensor._make(data)
         node = record(MeanBackward0, out, x)
