@@ -112,7 +112,6 @@ class SavedTensor:
         "_data",
         "_counter",
         "_output_nr",
-        "_meta",
         "saved_version",
         "is_output",
         "is_released",
@@ -124,12 +123,9 @@ class SavedTensor:
         counter = self._counter = tensor._version_counter
         self.saved_version = counter.value
         self._output_nr = tensor._output_nr
-        data = tensor._data
-        # Dtype and shape as saved, for the version error's "[minigrad.FloatTensor [3]]".
-        self._meta = (data.dtype, data.shape)
         if is_output:
             self._tensor = None
-            self._data = data
+            self._data = tensor._data
         else:
             self._tensor = tensor
             self._data = None
@@ -149,9 +145,9 @@ class SavedTensor:
             raise RuntimeError(FREED_MESSAGE)
         now = self._counter.value
         if now != self.saved_version:
-            np_dtype, shape = self._meta
-            kind = _tensor_type(np_dtype)
-            desc = f"minigrad.{kind} [{', '.join(map(str, shape))}]"
+            # What the tensor is now, as PyTorch's message shows it: "[minigrad.FloatTensor [3]]".
+            data = self._data if self.is_output else self._tensor._data
+            desc = f"minigrad.{_tensor_type(data.dtype)} [{', '.join(map(str, data.shape))}]"
             if self.is_output:
                 producer = f"output {self._output_nr} of {short_name(node.name())}"
             else:
@@ -195,16 +191,12 @@ class SavedNumber(SavedTensor):
 
         value = 0
 
-    _FLOAT_META = (np.dtype(np.float64), ())
-    _INT_META = (np.dtype(np.int64), ())
-
     def __init__(self, value) -> None:
         self._value = value
         self._tensor = None
         self._data = None
         self._counter = SavedNumber._Untouched
         self._output_nr = 0
-        self._meta = SavedNumber._FLOAT_META if isinstance(value, float) else SavedNumber._INT_META
         self.saved_version = 0
         self.is_output = False
         self.is_released = False
