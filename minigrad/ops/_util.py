@@ -176,6 +176,14 @@ def binary(kernel, a: np.ndarray, b: np.ndarray, out_dtype) -> np.ndarray:
         a = a.astype(out_dtype)
     if b.dtype != out_dtype:
         b = b.astype(out_dtype)
+    if a.shape == b.shape and a.flags.c_contiguous and b.flags.c_contiguous:
+        # The common case: nothing to broadcast, both already flat in memory.
+        out = np.empty(a.size, out_dtype)
+        if out.size < PARALLEL_MIN:
+            kernel(flat(a), flat(b), out)
+        else:
+            run_kernel(kernel, flat(a), flat(b), out)
+        return out if a.ndim == 1 else out.reshape(a.shape)
     if a.shape != b.shape:
         shape = broadcast_shape(a.shape, b.shape)
         row_form = ROW_FORMS.get(kernel)
@@ -189,7 +197,7 @@ def binary(kernel, a: np.ndarray, b: np.ndarray, out_dtype) -> np.ndarray:
                 return out
         ufunc = EXACT_UFUNCS.get(kernel)
         if ufunc is not None and np.dtype(out_dtype).kind == "f":
-            # `x @ w.t() + bias`: numpy broadcasts without copying the stretched
+            # Any other broadcast: numpy broadcasts without copying the stretched
             # operand out in full. One IEEE + - * per element is exactly rounded,
             # so the result is bit-identical to the kernel's.
             return ufunc(a, b, order="C")
