@@ -77,61 +77,54 @@ def _root_gradients(tensors: tuple, grad_tensors: tuple) -> list:
     return grads
 
 
-class ReadyQueue:
+class ReadyQueue(list):
     """Nodes whose gradient streams have all arrived, highest sequence number first.
 
     PyTorch keeps them in a C++ `std::priority_queue`, a binary max-heap. Nodes can
     share a priority (every `AccumulateGrad` has the largest one), and then the
     heap's sifting decides which runs first; this is the same algorithm, so ties
-    break exactly as in PyTorch and the stepper shows PyTorch's order.
+    break exactly as in PyTorch and the stepper shows PyTorch's order. The heap is
+    the list itself (so `while ready:` costs nothing).
     """
 
-    __slots__ = ("_heap",)
-
-    def __init__(self) -> None:
-        self._heap: list = []
-
-    def __bool__(self) -> bool:
-        return bool(self._heap)
+    __slots__ = ()
 
     def push(self, node: Node) -> None:
-        heap = self._heap
-        heap.append(node)
-        if len(heap) > 1:
-            self._sift_up(len(heap) - 1, 0, node)
+        self.append(node)
+        if len(self) > 1:
+            self._sift_up(len(self) - 1, 0, node)
 
-    def pop(self) -> Node:
-        heap = self._heap
-        if len(heap) == 1:  # a chain of ops: one ready node at a time
-            return heap.pop()
-        top = heap[0]
-        self._sift_down_then_up(heap.pop())
+    def pop(self) -> Node:  # type: ignore[override]
+        """Take the node with the highest sequence number out of the heap."""
+        last = list.pop(self)
+        if not self:  # it was the only one: a chain of ops has one ready node at a time
+            return last
+        top = self[0]
+        self._sift_down_then_up(last)
         return top
 
     def _sift_up(self, hole: int, top: int, node: Node) -> None:
-        heap = self._heap
         parent = (hole - 1) // 2
-        while hole > top and heap[parent]._seq < node._seq:
-            heap[hole] = heap[parent]
+        while hole > top and self[parent]._seq < node._seq:
+            self[hole] = self[parent]
             hole = parent
             parent = (hole - 1) // 2
-        heap[hole] = node
+        self[hole] = node
 
     def _sift_down_then_up(self, node: Node) -> None:
         # Move the hole at the root down to a leaf, always towards the larger
         # child (the right one on ties), then let `node` rise from there.
-        heap = self._heap
-        n = len(heap)
+        n = len(self)
         hole = child = 0
         while child < (n - 1) // 2:
             child = 2 * (child + 1)
-            if heap[child]._seq < heap[child - 1]._seq:
+            if self[child]._seq < self[child - 1]._seq:
                 child -= 1
-            heap[hole] = heap[child]
+            self[hole] = self[child]
             hole = child
         if n % 2 == 0 and child == (n - 2) // 2:
             child = 2 * (child + 1)
-            heap[hole] = heap[child - 1]
+            self[hole] = self[child - 1]
             hole = child - 1
         self._sift_up(hole, 0, node)
 
@@ -352,9 +345,8 @@ def backward_events(
         )
 
     step = -1
-    heap = ready._heap  # a chain has one ready node at a time: that case is inlined
-    while heap:
-        node = heap.pop() if len(heap) == 1 else ready.pop()
+    while ready:
+        node = ready.pop()
         grads = buffers.pop(node)
         step += 1
         pending: list = []
@@ -396,10 +388,7 @@ def backward_events(
             left = deps[nxt] - 1
             deps[nxt] = left
             if left == 0:
-                if heap:
-                    ready.push(nxt)
-                else:
-                    heap.append(nxt)
+                ready.push(nxt)
         # Drop this frame's references to the gradients just handed on: an
         # AccumulateGrad may take one over only if nothing else refers to it.
         outputs = g = None
@@ -506,16 +495,14 @@ def _run_node(node, grads, step, keep, accumulate, capture_at, captured, trace, 
     if trace:
         pending.append(ev.NodeFinished(step, node, tuple(_tensor(g) for g in grads),
                                        tuple(_tensor(g) for g in outputs)))
-    if not keep:
-        if held is not None and type(node).saves:
-            for saved in held:  # what release_variables does, without naming them
-                saved.release()
-        elif node._saved or not type(node).saves:
-            # Nodes that keep saved tensors elsewhere (custom Functions, CopySlices)
-            # declare no `saves` and always get the call.
-            released = node.release_variables()
-            if trace and released:
-                pending.append(ev.SavedTensorsReleased(step, node, released))
+    # Unless retain_graph, the node drops what it saved. `held` (from the check, when
+    # there was one) says whether there is anything to drop; nodes that keep saved
+    # tensors elsewhere (custom Functions, CopySlices) declare no `saves` and always
+    # get the call.
+    if not keep and ((node._saved if held is None else held) or not type(node).saves):
+        released = node.release_variables()
+        if trace and released:
+            pending.append(ev.SavedTensorsReleased(step, node, released))
     if node._post_hooks:
         for hook in list(node._post_hooks.values()):
             gi = tuple(_tensor(g) for g in outputs)
@@ -532,7 +519,7 @@ def _run_node(node, grads, step, keep, accumulate, capture_at, captured, trace, 
 def _check_saved(node: Node) -> list:
     """The version check of every tensor `node` saved, written for speed: the
     message is built (by `SavedTensor.check`) only when something is wrong.
-    Returns the saved tensors, for releasing after the formula ran."""
+    Returns the saved tensors (none when the node saved only plain values)."""
     held = []
     for value in node._saved.values():
         if isinstance(value, SavedTensor):

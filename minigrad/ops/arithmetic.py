@@ -172,9 +172,11 @@ class MulBackward0(Node):
     saves = {"self": INPUT, "other": INPUT}
 
     def backward(self, grad):
-        edges = self.next_functions  # edges[i][0] is not None: needs_grad(i)
-        ga = self._times(grad, "other") if edges[0][0] is not None else None
-        gb = self._times(grad, "self") if edges[1][0] is not None else None
+        ga = gb = None
+        if self.needs_grad(0):
+            ga = self._times(grad, "other")
+        if self.needs_grad(1):
+            gb = self._times(grad, "self")
         return ga, gb
 
     def _times(self, grad, name):
@@ -188,10 +190,9 @@ class MulBackward0(Node):
 
 
 def _save_mul_operands(node, self, other, original_self=None):
-    edges = node.next_functions  # edges[i][0] is not None: needs_grad(i)
-    if edges[1][0] is not None:
+    if node.needs_grad(1):
         node._saved["self"] = SavedTensor(original_self if original_self is not None else self)
-    if edges[0][0] is not None:
+    if node.needs_grad(0):
         node._saved["other"] = (
             SavedTensor(other) if isinstance(other, Tensor) else SavedNumber(other)
         )
