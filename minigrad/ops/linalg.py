@@ -76,20 +76,26 @@ def product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return a @ b
 
 
+def _save_each_for_the_other(node: Node, first: int, a: Tensor, b: Tensor, a_name: str,
+                             b_name: str) -> None:
+    """A product of `a` and `b` (inputs `first` and `first + 1` of `node`): the
+    gradient for `a` is made of `b` and vice versa, so each operand is saved only if
+    the OTHER one needs a gradient."""
+    if node.needs_grad(first + 1):
+        node._saved[a_name] = SavedTensor(a)
+    if node.needs_grad(first):
+        node._saved[b_name] = SavedTensor(b)
+
+
 def _save_operands(node: Node, first: int, a: Tensor, b: Tensor, a_name: str,
                    b_name: str) -> None:
-    """What a matrix product `a @ b` (inputs `first` and `first + 1` of `node`) saves:
-    both sizes; the strides of each operand that needs a gradient; and each operand
-    only if the OTHER one needs a gradient (d(a @ b)/da is made of b, and vice versa)."""
+    """What a matrix product `a @ b` saves: both sizes, the strides of each operand
+    that needs a gradient, and the operands as `_save_each_for_the_other` says."""
     s = node._saved
-    needs_a, needs_b = node.needs_grad(first), node.needs_grad(first + 1)
     s[f"{a_name}_sym_sizes"], s[f"{b_name}_sym_sizes"] = a._data.shape, b._data.shape
-    s[f"{a_name}_sym_strides"] = _strides(a) if needs_a else ()
-    s[f"{b_name}_sym_strides"] = _strides(b) if needs_b else ()
-    if needs_b:
-        s[a_name] = SavedTensor(a)
-    if needs_a:
-        s[b_name] = SavedTensor(b)
+    s[f"{a_name}_sym_strides"] = _strides(a) if node.needs_grad(first) else ()
+    s[f"{b_name}_sym_strides"] = _strides(b) if node.needs_grad(first + 1) else ()
+    _save_each_for_the_other(node, first, a, b, a_name, b_name)
 
 
 def mm(a: Tensor, b: Tensor) -> Tensor:
@@ -123,10 +129,7 @@ def mv(a: Tensor, v: Tensor) -> Tensor:
     out = Tensor._make(a._data @ v._data)
     node = record(MvBackward0, out, a, v)
     if node is not None:
-        if node.needs_grad(1):
-            node._saved["self"] = SavedTensor(a)
-        if node.needs_grad(0):
-            node._saved["vec"] = SavedTensor(v)
+        _save_each_for_the_other(node, 0, a, v, "self", "vec")
     return out
 
 
@@ -145,10 +148,7 @@ def dot(u: Tensor, v: Tensor) -> Tensor:
     out = Tensor._make(np.asarray(np.dot(u._data, v._data), u._data.dtype))
     node = record(DotBackward0, out, u, v)
     if node is not None:
-        if node.needs_grad(1):
-            node._saved["self"] = SavedTensor(u)
-        if node.needs_grad(0):
-            node._saved["tensor"] = SavedTensor(v)
+        _save_each_for_the_other(node, 0, u, v, "self", "tensor")
     return out
 
 
