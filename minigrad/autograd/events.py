@@ -6,7 +6,8 @@ drains the generator; the widgets' stepper pulls one event at a time. Both there
 watch the same engine do the same work.
 
 Every event carries `step`: the index (0, 1, 2, ...) of the node being executed, in
-execution order, or -1 for events that belong to the whole pass.
+execution order. `BackwardStarted` comes before any node and has step -1;
+`BackwardFinished` carries the step of the last node that ran (-1 if none did).
 """
 
 from __future__ import annotations

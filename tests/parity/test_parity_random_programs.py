@@ -96,10 +96,16 @@ def run(lib, shapes, steps, seed):
             record["nodes"].append(type(out.grad_fn).__name__ if out.grad_fn else None)
         result = pool[-1]
         record["value"] = np.asarray(result.detach().tolist())
-        result.sum().backward()
+        # Two passes: the second adds into the `.grad` arrays the first one made, so
+        # a gradient array shared where it must not be (two leaves, or a leaf and a
+        # tensor of the program) shows up as a wrong sum or a changed value.
+        loss = result.sum()
+        loss.backward(retain_graph=True)
+        loss.backward()
     except Exception as exc:  # noqa: BLE001 - the error itself is compared
         record["error"] = (type(exc).__name__, str(exc).replace("torch", "minigrad"))
     record["grads"] = [None if t.grad is None else np.asarray(t.grad.tolist()) for t in leaves]
+    record["values_after"] = [np.asarray(t.detach().tolist()) for t in pool]
     return record
 
 
@@ -108,6 +114,8 @@ def assert_same(expected, actual):
     assert actual["nodes"] == expected["nodes"]
     if "value" in expected:
         np.testing.assert_allclose(actual["value"], expected["value"], rtol=1e-6, atol=1e-12)
+    for i, (want, got) in enumerate(zip(expected["values_after"], actual["values_after"])):
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-12, err_msg=f"tensor {i}")
     for i, (want, got) in enumerate(zip(expected["grads"], actual["grads"])):
         assert (want is None) == (got is None), f"leaf {i}: grad None in only one library"
         if want is not None:
