@@ -83,11 +83,15 @@ def result_type(*operands) -> dtype:
     `float32_vector * float64_scalar_tensor` stays float32, and
     `int64_tensor * 2.5` becomes the default float dtype.
     """
-    if len(operands) == 2 and type(operands[1]) is float:
-        # The most common case, `tensor * 0.5`: a float tensor keeps its dtype.
-        d = operands[0].dtype
-        if d.is_floating_point:
-            return d
+    if len(operands) == 2:
+        a, b = operands
+        if type(b) is float:
+            # The most common case, `tensor * 0.5`: a float tensor keeps its dtype.
+            d = a.dtype
+            if d.is_floating_point:
+                return d
+        elif hasattr(b, "_data") and a._data.dtype is b._data.dtype:
+            return a.dtype  # two tensors of one dtype: nothing to promote
     best_cat = -1
     best_prio = -1
     best = None

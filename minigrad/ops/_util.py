@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .._dtype import float32, float64, result_type
+from .._dtype import float32, float64
 from ..kernels import elementwise as K
 from ..kernels.reductions import sum_all, sum_rows
 
@@ -31,6 +31,8 @@ def flat(a: np.ndarray) -> np.ndarray:
 
 def broadcast_shape(a: tuple, b: tuple) -> tuple:
     """The broadcast shape of two shapes, with PyTorch's error message."""
+    if len(b) <= len(a) and a[len(a) - len(b):] == b:
+        return a  # b is a's trailing dims (a bias for a batch): the common case
     ndim = max(len(a), len(b))
     a = (1,) * (ndim - len(a)) + tuple(a)
     b = (1,) * (ndim - len(b)) + tuple(b)
@@ -156,7 +158,8 @@ def _as_rows(a: np.ndarray, row: np.ndarray):
     if (not shape or len(shape) >= a.ndim or a.shape[a.ndim - len(shape):] != shape
             or a.size == 0 or not a.flags.c_contiguous or not row.flags.c_contiguous):
         return None
-    return a.reshape(-1, row.size), row.reshape(-1)
+    batch = a if a.ndim == 2 and len(shape) == 1 else a.reshape(-1, row.size)
+    return batch, row if row.ndim == 1 else row.reshape(-1)
 
 
 def unary(kernel, x: np.ndarray) -> np.ndarray:
@@ -192,9 +195,9 @@ def binary(kernel, a: np.ndarray, b: np.ndarray, out_dtype) -> np.ndarray:
             if batch is None and kernel in COMMUTATIVE:
                 batch = _as_rows(b, a)
             if batch is not None:
-                out = np.empty(shape, out_dtype)
-                row_form(*batch, out.reshape(batch[0].shape))
-                return out
+                out = np.empty(batch[0].shape, out_dtype)
+                row_form(*batch, out)
+                return out if out.shape == shape else out.reshape(shape)
         ufunc = EXACT_UFUNCS.get(kernel)
         if ufunc is not None and np.dtype(out_dtype).kind == "f":
             # Any other broadcast: numpy broadcasts without copying the stretched
@@ -238,6 +241,3 @@ def scalar_of(value, dtype) -> np.generic | float:
         return value
     return dtype.np.type(value)
 
-
-def promote(a, b):
-    return result_type(a, b)
