@@ -236,6 +236,9 @@ def _conform(node: Node, i: int, g: np.ndarray, meta: tuple) -> np.ndarray:
 # at it: the node's input buffer, `_run_node`'s local, `_accumulate`'s argument and
 # `sys.getrefcount`'s own argument.
 _ENGINE_REFS = 4
+# References to the array a view looks into, when only that view refers to it: the
+# view's `base`, `_accumulate`'s local and `sys.getrefcount`'s argument.
+_OWNER_REFS = 3
 
 
 def _expands_to(shape: tuple, target: tuple) -> bool:
@@ -252,12 +255,17 @@ def _accumulate(node: AccumulateGrad, grad: np.ndarray, may_steal: bool):
     leaf = node.variable
     if leaf._grad is None:
         # Later backward calls add into `.grad` in place, so the leaf must own its
-        # array. Like PyTorch, which steals the incoming gradient when nothing else
+        # memory. Like PyTorch, which steals the incoming gradient when nothing else
         # uses it, minigrad keeps `grad` itself when no one but the engine refers to
-        # it and it is not a view; otherwise (the same array flowing to two leaves,
-        # the caller's `gradient=` tensor, a hook's result) the leaf gets a copy.
-        if (may_steal and grad.base is None and sys.getrefcount(grad) <= _ENGINE_REFS
-                and grad.flags.c_contiguous and grad.flags.writeable):
+        # it, and it is row-major and either owns its memory or is a whole-buffer view
+        # of an array nothing else refers to (`TBackward0`'s `grad.T`). Otherwise (the
+        # same array flowing to two leaves, the caller's `gradient=` tensor, a hook's
+        # result) the leaf gets a copy.
+        owner = grad.base
+        if (may_steal and sys.getrefcount(grad) <= _ENGINE_REFS
+                and grad.flags.c_contiguous and grad.flags.writeable
+                and (owner is None or (owner.base is None and owner.size == grad.size
+                                       and sys.getrefcount(owner) <= _OWNER_REFS))):
             leaf._grad = tensor_module.Tensor._make(grad)
         else:
             leaf._grad = tensor_module.Tensor._make(np.array(grad, copy=True, order="C"))

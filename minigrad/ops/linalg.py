@@ -25,6 +25,30 @@ def _check_float(a: Tensor, b: Tensor):
 _NAMES = {"float32": "float", "float64": "double", "int64": "long int", "bool": "bool"}
 
 
+def _column_major(sizes: tuple, strides: tuple) -> bool:
+    """Whether a matrix was laid out column by column (a transposed view, `w.t()`)."""
+    return strides[0] == 1 and strides[1] == sizes[0]
+
+
+def grad_of_first(grad: np.ndarray, second: np.ndarray, sizes: tuple, strides: tuple):
+    """The gradient of A in A @ B: grad @ B.T. If A was column-major, it is computed as
+    (B @ grad.T).T, which comes out column-major too, as PyTorch arranges it: that is
+    what the saved `*_sym_strides` are for."""
+    if strides and _column_major(sizes, strides):
+        return product(second, grad.T).T
+    return product(grad, second.T)
+
+
+def grad_of_second(grad: np.ndarray, first: np.ndarray, sizes: tuple, strides: tuple):
+    """The gradient of B in A @ B: A.T @ grad, or (grad.T @ A).T when B was
+    column-major. For `x @ w.t()` that makes the gradient of `w.t()` column-major, so
+    the gradient `TBackward0` hands to `w` is row-major like `w` itself and
+    `AccumulateGrad` can keep it without copying."""
+    if strides and _column_major(sizes, strides):
+        return product(grad.T, first).T
+    return product(first.T, grad)
+
+
 class MmBackward0(Node):
     """A @ B for matrices: grad @ B.T for A, A.T @ grad for B. Each operand is
     saved only if the other one needs a gradient."""
@@ -35,8 +59,14 @@ class MmBackward0(Node):
     }
 
     def backward(self, grad):
-        ga = product(grad, self.saved("mat2").T) if self.needs_grad(0) else None
-        gb = product(self.saved("self").T, grad) if self.needs_grad(1) else None
+        s = self._saved
+        ga = gb = None
+        if self.needs_grad(0):
+            ga = grad_of_first(grad, self.saved("mat2"), s["self_sym_sizes"],
+                               s["self_sym_strides"])
+        if self.needs_grad(1):
+            gb = grad_of_second(grad, self.saved("self"), s["mat2_sym_sizes"],
+                                s["mat2_sym_strides"])
         return ga, gb
 
 
@@ -204,11 +234,14 @@ class AddmmBackward0(Node):
         gbias = g1 = g2 = None
         if self.needs_grad(0):
             gbias = grad if beta == 1 else grad * beta  # the engine sums it to bias's shape
+        s = self._saved
         if self.needs_grad(1):
-            g1 = product(grad, self.saved("mat2").T)
+            g1 = grad_of_first(grad, self.saved("mat2"), s["mat1_sym_sizes"],
+                               s["mat1_sym_strides"])
             g1 = g1 if alpha == 1 else g1 * alpha
         if self.needs_grad(2):
-            g2 = product(self.saved("mat1").T, grad)
+            g2 = grad_of_second(grad, self.saved("mat1"), s["mat2_sym_sizes"],
+                                s["mat2_sym_strides"])
             g2 = g2 if alpha == 1 else g2 * alpha
         return gbias, g1, g2
 

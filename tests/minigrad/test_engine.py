@@ -217,3 +217,29 @@ def test_streams_summed_in_place_never_touch_an_array_someone_else_holds():
     (z + y * 3.0).sum().backward()  # y's first stream is still held by `kept`
     assert kept[0].tolist() == [1.0, 1.0]
     assert x.grad.tolist() == [2.0 + 8.0, 2.0 + 8.0]
+
+
+def test_a_linear_layers_weight_gradient_is_kept_not_copied():
+    # MmBackward0 computes the gradient of `w.t()` column-major (as PyTorch does, from
+    # the saved strides), so TBackward0 hands `w` a row-major whole-buffer view.
+    w = torch.tensor(np.arange(12.0).reshape(4, 3), requires_grad=True)
+    x = torch.tensor(np.linspace(-1.0, 1.0, 15).reshape(5, 3))
+    (x @ w.t()).sum().backward()
+    g = w.grad.numpy()
+    assert g.base is not None and g.flags.c_contiguous
+    np.testing.assert_allclose(g, np.ones((5, 4)).T @ x.numpy())
+    (x @ w.t()).sum().backward()  # accumulates into that same memory
+    np.testing.assert_allclose(w.grad.numpy(), 2 * np.ones((5, 4)).T @ x.numpy())
+
+
+def test_a_view_whose_array_someone_else_holds_is_copied():
+    w = torch.tensor(np.arange(12.0).reshape(4, 3), requires_grad=True)
+    x = torch.tensor(np.linspace(-1.0, 1.0, 15).reshape(5, 3))
+    kept = []
+    y = x @ w.t()
+    y.grad_fn.register_hook(lambda grad_inputs, grad_outputs: kept.append(grad_inputs[1]))
+    y.sum().backward()
+    assert not np.shares_memory(w.grad.numpy(), kept[0].numpy())
+    before = kept[0].tolist()
+    (x @ w.t()).sum().backward()
+    assert kept[0].tolist() == before
