@@ -71,7 +71,18 @@ class IndexBackward0(Node):
         return (out,)
 
 
+def _covers(item: slice, length: int) -> bool:
+    """Whether a slice takes a whole dim of this length, as PyTorch decides it: start
+    0, step 1 and a stop at or past the end (`-3:` is not whole, even of 3)."""
+    return ((item.start is None or item.start == 0) and (item.step is None or item.step == 1)
+            and (item.stop is None or item.stop >= length))
+
+
 def getitem(x: Tensor, index) -> Tensor:
+    """Basic and advanced indexing as PyTorch 2.13 records it. A lone slice (`x[a:b]`,
+    even `x[:]`) is always a SliceBackward0; inside a tuple, a slice taking a whole
+    dim is skipped, and an index that leaves the tensor as it was gives an alias."""
+    lone_slice = isinstance(index, slice)
     if not isinstance(index, tuple):
         index = (index,)
     if len(index) == 1 and index[0] is Ellipsis:
@@ -89,10 +100,8 @@ def getitem(x: Tensor, index) -> Tensor:
         ):
             result = views.select(result, dim, int(item), _index_pos=pos)
         elif isinstance(item, slice):
-            if item != slice(None) or advanced:
+            if lone_slice or not _covers(item, result._data.shape[dim]):
                 result = views.slice_dim(result, dim, item.start, item.stop, item.step)
-            elif item == slice(None) and len(index) == 1:
-                result = views.slice_dim(result, dim, None, None, None)
             dim += 1
         elif _is_advanced(item):
             arr = _as_index_array(item)
@@ -104,7 +113,7 @@ def getitem(x: Tensor, index) -> Tensor:
                 "Variables are valid indices (got " + type(item).__name__ + ")"
             )
     if not advanced:
-        return result if result is not x else views.slice_dim(x, 0, None, None, None)
+        return result if result is not x else views.alias(x)
     return _gather(result, advanced)
 
 
@@ -195,9 +204,11 @@ def setitem(x: Tensor, index, value) -> None:
     if not isinstance(index, tuple):
         index = (index,)
     value_t = value if isinstance(value, Tensor) else None
-    whole = all(i is Ellipsis or (isinstance(i, slice) and i == slice(None)) for i in index)
+    whole = all(i is Ellipsis or isinstance(i, slice) for i in index) and all(
+        _covers(i, n) for i, n in zip(_expand_ellipsis(index, x._data.ndim), x._data.shape))
     if whole:
-        # x[...] = v and x[:] = v write into x itself, no view involved.
+        # x[...] = v, x[:] = v, x[:, 0:3] = v (slices that take whole dims): PyTorch
+        # writes into x itself, no view involved.
         if value_t is None:
             views.fill_(x, Tensor._make(np.array(value, x._data.dtype)))
         else:

@@ -176,6 +176,9 @@ SETITEM = {
         slice(1, 3), c.m.tensor([8.0, 9.0], dtype=t.dtype)),
     "colon-tensor": lambda t, c: t.__setitem__(slice(None), c.m.tensor(V4, dtype=t.dtype)),
     "colon-number": lambda t, c: t.__setitem__(slice(None), 5.0),
+    # A slice reaching past the end takes the whole dim: PyTorch writes into t itself.
+    "whole-slice-number": lambda t, c: t.__setitem__(slice(0, 10), 5.0),
+    "ellipsis-slice": lambda t, c: t.__setitem__((Ellipsis, slice(0, 1)), 5.0),
     "ellipsis-number": lambda t, c: t.__setitem__(Ellipsis, 0.0),
     "ellipsis-tensor": lambda t, c: t.__setitem__(Ellipsis, c.m.tensor(V4, dtype=t.dtype)),
     "slice-0-1": lambda t, c: t.__setitem__(slice(0, 1), 5.0),

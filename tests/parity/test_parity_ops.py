@@ -307,6 +307,13 @@ INDEXING = {
     "mask-2d": lambda c: (lambda x: x[x > 2])(c.leaf(M23)),
     "mask-all-false": lambda c: (lambda v: v[v > 10])(c.leaf(V4)),
     "ellipsis": lambda c: c.leaf(M23)[...],
+    # Inside a tuple a slice that takes a whole dim is skipped; nothing left is an alias.
+    "tuple-whole-slices": lambda c: c.leaf(M23)[:, 0:3],
+    "tuple-one-whole-slice": lambda c: c.leaf(M23)[(slice(None),)],
+    "tuple-whole-then-slice": lambda c: c.leaf(M23)[0:2, 1:],
+    "ellipsis-whole-slice": lambda c: c.leaf(M23)[..., :5],
+    "whole-slice-then-list": lambda c: c.leaf(M23)[0:2, [0, 2]],
+    "empty-tuple": lambda c: c.leaf(M23)[()],
     "ellipsis-int": lambda c: c.leaf(M23)[..., 1],
     "none": lambda c: c.leaf(M23)[None],
     "colon-none": lambda c: c.leaf(M23)[:, None],
