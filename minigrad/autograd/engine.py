@@ -232,15 +232,6 @@ def _conform(node: Node, i: int, g: np.ndarray, meta: tuple) -> np.ndarray:
     return g
 
 
-# References to a gradient array the engine itself holds when `_accumulate` looks
-# at it: the node's input buffer, `_run_node`'s local, `_accumulate`'s argument and
-# `sys.getrefcount`'s own argument.
-_ENGINE_REFS = 4
-# References to the array a view looks into, when only that view refers to it: the
-# view's `base`, `_accumulate`'s local and `sys.getrefcount`'s argument.
-_OWNER_REFS = 3
-
-
 def _expands_to(shape: tuple, target: tuple) -> bool:
     """Whether broadcasting turns `shape` into exactly `target` (so a gradient of
     `target`'s shape can be summed back down to `shape`)."""
@@ -248,6 +239,15 @@ def _expands_to(shape: tuple, target: tuple) -> bool:
     if lead < 0:
         return False
     return all(s == t or s == 1 for s, t in zip(shape, target[lead:]))
+
+
+# References to a gradient array the engine itself holds when `_accumulate` looks
+# at it: the node's input buffer, `_run_node`'s local, `_accumulate`'s argument and
+# `sys.getrefcount`'s own argument.
+_ENGINE_REFS = 4
+# References to the array a view looks into, when only that view refers to it: the
+# view's `base`, `_accumulate`'s local and `sys.getrefcount`'s argument.
+_OWNER_REFS = 3
 
 
 def _accumulate(node: AccumulateGrad, grad: np.ndarray, may_steal: bool):
@@ -388,14 +388,9 @@ def backward_events(
                 continue
             if needed is not None and id(nxt) not in needed:
                 continue
-            buf = buffers.get(nxt)
-            if buf is None and nr == 0:
-                buffers[nxt] = [g]  # the first stream into a single-output node
-            else:
-                _add_to_buffer(buffers, nxt, nr, g)
-            left = deps[nxt] - 1
-            deps[nxt] = left
-            if left == 0:
+            _add_to_buffer(buffers, nxt, nr, g)
+            deps[nxt] -= 1
+            if deps[nxt] == 0:
                 ready.push(nxt)
         # Drop this frame's references to the gradients just handed on: an
         # AccumulateGrad may take one over only if nothing else refers to it.

@@ -51,11 +51,7 @@ def sum_to(grad: np.ndarray, shape: tuple) -> np.ndarray:
     """Undo broadcasting: sum `grad` down to `shape` (leading dims, then size-1 dims)."""
     if grad.shape == shape:
         return grad
-    row = shape
-    while row and row[0] == 1:
-        row = row[1:]
-    if (row and grad.ndim > len(row) and grad.shape[grad.ndim - len(row):] == row
-            and grad.size and grad.flags.c_contiguous):
+    if _row_of(shape, grad.shape) and grad.size and grad.flags.c_contiguous:
         # Only leading dims are summed away (a bias's gradient): one pass down the rows.
         out = np.empty(shape, grad.dtype)
         sum_rows(grad.reshape(-1, out.size), out.reshape(-1))
@@ -66,6 +62,18 @@ def sum_to(grad: np.ndarray, shape: tuple) -> np.ndarray:
     )
     out = grad.sum(axis=axes, keepdims=True) if axes else grad
     return out.reshape(shape)
+
+
+def _row_of(shape: tuple, batch: tuple) -> tuple | None:
+    """`shape` without its leading 1s, when that is the trailing dims of `batch` and
+    `batch` has more dims: one row repeated over `batch`'s leading dims, as a bias is
+    over a batch. Else None."""
+    row = shape
+    while row and row[0] == 1:
+        row = row[1:]
+    if row and len(row) < len(batch) and batch[len(batch) - len(row):] == row:
+        return row
+    return None
 
 
 def spread(value: np.ndarray, shape: tuple) -> np.ndarray:
@@ -152,11 +160,9 @@ COMMUTATIVE = {K.add, K.mul}
 def _as_rows(a: np.ndarray, row: np.ndarray):
     """`a` as a 2-D batch of rows and `row` as one flat row, when `row` is a single
     row repeated over `a`'s leading dims (a bias added to a batch); else None."""
-    shape = row.shape
-    while shape and shape[0] == 1:
-        shape = shape[1:]
-    if (not shape or len(shape) >= a.ndim or a.shape[a.ndim - len(shape):] != shape
-            or a.size == 0 or not a.flags.c_contiguous or not row.flags.c_contiguous):
+    shape = _row_of(row.shape, a.shape)
+    if (shape is None or a.size == 0 or not a.flags.c_contiguous
+            or not row.flags.c_contiguous):
         return None
     batch = a if a.ndim == 2 and len(shape) == 1 else a.reshape(-1, row.size)
     return batch, row if row.ndim == 1 else row.reshape(-1)
