@@ -520,15 +520,16 @@ def _run_node(node, grads, step, keep, accumulate, capture_at, captured, trace, 
 
 
 def _check_saved(node: Node) -> list:
-    """The version check of every tensor `node` saved, written for speed: the
-    message is built (by `SavedTensor.check`) only when something is wrong.
-    Returns the saved tensors (none when the node saved only plain values)."""
+    """The version check of every tensor `node` saved, written for speed (it runs for
+    every node): no (name, tensor) pairs as `saved_items` makes them, and the message
+    is built (by `SavedTensor.check`) only when something is wrong. Returns the saved
+    tensors (none when the node saved only plain values)."""
     held = []
     for value in node._saved.values():
         if isinstance(value, SavedTensor):
             held.append(value)
             if value.is_released or value._counter.value != value.saved_version:
-                value.check(node)
+                value.check(node)  # raises
         elif isinstance(value, tuple):
             for v in value:
                 if isinstance(v, SavedTensor):

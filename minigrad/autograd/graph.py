@@ -337,16 +337,10 @@ class Node:
         """Drop every saved tensor (the engine does this unless `retain_graph`) and
         return the names of those released."""
         released = []
-        for name, value in self._saved.items():
-            if isinstance(value, SavedTensor):
-                if not value.is_released:
-                    value.release()
-                    released.append(name)
-            elif isinstance(value, tuple):
-                for i, v in enumerate(value):
-                    if isinstance(v, SavedTensor) and not v.is_released:
-                        v.release()
-                        released.append(f"{name}[{i}]")
+        for name, saved in self.saved_items():
+            if not saved.is_released:
+                saved.release()
+                released.append(name)
         return tuple(released)
 
     def needs_grad(self, i: int) -> bool:
