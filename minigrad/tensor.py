@@ -110,20 +110,25 @@ class Size(tuple):
 class Tensor:
     """A multi-dimensional array that can take part in automatic differentiation."""
 
+    # What every tensor has lives in slots. What few tensors ever get (a `.grad`, a
+    # view's base, a leaf's accumulator, hooks) defaults to the class's value and is
+    # set per tensor only when used: ops make a tensor for every result, so this
+    # keeps making one cheap.
     __slots__ = (
         "_data",
         "_requires_grad",
         "_grad_fn",
         "_output_nr",
-        "_grad",
         "_version_counter",
-        "_view",
-        "_grad_acc",
-        "_hooks",
-        "_retains_grad",
-        "_is_param",
+        "__dict__",
         "__weakref__",
     )
+    _grad: Tensor | None = None
+    _view: ViewInfo | None = None
+    _grad_acc = None  # a weak reference to the leaf's AccumulateGrad, once made
+    _hooks: dict | None = None
+    _retains_grad = False
+    _is_param = False
 
     # numpy should defer to Tensor's reflected operators (ndarray * Tensor).
     __array_priority__ = 1000
@@ -141,13 +146,7 @@ class Tensor:
         t._requires_grad = requires_grad
         t._grad_fn = None
         t._output_nr = 0
-        t._grad = None
         t._version_counter = VersionCounter()
-        t._view = None
-        t._grad_acc = None
-        t._hooks = None
-        t._retains_grad = False
-        t._is_param = False
         return t
 
     @classmethod
@@ -536,25 +535,24 @@ def record(node_cls: type[Node], output: Tensor | None, *inputs) -> Node | None:
     meta = []
     needed = False
     for t in inputs:  # this runs for every op, so `Tensor._edge` is spelled out here
-        if not isinstance(t, Tensor):
-            edges.append(_NO_EDGE)
-            meta.append(None)
-            continue
-        fn = t._grad_fn if t._view is None else t.grad_fn
-        if fn is not None:
-            edges.append((fn, t._output_nr))
-            needed = True
-        elif t._requires_grad:
-            edges.append((t._grad_accumulator(), 0))
-            needed = True
+        if isinstance(t, Tensor):
+            fn = t._grad_fn if t._view is None else t.grad_fn
+            if fn is not None:
+                edges.append((fn, t._output_nr))
+                needed = True
+            elif t._requires_grad:
+                edges.append((t._grad_accumulator(), 0))
+                needed = True
+            else:
+                edges.append(_NO_EDGE)
+            data = t._data
+            meta.append((data.shape, data.dtype))
         else:
             edges.append(_NO_EDGE)
-        data = t._data
-        meta.append((data.shape, data.dtype))
+            meta.append(None)
     if not needed:
         return None
-    node = node_cls(tuple(edges))
-    node._input_meta = tuple(meta)
+    node = node_cls(tuple(edges), tuple(meta))
     if STATE.anomaly_enabled:
         node._forward_trace = capture_forward_trace()
     if output is not None:

@@ -181,6 +181,23 @@ def _validate(node: Node, grads) -> list:
     """Shape/dtype of each gradient must match the input it is for; broadcasting is
     undone by summing (PyTorch's `validate_outputs`). Gradients for inputs that
     need none are dropped."""
+    meta = node._input_meta
+    if len(grads) == len(meta):
+        edges = node.next_functions
+        i = 0
+        for g in grads:
+            if g is not None:
+                m = meta[i]
+                if edges[i][0] is None or m is None or g.shape != m[0] or g.dtype is not m[1]:
+                    break
+            i += 1
+        else:
+            return grads  # the usual case: every gradient is what its input expects
+    return _conform_all(node, grads)
+
+
+def _conform_all(node: Node, grads) -> list:
+    """`_validate` for gradients that need work (or an error)."""
     next_functions = node.next_functions
     if len(grads) != len(next_functions):
         raise RuntimeError(
@@ -188,16 +205,6 @@ def _validate(node: Node, grads) -> list:
             f"{len(next_functions)}, got {len(grads)})"
         )
     meta = node._input_meta
-    if len(meta) == len(grads):
-        for i in range(len(grads)):
-            g = grads[i]
-            if g is not None:
-                m = meta[i]
-                if (next_functions[i][0] is None or m is None or g.shape != m[0]
-                        or g.dtype is not m[1]):
-                    break
-        else:
-            return grads  # the usual case: every gradient is what its input expects
     out = None  # copied only if some gradient has to change
     for i, g in enumerate(grads):
         if g is None:
@@ -206,7 +213,7 @@ def _validate(node: Node, grads) -> list:
         if next_functions[i][0] is None:
             g = None
         elif m is None or (g.shape == m[0] and g.dtype == m[1]):
-            continue  # the usual case: exactly what the input expects
+            continue  # exactly what the input expects
         else:
             g = _conform(node, i, g, m)
         if out is None:
@@ -502,10 +509,14 @@ def _run_node(node, grads, step, keep, accumulate, capture_at, captured, trace, 
     # there was one) says whether there is anything to drop; nodes that keep saved
     # tensors elsewhere (custom Functions, CopySlices) declare no `saves` and always
     # get the call.
-    if not keep and ((node._saved if held is None else held) or not type(node).saves):
-        released = node.release_variables()
-        if trace and released:
-            pending.append(ev.SavedTensorsReleased(step, node, released))
+    if not keep:
+        if held is None or not type(node).saves:
+            released = node.release_variables()
+            if trace and released:
+                pending.append(ev.SavedTensorsReleased(step, node, released))
+        else:
+            for saved in held:  # what `release_variables` would drop, found by the check
+                saved.release()
     if node._post_hooks:
         for hook in list(node._post_hooks.values()):
             gi = tuple(_tensor(g) for g in outputs)

@@ -255,11 +255,13 @@ class Node:
     _retains_grad: dict | None = None
     _forward_trace: str | None = None
 
-    def __init__(self, next_functions: tuple = ()) -> None:
+    def __init__(self, next_functions: tuple = (), input_meta: tuple = ()) -> None:
         self.next_functions = next_functions
         self._seq = next(_sequence)
         self._saved: dict[str, Any] = {}
-        self._input_meta: tuple = ()
+        # (shape, dtype) of each input, which its gradient must match (None for
+        # inputs that are not tensors).
+        self._input_meta = input_meta
 
     @property
     def metadata(self) -> dict:

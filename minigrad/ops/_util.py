@@ -23,10 +23,10 @@ def u64(dim: int) -> int:
 
 
 def flat(a: np.ndarray) -> np.ndarray:
-    """A 1-D contiguous view (or copy) of `a`, the shape kernels loop over."""
-    if a.ndim == 1 and a.strides[0] == a.itemsize:
-        return a  # already flat: the common case for small tensors, kept cheap
-    return a.reshape(-1) if a.flags.c_contiguous else np.ascontiguousarray(a).reshape(-1)
+    """`a` as the 1-D array kernels loop over: itself when it is 1-D (the kernels
+    take any strides), else a flat view, or a copy in row-major order when its
+    memory is not laid out that way."""
+    return a if a.ndim == 1 else a.reshape(-1)
 
 
 def broadcast_shape(a: tuple, b: tuple) -> tuple:
@@ -170,8 +170,9 @@ def _as_rows(a: np.ndarray, row: np.ndarray):
 
 def unary(kernel, x: np.ndarray) -> np.ndarray:
     """Run a one-input kernel into a fresh array of the same shape and dtype."""
-    out = np.empty(x.size, x.dtype)  # flat; given x's shape at the end
-    if out.size < PARALLEL_MIN:  # small: call the kernel directly (no packing of args)
+    n = x.size
+    out = np.empty(n, x.dtype)  # flat; given x's shape at the end
+    if n < PARALLEL_MIN:  # small: call the kernel directly (no packing of args)
         kernel(flat(x), out)
     else:
         run_kernel(kernel, flat(x), out)
@@ -227,16 +228,19 @@ def binary(kernel, a: np.ndarray, b: np.ndarray, out_dtype) -> np.ndarray:
 
 def backward2(kernel, grad: np.ndarray, x: np.ndarray) -> np.ndarray:
     """A fused backward kernel of (grad, saved) with grad's shape."""
-    if x.shape != grad.shape:
-        x = np.broadcast_to(x, grad.shape)
-    if x.dtype != grad.dtype:
-        x = x.astype(grad.dtype)
-    out = np.empty(grad.size, grad.dtype)  # flat; given grad's shape at the end
-    if out.size < PARALLEL_MIN:
+    shape = grad.shape
+    if x.shape != shape:
+        x = np.broadcast_to(x, shape)
+    dtype = grad.dtype
+    if x.dtype is not dtype:
+        x = x.astype(dtype)
+    n = grad.size
+    out = np.empty(n, dtype)  # flat; given grad's shape at the end
+    if n < PARALLEL_MIN:
         kernel(flat(grad), flat(x), out)
     else:
         run_kernel(kernel, flat(grad), flat(x), out)
-    return out if grad.ndim == 1 else out.reshape(grad.shape)
+    return out if len(shape) == 1 else out.reshape(shape)
 
 
 def scalar_of(value, dtype) -> np.generic | float:

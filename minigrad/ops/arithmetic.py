@@ -28,19 +28,17 @@ VALUE = "value"
 def _scalar_op(kernel, a: np.ndarray, s, dt, reverse: bool = False) -> np.ndarray:
     """Apply `kernel(array, scalar)` (or `kernel(scalar, array)`) in dtype `dt`."""
     np_dtype = dt.np
-    if a.dtype != np_dtype:
+    if a.dtype is not np_dtype:
         a = a.astype(np_dtype)
-    out = np.empty(a.size, np_dtype)  # flat; given a's shape at the end
+    n = a.size
+    out = np.empty(n, np_dtype)  # flat; given a's shape at the end
     s = scalar_of(s, dt)
-    if out.size < PARALLEL_MIN:  # small: call the kernel directly
-        if reverse:
-            kernel(s, flat(a), out)
-        else:
-            kernel(flat(a), s, out)
+    if n >= PARALLEL_MIN:
+        run_kernel(kernel, *((s, flat(a), out) if reverse else (flat(a), s, out)))
     elif reverse:
-        run_kernel(kernel, s, flat(a), out)
+        kernel(s, flat(a), out)
     else:
-        run_kernel(kernel, flat(a), s, out)
+        kernel(flat(a), s, out)
     return out if a.ndim == 1 else out.reshape(a.shape)
 
 
