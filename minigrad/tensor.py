@@ -523,11 +523,12 @@ def record(node_cls: type[Node], output: Tensor | None, *inputs) -> Node | None:
     """Attach a new `node_cls` node as `output.grad_fn` if any input requires grad.
 
     `inputs` are the op's differentiable inputs in order (tensors, or None / Python
-    numbers for positions that cannot need a gradient). Each input gives the node an
-    edge to its producer and its shape and dtype (which the engine checks each
-    gradient against). Returns the node so the op can save what its backward needs,
-    or None when no graph is recorded. (In-place ops pass `output=None` and attach
-    the node themselves, see `begin_inplace`.)
+    numbers for positions that cannot need a gradient). Each input that needs a
+    gradient gives the node an edge to its producer and its shape and dtype (which
+    the engine checks that gradient against); the others get `(None, 0)` and None.
+    Returns the node so the op can save what its backward needs, or None when no
+    graph is recorded. (In-place ops pass `output=None` and attach the node
+    themselves, see `begin_inplace`.)
     """
     if not STATE.grad_enabled:
         return None
@@ -539,12 +540,13 @@ def record(node_cls: type[Node], output: Tensor | None, *inputs) -> Node | None:
             fn = t._grad_fn if t._view is None else t.grad_fn
             if fn is not None:
                 edges.append((fn, t._output_nr))
-                needed = True
             elif t._requires_grad:
                 edges.append((t._grad_accumulator(), 0))
-                needed = True
             else:
                 edges.append(_NO_EDGE)
+                meta.append(None)
+                continue
+            needed = True
             data = t._data
             meta.append((data.shape, data.dtype))
         else:

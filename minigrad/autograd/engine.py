@@ -181,16 +181,11 @@ def _validate(node: Node, grads) -> list:
     """Shape/dtype of each gradient must match the input it is for; broadcasting is
     undone by summing (PyTorch's `validate_outputs`). Gradients for inputs that
     need none are dropped."""
-    meta = node._input_meta
+    meta = node._input_meta  # None where the input needs no gradient
     if len(grads) == len(meta):
-        edges = node.next_functions
-        i = 0
-        for g in grads:
-            if g is not None:
-                m = meta[i]
-                if edges[i][0] is None or m is None or g.shape != m[0] or g.dtype is not m[1]:
-                    break
-            i += 1
+        for g, m in zip(grads, meta):
+            if g is not None and (m is None or g.shape != m[0] or g.dtype is not m[1]):
+                break
         else:
             return grads  # the usual case: every gradient is what its input expects
     return _conform_all(node, grads)

@@ -206,7 +206,10 @@ class Function(metaclass=_FunctionMeta):
                 (o._data.shape, o._data.dtype) if isinstance(o, Tensor) else ((), np.float32)
                 for o in final
             )
-            ctx._input_meta = tuple((t._data.shape, t._data.dtype) for t in tensors)
+            ctx._input_meta = tuple(
+                (t._data.shape, t._data.dtype) if fn is not None else None
+                for t, (fn, _) in zip(tensors, ctx.next_functions)
+            )
             if STATE.anomaly_enabled:
                 ctx._forward_trace = capture_forward_trace()
             # Outputs are saved without a reference to themselves (no cycle).

@@ -260,7 +260,7 @@ class Node:
         self._seq = next(_sequence)
         self._saved: dict[str, Any] = {}
         # (shape, dtype) of each input, which its gradient must match (None for
-        # inputs that are not tensors).
+        # inputs that need no gradient).
         self._input_meta = input_meta
 
     @property

@@ -440,7 +440,9 @@ class CopySlices(Node):
     def __init__(self, base: Tensor, view: Tensor, fn: Node) -> None:
         super().__init__((base._edge(),) + fn.next_functions[1:])
         self.fn = fn
-        self._input_meta = ((base._data.shape, base._data.dtype),) + fn._input_meta[1:]
+        has_edge = self.next_functions[0][0] is not None
+        base_meta = (base._data.shape, base._data.dtype) if has_edge else None
+        self._input_meta = (base_meta,) + fn._input_meta[1:]
         AsStridedBackward0.describe(self, view, base)
 
     def saved_items(self) -> list:
