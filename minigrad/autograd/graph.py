@@ -246,6 +246,8 @@ class Node:
     __slots__ = ("next_functions", "_seq", "_saved", "_input_meta", "__dict__", "__weakref__")
 
     saves: dict[str, str] = {}
+    # Values `_saved_<name>` shows when the op did not store them (`alpha=1`).
+    saved_defaults: dict[str, Any] = {}
     # How the node calls itself in messages; PyTorch prints C++ names for a few.
     _display_name: str | None = None
 
@@ -302,7 +304,7 @@ class Node:
         if attr.startswith("_saved_"):
             name = attr[7:]
             if name in type(self).saves:
-                value = self._saved.get(name)
+                value = self._saved.get(name, type(self).saved_defaults.get(name))
                 if isinstance(value, SavedTensor):
                     return value.unpack(self)
                 if isinstance(value, tuple) and any(isinstance(v, SavedTensor) for v in value):
@@ -313,7 +315,7 @@ class Node:
         elif attr.startswith("_raw_saved_"):
             name = attr[11:]
             if name in type(self).saves:
-                return self._saved.get(name)
+                return self._saved.get(name, type(self).saved_defaults.get(name))
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{attr}'")
 
     def __dir__(self):

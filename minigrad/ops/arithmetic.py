@@ -70,11 +70,12 @@ class AddBackward0(Node):
     """a + alpha * b: the gradient flows through unchanged (times alpha for b)."""
 
     saves = {"alpha": VALUE}
+    saved_defaults = {"alpha": 1}
 
     def backward(self, grad):
         # `next_functions[i][0] is not None` is `needs_grad(i)`, spelled out because
         # `x + 1` is the most common node there is.
-        alpha = self._saved["alpha"]
+        alpha = self._saved.get("alpha", 1)
         edges = self.next_functions
         return (
             grad if edges[0][0] is not None else None,
@@ -86,9 +87,10 @@ class SubBackward0(Node):
     """a - alpha * b: +grad for a, -alpha * grad for b."""
 
     saves = {"alpha": VALUE}
+    saved_defaults = {"alpha": 1}
 
     def backward(self, grad):
-        alpha = self._saved["alpha"]
+        alpha = self._saved.get("alpha", 1)
         edges = self.next_functions
         return (
             grad if edges[0][0] is not None else None,
@@ -100,9 +102,17 @@ class RsubBackward1(Node):
     """number - alpha * x (Python number on the left): -alpha * grad."""
 
     saves = {"alpha": VALUE}
+    saved_defaults = {"alpha": 1}
 
     def backward(self, grad):
-        return (-grad * self._saved["alpha"],)
+        return (-grad * self._saved.get("alpha", 1),)
+
+
+def _save_alpha_of(node: Node | None, alpha) -> None:
+    """Saving a plain `alpha=1` is left out, so adding needs no saved values to check
+    or release; `_saved_alpha` reads the class's default, 1, as PyTorch shows it."""
+    if node is not None and (alpha != 1 or type(alpha) is not int):
+        node._saved["alpha"] = alpha
 
 
 def _add_data(a: Tensor, b, alpha, dt) -> np.ndarray:
@@ -119,8 +129,7 @@ def add(self: Tensor, other, alpha=1) -> Tensor:
     other = as_tensor_arg(other)
     out = Tensor._make(_add_data(self, other, alpha, _dtype.result_type(self, other)))
     node = record(AddBackward0, out, self, other)
-    if node is not None:
-        node._saved["alpha"] = alpha
+    _save_alpha_of(node, alpha)
     return out
 
 
@@ -140,8 +149,7 @@ def sub(self: Tensor, other, alpha=1) -> Tensor:
     else:
         out = Tensor._make(_scalar_op(K.add_scalar, self._data, -other * alpha, dt))
     node = record(SubBackward0, out, self, other)
-    if node is not None:
-        node._saved["alpha"] = alpha
+    _save_alpha_of(node, alpha)
     return out
 
 
@@ -155,8 +163,7 @@ def rsub(self: Tensor, other, alpha=1) -> Tensor:
                       reverse=True)
     out = Tensor._make(data)
     node = record(RsubBackward1, out, self)
-    if node is not None:
-        node._saved["alpha"] = alpha
+    _save_alpha_of(node, alpha)
     return out
 
 
@@ -441,7 +448,7 @@ class _Save:
 
 def _save_alpha(alpha):
     def save(node, self_t, other, original):
-        node._saved["alpha"] = alpha
+        _save_alpha_of(node, alpha)
 
     return _Save(save)
 

@@ -93,7 +93,10 @@ class DotBackward0(Node):
 
 
 def _strides(t: Tensor) -> tuple:
-    return tuple(s // t._data.itemsize for s in t._data.strides)
+    """The strides in elements, as PyTorch counts them (numpy counts bytes)."""
+    data = t._data
+    size = data.itemsize
+    return tuple([s // size for s in data.strides])
 
 
 def product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -122,10 +125,17 @@ def _save_operands(node: Node, first: int, a: Tensor, b: Tensor, a_name: str,
     """What a matrix product `a @ b` saves: both sizes, the strides of each operand
     that needs a gradient, and the operands as `_save_each_for_the_other` says."""
     s = node._saved
-    s[f"{a_name}_sym_sizes"], s[f"{b_name}_sym_sizes"] = a._data.shape, b._data.shape
-    s[f"{a_name}_sym_strides"] = _strides(a) if node.needs_grad(first) else ()
-    s[f"{b_name}_sym_strides"] = _strides(b) if node.needs_grad(first + 1) else ()
+    a_sizes, a_strides = _SYM_NAMES[a_name]
+    b_sizes, b_strides = _SYM_NAMES[b_name]
+    s[a_sizes], s[b_sizes] = a._data.shape, b._data.shape
+    s[a_strides] = _strides(a) if node.needs_grad(first) else ()
+    s[b_strides] = _strides(b) if node.needs_grad(first + 1) else ()
     _save_each_for_the_other(node, first, a, b, a_name, b_name)
+
+
+# "mat2" -> ("mat2_sym_sizes", "mat2_sym_strides"): made once, not per product.
+_SYM_NAMES = {name: (f"{name}_sym_sizes", f"{name}_sym_strides")
+              for name in ("self", "mat1", "mat2")}
 
 
 def mm(a: Tensor, b: Tensor) -> Tensor:
