@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._common import Row, best_time, try_import_torch
+from ._common import Row, best_times, try_import_torch
 
 
 def library_step(lib, values):
@@ -39,9 +39,10 @@ def run(quick: bool) -> list[Row]:
     n = 1_000_000 if quick else 10_000_000
     repeat = 3 if quick else 10
     values = np.random.default_rng(0).standard_normal(n).astype(np.float32)
-    times = {"minigrad": best_time(library_step(minigrad, values), repeat) * 1e3}
+    steps = {"minigrad": library_step(minigrad, values)}
     torch = try_import_torch()
     if torch is not None:
-        times["torch"] = best_time(library_step(torch, values), repeat) * 1e3
-    times["numpy"] = best_time(numpy_step(values), repeat) * 1e3
+        steps["torch"] = library_step(torch, values)
+    steps["numpy"] = numpy_step(values)
+    times = {name: t * 1e3 for name, t in best_times(steps, repeat, warm=1).items()}
     return [Row("large element-wise", f"exp, mul, sum fwd+bwd, {n:,} x float32", "ms", times)]

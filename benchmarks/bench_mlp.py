@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._common import Row, best_time, try_import_torch
+from ._common import Row, best_times, try_import_torch
 
 BATCH, IN, HIDDEN, OUT = 256, 64, 128, 10
 LR = 0.01
@@ -79,10 +79,11 @@ def run(quick: bool) -> list[Row]:
     rows = []
     for dtype in (np.float64, np.float32):
         data = make_data(dtype)
-        times = {"minigrad": best_time(library_step(minigrad, data), repeat) * 1e3}
+        steps = {"minigrad": library_step(minigrad, data)}
         if torch is not None:
-            times["torch"] = best_time(library_step(torch, data), repeat) * 1e3
-        times["numpy"] = best_time(numpy_step(data), repeat) * 1e3
+            steps["torch"] = library_step(torch, data)
+        steps["numpy"] = numpy_step(data)
+        times = {name: t * 1e3 for name, t in best_times(steps, repeat).items()}
         rows.append(Row("MLP training step", f"256x64 -> 128 -> 10, {np.dtype(dtype).name}",
                         "ms", times))
     return rows

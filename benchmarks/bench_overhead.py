@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._common import Row, best_time, try_import_torch
+from ._common import Row, best_times, try_import_torch
 
 N_OPS = 200
 
@@ -57,17 +57,17 @@ def run(quick: bool) -> list[Row]:
 
     repeat = 5 if quick else 30
     data = np.linspace(-1.0, 1.0, 10)
-    times = {}
 
     def step(lib):
         x = lib.tensor(data, requires_grad=True)
         chain(lib, x).backward()
         return x.grad
 
-    times["minigrad"] = best_time(lambda: step(minigrad), repeat) / N_OPS * 1e6
+    steps = {"minigrad": lambda: step(minigrad)}
     torch = try_import_torch()
     if torch is not None:
-        times["torch"] = best_time(lambda: step(torch), repeat) / N_OPS * 1e6
-    times["numpy"] = best_time(lambda: numpy_chain(data), repeat) / N_OPS * 1e6
+        steps["torch"] = lambda: step(torch)
+    steps["numpy"] = lambda: numpy_chain(data)
+    times = {name: t / N_OPS * 1e6 for name, t in best_times(steps, repeat).items()}
     return [Row("per-op overhead", "chain of 200 ops, 10 x float64, fwd+bwd, per op", "us",
                 times)]
