@@ -500,10 +500,11 @@ def _run_node(node, grads, step, keep, accumulate, capture_at, captured, trace, 
     if trace:
         pending.append(ev.NodeFinished(step, node, tuple(_tensor(g) for g in grads),
                                        tuple(_tensor(g) for g in outputs)))
-    # Unless retain_graph, the node drops what it saved. `held` (from the check, when
-    # there was one) says whether there is anything to drop; nodes that keep saved
-    # tensors elsewhere (custom Functions, CopySlices) declare no `saves` and always
-    # get the call.
+    # Unless retain_graph, the node drops what it saved. An untraced run already
+    # holds the saved tensors its check found (`held`) and releases exactly those;
+    # a traced run asks `release_variables` for the names it reports, and so do nodes
+    # that keep saved tensors elsewhere (custom Functions, CopySlices: they declare
+    # no `saves`).
     if not keep:
         if held is None or not type(node).saves:
             released = node.release_variables()
