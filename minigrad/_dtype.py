@@ -91,7 +91,7 @@ def result_type(*operands) -> dtype:
             if d.is_floating_point:
                 return d
         elif hasattr(b, "_data") and a._data.dtype is b._data.dtype:
-            return a.dtype  # two tensors of one dtype: nothing to promote
+            return _BY_NUMPY[a._data.dtype]  # two tensors of one dtype: nothing to promote
     best_cat = -1
     best_prio = -1
     best = None

@@ -688,7 +688,7 @@ def rebase_history(t: Tensor, node: Node) -> None:
 
 def as_tensor_arg(x: Any) -> Tensor | float | int | bool:
     """Pass tensors and Python numbers through; reject everything else clearly."""
-    if isinstance(x, (Tensor, int, float, bool)):
+    if isinstance(x, (Tensor, float, int)):  # (a bool is an int)
         return x
     if isinstance(x, np.generic):
         return x.item()
