@@ -25,9 +25,11 @@ def u64(dim: int) -> int:
 def flat(a: np.ndarray) -> np.ndarray:
     """`a` as the 1-D array kernels loop over: itself when it is 1-D (the kernels
     take any strides), else a flat view, or a copy in row-major order when its
-    memory is not laid out that way (`ravel` is `reshape(-1)` at a third of the
-    cost)."""
-    return a if a.ndim == 1 else a.ravel()
+    memory is not laid out that way. (`ravel` costs a third of `reshape(-1)`, but
+    copies a spread-out single value that `reshape` can still view.)"""
+    if a.ndim == 1:
+        return a
+    return a.ravel() if a.flags.c_contiguous else a.reshape(-1)
 
 
 def broadcast_shape(a: tuple, b: tuple) -> tuple:
@@ -215,15 +217,16 @@ def binary(kernel, a: np.ndarray, b: np.ndarray, out_dtype) -> np.ndarray:
         a = np.broadcast_to(a, shape)
         b = np.broadcast_to(b, shape)
     scalar_form = SCALAR_FORMS.get(kernel)
-    if scalar_form is not None and (_broadcast_scalar(a) or _broadcast_scalar(b)):
+    if scalar_form is not None:
         # One side is a single value spread out: use it as a scalar, never copy it.
         if _broadcast_scalar(a):
             a, b = b, a
-        out = np.empty(a.shape, out_dtype)
-        run_kernel(scalar_form, flat(a), b.reshape(-1)[0], out.reshape(-1))
-        return out
+        if _broadcast_scalar(b):
+            out = np.empty(a.shape, out_dtype)
+            run_kernel(scalar_form, flat(a), b.reshape(-1)[0], out.ravel())
+            return out
     out = np.empty(a.shape, out_dtype)
-    run_kernel(kernel, flat(a), flat(b), out.reshape(-1))
+    run_kernel(kernel, flat(a), flat(b), out.ravel())
     return out
 
 

@@ -11,7 +11,7 @@ import numpy as np
 
 from minigrad.kernels import elementwise as K
 from minigrad.kernels import reductions as R
-from minigrad.ops._util import PARALLEL_MIN, run_kernel
+from minigrad.ops._util import PARALLEL_MIN, flat, run_kernel
 
 PROGRAM = """
 import json, numpy as np, minigrad as torch
@@ -63,3 +63,28 @@ def test_large_arrays_split_across_cores_match_one_pass():
     whole = np.empty(n)
     K.tanh(x, whole)
     np.testing.assert_array_equal(split, whole)
+
+
+def test_flat_views_what_it_can_and_copies_in_row_major_order_otherwise():
+    rows = np.arange(12.0).reshape(3, 4)
+    assert np.shares_memory(flat(rows), rows)  # row-major: a view
+    strided = np.arange(10.0)[::3]
+    assert flat(strided) is strided  # 1-D arrays go to the kernels as they are
+    spread = np.broadcast_to(np.array(2.5), (3, 4))
+    assert np.shares_memory(flat(spread), spread)  # a spread value is not copied out
+    assert flat(spread).tolist() == [2.5] * 12
+    cols = rows.T
+    copied = flat(cols)
+    assert not np.shares_memory(copied, rows)
+    assert copied.tolist() == cols.reshape(-1).tolist()  # row-major order of the view
+
+
+def test_kernels_take_strided_1d_arrays():
+    a = np.arange(20.0)
+    out = np.zeros(10)
+    K.mul(a[::2], a[1::2], out[::1])
+    assert out.tolist() == (a[::2] * a[1::2]).tolist()
+    written = np.zeros(20)
+    K.add(a[::2], a[1::2], written[::2])  # strided output: written in place
+    assert written[::2].tolist() == (a[::2] + a[1::2]).tolist()
+    assert not written[1::2].any()
