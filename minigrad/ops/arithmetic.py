@@ -33,12 +33,11 @@ def _scalar_op(kernel, a: np.ndarray, s, dt, reverse: bool = False) -> np.ndarra
     n = a.size
     out = np.empty(n, np_dtype)  # flat; given a's shape at the end
     s = scalar_of(s, dt)
-    if n >= PARALLEL_MIN:
-        run_kernel(kernel, *((s, flat(a), out) if reverse else (flat(a), s, out)))
-    elif reverse:
-        kernel(s, flat(a), out)
+    args = (s, flat(a), out) if reverse else (flat(a), s, out)
+    if n < PARALLEL_MIN:  # small: call the kernel directly
+        kernel(*args)
     else:
-        kernel(flat(a), s, out)
+        run_kernel(kernel, *args)
     return out if a.ndim == 1 else out.reshape(a.shape)
 
 
