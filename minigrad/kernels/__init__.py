@@ -9,7 +9,10 @@ release the GIL (`nogil=True`), so `ops._util.run_kernel` can split a large arra
 across the cores.
 
 Reductions along dimensions use numpy's reduction loops and matrix products use
-numpy's BLAS; a hand-written loop would be slower, and no clearer.
+numpy's BLAS; a hand-written loop would be slower, and no clearer. For the same reason
+`exp`, `log`, `sin`, `cos` and `tanh` of long float arrays (4096 values or more) use
+numpy's vectorised ufuncs (`ops._util.VECTORISED`): numba calls the C library once per
+element for them, several times slower.
 """
 
 from . import elementwise, optim, reductions

@@ -16,7 +16,7 @@ from .._dtype import result_type
 from ..autograd.graph import INPUT, OUTPUT, Node, SavedTensor
 from ..kernels import elementwise as K
 from ..tensor import Tensor, begin_inplace, finish_inplace, record
-from ._util import as_float_data, backward2, flat, unary
+from ._util import as_float_data, backward2, flat, unary, unary_into
 
 VALUE = "value"
 
@@ -145,7 +145,8 @@ def _apply_(node_cls, x: Tensor) -> Tensor:
     original = x.detach().clone() if node is not None and node_cls.saved_name == "self" else None
     kernel = _FORWARD[node_cls]
     if x._data.flags.c_contiguous:
-        kernel(x._data.reshape(-1), x._data.reshape(-1))
+        data = flat(x._data)
+        unary_into(kernel, data, data)
     else:
         x._data[...] = unary(kernel, x._data)
     finish_inplace(x, node)

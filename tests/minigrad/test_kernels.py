@@ -11,7 +11,7 @@ import numpy as np
 
 from minigrad.kernels import elementwise as K
 from minigrad.kernels import reductions as R
-from minigrad.ops._util import PARALLEL_MIN, flat, run_kernel
+from minigrad.ops._util import PARALLEL_MIN, VECTORISED, VECTORISED_MIN, flat, run_kernel, unary
 
 PROGRAM = """
 import json, numpy as np, minigrad as torch
@@ -88,3 +88,43 @@ def test_kernels_take_strided_1d_arrays():
     K.add(a[::2], a[1::2], written[::2])  # strided output: written in place
     assert written[::2].tolist() == (a[::2] + a[1::2]).tolist()
     assert not written[1::2].any()
+
+
+def _ulps(a: np.ndarray, b: np.ndarray) -> int:
+    ints = np.int32 if a.dtype == np.float32 else np.int64
+    same = (a == b) | (np.isnan(a) & np.isnan(b))
+    return int(np.max(np.where(same, 0, np.abs(a.view(ints) - b.view(ints)))))
+
+
+def test_long_arrays_use_numpys_vectorised_functions_and_agree_with_the_kernels():
+    import warnings
+
+    for dtype in (np.float32, np.float64):
+        x = np.linspace(-20, 20, VECTORISED_MIN * 3, dtype=dtype)
+        x[:4] = [0.0, -1.0, np.inf, np.nan]  # log(0), log(-1), exp(inf), nan: no warnings
+        x[4] = 1000.0  # exp overflows to inf silently, as in PyTorch
+        for kernel in VECTORISED:
+            one_by_one = np.empty_like(x)
+            kernel(x, one_by_one)
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")
+                vectorised = unary(kernel, x)
+            assert vectorised.dtype == dtype
+            assert _ulps(vectorised, one_by_one) <= 4, kernel
+
+
+def test_short_arrays_keep_the_numba_kernel():
+    x = np.linspace(-3, 3, VECTORISED_MIN - 1)
+    expected = np.empty_like(x)
+    K.sin(x, expected)
+    np.testing.assert_array_equal(unary(K.sin, x), expected)
+
+
+def test_in_place_functions_take_the_same_path_as_out_of_place():
+    import minigrad
+
+    values = np.linspace(-5, 5, PARALLEL_MIN + 7, dtype=np.float32)
+    t = minigrad.tensor(values.copy())
+    expected = minigrad.tensor(values).exp()
+    t.exp_()
+    np.testing.assert_array_equal(t.numpy(), expected.numpy())
