@@ -186,7 +186,7 @@ def _quietly(ufunc):
 # has no vector math library), numpy's ufuncs run several elements per instruction:
 # 3-12x faster on long float arrays. Short arrays keep the numba kernel, whose call
 # costs less. As in PyTorch, whose vectorised loops and scalar tails differ the
-# same way, a result can then differ in its last bit with the array's length.
+# same way, a result can then differ in its last bits with the array's length.
 VECTORISED = {K.exp: _quietly(np.exp), K.log: _quietly(np.log), K.sin: _quietly(np.sin),
               K.cos: _quietly(np.cos), K.tanh: _quietly(np.tanh)}
 VECTORISED_MIN = 4096
