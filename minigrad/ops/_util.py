@@ -115,14 +115,19 @@ def run_kernel(kernel, *args) -> None:
     if n < PARALLEL_MIN or _WORKERS == 1:
         kernel(*args)
         return
-    step = -(-n // _WORKERS)
     jobs = [
-        _thread_pool().submit(kernel, *(a[i:i + step] if isinstance(a, np.ndarray) and a.size == n
+        _thread_pool().submit(kernel, *(a[part] if isinstance(a, np.ndarray) and a.size == n
                                         else a for a in args))
-        for i in range(0, n, step)
+        for part in _per_core(n)
     ]
     for job in jobs:
         job.result()
+
+
+def _per_core(n: int) -> list[slice]:
+    """`n` elements cut into one slice per core."""
+    step = -(-n // _WORKERS)
+    return [slice(i, i + step) for i in range(0, n, step)]
 
 
 def _thread_pool() -> ThreadPoolExecutor:
@@ -138,8 +143,7 @@ def total(a: np.ndarray) -> float:
     if a.size < PARALLEL_MIN or _WORKERS == 1 or not a.flags.c_contiguous:
         return sum_all(a)
     a = a.reshape(-1)
-    step = -(-a.size // _WORKERS)
-    jobs = [_thread_pool().submit(sum_all, a[i:i + step]) for i in range(0, a.size, step)]
+    jobs = [_thread_pool().submit(sum_all, a[part]) for part in _per_core(a.size)]
     result = 0.0
     for job in jobs:
         result += job.result()

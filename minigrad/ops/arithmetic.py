@@ -41,13 +41,6 @@ def _scalar_op(kernel, a: np.ndarray, s, dt, reverse: bool = False) -> np.ndarra
     return out if a.ndim == 1 else out.reshape(a.shape)
 
 
-def _wrapped_number(value) -> SavedNumber:
-    """How PyTorch keeps a Python number it saved: a 0-d float64 or int64 tensor,
-    saved (and released after backward) like any other saved tensor. That is why
-    even `(a * 2).sum()` cannot be backpropagated twice."""
-    return SavedNumber(value)
-
-
 def _check_out_dtype(t: Tensor, dt) -> None:
     """In-place ops cannot change a tensor's dtype (int += float is refused)."""
     if dt is not t.dtype and dt._rank > t.dtype._rank:
@@ -461,7 +454,7 @@ _SAVE_MUL = _Save(
 def _save_div(node, s, o, orig):
     if node.needs_grad(1):
         node._saved["self"] = SavedTensor(orig)
-    node._saved["other"] = SavedTensor(o) if isinstance(o, Tensor) else _wrapped_number(o)
+    node._saved["other"] = SavedTensor(o) if isinstance(o, Tensor) else SavedNumber(o)
     node._saved["_other_is_number"] = not isinstance(o, Tensor)
 
 

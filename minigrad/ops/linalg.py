@@ -120,6 +120,11 @@ def _save_each_for_the_other(node: Node, first: int, a: Tensor, b: Tensor, a_nam
         node._saved[b_name] = SavedTensor(b)
 
 
+# "mat2" -> ("mat2_sym_sizes", "mat2_sym_strides"): made once, not per product.
+_SYM_NAMES = {name: (f"{name}_sym_sizes", f"{name}_sym_strides")
+              for name in ("self", "mat1", "mat2")}
+
+
 def _save_operands(node: Node, first: int, a: Tensor, b: Tensor, a_name: str,
                    b_name: str) -> None:
     """What a matrix product `a @ b` saves: both sizes, the strides of each operand
@@ -132,10 +137,6 @@ def _save_operands(node: Node, first: int, a: Tensor, b: Tensor, a_name: str,
     s[b_strides] = _strides(b) if node.needs_grad(first + 1) else ()
     _save_each_for_the_other(node, first, a, b, a_name, b_name)
 
-
-# "mat2" -> ("mat2_sym_sizes", "mat2_sym_strides"): made once, not per product.
-_SYM_NAMES = {name: (f"{name}_sym_sizes", f"{name}_sym_strides")
-              for name in ("self", "mat1", "mat2")}
 
 
 def mm(a: Tensor, b: Tensor) -> Tensor:
