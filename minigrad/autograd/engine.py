@@ -611,7 +611,6 @@ def grad(
         )
     if allow_unused is None:
         allow_unused = materialize_grads
-    single = isinstance(inputs, tensor_module.Tensor)
     inputs_t: Sequence = _as_tuple(inputs)
     for x in inputs_t:
         if not x.requires_grad:
@@ -635,5 +634,4 @@ def grad(
             result.append(None)
         else:
             result.append(_tensor(np.array(g, copy=True)))
-    _ = single
     return tuple(result)

@@ -10,9 +10,10 @@ across the cores.
 
 Reductions along dimensions use numpy's reduction loops and matrix products use
 numpy's BLAS; a hand-written loop would be slower, and no clearer. For the same reason
-`exp`, `log`, `sin`, `cos` and `tanh` of long float arrays (4096 values or more) use
-numpy's vectorised ufuncs (`ops._util.VECTORISED`): numba calls the C library once per
-element for them, several times slower.
+`exp`, `log`, `sin`, `cos`, `tanh` and `sigmoid` of long float arrays (4096 values or
+more), and the backward passes of `sin` and `cos`, use numpy's vectorised ufuncs
+(`ops._util.VECTORISED`): numba calls the C library once per element for them,
+several times slower.
 """
 
 from . import elementwise, optim, reductions

@@ -186,13 +186,42 @@ def _quietly(ufunc):
     return run
 
 
+def _sigmoid_in_passes(x: np.ndarray, out: np.ndarray) -> None:
+    """1 / (1 + exp(-x)) as four vectorised passes over `out`. Where exp(-x)
+    overflows to inf the result is the right 0, so no branch is needed."""
+    with np.errstate(all="ignore"):
+        np.negative(x, out=out)
+        np.exp(out, out=out)
+        np.add(out, 1, out=out)
+        np.reciprocal(out, out=out)
+
+
+def _sin_backward_in_passes(grad: np.ndarray, x: np.ndarray, out: np.ndarray) -> None:
+    """grad * cos(x), in two vectorised passes (the same two roundings as the kernel)."""
+    with np.errstate(all="ignore"):
+        np.cos(x, out=out)
+        np.multiply(grad, out, out=out)
+
+
+def _cos_backward_in_passes(grad: np.ndarray, x: np.ndarray, out: np.ndarray) -> None:
+    """-grad * sin(x), in vectorised passes (negating is exact, so its place does not
+    matter)."""
+    with np.errstate(all="ignore"):
+        np.sin(x, out=out)
+        np.multiply(grad, out, out=out)
+        np.negative(out, out=out)
+
+
 # numba calls the C library once per element for these (the pip build of llvmlite
 # has no vector math library), numpy's ufuncs run several elements per instruction:
 # 3-12x faster on long float arrays. Short arrays keep the numba kernel, whose call
 # costs less. As in PyTorch, whose vectorised loops and scalar tails differ the
 # same way, a result can then differ in its last bits with the array's length.
 VECTORISED = {K.exp: _quietly(np.exp), K.log: _quietly(np.log), K.sin: _quietly(np.sin),
-              K.cos: _quietly(np.cos), K.tanh: _quietly(np.tanh)}
+              K.cos: _quietly(np.cos), K.tanh: _quietly(np.tanh), K.sigmoid: _sigmoid_in_passes}
+# The same for backward kernels of (grad, x) that call the C library per element.
+VECTORISED_BACKWARD = {K.sin_backward: _sin_backward_in_passes,
+                       K.cos_backward: _cos_backward_in_passes}
 VECTORISED_MIN = 4096
 
 
@@ -272,6 +301,8 @@ def backward2(kernel, grad: np.ndarray, x: np.ndarray) -> np.ndarray:
         x = x.astype(dtype)
     n = grad.size
     out = np.empty(n, dtype)  # flat; given grad's shape at the end
+    if n >= VECTORISED_MIN:
+        kernel = VECTORISED_BACKWARD.get(kernel, kernel)
     if n < PARALLEL_MIN:
         kernel(flat(grad), flat(x), out)
     else:

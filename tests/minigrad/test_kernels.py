@@ -11,7 +11,16 @@ import numpy as np
 
 from minigrad.kernels import elementwise as K
 from minigrad.kernels import reductions as R
-from minigrad.ops._util import PARALLEL_MIN, VECTORISED, VECTORISED_MIN, flat, run_kernel, unary
+from minigrad.ops._util import (
+    PARALLEL_MIN,
+    VECTORISED,
+    VECTORISED_BACKWARD,
+    VECTORISED_MIN,
+    backward2,
+    flat,
+    run_kernel,
+    unary,
+)
 
 PROGRAM = """
 import json, numpy as np, minigrad as torch
@@ -111,6 +120,37 @@ def test_long_arrays_use_numpys_vectorised_functions_and_agree_with_the_kernels(
                 vectorised = unary(kernel, x)
             assert vectorised.dtype == dtype
             assert _ulps(vectorised, one_by_one) <= 4, kernel
+
+
+def test_long_backward_passes_use_numpys_vectorised_functions_and_agree_with_the_kernels():
+    import warnings
+
+    for dtype in (np.float32, np.float64):
+        x = np.linspace(-20, 20, VECTORISED_MIN * 3, dtype=dtype)
+        x[:3] = [np.inf, -np.inf, np.nan]
+        grad = np.linspace(-2, 2, x.size, dtype=dtype)
+        for kernel in VECTORISED_BACKWARD:
+            one_by_one = np.empty_like(x)
+            kernel(grad, x, one_by_one)
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")  # sin(inf) is nan silently, as in PyTorch
+                vectorised = backward2(kernel, grad, x)
+            assert vectorised.dtype == dtype
+            assert _ulps(vectorised, one_by_one) <= 4, kernel
+
+
+def test_sigmoid_of_long_arrays_saturates_without_overflow_warnings():
+    import warnings
+
+    import minigrad
+
+    x = np.full(VECTORISED_MIN, -1000.0)
+    x[1::2] = 1000.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        y = minigrad.tensor(x).sigmoid().numpy()
+    np.testing.assert_array_equal(y[::2], 0.0)
+    np.testing.assert_array_equal(y[1::2], 1.0)
 
 
 def test_short_arrays_keep_the_numba_kernel():
