@@ -7,6 +7,8 @@ values and gradients, `grad_fn` names, `next_functions`, `_saved_*` attributes,
 
 from __future__ import annotations
 
+import builtins as _builtins
+
 import numpy as np
 
 from . import _dtype
@@ -46,7 +48,8 @@ from .ops import linalg as _la
 from .ops import reductions as _rd
 from .ops import unary as _un
 from .ops import views as _vw
-from .tensor import Size, Tensor, device
+from .ops._util import broadcast_shape as _broadcast_shape
+from .tensor import Size, Tensor, as_tensor_arg, device
 
 float32 = float = _dtype.float32
 float64 = double = _dtype.float64
@@ -59,49 +62,75 @@ __version__ = "0.1.0"
 # -- comparisons (never differentiable) -------------------------------------------------
 
 
-def _compare(np_op):
+# What an operator like `t == x` or `t & x` accepts as `x`; for anything else it
+# returns NotImplemented, so Python decides (`t == None` is False, `t < "a"` a TypeError).
+# (`float` and `bool` in this module are minigrad's dtypes, so the types come from builtins.)
+_OPERANDS = (Tensor, int, _builtins.float, complex, np.generic, np.ndarray)
+
+
+def _compare(np_op, name: str):
     def compare(self: Tensor, other) -> Tensor:
-        other_data = other._data if isinstance(other, Tensor) else other
         if isinstance(other, Tensor):
-            from .ops._util import broadcast_shape
+            _broadcast_shape(self._data.shape, other._data.shape)
+            other = other._data
+        elif isinstance(other, int):
+            _dtype.check_int_range(other)
+        elif not isinstance(other, _OPERANDS):
+            raise TypeError(f"{name}(): argument 'other' must be Tensor or Number, "
+                            f"not {type(other).__name__}")
+        return Tensor._make(np.asarray(np_op(self._data, other)))
 
-            broadcast_shape(self._data.shape, other._data.shape)
-        return Tensor._make(np.asarray(np_op(self._data, other_data)))
-
+    compare.__name__ = name
     return compare
 
 
-eq, ne = _compare(np.equal), _compare(np.not_equal)
-lt, le = _compare(np.less), _compare(np.less_equal)
-gt, ge = _compare(np.greater), _compare(np.greater_equal)
+eq, ne = _compare(np.equal, "eq"), _compare(np.not_equal, "ne")
+lt, le = _compare(np.less, "lt"), _compare(np.less_equal, "le")
+gt, ge = _compare(np.greater, "gt"), _compare(np.greater_equal, "ge")
 
 
-def _logical(np_op, name):
+def _operator(fn):
+    """`fn` as an operator method: NotImplemented for operands it does not take."""
+    return lambda self, other: fn(self, other) if isinstance(other, _OPERANDS) else NotImplemented
+
+
+def _bitwise(np_op, name: str):
+    """`&`, `|`, `^`: bitwise on integers, logical on bools; never differentiable."""
     def op(self: Tensor, other) -> Tensor:
-        if self.dtype.is_floating_point:
-            raise RuntimeError(f'"{name}_cpu" not implemented for \'Float\'')
-        other_data = other._data if isinstance(other, Tensor) else other
-        return Tensor._make(np.asarray(np_op(self._data, other_data)))
+        other = as_tensor_arg(other)
+        dt = _dtype.result_type(self, other)
+        if dt.is_floating_point:
+            raise NotImplementedError(f'"{name}_cpu" not implemented for \'{dt.type_name}\'')
+        if isinstance(other, Tensor):
+            _broadcast_shape(self._data.shape, other._data.shape)
+            other = other._data.astype(dt.np, copy=False)
+        elif other >= 2**63:  # PyTorch reads a uint64-sized int modulo 2**64
+            other -= 2**64
+        return Tensor._make(np.asarray(np_op(self._data.astype(dt.np, copy=False), other)))
 
+    op.__name__ = name
     return op
 
 
-def _invert(self: Tensor) -> Tensor:
+bitwise_and = _bitwise(np.bitwise_and, "bitwise_and")
+bitwise_or = _bitwise(np.bitwise_or, "bitwise_or")
+bitwise_xor = _bitwise(np.bitwise_xor, "bitwise_xor")
+
+
+def bitwise_not(self: Tensor) -> Tensor:
+    """`~x`: bitwise not of an integer tensor, logical not of a bool one."""
     if self.dtype.is_floating_point:
-        raise TypeError("~ (bitwise_not) is only implemented for integer and bool tensors")
+        raise TypeError(
+            "~ (operator.invert) is only implemented on integer and Boolean-type tensors"
+        )
     return Tensor._make(~self._data)
 
 
-def argmax(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
-    if dim is None:
-        return Tensor._make(np.array(np.argmax(x._data), np.int64))
-    return Tensor._make(np.asarray(np.argmax(x._data, axis=dim, keepdims=keepdim), np.int64))
-
-
-def argmin(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
-    if dim is None:
-        return Tensor._make(np.array(np.argmin(x._data), np.int64))
-    return Tensor._make(np.asarray(np.argmin(x._data, axis=dim, keepdims=keepdim), np.int64))
+def _positive(self: Tensor) -> Tensor:
+    """`+x`: x itself (refused for bool, as PyTorch does)."""
+    if self._data.dtype == np.bool_:
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return self
 
 
 def allclose(a: Tensor, b: Tensor, rtol: float = 1e-5, atol: float = 1e-8,
@@ -123,6 +152,8 @@ def numel(x: Tensor) -> int:
 
 def from_numpy(arr: np.ndarray) -> Tensor:
     """A tensor sharing memory with a numpy array (float32/float64/int64/bool)."""
+    if not isinstance(arr, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(arr).__name__})")
     _dtype.from_numpy_dtype(arr.dtype)
     return Tensor._make(arr)
 
@@ -133,20 +164,53 @@ def stack(tensors, dim: int = 0) -> Tensor:
 
 cat = stack
 
-import builtins as _builtins  # noqa: E402
-
 builtins_bool = _builtins.bool
 
 
 # -- the namespace functions -------------------------------------------------------------
 
-add, sub, mul, div = _ar.add, _ar.sub, _ar.mul, _ar.div
+
+
+def _wrap_number(x) -> Tensor:
+    """A Python number as the first argument of `minigrad.add(2, t)`: as in PyTorch, a
+    0-d tensor (float64, int64 or bool) that promotes as the number itself would."""
+    x = as_tensor_arg(x)
+    if isinstance(x, Tensor):
+        return x
+    kind = (np.bool_ if isinstance(x, _builtins.bool) else np.int64 if isinstance(x, int)
+            else np.float64)
+    t = Tensor._make(np.array(x, kind))
+    t._wrapped_number = True
+    return t
+
+
+def _number_first(op):
+    """The function form of `op`, which also takes a number first (`minigrad.mul(2, t)`)."""
+    def fn(input, other, *args, **kwargs):  # noqa: A002 - PyTorch's argument name
+        if not isinstance(input, Tensor):
+            input = _wrap_number(input)
+        return op(input, other, *args, **kwargs)
+
+    fn.__name__, fn.__qualname__, fn.__doc__ = op.__name__, op.__name__, op.__doc__
+    return fn
+
+
+add, sub, mul, div = (_number_first(op) for op in (_ar.add, _ar.sub, _ar.mul, _ar.div))
 subtract, multiply, divide, true_divide = sub, mul, div, div
-neg, negative, pow, reciprocal = _ar.neg, _ar.neg, _ar.pow, _ar.reciprocal
+neg, negative, reciprocal = _ar.neg, _ar.neg, _ar.reciprocal
+
+
+def pow(input, exponent) -> Tensor:  # noqa: A001,A002 - PyTorch's names
+    """input ** exponent; either may be a number (`minigrad.pow(2, t)` is `2 ** t`)."""
+    if not isinstance(input, Tensor) and isinstance(exponent, Tensor):
+        return _ar.rpow(exponent, input)
+    return _ar.pow(input, exponent)
+
 exp, log, sin, cos, tanh = _un.exp, _un.log, _un.sin, _un.cos, _un.tanh
 sigmoid, relu, sqrt, abs, clamp = _un.sigmoid, _un.relu, _un.sqrt, _un.abs, _un.clamp
 clip = clamp
 sum, mean, max, min = _rd.sum, _rd.mean, _rd.max, _rd.min
+argmax, argmin = _rd.argmax, _rd.argmin
 matmul, mm, mv, dot = _la.matmul, _la.mm, _la.mv, _la.dot
 reshape, flatten, squeeze, unsqueeze = _vw.reshape, _vw.flatten, _vw.squeeze, _vw.unsqueeze
 transpose, t, permute = _vw.transpose, _vw.t, _vw.permute
@@ -205,14 +269,20 @@ def _attach_methods() -> None:
         "__sub__": _ar.sub, "__rsub__": _ar.rsub, "__isub__": _ar.sub_,
         "__mul__": _ar.mul, "__rmul__": _ar.mul, "__imul__": _ar.mul_,
         "__truediv__": _ar.div, "__rtruediv__": _ar.rdiv, "__itruediv__": _ar.div_,
+        "__floordiv__": _ar.floor_divide, "__rfloordiv__": _ar.floor_divide,
+        "__mod__": _ar.remainder, "__rmod__": _ar.remainder,
+        "floor_divide": _ar.floor_divide, "remainder": _ar.remainder,
         "__pow__": _ar.pow, "__rpow__": _ar.rpow, "__ipow__": _ar.pow_,
         "__matmul__": _la.matmul, "__rmatmul__": rev(_la.matmul), "__neg__": _ar.neg,
-        "__abs__": _un.abs, "__pos__": lambda self: self,
-        "__eq__": eq, "__ne__": ne, "__lt__": lt, "__le__": le, "__gt__": gt, "__ge__": ge,
-        "__invert__": _invert,
-        "__and__": _logical(np.logical_and, "bitwise_and"),
-        "__or__": _logical(np.logical_or, "bitwise_or"),
-        "__xor__": _logical(np.logical_xor, "bitwise_xor"),
+        "__abs__": _un.abs, "__pos__": _positive, "positive": _positive,
+        "__eq__": _operator(eq), "__ne__": _operator(ne), "__lt__": _operator(lt),
+        "__le__": _operator(le), "__gt__": _operator(gt), "__ge__": _operator(ge),
+        "__invert__": bitwise_not, "bitwise_not": bitwise_not,
+        "bitwise_and": bitwise_and, "bitwise_or": bitwise_or, "bitwise_xor": bitwise_xor,
+        # `&`, `|` and `^` commute, so the reflected forms (`3 & t`) are the same ops.
+        "__and__": _operator(bitwise_and), "__rand__": _operator(bitwise_and),
+        "__or__": _operator(bitwise_or), "__ror__": _operator(bitwise_or),
+        "__xor__": _operator(bitwise_xor), "__rxor__": _operator(bitwise_xor),
     }
     for name, fn in methods.items():
         setattr(T, name, fn)
@@ -230,12 +300,18 @@ def _matrix_transpose(self: Tensor) -> Tensor:
     return _vw.transpose(self, -2, -1)
 
 
+# This module's own `float` and `bool` are dtypes; these are Python's types.
+_PYTHON_TYPES = (_builtins.float, _builtins.int, _builtins.bool)
+
+
 def _to(self: Tensor, *args, **kwargs) -> Tensor:
     """`to(dtype)` converts; `to("cpu")` is a no-op; any other device is refused."""
     target = kwargs.get("dtype")
     for a in args:
         if isinstance(a, _dtype.dtype):
             target = a
+        elif a in _PYTHON_TYPES:  # `float` means float64, as in PyTorch
+            target = _dtype.to_dtype(a)
         elif isinstance(a, str) and a != "cpu":
             raise RuntimeError(f"minigrad runs on the CPU only (got device={a!r})")
     where = kwargs.get("device")

@@ -25,29 +25,154 @@ def _finish(data: np.ndarray, requires_grad: bool) -> Tensor:
     return t
 
 
-def _shape(size) -> tuple:
+def _shape(size, name: str) -> tuple:
+    """The shape given to factory `name` (as `f(2, 3)` or `f((2, 3))`), checked like PyTorch."""
+    if not size:
+        raise TypeError(f'{name}() missing 1 required positional arguments: "size"')
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = tuple(size[0])
-    for s in size:
+    elif len(size) == 1 and not isinstance(size[0], (int, np.integer)):
+        raise TypeError(f"{name}(): argument 'size' (position 1) must be tuple of ints, "
+                        f"not {type(size[0]).__name__}")
+    for i, s in enumerate(size):
         if not isinstance(s, (int, np.integer)):
-            raise TypeError(f"size must contain ints, got {type(s).__name__}")
-        if s < 0:
-            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: "
-                               f"[{', '.join(map(str, size))}]")
+            raise TypeError(f"{name}(): argument 'size' failed to unpack the object at pos "
+                            f"{i + 1} with error \"type must be tuple of ints,but got "
+                            f"{type(s).__name__}\"")
+    if any(s < 0 for s in size):
+        if name == "zeros":  # PyTorch checks zeros with its own message
+            raise RuntimeError("zeros: Dimension size must be non-negative.")
+        raise RuntimeError(f"Trying to create tensor with negative dimension {min(size)}: "
+                           f"[{', '.join(map(str, size))}]")
     return tuple(int(s) for s in size)
 
 
-def _infer_dtype(data) -> _dtype.dtype:
-    arr = np.asarray(data)
-    if arr.dtype == np.bool_:
+def _scalar_dtype(v, top: bool) -> _dtype.dtype:
+    """The dtype PyTorch infers for one element (`top`: it is the whole `data`)."""
+    if isinstance(v, bool):
         return _dtype.bool_
-    if arr.dtype.kind in "iu":
+    if isinstance(v, np.generic):  # a numpy scalar keeps its own type (np.float64 too)
+        kind = v.dtype.kind
+        if kind in "biuf":
+            return (_dtype.bool_ if kind == "b" else _dtype.int64 if kind in "iu" else
+                    _dtype.float64 if v.dtype == np.float64 else _dtype.float32)
+    elif isinstance(v, int):
         return _dtype.int64
-    if arr.dtype.kind == "f":
-        if isinstance(data, np.ndarray) and arr.dtype in (np.float32, np.float64):
-            return _dtype.from_numpy_dtype(arr.dtype)
+    elif isinstance(v, float):
         return _dtype.get_default_dtype()
-    raise TypeError(f"Could not infer dtype of {type(data).__name__}")
+    elif isinstance(v, Tensor):
+        return v.dtype
+    elif isinstance(v, str):  # PyTorch treats a string as a sequence of characters
+        if top:
+            raise TypeError("new(): invalid data type 'str'")
+        raise ValueError("too many dimensions 'str'")
+    if isinstance(v, (complex, np.complexfloating)):
+        raise NotImplementedError("minigrad supports float32, float64, int64 and bool "
+                                  "tensors, not complex numbers")
+    raise RuntimeError(f"Could not infer dtype of {type(v).__name__}")
+
+
+_PYTHON_SCALARS = (bool, int, float)
+
+
+def _leaf_types(seq, out: set) -> None:
+    """Add the types of the non-list elements of nested lists `seq` to `out` (one C-level
+    pass per innermost list: this runs on every `tensor([...])`)."""
+    types = set(map(type, seq))
+    if list in types or tuple in types:
+        for v in seq:
+            if isinstance(v, (list, tuple)):
+                _leaf_types(v, out)
+            else:
+                out.add(type(v))
+    else:
+        out |= types
+
+
+def _infer_dtype(data) -> _dtype.dtype:
+    """PyTorch's dtype for `tensor(data)`: the highest of bool < int64 < float32 <
+    float64 over the elements. A Python float counts as the default dtype; a numpy
+    float64 scalar as float64."""
+    if isinstance(data, np.ndarray):
+        try:
+            return _dtype.from_numpy_dtype(data.dtype)
+        except TypeError:  # another width: the nearest supported dtype
+            kind = data.dtype.kind
+            if kind in "biuf":
+                return _dtype.int64 if kind in "iu" else _dtype.float32
+            raise TypeError(f"Could not infer dtype of numpy {data.dtype}") from None
+    if not isinstance(data, (list, tuple)):
+        return _scalar_dtype(data, top=True)
+    types: set = set()
+    _leaf_types(data, types)
+    return _list_dtype(data, types)
+
+
+def _list_dtype(data, types: set) -> _dtype.dtype:
+    """`_infer_dtype` of nested lists whose element types (`_leaf_types`) are `types`."""
+    if not types.issubset(_PYTHON_SCALARS):  # numpy scalars, tensors, or an error to report
+        return _walk_dtype(data)
+    if float in types or not types:
+        return _dtype.get_default_dtype()
+    return _dtype.int64 if int in types else _dtype.bool_
+
+
+def _walk_dtype(data) -> _dtype.dtype:
+    """`_infer_dtype` element by element (needed once numpy scalars or tensors appear)."""
+    best = None
+    pending = [data]
+    while pending:
+        for v in pending.pop():
+            if isinstance(v, (list, tuple)):
+                pending.append(v)
+                continue
+            d = _scalar_dtype(v, top=False)
+            if best is None or d._rank > best._rank:
+                best = d
+    return best or _dtype.get_default_dtype()
+
+
+def _ragged_error(data, dt: _dtype.dtype) -> Exception | None:
+    """PyTorch's error for a nested list that is not a box, or None if it is one."""
+    shape = []
+    v = data
+    while isinstance(v, (list, tuple)):
+        shape.append(len(v))
+        if not v:
+            break
+        v = v[0]
+
+    def check(seq, dim: int) -> Exception | None:
+        if len(seq) != shape[dim]:
+            return ValueError(f"expected sequence of length {shape[dim]} at dim {dim} "
+                              f"(got {len(seq)})")
+        for item in seq:
+            if dim + 1 < len(shape):
+                if not isinstance(item, (list, tuple)):
+                    return TypeError("not a sequence")
+                err = check(item, dim + 1)
+                if err is not None:
+                    return err
+            elif isinstance(item, (list, tuple)):
+                name = type(item).__name__
+                return TypeError(f"must be real number, not {name}" if dt.is_floating_point
+                                 else f"'{name}' object cannot be interpreted as an integer")
+        return None
+
+    return check(data, 0) if isinstance(data, (list, tuple)) else None
+
+
+def _build_error(data, dt: _dtype.dtype, err: Exception) -> Exception:
+    """PyTorch's error for `data` numpy could not turn into an array of `dt`."""
+    ragged = _ragged_error(data, dt)
+    if ragged is not None:
+        return ragged
+    if dt is _dtype.int64 and (isinstance(err, OverflowError) or "NaN" in str(err)):
+        items = _flatten(data) if isinstance(data, (list, tuple)) else [data]
+        if any(isinstance(v, float) for v in items):  # nan, inf or too large
+            return RuntimeError("value cannot be converted to type int64 without overflow")
+        return ValueError("Overflow when unpacking long long")
+    return ValueError(f"could not build a tensor from {type(data).__name__}: {err}")
 
 
 def tensor(data, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
@@ -55,13 +180,21 @@ def tensor(data, dtype=None, requires_grad: bool = False, device=None) -> Tensor
     _check_device(device)
     if isinstance(data, Tensor):
         data = data._data
-    if isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in _flatten(data)):
-        data = [x.tolist() if isinstance(x, Tensor) else x for x in data]
-    dt = _dtype.to_dtype(dtype) if dtype is not None else _infer_dtype(data)
+    if isinstance(data, (list, tuple)):
+        types: set = set()
+        _leaf_types(data, types)
+        dt = _dtype.to_dtype(dtype) if dtype is not None else _list_dtype(data, types)
+        if any(issubclass(t, Tensor) for t in types):
+            data = [x.tolist() if isinstance(x, Tensor) else x for x in data]
+    else:
+        dt = _dtype.to_dtype(dtype) if dtype is not None else _infer_dtype(data)
+    if dt is _dtype.int64 and isinstance(data, float) and not -2.0**63 <= data < 2.0**63:
+        # numpy would cast a nan or out-of-range float scalar silently
+        raise RuntimeError("value cannot be converted to type int64 without overflow")
     try:
         arr = np.array(data, dtype=dt.np)
-    except (ValueError, TypeError) as err:
-        raise ValueError(f"could not build a tensor from {type(data).__name__}: {err}") from None
+    except (ValueError, TypeError, OverflowError) as err:
+        raise _build_error(data, dt, err) from None
     return _finish(arr, requires_grad)
 
 
@@ -84,40 +217,56 @@ def _dt(dtype) -> _dtype.dtype:
 
 def zeros(*size, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
     _check_device(device)
-    return _finish(np.zeros(_shape(size), _dt(dtype).np), requires_grad)
+    return _finish(np.zeros(_shape(size, "zeros"), _dt(dtype).np), requires_grad)
 
 
 def ones(*size, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
     _check_device(device)
-    return _finish(np.ones(_shape(size), _dt(dtype).np), requires_grad)
+    return _finish(np.ones(_shape(size, "ones"), _dt(dtype).np), requires_grad)
 
 
 def empty(*size, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
-    return zeros(*size, dtype=dtype, requires_grad=requires_grad, device=device)
+    """Like `zeros` (minigrad fills "uninitialised" memory with zeros)."""
+    _check_device(device)
+    return _finish(np.zeros(_shape(size, "empty"), _dt(dtype).np), requires_grad)
 
 
 def full(size, fill_value, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
     _check_device(device)
+    if not isinstance(size, (tuple, list)):
+        raise TypeError("full(): argument 'size' (position 1) must be tuple of ints, "
+                        f"not {type(size).__name__}")
     if dtype is None:
         dtype = (_dtype.bool_ if isinstance(fill_value, bool) else
                  _dtype.int64 if isinstance(fill_value, int) else _dtype.get_default_dtype())
-    return _finish(np.full(_shape((size,)), fill_value, _dt(dtype).np), requires_grad)
+    return _finish(np.full(_shape((size,), "full"), fill_value, _dt(dtype).np), requires_grad)
 
 
 def eye(n: int, m: int | None = None, dtype=None, requires_grad: bool = False,
         device=None) -> Tensor:
     _check_device(device)
+    for name, v in (("n", n), ("m", m)):
+        if v is not None and v < 0:
+            raise RuntimeError(f"{name} must be greater or equal to 0, got {v}")
     return _finish(np.eye(n, m, dtype=_dt(dtype).np), requires_grad)
+
+
+def _number(v):
+    """A one-element tensor or numpy scalar as a Python number (PyTorch accepts both)."""
+    return v.item() if isinstance(v, (Tensor, np.generic)) else v
 
 
 def arange(start, end=None, step=1, dtype=None, requires_grad: bool = False,
            device=None) -> Tensor:
     """Evenly spaced values in [start, end); integer arguments give int64."""
     _check_device(device)
+    start, end, step = _number(start), _number(end), _number(step)
     if end is None:
         start, end = 0, start
     if step == 0:
         raise RuntimeError("step must be nonzero")
+    if (step > 0 and end < start) or (step < 0 and end > start):
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     if dtype is None:
         is_int = all(isinstance(v, int) for v in (start, end, step))
         dtype = _dtype.int64 if is_int else _dtype.get_default_dtype()
@@ -129,25 +278,51 @@ def arange(start, end=None, step=1, dtype=None, requires_grad: bool = False,
 
 
 def linspace(start, end, steps: int, dtype=None, requires_grad: bool = False) -> Tensor:
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
     return _finish(np.linspace(start, end, steps).astype(_dt(dtype).np), requires_grad)
+
+
+def _signatures_error(name: str, got: str, *heads: str) -> TypeError:
+    """PyTorch's "invalid combination of arguments" error for the random factories,
+    whose signatures end in the same keyword arguments (with and without generator)."""
+    tail = ("Tensor out = None, minigrad.dtype dtype = None, minigrad.layout layout = None, "
+            "minigrad.device device = None, bool pin_memory = False, bool requires_grad = False")
+    lines = [f" * ({head}, *, {gen}{tail})"
+             for head in heads for gen in ("minigrad.Generator generator, ", "")]
+    return TypeError(f"{name}() received an invalid combination of arguments - got ({got}), "
+                     "but expected one of:\n" + "\n".join(lines) + "\n")
 
 
 def randn(*size, dtype=None, requires_grad: bool = False, generator=None, device=None) -> Tensor:
     """Standard normal samples from minigrad's generator (see `manual_seed`)."""
     _check_device(device)
-    return _finish(_rng.standard_normal(_shape(size)).astype(_dt(dtype).np), requires_grad)
+    if not size:
+        raise _signatures_error("randn", "", "tuple of ints size")
+    shape = _shape(size, "randn")
+    return _finish(_rng.standard_normal(shape).astype(_dt(dtype).np), requires_grad)
 
 
 def rand(*size, dtype=None, requires_grad: bool = False, generator=None, device=None) -> Tensor:
     """Uniform samples in [0, 1)."""
     _check_device(device)
-    return _finish(_rng.random(_shape(size)).astype(_dt(dtype).np), requires_grad)
+    if not size:
+        raise _signatures_error("rand", "", "tuple of ints size")
+    return _finish(_rng.random(_shape(size, "rand")).astype(_dt(dtype).np), requires_grad)
 
 
-def randint(low, high=None, size=(), dtype=None) -> Tensor:
-    if high is None:
+def randint(low, high=None, size=None, dtype=None) -> Tensor:
+    """Random integers in [low, high): `randint(high, size)` or `randint(low, high, size)`."""
+    if size is None and isinstance(high, (tuple, list)):
+        low, high, size = 0, low, high  # the randint(high, size) form
+    elif high is None and size is not None:
         low, high = 0, low
-    return _finish(_rng.integers(low, high, size=tuple(size)).astype(
+    if size is None:
+        got = ", ".join(type(v).__name__ for v in (low, high) if v is not None)
+        raise _signatures_error("randint", got, "int high, tuple of ints size",
+                                "int low, int high, tuple of ints size")
+    shape = _shape((size,), "randint")
+    return _finish(_rng.integers(low, high, size=shape).astype(
         _dtype.to_dtype(dtype or _dtype.int64).np), False)
 
 

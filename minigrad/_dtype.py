@@ -26,6 +26,11 @@ class dtype:  # noqa: N801 - mirrors torch.dtype
     def itemsize(self) -> int:
         return self.np.itemsize
 
+    @property
+    def type_name(self) -> str:
+        """PyTorch's name for the type in error messages: Float, Double, Long, Bool."""
+        return self.tensor_type[: -len("Tensor")]
+
     def __reduce__(self) -> str:
         return self.name
 
@@ -59,7 +64,7 @@ def to_dtype(spec) -> dtype:
     if isinstance(spec, dtype):
         return spec
     if spec is float:
-        return _DEFAULT_FLOAT
+        return float64  # a Python float is a double, whatever the default dtype
     if spec is int:
         return int64
     if spec is bool:
@@ -71,7 +76,8 @@ def get_default_dtype() -> dtype:
     return _DEFAULT_FLOAT
 
 
-def _category(d: dtype) -> int:
+def category(d: dtype) -> int:
+    """bool 0 < integer 1 < floating point 2: the order promotion and in-place casts go by."""
     return 0 if d is bool_ else (1 if d is int64 else 2)
 
 
@@ -100,14 +106,28 @@ def result_type(*operands) -> dtype:
             d, prio = bool_, 0
         elif isinstance(op, int):
             d, prio = int64, 0
+            check_int_range(op)
         elif isinstance(op, float):
             d, prio = _DEFAULT_FLOAT, 0
         else:
             d = op.dtype
-            prio = 2 if op._data.ndim > 0 else 1
-        cat = _category(d)
+            if op._data.ndim > 0:
+                prio = 2
+            elif op._wrapped_number:  # `minigrad.add(2, t)`: 2 promotes as a Python number
+                d, prio = (_DEFAULT_FLOAT if d.is_floating_point else d), 0
+            else:
+                prio = 1
+        cat = category(d)
         if cat > best_cat or (cat == best_cat and prio > best_prio):
             best_cat, best_prio, best = cat, prio, d
         elif cat == best_cat and prio == best_prio and d._rank > best._rank:
             best = d
     return best
+
+
+def check_int_range(value: int) -> None:
+    """PyTorch takes a Python int only if it fits an int64 or a uint64."""
+    if not -(2**63) <= value < 2**64:
+        raise OverflowError(
+            "int too big to convert" if value > 0 else "can't convert negative int to unsigned"
+        )

@@ -120,5 +120,23 @@ def tensor_repr(t) -> str:
         suffixes.append(f"grad_fn=<{type(grad_fn).__name__}>")
     elif t.requires_grad:
         suffixes.append("requires_grad=True")
-    prefix = "Parameter containing:\ntensor(" if getattr(t, "_is_param", False) else "tensor("
-    return prefix + ", ".join([body] + suffixes) + ")"
+    text = _add_suffixes("tensor(" + body, suffixes)
+    return "Parameter containing:\n" + text if getattr(t, "_is_param", False) else text
+
+
+def _add_suffixes(text: str, suffixes: list[str]) -> str:
+    """Append each `, suffix` and the closing parenthesis. A suffix that would pass the
+    line width starts a new line, indented to the data: PyTorch's rule, which counts
+    the current line as two characters longer than it is (after a wrapped suffix,
+    exactly as long as it is)."""
+    indent = len("tensor(")
+    used = len(text.rsplit("\n", 1)[-1]) + 2
+    parts = [text]
+    for suffix in suffixes:
+        if used + len(suffix) + 2 > _LINEWIDTH:
+            parts.append(",\n" + " " * indent + suffix)
+            used = indent + len(suffix)
+        else:
+            parts.append(", " + suffix)
+            used += len(suffix) + 2
+    return "".join(parts) + ")"

@@ -50,6 +50,7 @@ _WARNED_FLOAT = False  # `float(t)` on a tensor requiring grad warns only once
 DEFAULT = "default"
 NO_GRAD_MODE = "no_grad_mode"
 MULTI_OUTPUT_NODE = "multi_output_node"
+IN_CUSTOM_FUNCTION = "in_custom_function"
 
 
 class ViewInfo:
@@ -129,6 +130,8 @@ class Tensor:
     _hooks: dict | None = None
     _retains_grad = False
     _is_param = False
+    # A Python number a function form wrapped (`minigrad.mul(2, t)`): promotes as the number.
+    _wrapped_number = False
 
     # numpy should defer to Tensor's reflected operators (ndarray * Tensor).
     __array_priority__ = 1000
@@ -368,6 +371,7 @@ class Tensor:
     def _refresh_view_grad_fn(self) -> None:
         """The base was modified in place since this view's `grad_fn` was made: the
         view now differentiates through the base's new history (AsStridedBackward0)."""
+        from .autograd.graph import move_retained_grad
         from .ops.views import AsStridedBackward0
 
         view = self._view
@@ -378,6 +382,7 @@ class Tensor:
             # No AsStrided history can be made up for these (see `view_rebase_error`).
             raise view_rebase_error(self, indirect=True)
         view.attr_version = self._version_counter.value
+        old_fn, old_nr = self._grad_fn, self._output_nr
         if base.requires_grad and self.dtype.is_floating_point:
             node = AsStridedBackward0((base._edge(),))
             AsStridedBackward0.describe(node, self, base)
@@ -385,6 +390,7 @@ class Tensor:
             self._output_nr = 0
         else:
             self._grad_fn = None
+        move_retained_grad(self, old_fn, old_nr)
 
     # -- detaching ------------------------------------------------------------------------
 
@@ -396,7 +402,7 @@ class Tensor:
 
     def detach_(self) -> Tensor:
         """Cut this tensor off from the graph, in place."""
-        if self._view is not None and self.grad_fn is not None:
+        if self._view is not None:  # any view, even one outside every graph
             raise RuntimeError(
                 "Can't detach views in-place. Use detach() instead. If you are using "
                 "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is "
@@ -418,7 +424,12 @@ class Tensor:
     @data.setter
     def data(self, value: Tensor) -> None:
         if not isinstance(value, Tensor):
-            raise TypeError(f"data must be a Tensor, not {type(value).__name__}")
+            raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
+        if self.requires_grad and not value.dtype.is_floating_point:
+            raise RuntimeError(
+                "data set to a tensor that requires gradients must be floating point or "
+                "complex dtype"
+            )
         self._data = value._data
 
     # -- conversion -----------------------------------------------------------------------
@@ -452,16 +463,22 @@ class Tensor:
                 "unexpected behavior.\nConsider using tensor.detach() first.",
                 UserWarning, stacklevel=2,
             )
-        return float(self.item())
+        return float(self._one_element())
 
     def __int__(self) -> int:
-        return int(self.item())
+        return int(self._one_element())
+
+    def _one_element(self):
+        """The value of a one-element tensor, for `float(t)` and `int(t)` (which
+        raise ValueError where `item()` raises RuntimeError)."""
+        if self._data.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return self._data.reshape(()).item()
 
     def __bool__(self) -> bool:
         if self._data.size != 1:
-            raise RuntimeError(
-                "Boolean value of Tensor with more than one value is ambiguous"
-            )
+            how_many = "no values" if self._data.size == 0 else "more than one value"
+            raise RuntimeError(f"Boolean value of Tensor with {how_many} is ambiguous")
         return bool(self._data.reshape(()).item())
 
     def __index__(self) -> int:
@@ -545,6 +562,11 @@ def record(node_cls: type[Node], output: Tensor | None, *inputs) -> Node | None:
             else:
                 edges.append(_NO_EDGE)
                 meta.append(None)
+                # A view requires grad when its base does, even with no edge to follow
+                # (made in no_grad mode, or before the base required grad): the output
+                # is still recorded, with a node whose gradient for it goes nowhere.
+                if t._view is not None and t._view.base.requires_grad:
+                    needed = True
                 continue
             needed = True
             data = t._data
@@ -588,20 +610,37 @@ def view_rebase_error(t: Tensor, indirect: bool) -> RuntimeError:
     (`indirect=False`) or on its base or another view of it (`indirect=True`).
 
     One output of unbind/split cannot get its own CopySlices (its node computes all
-    outputs' gradients at once), and a view made in no_grad mode has no history to
-    rewrite, so PyTorch refuses both rather than guess.
+    outputs' gradients at once), a view made in no_grad mode has no history to
+    rewrite, and rewriting a custom Function's output would bypass its backward, so
+    PyTorch refuses all three rather than guess.
     """
     what = ("its base or another view of its base has been" if indirect else "is being")
-    if t._view.creation_meta == MULTI_OUTPUT_NODE:
+    meta = t._view.creation_meta
+    fn = t._grad_fn
+    if meta == NO_GRAD_MODE or fn is None:
+        # With a node, `t` is a view (made with grad) of a view made in no_grad mode.
+        who = (f"Output {t._output_nr} of {short_name(fn.name())} is a view of a view which "
+               "was created in" if fn is not None else "A view was created in")
+        text = f"{who} no_grad mode and {what} modified inplace with grad mode enabled."
+    else:
+        text = (f"Output {t._output_nr} of {short_name(fn.name())} is a view and {what} "
+                "modified inplace.")
+    if meta == MULTI_OUTPUT_NODE:
         return RuntimeError(
-            f"Output {t._output_nr} of {short_name(t._grad_fn.name())} is a view and {what} "
-            "modified inplace. This view is the output of a function that returns multiple "
-            "views. Such functions do not allow the output views to be modified inplace. "
-            "You should replace the inplace operation by an out-of-place one."
+            f"{text} This view is the output of a function that returns multiple views. "
+            "Such functions do not allow the output views to be modified inplace. You should "
+            "replace the inplace operation by an out-of-place one."
+        )
+    if meta == IN_CUSTOM_FUNCTION:
+        return RuntimeError(
+            f"{text} This view was created inside a custom Function (or because an input "
+            "was returned as-is) and the autograd logic to handle view+inplace would "
+            "override the custom backward associated with the custom Function, leading to "
+            "incorrect gradients. This behavior is forbidden. You can fix this by cloning "
+            "the output of the custom Function."
         )
     return RuntimeError(
-        f"A view was created in no_grad mode and {what} modified inplace with grad mode "
-        "enabled. Given that this use case is ambiguous and error-prone, it is forbidden. "
+        f"{text} Given that this use case is ambiguous and error-prone, it is forbidden. "
         "You can clarify your code by moving both the view and the inplace either both "
         "inside the no_grad block (if you don't want the inplace to be tracked) or both "
         "outside (if you want the inplace to be tracked)."
@@ -618,7 +657,8 @@ def check_inplace(t: Tensor, other_requires_grad: bool = False) -> None:
     if view is not None:
         if view.creation_meta != DEFAULT:
             raise view_rebase_error(t, indirect=False)
-        if t.requires_grad and view.base.is_leaf and view.base._requires_grad:
+        # Whether the base requires grad does not matter (PyTorch checks only is_leaf).
+        if t.requires_grad and view.base.is_leaf:
             raise RuntimeError(
                 "a view of a leaf Variable that requires grad is being used in an in-place "
                 "operation."
@@ -664,26 +704,23 @@ def finish_inplace(t: Tensor, node: Node | None) -> None:
 
 def rebase_history(t: Tensor, node: Node) -> None:
     """Make `node` the new producer of `t` after an in-place op."""
+    from .autograd.graph import move_retained_grad
+
     view = t._view
-    old_fn = t._grad_fn
     if view is not None and t.dtype.is_floating_point:
         from .ops.views import CopySlices
 
         base = view.base
-        copy_slices = CopySlices(base, t, node)
-        base._grad_fn = copy_slices
+        old_fn, old_nr = base._grad_fn, base._output_nr
+        base._grad_fn = CopySlices(base, t, node)
         base._output_nr = 0
-        t._refresh_view_grad_fn()
+        move_retained_grad(base, old_fn, old_nr)
+        t._refresh_view_grad_fn()  # (moves the view's own retained gradient)
     else:
+        old_fn, old_nr = t._grad_fn, t._output_nr
         t._grad_fn = node
         t._output_nr = 0
-    # A retained gradient follows the tensor to its new producer.
-    if t._retains_grad and old_fn is not None and old_fn._retains_grad:
-        old_fn._retains_grad.pop(t._output_nr, None)
-        new_fn = t.grad_fn
-        if new_fn._retains_grad is None:
-            new_fn._retains_grad = {}
-        new_fn._retains_grad[t._output_nr] = weakref.ref(t)
+        move_retained_grad(t, old_fn, old_nr)
 
 
 def as_tensor_arg(x: Any) -> Tensor | float | int | bool:
@@ -692,4 +729,9 @@ def as_tensor_arg(x: Any) -> Tensor | float | int | bool:
         return x
     if isinstance(x, np.generic):
         return x.item()
+    if isinstance(x, np.ndarray):  # `t + array`: PyTorch makes the array a tensor
+        return Tensor._make(np.array(x, _dtype.from_numpy_dtype(x.dtype).np))
+    if isinstance(x, complex):
+        raise NotImplementedError("minigrad has no complex dtypes (float32, float64, int64 "
+                                  "and bool only)")
     raise TypeError(f"unsupported operand type for a minigrad op: '{type(x).__name__}'")

@@ -26,7 +26,7 @@ from ..kernels import elementwise as K
 from ..ops._util import binary, flat, run_kernel, sum_to
 from . import events as ev
 from .grad_mode import STATE
-from .graph import AccumulateGrad, Node, SavedTensor
+from .graph import AccumulateGrad, Node, SavedTensor, _tensor_type
 
 
 def _as_tuple(x) -> tuple:
@@ -46,16 +46,21 @@ def _shape_str(shape) -> str:
 
 
 def _root_gradients(tensors: tuple, grad_tensors: tuple) -> list:
-    """The starting gradient of each root, with PyTorch's checks."""
-    if len(grad_tensors) not in (0, len(tensors)):
-        raise RuntimeError(
-            f"Mismatch in number of gradients: got {len(grad_tensors)} but expected "
-            f"{len(tensors)}"
-        )
+    """The starting gradient of each root, with PyTorch's checks in PyTorch's order.
+
+    Extra gradients are ignored (PyTorch zips the two lists). A root that does not
+    require grad and has no gradient given gets None: it needs no implicit gradient,
+    and the caller then reports "element i of tensors does not require grad".
+    """
+    if 0 < len(grad_tensors) < len(tensors):
+        raise RuntimeError(f"got {len(tensors)} tensors and {len(grad_tensors)} gradients")
     grads = []
     for i, t in enumerate(tensors):
         g = grad_tensors[i] if grad_tensors else None
         if g is None:
+            if not t.requires_grad:
+                grads.append(None)
+                continue
             if t._data.size != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
             if not t.dtype.is_floating_point:
@@ -286,10 +291,42 @@ def _run_hooks(hooks: dict | None, grad, step, node, kind, trace, out_events):
         before = _tensor(grad)
         result = hook(before)
         if result is not None:
-            grad = result._data
+            grad = _hook_grad(hook, grad, result)
         if trace:
             out_events.append(ev.HookFired(step, node, kind, hook, before, _tensor(grad)))
     return grad
+
+
+def _hook_grad(hook, old: np.ndarray | None, new) -> np.ndarray | None:
+    """The gradient a hook returned in place of `old`, with PyTorch's checks: a hook
+    may change the values of a gradient, not its type or size."""
+    if new is None:
+        return None
+    name = getattr(hook, "__name__", "<unknown>")
+    if old is None:
+        raise RuntimeError("can't replace a None gradient with a non-None value")
+    if not isinstance(new, tensor_module.Tensor):
+        raise TypeError(f"expected Variable, but hook returned '{type(new).__name__}'")
+    if new._data.dtype != old.dtype:
+        raise RuntimeError(
+            f"hook '{name}' has changed the type of value (was "
+            f"minigrad.{_tensor_type(old.dtype)} got minigrad.{_tensor_type(new._data.dtype)})"
+        )
+    if new._data.shape != old.shape:
+        raise RuntimeError(f"hook '{name}' has changed the size of value")
+    return new._data
+
+
+def _hook_grads(hook, old: list, new, check_count: bool) -> list:
+    """`_hook_grad` for a node hook, which returns a tuple of gradients."""
+    if not isinstance(new, tuple):
+        raise TypeError(f"expected tuple, but hook returned '{type(new).__name__}'")
+    if check_count and len(new) != len(old):
+        raise RuntimeError(
+            f"hook '{getattr(hook, '__name__', '<unknown>')}' has returned an incorrect "
+            f"number of values (got {len(new)}, but expected {len(old)})"
+        )
+    return [_hook_grad(hook, g, r) for g, r in zip(old, new)]
 
 
 def backward_events(
@@ -328,6 +365,10 @@ def backward_events(
     capture_at: dict = {}  # (id(node), output_nr) -> tensor
     targets: set = set()
     for x in _as_tuple(inputs):
+        if accumulate:
+            # Like PyTorch, `backward(inputs=...)` retains a non-leaf input's gradient
+            # (from now on), which is how its `.grad` gets filled.
+            x.retain_grad()
         node, nr = x._edge()
         if node is None:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
@@ -458,7 +499,9 @@ def _run_node(node, grads, step, keep, accumulate, capture_at, captured, trace, 
             before = tuple(_tensor(g) for g in grads)
             result = hook(before)
             if result is not None:
-                grads = [None if r is None else r._data for r in result]
+                # (The count is not checked: `grads` ends at the last output that
+                # received a gradient, PyTorch's has one entry per output.)
+                grads = _hook_grads(hook, grads, result, check_count=False)
             if trace:
                 pending.append(ev.HookFired(step, node, "prehook", hook, before,
                                             tuple(_tensor(g) for g in grads)))
@@ -485,7 +528,8 @@ def _run_node(node, grads, step, keep, accumulate, capture_at, captured, trace, 
         if trace:
             items = node.saved_items()
             for name, saved in items:
-                saved.check(node)
+                if saved.is_released or saved.current_version != saved.saved_version:
+                    _raise_saved_error(node)
                 pending.append(ev.SavedTensorUnpacked(
                     step, node, name, saved.saved_version, saved.current_version))
         else:
@@ -500,6 +544,17 @@ def _run_node(node, grads, step, keep, accumulate, capture_at, captured, trace, 
     if trace:
         pending.append(ev.NodeFinished(step, node, tuple(_tensor(g) for g in grads),
                                        tuple(_tensor(g) for g in outputs)))
+    # Post hooks run before the release, as in PyTorch (if one raises, nothing is freed).
+    if node._post_hooks:
+        for hook in list(node._post_hooks.values()):
+            gi = tuple(_tensor(g) for g in outputs)
+            go = tuple(_tensor(g) for g in grads)
+            result = hook(gi, go)
+            if result is not None:
+                outputs = _hook_grads(hook, outputs, result, check_count=True)
+            if trace:
+                pending.append(ev.HookFired(step, node, "posthook", hook, gi,
+                                            tuple(_tensor(g) for g in outputs)))
     # Unless retain_graph, the node drops what it saved. An untraced run already
     # holds the saved tensors its check found (`held`) and releases exactly those;
     # a traced run asks `release_variables` for the names it reports, and so do nodes
@@ -513,16 +568,6 @@ def _run_node(node, grads, step, keep, accumulate, capture_at, captured, trace, 
         else:
             for saved in held:  # what `release_variables` would drop, found by the check
                 saved.release()
-    if node._post_hooks:
-        for hook in list(node._post_hooks.values()):
-            gi = tuple(_tensor(g) for g in outputs)
-            go = tuple(_tensor(g) for g in grads)
-            result = hook(gi, go)
-            if result is not None:
-                outputs = [None if r is None else r._data for r in result]
-            if trace:
-                pending.append(ev.HookFired(step, node, "posthook", hook, gi,
-                                            tuple(_tensor(g) for g in outputs)))
     return outputs
 
 
@@ -536,13 +581,26 @@ def _check_saved(node: Node) -> list:
         if isinstance(value, SavedTensor):
             held.append(value)
             if value.is_released or value._counter.value != value.saved_version:
-                value.check(node)  # raises
+                _raise_saved_error(node)
         elif isinstance(value, tuple):
             for v in value:
                 if isinstance(v, SavedTensor):
                     held.append(v)
-                    v.check(node)
+                    if v.is_released or v._counter.value != v.saved_version:
+                        _raise_saved_error(node)
     return held
+
+
+def _raise_saved_error(node: Node) -> None:
+    """Some saved tensor of `node` is stale or freed: raise the error about the one
+    PyTorch checks first. PyTorch's generated nodes unpack their saved inputs sorted
+    by name (`other` before `self`), then their outputs; a custom Function's keep
+    the order they were saved in."""
+    items = node.saved_items()
+    if type(node).saves:
+        items.sort(key=lambda item: (item[1].is_output, item[0].split("[")[0]))
+    for _, saved in items:
+        saved.check(node)
 
 
 def _all_none(grads: list) -> bool:
@@ -569,15 +627,15 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
     if inputs is not None:
         inputs = _as_tuple(inputs)
         if not inputs:
-            raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+            raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
         captured: dict = {}
         for _ in backward_events(tensors, grad_tensors, retain_graph, inputs,
                                  trace=False, captured=captured):
             pass
         for x in inputs:
             g = captured.get(id(x))
-            if g is None:
-                continue
+            if g is None or x.grad_fn is not None:
+                continue  # (a non-leaf's retained gradient is already in its .grad)
             if x._grad is None:
                 x._grad = _tensor(np.array(g, copy=True))
             else:
@@ -612,6 +670,8 @@ def grad(
     if allow_unused is None:
         allow_unused = materialize_grads
     inputs_t: Sequence = _as_tuple(inputs)
+    if not inputs_t:
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     for x in inputs_t:
         if not x.requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")

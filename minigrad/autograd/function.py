@@ -6,10 +6,17 @@ of `y = MyFn.apply(x)` is an instance of a class named `MyFnBackward`, made once
 Function subclass. What you pass to `ctx.save_for_backward` is kept as saved tensors
 with their versions, checked when `ctx.saved_tensors` is read (not before), and
 released after backward unless `retain_graph=True`.
+
+`forward` may also be written without `ctx`, with a separate static
+`setup_context(ctx, inputs, output)` that saves what backward needs (PyTorch 2's
+form). An output that is a view (an input returned as-is becomes one) refuses
+in-place changes afterwards, since rewriting its history would skip your backward.
 """
 
 from __future__ import annotations
 
+import inspect
+import warnings
 from typing import Any
 
 import numpy as np
@@ -118,10 +125,7 @@ class FunctionCtx(Node):
                     )
                 continue
             if r is not None and not isinstance(r, Tensor):
-                raise TypeError(
-                    f"function {name} returned a gradient of type {type(r).__name__} at "
-                    f"position {i + 1}; gradients must be Tensors or None"
-                )
+                raise RuntimeError(f"expected Variable or None (got {type(r).__name__})")
             out.append(None if r is None else r._data)
         return tuple(out)
 
@@ -137,11 +141,25 @@ class _FunctionMeta(type):
 class Function(metaclass=_FunctionMeta):
     """Base class of custom autograd functions (see the module docstring)."""
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        warnings.warn(
+            f"{self.__class__} should not be instantiated. Methods on autograd functions "
+            "are all static, so you should invoke them on the class itself. Instantiating "
+            "an autograd function will raise an error in a future version of PyTorch.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+
     @staticmethod
     def forward(ctx: FunctionCtx, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError(
             "You must implement the forward function for custom autograd.Function."
         )
+
+    @staticmethod
+    def setup_context(ctx: FunctionCtx, inputs: tuple, output: Any) -> Any:
+        """Optional: with it, `forward(*args)` takes no ctx and this saves for backward."""
+        raise NotImplementedError("setup_context is not implemented.")
 
     @staticmethod
     def backward(ctx: FunctionCtx, *grad_outputs: Any) -> Any:
@@ -151,10 +169,13 @@ class Function(metaclass=_FunctionMeta):
         )
 
     @classmethod
-    def apply(cls, *args: Any) -> Any:
+    def apply(cls, *args: Any, **kwargs: Any) -> Any:
         """Run `forward` without recording, then record one node for the whole call."""
-        from ..tensor import Tensor, check_inplace, make_view
+        from ..tensor import IN_CUSTOM_FUNCTION, Tensor, check_inplace, make_view
 
+        separate_setup = cls.setup_context is not Function.setup_context
+        if kwargs or separate_setup:
+            args = _positional(cls, args, kwargs, separate_setup)
         is_tensor = tuple(isinstance(a, Tensor) for a in args)
         tensors = [a for a in args if isinstance(a, Tensor)]
         record = STATE.grad_enabled and any(t.requires_grad for t in tensors)
@@ -164,11 +185,21 @@ class Function(metaclass=_FunctionMeta):
             isinstance(a, Tensor) and a.requires_grad and STATE.grad_enabled for a in args
         )
         with no_grad():
-            result = cls.forward(ctx, *args)
+            if separate_setup:
+                result = cls.forward(*args)
+                cls.setup_context(ctx, args, result)
+            else:
+                result = cls.forward(ctx, *args)
         single = not isinstance(result, tuple)
         outputs = (result,) if single else result
 
         dirty = {id(t) for t in ctx._dirty}
+        if not dirty <= {id(o) for o in outputs}:
+            raise RuntimeError(
+                "Some elements marked as dirty during the forward method were not returned "
+                "as output. The inputs that are modified inplace must all be outputs of the "
+                "Function."
+            )
         non_diff = {id(t) for t in ctx._non_differentiable}
         inputs = {id(t) for t in tensors}
         final = []
@@ -190,6 +221,10 @@ class Function(metaclass=_FunctionMeta):
             elif id(out) in inputs:
                 # An input returned unchanged comes back as a view of itself.
                 out = make_view(out, out._data.view())
+            if out._view is not None and id(out) not in dirty:
+                # An in-place op on this view must not rewrite its history: that would
+                # bypass the custom backward (`view_rebase_error` says so).
+                out._view.creation_meta = IN_CUSTOM_FUNCTION
             if record and id(out) not in non_diff and out.dtype.is_floating_point:
                 if id(out) in dirty:
                     from ..tensor import rebase_history
@@ -214,9 +249,26 @@ class Function(metaclass=_FunctionMeta):
                 ctx._forward_trace = capture_forward_trace()
             # Outputs are saved without a reference to themselves (no cycle).
             out_ids = {id(o): o for o in final if isinstance(o, Tensor)}
+            for i, t in enumerate(ctx._to_save):
+                if t is not None and not isinstance(t, Tensor):
+                    raise TypeError(
+                        "save_for_backward can only save variables, but argument "
+                        f"{i} is of type {type(t).__name__}"
+                    )
             ctx._ctx_saved = tuple(
                 None if t is None else SavedTensor(t, is_output=id(t) in out_ids)
                 for t in ctx._to_save
             )
         ctx._to_save = ()
         return final[0] if single else tuple(final)
+
+
+def _positional(cls, args: tuple, kwargs: dict, separate_setup: bool) -> tuple:
+    """The call's arguments as `forward`'s positional ones, keywords bound to their
+    places (PyTorch's rule: a separate `setup_context` also sees the defaults)."""
+    if separate_setup:
+        bound = inspect.signature(cls.forward).bind(*args, **kwargs)
+        bound.apply_defaults()
+        return bound.args
+    bound = inspect.signature(cls.forward).bind(None, *args, **kwargs)  # None: ctx
+    return bound.args[1:]

@@ -205,7 +205,9 @@ class SavedNumber(SavedTensor):
         if self._tensor is None:
             from ..tensor import Tensor
 
-            kind = np.float64 if isinstance(self._value, float) else np.int64
+            value = self._value
+            kind = (np.bool_ if isinstance(value, bool)
+                    else np.float64 if isinstance(value, float) else np.int64)
             self._tensor = Tensor._make(np.array(self._value, kind))
             self._counter = self._tensor._version_counter
         return self._tensor
@@ -375,6 +377,24 @@ class AccumulateGrad(Node):
         # them the largest sequence number).
         self._seq = sys.maxsize
         self.variable = variable
+
+
+def move_retained_grad(tensor, old_fn: Node | None, old_nr: int) -> None:
+    """`tensor` got a new producer (an in-place op on it, on its base or on another
+    view of its base): if it retains its gradient, that request moves from its old
+    node (output `old_nr`) to the new one, as PyTorch moves its retain_grad hook.
+    Other hooks stay with the old node."""
+    if not tensor._retains_grad:
+        return
+    if old_fn is not None and old_fn._retains_grad:
+        ref = old_fn._retains_grad.get(old_nr)
+        if ref is not None and ref() is tensor:
+            del old_fn._retains_grad[old_nr]
+    new_fn = tensor._grad_fn
+    if new_fn is not None:
+        if new_fn._retains_grad is None:
+            new_fn._retains_grad = {}
+        new_fn._retains_grad[tensor._output_nr] = weakref.ref(tensor)
 
 
 def capture_forward_trace() -> str:

@@ -12,6 +12,7 @@ memory, not three temporary arrays.
 
 import math
 
+import numpy as np
 from numba import njit
 
 # Every kernel uses IEEE arithmetic, like PyTorch: 1 / 0 is inf and 0 / 0 is nan
@@ -118,11 +119,69 @@ def rdiv_scalar(s, a, out):
         out[i] = s / a[i]
 
 
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def power_of_number(x, p):
+    """x ** p for a number p, as PyTorch computes it: a few exponents by their own
+    formulas, which also decide edge cases ((-inf) ** 0.5 is nan as sqrt(-inf) is,
+    (-0.0) ** 0.5 is -0.0, (-0.0) ** -0.5 is -inf)."""
+    if p == 0.5:
+        return math.sqrt(x) if x >= 0 else math.nan
+    if p == -0.5:
+        return 1 / math.sqrt(x) if x >= 0 else math.nan
+    if p == -1:
+        return 1 / x
+    if p == 2:
+        return x * x
+    if p == 3:
+        return x * x * x
+    if p == -2:
+        return 1 / (x * x)
+    return x ** p
+
+
 @njit(cache=True, nogil=True, error_model="numpy")
 def pow_scalar(a, p, out):
-    """a ** p for a Python-number exponent."""
+    """a ** p for a Python-number exponent (floating point)."""
     for i in range(out.size):
-        out[i] = a[i] ** p
+        out[i] = power_of_number(a[i], p)
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def int_power(base, exp):
+    """base ** exp for integers as PyTorch computes it: by repeated squaring, wrapping
+    around on overflow; a negative exp gives 1 / base ** -exp cut to an integer (0
+    unless base is 1 or -1, even for base 0)."""
+    if exp < 0:
+        if base == 1:
+            return 1
+        if base == -1:
+            return 1 if exp % 2 == 0 else -1
+        return 0
+    result = 1
+    while exp > 0:
+        if exp & 1:
+            result *= base
+        base *= base
+        exp >>= 1
+    return result
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def pow_int(a, b, out):
+    for i in range(out.size):
+        out[i] = int_power(a[i], b[i])
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def pow_scalar_int(a, p, out):
+    for i in range(out.size):
+        out[i] = int_power(a[i], p)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def rpow_scalar_int(base, a, out):
+    for i in range(out.size):
+        out[i] = int_power(base, a[i])
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -191,9 +250,10 @@ def sigmoid(x, out):
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def relu(x, out):
+    """0 where x < 0, else x itself: NaN stays NaN and -0.0 stays -0.0, as in PyTorch."""
     for i in range(out.size):
         v = x[i]
-        out[i] = v if v > 0 else 0
+        out[i] = 0 if v < 0 else v
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -205,19 +265,22 @@ def sqrt(x, out):
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def abs(x, out):  # noqa: A001
+    """`0 - v`, not `-v`, so that |-0.0| is 0.0 as in PyTorch (-(-0.0) is 0.0 but
+    -(0.0) is -0.0). Works for integers too."""
     for i in range(out.size):
         v = x[i]
-        out[i] = v if v >= 0 else -v
+        out[i] = v if v > 0 else 0 - v
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def clamp(x, lo, hi, out):
-    """Clip into [lo, hi]; a missing bound is passed as -inf / +inf. NaN stays NaN."""
+    """Clip into [lo, hi]; a missing bound is passed as -inf / +inf. NaN stays NaN, and
+    a NaN bound makes every element NaN (PyTorch's max and min propagate NaN)."""
     for i in range(out.size):
         v = x[i]
-        if v < lo:
+        if v < lo or lo != lo:
             v = lo
-        if v > hi:
+        if v > hi or hi != hi:
             v = hi
         out[i] = v
 
@@ -239,9 +302,18 @@ def cos_backward(grad, x, out):
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def tanh_backward(grad, y, out):
-    """d tanh(x)/dx = 1 - tanh(x)**2, from the saved output y."""
+    """d tanh(x)/dx = 1 - tanh(x)**2, from the saved output y.
+
+    PyTorch computes 1 - y*y with one rounding (a fused multiply-add); near |y| = 1
+    the subtraction cancels, so rounding y*y first would change the result visibly.
+    So 1 - y*y is computed in float64 (where a float32 y*y is exact) and stored into
+    `out`, rounding to float32 once, as the fused operation does. (float64 still
+    rounds y*y: up to ~1e-9 relative off PyTorch where |y| is near 1.)"""
     for i in range(out.size):
-        out[i] = grad[i] * (1 - y[i] * y[i])
+        g = grad[i]
+        v = np.float64(y[i])
+        out[i] = 1.0 - v * v
+        out[i] = g * out[i]
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -253,9 +325,10 @@ def sigmoid_backward(grad, y, out):
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def relu_backward(grad, y, out):
-    """The gradient passes where the output was positive."""
+    """The gradient is blocked where the output is <= 0, so it passes where the
+    output is positive or NaN (PyTorch's threshold_backward)."""
     for i in range(out.size):
-        out[i] = grad[i] if y[i] > 0 else 0
+        out[i] = 0 if y[i] <= 0 else grad[i]
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -288,9 +361,15 @@ def log_backward(grad, x, out):
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def pow_scalar_backward(grad, x, p, out):
-    """d(x**p)/dx = p * x**(p-1); exactly zero when p == 0, as in PyTorch."""
+    """d(x**p)/dx = p * x**(p-1), with x**(p-1) computed as the forward pass would
+    (so (-inf) ** 1.5 has the gradient nan, as sqrt(-inf) is); exactly zero when
+    p == 0, as in PyTorch."""
     for i in range(out.size):
-        out[i] = 0 if p == 0 else grad[i] * p * x[i] ** (p - 1)
+        if p == 0:
+            out[i] = 0
+        else:
+            out[i] = power_of_number(x[i], p - 1)  # stored first: rounded to out's dtype
+            out[i] = grad[i] * (p * out[i])
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -301,17 +380,30 @@ def pow_backward_self(grad, x, p, out):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def pow_backward_exponent(grad, x, y, out):
-    """d(x**p)/dp = x**p * log(x), from the saved output y; 0 where x == 0."""
+def pow_backward_exponent(grad, x, p, y, out):
+    """d(x**p)/dp = x**p * log(x), from the saved output y. As in PyTorch, 0 where
+    x == 0 and p >= 0, and inf * log(0) = -inf where x == 0 and p < 0."""
     for i in range(out.size):
-        out[i] = 0 if x[i] == 0 else grad[i] * y[i] * math.log(x[i])
+        v = x[i]
+        if v == 0 and p[i] >= 0:
+            out[i] = grad[i] * 0
+        else:
+            log_v = math.log(v) if v > 0 else (-math.inf if v == 0 else math.nan)
+            out[i] = y[i] * log_v  # stored first: rounded to out's dtype, as PyTorch
+            out[i] = grad[i] * out[i]
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def rpow_backward(grad, y, log_base, out):
-    """d(b**x)/dx = b**x * log(b), from the saved output y."""
+def rpow_backward(grad, x, y, log_base, base_is_zero, out):
+    """d(b**x)/dx = b**x * log(b), from the saved output y. For b == 0, PyTorch
+    takes 0 where x >= 0 (so 0 ** x is flat where it is 0 or 1) and
+    b**x * log(b) (= inf * -inf) elsewhere."""
     for i in range(out.size):
-        out[i] = grad[i] * y[i] * log_base
+        if base_is_zero and x[i] >= 0:
+            out[i] = grad[i] * 0
+        else:
+            out[i] = y[i] * log_base  # stored first: rounded to out's dtype, as PyTorch
+            out[i] = grad[i] * out[i]
 
 
 @njit(cache=True, nogil=True, error_model="numpy")

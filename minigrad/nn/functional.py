@@ -2,8 +2,54 @@
 
 from __future__ import annotations
 
-from ..ops.linalg import linear
-from ..ops.loss import mse_loss
+from ..ops import linalg
+from ..ops._util import broadcast_shape
+from ..ops.loss import TYPE_NAMES, mse_loss
 from ..ops.unary import relu, sigmoid, tanh
+from ..ops.views import expanded_shape
+from ..tensor import Tensor
 
 __all__ = ["linear", "mse_loss", "relu", "sigmoid", "tanh"]
+
+
+def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:  # noqa: A002
+    """y = input @ weight.T + bias, as `torch.nn.functional.linear`.
+
+    With a bias, PyTorch runs one `addmm` (bias + mat1 @ mat2) on the input flattened
+    to 2-D, so its checks are addmm's: the input ("mat1") and the weight ("mat2") must
+    share a dtype, then the bias ("self") too, and the bias must expand to the output's
+    2-D shape. They are made here, before any work, with PyTorch's messages.
+    """
+    if bias is not None and input.ndim >= 1:
+        weight_name = TYPE_NAMES[weight.dtype.name]
+        if bias.dtype is not weight.dtype:
+            raise RuntimeError("self and mat2 must have the same dtype, but got "
+                               f"{TYPE_NAMES[bias.dtype.name]} and {weight_name}")
+        if input.dtype is not weight.dtype:
+            raise RuntimeError("mat1 and mat2 must have the same dtype, but got "
+                               f"{TYPE_NAMES[input.dtype.name]} and {weight_name}")
+        # (Input and weight that cannot be multiplied fail in addmm itself, first.)
+        if weight.ndim == 2 and input.shape[-1] == weight.shape[1]:
+            _check_bias_shape(input, weight, bias)
+    return linalg.linear(input, weight, bias)
+
+
+def _check_bias_shape(input: Tensor, weight: Tensor, bias: Tensor) -> None:  # noqa: A002
+    """Raise PyTorch's error for a bias that does not fit the output."""
+    rows = 1
+    for n in input.shape[:-1]:
+        rows *= n
+    if bias.ndim <= 1 or input.ndim == 2:
+        expanded_shape(bias, (rows, weight.shape[0]))  # raises expand's error
+        return
+    # PyTorch adds a 2-D (or more) bias to 1-D or batched input after the product,
+    # by broadcasting, so the errors are those of that addition.
+    out = (*input.shape[:-1], weight.shape[0])
+    full = broadcast_shape(out, bias.shape)
+    fits = bias.ndim == 2 and bias.shape[0] in (1, rows) and bias.shape[1] in (1, out[-1])
+    if input.ndim == 1 and not fits:
+        raise RuntimeError(f"output with shape [{', '.join(map(str, out))}] doesn't match "
+                           f"the broadcast shape [{', '.join(map(str, full))}]")
+    if not fits:
+        raise NotImplementedError("minigrad's linear adds a bias to batched input only when "
+                                  "it broadcasts to (rows, out_features) of the flattened input")

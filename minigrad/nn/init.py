@@ -4,6 +4,7 @@ in-place op, so it bumps the tensor's version by one, as in PyTorch)."""
 from __future__ import annotations
 
 import math
+import warnings
 
 from .. import _creation
 from ..autograd.grad_mode import no_grad
@@ -65,9 +66,13 @@ def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
 def kaiming_uniform_(t: Tensor, a: float = 0.0, mode: str = "fan_in",
                      nonlinearity: str = "leaky_relu") -> Tensor:
     """U(-bound, bound) with bound = gain * sqrt(3 / fan): He initialisation."""
+    if 0 in t.shape:
+        # No fan to scale by: PyTorch leaves the tensor alone (its version too) and says so.
+        warnings.warn("Initializing zero-element tensors is a no-op", UserWarning, stacklevel=2)
+        return t
     fan_in, fan_out = _fans(t)
     fan = fan_in if mode == "fan_in" else fan_out
-    bound = calculate_gain(nonlinearity, a) * math.sqrt(3.0 / fan) if fan else 0.0
+    bound = calculate_gain(nonlinearity, a) * math.sqrt(3.0 / fan)
     return uniform_(t, -bound, bound)
 
 

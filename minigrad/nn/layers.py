@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import math
+import operator
 from collections import OrderedDict
 from collections.abc import Iterator
 
 from .. import _creation
-from ..ops.linalg import linear
-from ..ops.loss import REDUCTIONS, mse_loss
+from ..ops.loss import mse_loss
 from ..ops.unary import relu, relu_, sigmoid, tanh
 from ..tensor import Tensor
+from . import functional as F
 from . import init
 from .module import Module
 from .parameter import Parameter
@@ -41,7 +42,7 @@ class Linear(Module):
             init.uniform_(self.bias, -bound, bound)
 
     def forward(self, x: Tensor) -> Tensor:
-        return linear(x, self.weight, self.bias)
+        return F.linear(x, self.weight, self.bias)
 
     def extra_repr(self) -> str:
         return (f"in_features={self.in_features}, out_features={self.out_features}, "
@@ -92,6 +93,7 @@ class Sequential(Module):
         items = list(self._modules.values())
         if isinstance(index, slice):
             return Sequential(OrderedDict(list(self._modules.items())[index]))
+        index = operator.index(index)  # a str or float raises PyTorch's TypeError
         if not -len(items) <= index < len(items):
             raise IndexError(f"index {index} is out of range")
         return items[index]
@@ -117,9 +119,7 @@ class MSELoss(Module):
 
     def __init__(self, reduction: str = "mean") -> None:
         super().__init__()
-        if reduction not in REDUCTIONS:
-            raise ValueError(f"{reduction} is not a valid value for reduction")
-        self.reduction = reduction
+        self.reduction = reduction  # checked when called, as PyTorch does
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
         return mse_loss(input, target, reduction=self.reduction)

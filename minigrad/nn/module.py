@@ -2,13 +2,37 @@
 
 from __future__ import annotations
 
-from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections import OrderedDict, namedtuple
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from ..autograd.grad_mode import no_grad
 from ..tensor import Tensor
 from .parameter import Parameter
+
+
+def _typename(obj: Any) -> str:
+    """An object's type as PyTorch's messages name it: "minigrad.FloatTensor" for a
+    tensor, the full path for a class ("minigrad.nn.layers.ReLU"), "int" for a builtin."""
+    if isinstance(obj, Tensor):
+        return f"minigrad.{obj.dtype.tensor_type}"
+    cls = type(obj)
+    if cls.__module__ in (None, "builtins"):
+        return cls.__qualname__
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
+    """What `load_state_dict` returns: the keys it could not match."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return super().__repr__()
+
+    __str__ = __repr__
 
 
 class Module:
@@ -30,36 +54,37 @@ class Module:
 
     def __setattr__(self, name: str, value: Any) -> None:
         params = self.__dict__.get("_parameters")
+        modules = self.__dict__.get("_modules")
         if isinstance(value, Parameter):
             if params is None:
                 raise AttributeError("cannot assign parameters before Module.__init__() call")
-            self._drop(name)
-            params[name] = value
+            self._drop(name, keep=params)
+            self.register_parameter(name, value)
         elif params is not None and name in params:
             if value is not None:
-                kind = (f"minigrad.{value.dtype.tensor_type}" if isinstance(value, Tensor)
-                        else type(value).__name__)
-                raise TypeError(f"cannot assign '{kind}' as parameter '{name}' "
+                raise TypeError(f"cannot assign '{_typename(value)}' as parameter '{name}' "
                                 "(minigrad.nn.Parameter or None expected)")
             params[name] = None
         elif isinstance(value, Module):
-            modules = self.__dict__.get("_modules")
             if modules is None:
                 raise AttributeError("cannot assign module before Module.__init__() call")
-            self._drop(name)
+            self._drop(name, keep=modules)
             modules[name] = value
-        elif self.__dict__.get("_modules") and name in self._modules:
+        elif modules is not None and name in modules:
             if value is not None:
-                raise TypeError(f"cannot assign '{type(value).__name__}' as child module "
+                raise TypeError(f"cannot assign '{_typename(value)}' as child module "
                                 f"'{name}' (minigrad.nn.Module or None expected)")
-            self._modules[name] = None
+            modules[name] = None
         else:
             object.__setattr__(self, name, value)
 
-    def _drop(self, name: str) -> None:
+    def _drop(self, name: str, keep: dict) -> None:
+        """Forget `name` everywhere except in `keep`, the registry about to receive it:
+        re-assigning an entry there must keep its place (and so the running order)."""
         self.__dict__.pop(name, None)
-        self.__dict__["_parameters"].pop(name, None)
-        self.__dict__["_modules"].pop(name, None)
+        for registry in (self.__dict__["_parameters"], self.__dict__["_modules"]):
+            if registry is not keep:
+                registry.pop(name, None)
 
     def __getattr__(self, name: str) -> Any:
         # Only called when normal lookup fails: look in the registries.
@@ -79,15 +104,39 @@ class Module:
 
     def register_parameter(self, name: str, param: Parameter | None) -> None:
         """Register `param` (or a None placeholder) under `name`."""
+        if "_parameters" not in self.__dict__:
+            raise AttributeError("cannot assign parameter before Module.__init__() call")
+        if not isinstance(name, str):
+            raise TypeError(f"parameter name should be a string. Got {_typename(name)}")
+        if "." in name:
+            raise KeyError('parameter name can\'t contain "."')
+        if name == "":
+            raise KeyError('parameter name can\'t be empty string ""')
+        if hasattr(self, name) and name not in self._parameters:
+            raise KeyError(f"attribute '{name}' already exists")
         if param is not None and not isinstance(param, Parameter):
-            raise TypeError(f"cannot assign '{type(param).__name__}' object to parameter "
+            raise TypeError(f"cannot assign '{_typename(param)}' object to parameter "
                             f"'{name}' (minigrad.nn.Parameter or None required)")
+        if param is not None and param.grad_fn is not None:
+            raise ValueError(
+                f"Cannot assign non-leaf Tensor to parameter '{name}'. Model parameters must "
+                f"be created explicitly. To express '{name}' as a function of another Tensor, "
+                "compute the value in the forward() method."
+            )
         self._parameters[name] = param
 
     def add_module(self, name: str, module: Module | None) -> None:
         """Register a sub-module under `name`."""
         if module is not None and not isinstance(module, Module):
-            raise TypeError(f"{type(module).__name__} is not a Module subclass")
+            raise TypeError(f"{_typename(module)} is not a Module subclass")
+        if not isinstance(name, str):
+            raise TypeError(f"module name should be a string. Got {_typename(name)}")
+        if hasattr(self, name) and name not in self._modules:
+            raise KeyError(f"attribute '{name}' already exists")
+        if "." in name:
+            raise KeyError(f'module name can\'t contain ".", got: {name}')
+        if name == "":
+            raise KeyError('module name can\'t be empty string ""')
         self._modules[name] = module
 
     # -- walking the tree ----------------------------------------------------------
@@ -111,8 +160,11 @@ class Module:
             yield m
 
     def named_children(self) -> Iterator[tuple[str, Module]]:
+        """The direct sub-modules; one registered under two names is listed once."""
+        seen: set[int] = set()
         for name, m in self._modules.items():
-            if m is not None:
+            if m is not None and id(m) not in seen:
+                seen.add(id(m))
                 yield name, m
 
     def children(self) -> Iterator[Module]:
@@ -168,8 +220,13 @@ class Module:
             if set_to_none:
                 p.grad = None
             else:
-                g = p.grad.detach_() if p.grad.grad_fn is not None else p.grad
-                g.zero_()
+                # As PyTorch: cut a gradient off its own graph (or stop it requiring
+                # grad, if it is a leaf), so zeroing it in place is allowed.
+                if p.grad.grad_fn is not None:
+                    p.grad.detach_()
+                else:
+                    p.grad.requires_grad_(False)
+                p.grad.zero_()
 
     # -- state ---------------------------------------------------------------------
 
@@ -177,25 +234,48 @@ class Module:
         """Every parameter's values, detached, by dotted name."""
         return OrderedDict((name, p.detach()) for name, p in self.named_parameters())
 
-    def load_state_dict(self, state: dict) -> None:
-        """Copy values into the parameters in place (one version bump each)."""
+    def load_state_dict(self, state_dict: Mapping[str, Any],
+                        strict: bool = True) -> _IncompatibleKeys:
+        """Copy values into the parameters in place (one version bump each).
+
+        Like PyTorch, every parameter that can be loaded is loaded; then all the problems
+        found (missing or unexpected keys when `strict`, wrong shapes or values) are
+        raised together. Returns the missing and unexpected keys.
+        """
+        if not isinstance(state_dict, Mapping):
+            raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
         own = dict(self.named_parameters())
-        missing = [k for k in own if k not in state]
-        unexpected = [k for k in state if k not in own]
-        if missing or unexpected:
-            raise RuntimeError(
-                f"Error(s) in loading state_dict for {type(self).__name__}: missing keys "
-                f"{missing}, unexpected keys {unexpected}"
-            )
+        missing = [k for k in own if k not in state_dict]
+        unexpected = [k for k in state_dict if k not in own]
+        errors = []
         with no_grad():
             for name, p in own.items():
-                value = state[name]
-                if tuple(value.shape) != tuple(p.shape):
-                    raise RuntimeError(
-                        f"size mismatch for {name}: copying a param with shape {value.shape} "
-                        f"from checkpoint, the shape in current model is {p.shape}."
+                if name not in state_dict:
+                    continue
+                value = state_dict[name]
+                if not isinstance(value, Tensor):
+                    errors.append(
+                        f'While copying the parameter named "{name}", expected minigrad.Tensor '
+                        f"or Tensor-like object from checkpoint but received {type(value)}"
                     )
-                p.copy_(value)
+                elif value.shape != p.shape:
+                    errors.append(
+                        f"size mismatch for {name}: copying a param with shape {value.shape!r} "
+                        f"from checkpoint, the shape in current model is {p.shape!r}."
+                    )
+                else:
+                    p.copy_(value)
+        if strict:
+            if unexpected:
+                keys = ", ".join(f'"{k}"' for k in unexpected)
+                errors.insert(0, f"Unexpected key(s) in state_dict: {keys}. ")
+            if missing:
+                keys = ", ".join(f'"{k}"' for k in missing)
+                errors.insert(0, f"Missing key(s) in state_dict: {keys}. ")
+        if errors:
+            raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
+                               + "\n\t".join(errors))
+        return _IncompatibleKeys(missing, unexpected)
 
     def _cast(self, dtype) -> Module:
         for p in self.parameters():
@@ -244,10 +324,12 @@ class Module:
     def __repr__(self) -> str:
         extra = self.extra_repr()
         lines = extra.split("\n") if extra else []
-        for name, module in self._modules.items():
-            child = repr(module).replace("\n", "\n  ")
-            lines.append(f"({name}): {child}")
-        if not self._modules:
+        children = [f"({name}): " + repr(module).replace("\n", "\n  ")
+                    for name, module in self._modules.items()]
+        if len(lines) == 1 and not children:
             return f"{type(self).__name__}({extra})"
-        body = "\n  ".join(lines)
+        if not lines and not children:
+            return f"{type(self).__name__}()"
+        # Several lines (extra_repr's and the children's): one per line, indented.
+        body = "\n  ".join(lines + children)
         return f"{type(self).__name__}(\n  {body}\n)"

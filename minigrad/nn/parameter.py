@@ -28,7 +28,9 @@ class Parameter(Tensor):
         p._version_counter = data._version_counter
         p._is_param = True
         if requires_grad:
-            p.requires_grad_(True)
+            p._set_requires_grad(
+                True, "Only Tensors of floating point and complex dtype can require gradients"
+            )
         return p
 
     def __init__(self, *args, **kwargs) -> None:  # construction happens in __new__

@@ -20,7 +20,15 @@ from .. import _dtype
 from ..autograd.graph import INPUT, OUTPUT, Node, SavedNumber, SavedTensor
 from ..kernels import elementwise as K
 from ..tensor import Tensor, as_tensor_arg, begin_inplace, finish_inplace, record
-from ._util import PARALLEL_MIN, binary, flat, float_dtype, run_kernel, scalar_of
+from ._util import (
+    PARALLEL_MIN,
+    binary,
+    broadcast_shape,
+    flat,
+    float_dtype,
+    run_kernel,
+    scalar_of,
+)
 
 VALUE = "value"
 
@@ -32,7 +40,10 @@ def _scalar_op(kernel, a: np.ndarray, s, dt, reverse: bool = False) -> np.ndarra
         a = a.astype(np_dtype)
     n = a.size
     out = np.empty(n, np_dtype)  # flat; given a's shape at the end
-    s = scalar_of(s, dt)
+    try:
+        s = scalar_of(s, dt)
+    except OverflowError:  # an int in [2**63, 2**64): PyTorch wraps it into int64
+        s = scalar_of(s - 2**64, dt)
     args = (s, flat(a), out) if reverse else (flat(a), s, out)
     if n < PARALLEL_MIN:  # small: call the kernel directly
         kernel(*args)
@@ -42,12 +53,12 @@ def _scalar_op(kernel, a: np.ndarray, s, dt, reverse: bool = False) -> np.ndarra
 
 
 def _check_out_dtype(t: Tensor, dt) -> None:
-    """In-place ops cannot change a tensor's dtype (int += float is refused)."""
-    if dt is not t.dtype and dt._rank > t.dtype._rank:
-        names = {"float32": "Float", "float64": "Double", "int64": "Long", "bool": "Bool"}
+    """In-place ops keep the tensor's dtype: a result of the same category is cast
+    into it (float32 += float64 stays float32), a higher one is refused (int += float)."""
+    if dt is not t.dtype and _dtype.category(dt) > _dtype.category(t.dtype):
         raise RuntimeError(
-            f"result type {names[dt.name]} can't be cast to the desired output type "
-            f"{names[t.dtype.name]}"
+            f"result type {dt.type_name} can't be cast to the desired output type "
+            f"{t.dtype.type_name}"
         )
 
 
@@ -116,24 +127,63 @@ def _add_data(a: Tensor, b, alpha, dt) -> np.ndarray:
     return _scalar_op(K.add_scalar, a._data, b * alpha, dt)
 
 
+def _check_alpha(alpha, dt) -> None:
+    """PyTorch's limits on `alpha` (checked only when alpha is not a plain 1)."""
+    if isinstance(alpha, (bool, np.bool_)) and dt is not _dtype.bool_:
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    if not dt.is_floating_point and isinstance(alpha, (float, np.floating)):
+        raise RuntimeError(
+            "For integral input tensors, argument alpha must not be a floating point number."
+        )
+
+
 def add(self: Tensor, other, alpha=1) -> Tensor:
     """self + alpha * other."""
     other = as_tensor_arg(other)
-    out = Tensor._make(_add_data(self, other, alpha, _dtype.result_type(self, other)))
-    node = record(AddBackward0, out, self, other)
-    _save_alpha_of(node, alpha)
+    dt = _dtype.result_type(self, other)
+    if alpha != 1 or type(alpha) is not int:  # rare: a scaled sum (or a refused alpha)
+        _check_alpha(alpha, dt)
+        out = Tensor._make(_add_data(self, other, alpha, dt))
+        _save_alpha_of(record(AddBackward0, out, self, other), alpha)
+        return out
+    if isinstance(other, Tensor):
+        out = Tensor._make(binary(K.add, self._data, other._data, dt.np))
+    else:
+        out = Tensor._make(_scalar_op(K.add_scalar, self._data, other, dt))
+    record(AddBackward0, out, self, other)
     return out
+
+
+_NP_BOOL = np.dtype(np.bool_)
+
+
+def _is_bool(x) -> bool:
+    return isinstance(x, bool) or (isinstance(x, Tensor) and x._data.dtype is _NP_BOOL)
+
+
+def _refuse_bool_sub(self, other) -> None:
+    """PyTorch refuses `-` whenever an operand is bool (a Python True counts)."""
+    if _is_bool(self) and _is_bool(other):
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with two bool tensors is not supported. "
+            "Use the `^` or `logical_xor()` operator instead."
+        )
+    if _is_bool(self) or _is_bool(other):
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
+            "trying to invert a mask, use the `~` or `logical_not()` operator instead."
+        )
 
 
 def sub(self: Tensor, other, alpha=1) -> Tensor:
     """self - alpha * other."""
     other = as_tensor_arg(other)
-    if self.dtype is _dtype.bool_ and isinstance(other, Tensor) and other.dtype is _dtype.bool_:
-        raise RuntimeError(
-            "Subtraction, the `-` operator, with two bool tensors is not supported. "
-            "Use the `^` or `logical_xor()` operator instead."
-        )
+    if (self._data.dtype is _NP_BOOL or other.__class__ is bool
+            or (isinstance(other, Tensor) and other._data.dtype is _NP_BOOL)):
+        _refuse_bool_sub(self, other)
     dt = _dtype.result_type(self, other)
+    if alpha != 1 or type(alpha) is not int:
+        _check_alpha(alpha, dt)
     if isinstance(other, Tensor) and alpha == 1:
         out = Tensor._make(binary(K.sub, self._data, other._data, dt.np))
     elif isinstance(other, Tensor):
@@ -150,6 +200,7 @@ def rsub(self: Tensor, other, alpha=1) -> Tensor:
     other = as_tensor_arg(other)
     if isinstance(other, Tensor):
         return sub(other, self, alpha)
+    _refuse_bool_sub(other, self)
     dt = _dtype.result_type(self, other)
     data = _scalar_op(K.rsub_scalar, self._data * alpha if alpha != 1 else self._data, other, dt,
                       reverse=True)
@@ -226,17 +277,23 @@ class DivBackward0(Node):
             if self.needs_grad(1):
                 a = self.saved("self")
                 shape = np.broadcast_shapes(grad.shape, a.shape, b.shape)
-                g, a, b = (np.broadcast_to(v.astype(grad.dtype, copy=False), shape)
+                # A float64 divisor of a float32 tensor divided in place: its gradient
+                # is computed in float64, as PyTorch promotes it.
+                calc = np.promote_types(grad.dtype, b.dtype) if b.dtype.kind == "f" else grad.dtype
+                g, a, b = (np.broadcast_to(v.astype(calc, copy=False), shape)
                            for v in (grad, a, b))
-                gb = np.empty(shape, grad.dtype)
+                gb = np.empty(shape, calc)
                 K.div_backward_other(flat(g), flat(a), flat(b), gb.reshape(-1))
         else:
             ga = _scalar_op(K.div_scalar, grad, b.item(), dt)
         return ga, gb
 
 
-def div(self: Tensor, other) -> Tensor:
-    """Element-wise true division (integers divide into the default float dtype)."""
+def div(self: Tensor, other, *, rounding_mode: str | None = None) -> Tensor:
+    """Element-wise true division (integers divide into the default float dtype), or
+    with `rounding_mode` "trunc" / "floor" rounded division in the operands' dtype."""
+    if rounding_mode is not None:
+        return _div_rounded(self, as_tensor_arg(other), rounding_mode)
     other = as_tensor_arg(other)
     dt = _dtype.result_type(self, other)
     if not dt.is_floating_point:
@@ -250,6 +307,59 @@ def div(self: Tensor, other) -> Tensor:
     if node is not None:
         _save_div(node, self, other, self)
     return out
+
+
+class DivBackward2(Node):
+    """Rounded division: a step function, so both gradients are zero."""
+
+    saves = {"self": INPUT, "other": INPUT, "rounding_mode": VALUE}
+
+    def backward(self, grad):
+        zeros = np.zeros_like(grad)
+        return (zeros if self.needs_grad(0) else None, zeros if self.needs_grad(1) else None)
+
+
+def _div_rounded(self: Tensor, other, mode: str) -> Tensor:
+    if mode not in ("trunc", "floor"):
+        raise RuntimeError("div expected rounding_mode to be one of None, 'trunc', or 'floor' "
+                           f"but found '{mode}'")
+    dt = _dtype.result_type(self, other)
+    a = self._data.astype(dt.np, copy=False)
+    b = other._data.astype(dt.np, copy=False) if isinstance(other, Tensor) else dt.np.type(other)
+    if isinstance(other, Tensor):
+        broadcast_shape(a.shape, b.shape)
+    if dt.is_floating_point:
+        with np.errstate(all="ignore"):  # x / 0 is inf or nan, silently
+            # numpy's floor_divide rounds as PyTorch does (from fmod, exact near integers)
+            data = np.trunc(a / b) if mode == "trunc" else np.floor_divide(a, b)
+    else:
+        if np.any(b == 0):
+            raise RuntimeError("ZeroDivisionError")
+        data = np.floor_divide(a, b)
+        if mode == "trunc":  # round toward zero where the quotient is negative and inexact
+            data = data + ((data * b != a) & ((a < 0) != (b < 0)))
+    out = Tensor._make(np.asarray(data, dt.np))
+    node = record(DivBackward2, out, self, other)
+    if node is not None:
+        _save_mul_operands(node, self, other)  # each saved if the other needs a gradient
+        node._saved["rounding_mode"] = mode
+    return out
+
+
+def floor_divide(self: Tensor, other) -> Tensor:
+    """`//`: not implemented; PyTorch's own floor_divide has no gradient either."""
+    raise NotImplementedError(
+        "minigrad does not implement `//` (floor_divide); use "
+        "minigrad.div(a, b, rounding_mode='floor')"
+    )
+
+
+def remainder(self: Tensor, other) -> Tensor:
+    """`%`: not implemented."""
+    raise NotImplementedError(
+        "minigrad does not implement `%` (remainder); use "
+        "a - b * minigrad.div(a, b, rounding_mode='floor')"
+    )
 
 
 class ReciprocalBackward0(Node):
@@ -334,7 +444,7 @@ class PowBackward1(Node):
         if self.needs_grad(1):
             y = np.broadcast_to(self.saved("result").astype(grad.dtype, copy=False), shape)
             gp = np.empty(shape, grad.dtype)
-            K.pow_backward_exponent(flat(g), flat(xb), flat(y), gp.reshape(-1))
+            K.pow_backward_exponent(flat(g), flat(xb), flat(pb), flat(y), gp.reshape(-1))
         return gx, gp
 
 
@@ -345,14 +455,25 @@ class PowBackward2(Node):
 
     def backward(self, grad):
         base = self._saved["self"]
-        y = self.saved("result")
-        if base == 0:
-            return (np.zeros_like(grad),)
+        x = self.saved("exponent").astype(grad.dtype, copy=False)
+        y = self.saved("result").astype(grad.dtype, copy=False)
         out = np.empty(grad.shape, grad.dtype)
-        K.rpow_backward(flat(grad), flat(y.astype(grad.dtype, copy=False)),
-                        scalar_of(math.log(base), _dtype.from_numpy_dtype(grad.dtype)),
-                        out.reshape(-1))
+        log_base = scalar_of(_log(base), _dtype.from_numpy_dtype(grad.dtype))
+        K.rpow_backward(flat(grad), flat(x), flat(y), log_base, base == 0, out.reshape(-1))
         return (out,)
+
+
+def _log(number) -> float:
+    """log of a Python number as PyTorch's Scalar.log() gives it: -inf at 0 and nan
+    below (math.log raises for both)."""
+    if number > 0 or number != number:  # positive, inf or nan
+        return math.log(number)
+    return -math.inf if number == 0 else math.nan
+
+
+def _refuse_bool_pow(dt) -> None:
+    if dt is _dtype.bool_:
+        raise NotImplementedError('"pow" not implemented for \'Bool\'')
 
 
 def pow(self: Tensor, exponent) -> Tensor:  # noqa: A001
@@ -360,16 +481,23 @@ def pow(self: Tensor, exponent) -> Tensor:  # noqa: A001
     exponent = as_tensor_arg(exponent)
     dt = _dtype.result_type(self, exponent)
     if isinstance(exponent, Tensor):
-        out = Tensor._make(binary(K.pow, self._data, exponent._data, dt.np))
+        _refuse_bool_pow(dt)
+        kernel = K.pow if dt.is_floating_point else K.pow_int
+        out = Tensor._make(binary(kernel, self._data, exponent._data, dt.np))
         node = record(PowBackward1, out, self, exponent)
         if node is not None:
             node._saved["self"] = SavedTensor(self)
             node._saved["exponent"] = SavedTensor(exponent)
             node._saved["result"] = SavedTensor(out, is_output=True)
         return out
-    if not dt.is_floating_point and exponent < 0:
-        raise RuntimeError("Integers to negative integer powers are not allowed.")
-    out = Tensor._make(_scalar_op(K.pow_scalar, self._data, exponent, dt))
+    kernel = K.pow_scalar
+    if not dt.is_floating_point:
+        if exponent < 0:
+            raise RuntimeError("Integers to negative integer powers are not allowed.")
+        # bool ** True / False (a bool result) is x or all True: the integer kernel
+        # computes exactly that.
+        kernel = K.pow_scalar_int
+    out = Tensor._make(_scalar_op(kernel, self._data, exponent, dt))
     node = record(PowBackward0, out, self)
     if node is not None:
         node._saved["self"] = SavedTensor(self)
@@ -383,7 +511,9 @@ def rpow(self: Tensor, base) -> Tensor:
     if isinstance(base, Tensor):
         return pow(base, self)
     dt = _dtype.result_type(self, base)
-    out = Tensor._make(_scalar_op(K.rpow_scalar, self._data, base, dt, reverse=True))
+    _refuse_bool_pow(dt)
+    kernel = K.rpow_scalar if dt.is_floating_point else K.rpow_scalar_int
+    out = Tensor._make(_scalar_op(kernel, self._data, base, dt, reverse=True))
     node = record(PowBackward2, out, self)
     if node is not None:
         node._saved["self"] = base
@@ -477,7 +607,8 @@ def mul_(self: Tensor, other) -> Tensor:
 
 def div_(self: Tensor, other) -> Tensor:
     if not self.dtype.is_floating_point:
-        raise RuntimeError("result type Float can't be cast to the desired output type Long")
+        raise RuntimeError("result type Float can't be cast to the desired output type "
+                           f"{self.dtype.type_name}")
     return _inplace(DivBackward0, lambda s, o: div(s.detach(), o), self, other, _SAVE_DIV)
 
 

@@ -83,6 +83,15 @@ def getitem(x: Tensor, index) -> Tensor:
     even `x[:]`) is always a SliceBackward0; inside a tuple, a slice taking a whole
     dim is skipped, and an index that leaves the tensor as it was gives an alias."""
     lone_slice = isinstance(index, slice)
+    if x._data.ndim == 0:
+        # PyTorch's errors for a lone int or slice (inside a tuple: "too many indices").
+        if lone_slice:
+            raise IndexError("slice() cannot be applied to a 0-dim tensor.")
+        if isinstance(index, (int, np.integer)) and not isinstance(index, bool):
+            raise IndexError(
+                "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
+                "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number"
+            )
     if not isinstance(index, tuple):
         index = (index,)
     if len(index) == 1 and index[0] is Ellipsis:
@@ -250,9 +259,21 @@ def _index_put(x: Tensor, index: tuple, value) -> None:
     where = _where_of(x._data.shape, advanced)
     value_t = value if isinstance(value, Tensor) else Tensor._make(
         np.array(value, x._data.dtype))
+    lone_mask = len(index) == 1 and advanced[0][1].dtype == np.bool_
+    if value_t.dtype is not x.dtype and not (lone_mask and value_t._data.size == 1):
+        # (PyTorch fills through a lone mask with one value, converting it.)
+        raise RuntimeError(
+            "Index put requires the source and destination dtypes match, got "
+            f"{_scalar_name(x)} for the destination and {_scalar_name(value_t)} for the source."
+        )
     node = begin_inplace(IndexPutBackward0, x, value_t)
     x._data[where] = value_t._data
     finish_inplace(x, node)
     if node is not None:
         node._saved.update({"indices": _saved_indices(advanced), "accumulate": False,
                             "_where": where})
+
+
+def _scalar_name(t: Tensor) -> str:
+    """PyTorch's scalar type name in messages: "Float" for float32, "Long" for int64."""
+    return t.dtype.tensor_type.removesuffix("Tensor")

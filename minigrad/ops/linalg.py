@@ -13,13 +13,21 @@ from . import views
 VALUE = "value"
 
 
-def _check_float(a: Tensor, b: Tensor):
+def _check_float(a: Tensor, b: Tensor, kernel: str = "addmm_impl_cpu_"):
+    """Both operands of a product must have one dtype, and it must not be bool
+    (`kernel` is the name PyTorch's refusal gives)."""
     if a.dtype is not b.dtype:
         raise RuntimeError(
             "expected m1 and m2 to have the same dtype, but got: "
             f"{_NAMES[a.dtype.name]} != {_NAMES[b.dtype.name]}"
         )
+    _refuse_bool(a, kernel)
     return a.dtype
+
+
+def _refuse_bool(a: Tensor, kernel: str) -> None:
+    if a._data.dtype == np.bool_:
+        raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
 
 
 _NAMES = {"float32": "float", "float64": "double", "int64": "long int", "bool": "bool"}
@@ -96,7 +104,19 @@ def _strides(t: Tensor) -> tuple:
     """The strides in elements, as PyTorch counts them (numpy counts bytes)."""
     data = t._data
     size = data.itemsize
+    if data.size == 0 and not any(data.strides):
+        # numpy gives a new empty array zero strides; PyTorch row-major ones, counting
+        # each empty dim as 1 ((3, 0) -> (1, 1)).
+        return _row_major_strides(data.shape)
     return tuple([s // size for s in data.strides])
+
+
+def _row_major_strides(shape: tuple) -> tuple:
+    strides, step = [], 1
+    for n in reversed(shape):
+        strides.append(step)
+        step *= max(n, 1)
+    return tuple(reversed(strides))
 
 
 def product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -138,7 +158,6 @@ def _save_operands(node: Node, first: int, a: Tensor, b: Tensor, a_name: str,
     _save_each_for_the_other(node, first, a, b, a_name, b_name)
 
 
-
 def mm(a: Tensor, b: Tensor) -> Tensor:
     if a._data.ndim != 2:
         raise RuntimeError("self must be a matrix")
@@ -158,15 +177,24 @@ def mm(a: Tensor, b: Tensor) -> Tensor:
 
 
 def mv(a: Tensor, v: Tensor) -> Tensor:
+    if a._data.ndim == 0:  # PyTorch sizes the result by a.size(0) first
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     if a._data.ndim != 2 or v._data.ndim != 1:
+        # PyTorch's mv is addmv into a 1-D result: its dims come first.
         raise RuntimeError("vector + matrix @ vector expected, got "
-                           f"{a._data.ndim}, {v._data.ndim}")
+                           f"1, {a._data.ndim}, {v._data.ndim}")
     if a._data.shape[1] != v._data.shape[0]:
         raise RuntimeError(
             f"size mismatch, got input ({a._data.shape[0]}), mat ({a._data.shape[0]}x"
             f"{a._data.shape[1]}), vec ({v._data.shape[0]})"
         )
-    _check_float(a, v)
+    if a.dtype is not v.dtype:
+        # addmv's result (listed first) takes the vector's dtype.
+        raise RuntimeError(
+            "addmv input tensors must have the same dtype, but got "
+            f"{v.dtype.type_name}, {a.dtype.type_name}, and {v.dtype.type_name}"
+        )
+    _refuse_bool(a, "addmv_impl_cpu")
     out = Tensor._make(a._data @ v._data)
     node = record(MvBackward0, out, a, v)
     if node is not None:
@@ -179,13 +207,16 @@ def dot(u: Tensor, v: Tensor) -> Tensor:
         raise RuntimeError(
             f"1D tensors expected, but got {u._data.ndim}D and {v._data.ndim}D tensors"
         )
+    if u.dtype is not v.dtype:  # checked before the sizes, as PyTorch does
+        raise RuntimeError("dot : expected both vectors to have same dtype, but found "
+                           f"{u.dtype.type_name} and {v.dtype.type_name}")
+    _refuse_bool(u, "dot")
     if u._data.shape != v._data.shape:
         raise RuntimeError(
             f"inconsistent tensor size, expected tensor [{u._data.shape[0]}] and src "
             f"[{v._data.shape[0]}] to have the same number of elements, but got "
             f"{u._data.shape[0]} and {v._data.shape[0]} elements respectively"
         )
-    _check_float(u, v)
     out = Tensor._make(np.asarray(np.dot(u._data, v._data), u._data.dtype))
     node = record(DotBackward0, out, u, v)
     if node is not None:

@@ -10,11 +10,15 @@ from .._dtype import result_type
 from ..autograd.graph import INPUT, Node, SavedTensor
 from ..tensor import Size, Tensor, record
 from . import views
+from ._util import broadcast_shape
 
 VALUE = "value"
 
 # PyTorch stores the reduction as an enum number in `_saved_reduction`.
 REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
+
+# PyTorch's scalar type names, as its "not implemented for" messages print them.
+TYPE_NAMES = {"float32": "Float", "float64": "Double", "int64": "Long", "bool": "Bool"}
 
 
 class MseLossBackward0(Node):
@@ -25,7 +29,8 @@ class MseLossBackward0(Node):
 
     def backward(self, grad):
         diff = self.saved("self") - self.saved("target")
-        scale = 2.0 / diff.size if self._saved["reduction"] == REDUCTIONS["mean"] else 2.0
+        mean = self._saved["reduction"] == REDUCTIONS["mean"]
+        scale = 2.0 / diff.size if mean and diff.size else 2.0  # (no elements: no gradient)
         g = (scale * grad) * diff
         g = g.astype(grad.dtype, copy=False)
         return (g if self.needs_grad(0) else None, -g if self.needs_grad(1) else None)
@@ -33,28 +38,36 @@ class MseLossBackward0(Node):
 
 def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:  # noqa: A002
     """The mean (or sum, or none) of squared differences, as `F.mse_loss`."""
-    if reduction not in REDUCTIONS:
-        raise ValueError(f"{reduction} is not a valid value for reduction")
     if input._data.shape != target._data.shape:
         warnings.warn(
             f"Using a target size ({Size(target._data.shape)!r}) that is different to the "
             f"input size ({Size(input._data.shape)!r}). This will likely lead to incorrect "
             "results due to broadcasting. Please ensure they have the same size.",
             UserWarning,
-            stacklevel=3,
+            stacklevel=2,  # the line that called mse_loss
         )
-        # Like PyTorch, broadcast both first: the graph shows two ExpandBackward0.
-        from ._util import broadcast_shape
-
+        # Like PyTorch, broadcast both first; an operand that already has the broadcast
+        # shape is used as it is, the other shows up in the graph as an ExpandBackward0.
         shape = broadcast_shape(input._data.shape, target._data.shape)
-        input, target = views.expand(input, shape), views.expand(target, shape)
+        if input._data.shape != shape:
+            input = views.expand(input, shape)
+        if target._data.shape != shape:
+            target = views.expand(target, shape)
+    # PyTorch checks the reduction only after broadcasting, and the dtype after that.
+    if reduction not in REDUCTIONS:
+        raise ValueError(f"{reduction} is not a valid value for reduction")
     dt = result_type(input, target)
+    if not dt.is_floating_point:
+        raise NotImplementedError(f"\"mse_cpu\" not implemented for '{TYPE_NAMES[dt.name]}'")
     diff = input._data.astype(dt.np, copy=False) - target._data.astype(dt.np, copy=False)
     sq = diff * diff
     if reduction == "none":
         data = sq
+    elif reduction == "sum":
+        data = np.asarray(sq.sum(), dt.np)
     else:
-        data = np.asarray(sq.mean() if reduction == "mean" else sq.sum(), dt.np)
+        # The mean of no elements is nan, without numpy's warning (as in PyTorch).
+        data = np.asarray(sq.mean() if sq.size else np.nan, dt.np)
     out = Tensor._make(data)
     node = record(MseLossBackward0, out, input, target)
     if node is not None:

@@ -14,12 +14,45 @@ from ._util import spread, total, u64
 VALUE = "value"
 
 
+class _AllDims:
+    """The default `dim` of sum and mean. PyTorch records `x.sum()` as SumBackward0
+    but `x.sum(dim=None)` as SumBackward1 (with `_saved_dim` None), so minigrad must
+    tell "no dim given" apart from an explicit None."""
+
+    def __repr__(self) -> str:
+        return "<all dims>"
+
+
+ALL_DIMS = _AllDims()
+
+
+def _no_dim_keepdim(name: str) -> TypeError:
+    """PyTorch's error for `sum(keepdim=True)` / `mean(keepdim=True)`: keepdim needs a dim."""
+    return TypeError(
+        f"{name}() received an invalid combination of arguments - got (keepdim=bool, ), "
+        "but expected one of:\n * (*, minigrad.dtype dtype = None)\n"
+        " * (tuple of ints dim, bool keepdim = False, *, minigrad.dtype dtype = None)\n"
+    )
+
+
 def _dims(dim, ndim: int) -> tuple[int, ...]:
-    dims = (dim,) if isinstance(dim, int) else tuple(dim)
-    wrapped = tuple(_wrap_dim(d, ndim) for d in dims)
-    if len(set(wrapped)) != len(wrapped):
-        raise RuntimeError(f"dim {wrapped[0]} appears multiple times in the list of dims")
-    return wrapped
+    """The dims to reduce over, wrapped and checked. None or an empty list means every
+    dim; a 0-d tensor accepts dim 0 (or -1) and has nothing to reduce."""
+    dims = () if dim is None else (dim,) if isinstance(dim, int) else tuple(dim)
+    if not dims:
+        return tuple(range(ndim))
+    wrapped = [_wrap_dim(d, ndim) for d in dims]
+    for i, d in enumerate(wrapped):
+        if d in wrapped[:i]:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+    return tuple(wrapped) if ndim else ()
+
+
+def _saved_dim(dim):
+    """`_saved_dim` as PyTorch reports it: a tuple of (unsigned) dims, or None."""
+    if dim is None:
+        return None
+    return tuple(u64(d) for d in ((dim,) if isinstance(dim, int) else dim))
 
 
 def _expand_back(grad: np.ndarray, shape: tuple, dims: tuple, keepdim: bool) -> np.ndarray:
@@ -54,10 +87,13 @@ class SumBackward1(Node):
         return (_expand_back(grad, shape, self._saved["_dims"], self._saved["keepdim"]),)
 
 
-def sum(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:  # noqa: A001
-    """Sum of all elements, or along `dim` (an int or a tuple of ints)."""
+def sum(x: Tensor, dim=ALL_DIMS, keepdim: bool = False) -> Tensor:  # noqa: A001
+    """Sum of all elements, or along `dim` (an int, a tuple of ints, or None or () for
+    every dim, which keeps the dims with `keepdim=True`)."""
     dt = _sum_dtype(x)
-    if dim is None:
+    if dim is ALL_DIMS:
+        if keepdim:
+            raise _no_dim_keepdim("sum")
         if x._data.dtype.kind == "f":
             data = np.array(total(x._data), dt)
         else:
@@ -68,13 +104,11 @@ def sum(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:  # noqa: A001
             node._saved["self_sym_sizes"] = x._data.shape
         return out
     dims = _dims(dim, x._data.ndim)
-    data = x._data.sum(axis=dims, keepdims=keepdim, dtype=dt) if x._data.ndim else x._data.copy()
-    out = Tensor._make(np.asarray(data, dt))
+    out = Tensor._make(np.asarray(x._data.sum(axis=dims, keepdims=keepdim, dtype=dt), dt))
     node = record(SumBackward1, out, x)
     if node is not None:
-        raw = (dim,) if isinstance(dim, int) else tuple(dim)
         node._saved.update(
-            {"dim": tuple(u64(d) for d in raw), "keepdim": keepdim,
+            {"dim": _saved_dim(dim), "keepdim": keepdim,
              "self_sym_sizes": x._data.shape, "_dims": dims}
         )
     return out
@@ -99,18 +133,22 @@ class MeanBackward1(Node):
         shape = self._saved["self_sym_sizes"]
         dims = self._saved["_dims"]
         count = int(np.prod([shape[d] for d in dims]))
+        if count == 0:  # the input is empty: nothing to send a gradient to
+            return (np.zeros(shape, grad.dtype),)
         grad = grad / grad.dtype.type(count)
         return (_expand_back(grad, shape, dims, self._saved["keepdim"]),)
 
 
-def mean(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
-    """Average of all elements, or along `dim`."""
+def mean(x: Tensor, dim=ALL_DIMS, keepdim: bool = False) -> Tensor:
+    """Average of all elements, or along `dim` (as for `sum`)."""
     if not x.dtype.is_floating_point:
         raise RuntimeError(
             "mean(): could not infer output dtype. Input dtype must be either a floating "
             f"point or complex dtype. Got: {_TYPE_NAMES[x.dtype.name]}"
         )
-    if dim is None:
+    if dim is ALL_DIMS:
+        if keepdim:
+            raise _no_dim_keepdim("mean")
         data = np.array(total(x._data) / x._data.size if x._data.size else np.nan,
                         x._data.dtype)
         out = Tensor._make(data)
@@ -119,12 +157,16 @@ def mean(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
             node._saved.update({"self_sym_numel": x._data.size, "self_sym_sizes": x._data.shape})
         return out
     dims = _dims(dim, x._data.ndim)
-    out = Tensor._make(np.asarray(x._data.mean(axis=dims, keepdims=keepdim), x._data.dtype))
+    if x._data.size:
+        data = x._data.mean(axis=dims, keepdims=keepdim)
+    else:  # numpy warns about an empty mean; PyTorch quietly gives nan (0 / 0)
+        with np.errstate(invalid="ignore"):
+            data = x._data.sum(axis=dims, keepdims=keepdim) / 0.0
+    out = Tensor._make(np.asarray(data, x._data.dtype))
     node = record(MeanBackward1, out, x)
     if node is not None:
-        raw = (dim,) if isinstance(dim, int) else tuple(dim)
         node._saved.update(
-            {"dim": tuple(u64(d) for d in raw), "keepdim": keepdim,
+            {"dim": _saved_dim(dim), "keepdim": keepdim,
              "self_sym_numel": x._data.size, "self_sym_sizes": x._data.shape, "_dims": dims}
         )
     return out
@@ -151,14 +193,15 @@ min_result = _return_type("min")
 
 class _ExtremeAll(Node):
     """max()/min() of the whole tensor: the gradient is shared evenly by every
-    element equal to the extreme value (ties split it)."""
+    element equal to the extreme value (ties split it). A NaN anywhere makes the
+    result NaN, and then the NaNs share the gradient."""
 
     saves = {"self": INPUT, "result": OUTPUT}
 
     def backward(self, grad):
         x = self.saved("self")
         y = self.saved("result")
-        mask = x == y
+        mask = np.isnan(x) if np.isnan(y) else x == y
         return (np.where(mask, grad / grad.dtype.type(mask.sum()), grad.dtype.type(0)),)
 
 
@@ -177,6 +220,8 @@ class _ExtremeDim(Node):
 
     def backward(self, grad):
         shape = self._saved["self_sym_sizes"]
+        if not shape:  # a 0-d input: its one element was selected
+            return (grad,)
         dim = self._saved["_dims"][0]
         idx = self.saved("indices")
         if not self._saved["keepdim"]:
@@ -196,14 +241,15 @@ class MinBackward0(_ExtremeDim):
 
 
 def _extreme(x: Tensor, dim, keepdim, is_max: bool):
+    name = "max" if is_max else "min"
     if isinstance(dim, Tensor):
         return (maximum if is_max else minimum)(x, dim)
-    if x._data.size == 0:
-        raise RuntimeError(
-            f"{'max' if is_max else 'min'}(): Expected reduction dim to be specified for "
-            "input.numel() == 0. Specify the reduction dim with the 'dim' argument."
-        )
     if dim is None:
+        if x._data.size == 0:
+            raise RuntimeError(
+                f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
+                "Specify the reduction dim with the 'dim' argument."
+            )
         arg = (R.argmax_all if is_max else R.argmin_all)(x._data) \
             if x._data.dtype.kind == "f" else \
             int((np.argmax if is_max else np.argmin)(x._data))
@@ -214,18 +260,18 @@ def _extreme(x: Tensor, dim, keepdim, is_max: bool):
             node._saved["result"] = SavedTensor(out, is_output=True)
         return out
     d = _wrap_dim(dim, x._data.ndim)
-    data = x._data if x._data.ndim else x._data.reshape(1)
-    idx = (np.argmax if is_max else np.argmin)(data, axis=d if x._data.ndim else 0)
-    idx_k = np.expand_dims(idx, d if x._data.ndim else 0)
-    values = np.take_along_axis(data, idx_k, axis=d if x._data.ndim else 0)
-    if not keepdim or not x._data.ndim:
-        values = values.reshape(idx.shape)
-        idx_out = idx
+    if x._data.ndim == 0:  # dim 0 of a 0-d tensor: the value itself, at index 0
+        values, idx = x._data.copy(), np.array(0, np.int64)
     else:
-        idx_out = idx_k
+        if x._data.shape[d] == 0:
+            raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+        idx = (np.argmax if is_max else np.argmin)(x._data, axis=d, keepdims=True)
+        values = np.take_along_axis(x._data, idx, axis=d)
+        if not keepdim:
+            values, idx = values.squeeze(d), idx.squeeze(d)
     # np.array, not ascontiguousarray: that one turns a 0-d result into shape (1,).
     out = Tensor._make(np.array(values, order="C"))
-    indices = Tensor._make(np.array(idx_out, np.int64, order="C"))
+    indices = Tensor._make(np.array(idx, np.int64, order="C"))
     node = record(MaxBackward0 if is_max else MinBackward0, out, x)
     if node is not None:
         node._saved.update({"dim": u64(dim), "indices": SavedTensor(indices),
@@ -242,6 +288,37 @@ def max(x: Tensor, dim=None, keepdim: bool = False):  # noqa: A001
 def min(x: Tensor, dim=None, keepdim: bool = False):  # noqa: A001
     """The smallest element; with `dim`, a (values, indices) pair."""
     return _extreme(x, dim, keepdim, False)
+
+
+def _arg_extreme(x: Tensor, dim, keepdim: bool, name: str) -> Tensor:
+    data = x._data
+    if data.dtype == np.bool_:
+        raise RuntimeError(f"{name}(): does not support bool input")
+    find = np.argmax if name == "argmax" else np.argmin  # both pick the first NaN, as PyTorch
+    if dim is None:
+        if data.size == 0:
+            raise IndexError(
+                f"{name}(): Expected reduction dim to be specified for input.numel() == 0."
+            )
+        idx = np.array(find(data), np.int64)
+        # keepdim without a dim keeps every dim, with size 1.
+        return Tensor._make(idx.reshape((1,) * data.ndim) if keepdim else idx)
+    d = _wrap_dim(dim, data.ndim)
+    if data.ndim == 0:
+        return Tensor._make(np.array(0, np.int64))
+    if data.shape[d] == 0:
+        raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+    return Tensor._make(np.asarray(find(data, axis=d, keepdims=keepdim), np.int64))
+
+
+def argmax(x: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    """The (flat, without `dim`) index of the first largest element; NaN counts as largest."""
+    return _arg_extreme(x, dim, keepdim, "argmax")
+
+
+def argmin(x: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    """The (flat, without `dim`) index of the first smallest element; NaN counts as smallest."""
+    return _arg_extreme(x, dim, keepdim, "argmin")
 
 
 def maximum(a: Tensor, b: Tensor) -> Tensor:

@@ -129,7 +129,7 @@ def _apply(node_cls, x: Tensor) -> Tensor:
     # relu and abs keep integer dtypes; the others compute in floating point.
     data = x._data if node_cls in (ReluBackward0, AbsBackward0) else as_float_data(x)
     if data.dtype == np.bool_:
-        raise RuntimeError(f"\"{node_cls.__name__[:-9].lower()}\" not implemented for 'Bool'")
+        raise _bool_error(node_cls)
     out = Tensor._make(unary(kernel, data))
     node = record(node_cls, out, x)
     if node is not None:
@@ -137,10 +137,21 @@ def _apply(node_cls, x: Tensor) -> Tensor:
     return out
 
 
+def _bool_error(node_cls) -> Exception:
+    """PyTorch's error for relu or abs of a bool tensor (the other ops compute in float)."""
+    if node_cls is ReluBackward0:
+        return RuntimeError("Boolean inputs not supported for relu")
+    return NotImplementedError("\"abs_cpu\" not implemented for 'Bool'")
+
+
 def _apply_(node_cls, x: Tensor) -> Tensor:
     """The in-place form: compute, write into x, then record with x as the output."""
-    if not x.dtype.is_floating_point and node_cls not in (ReluBackward0, AbsBackward0):
-        raise RuntimeError("result type Float can't be cast to the desired output type Long")
+    if not x.dtype.is_floating_point:
+        if node_cls not in (ReluBackward0, AbsBackward0):
+            raise RuntimeError("result type Float can't be cast to the desired output type "
+                               f"{x.dtype.tensor_type[:-6]}")
+        if x._data.dtype == np.bool_:
+            raise _bool_error(node_cls)
     node = begin_inplace(node_cls, x)
     original = x.detach().clone() if node is not None and node_cls.saved_name == "self" else None
     kernel = _FORWARD[node_cls]

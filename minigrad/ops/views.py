@@ -210,7 +210,8 @@ def permute(x: Tensor, *dims) -> Tensor:
     perm = tuple(_wrap_dim(d, x._data.ndim) for d in dims)
     if len(set(perm)) != len(perm):
         raise RuntimeError("permute(): duplicate dims are not allowed.")
-    return _view_of(x, np.transpose(x._data, perm), PermuteBackward0, dims=perm, _perm=perm)
+    return _view_of(x, np.transpose(x._data, perm), PermuteBackward0,
+                    dims=tuple(u64(d) for d in dims), _perm=perm)
 
 
 def T(x: Tensor) -> Tensor:  # noqa: N802 - the attribute is called T
@@ -359,7 +360,7 @@ def select(x: Tensor, dim: int, index: int, _index_pos: int | None = None) -> Te
             f"[{', '.join(map(str, x._data.shape))}] at dimension {d}"
         )
     where = (slice(None),) * d + (index, Ellipsis)
-    return _view_of(x, x._data[where], SelectBackward0, dim=d, index=u64(index),
+    return _view_of(x, x._data[where], SelectBackward0, dim=u64(dim), index=u64(index),
                     self_sym_sizes=x._data.shape, _where=where)
 
 
@@ -372,13 +373,28 @@ def slice_dim(x: Tensor, dim: int, start, stop, step) -> Tensor:
     where = (slice(None),) * d + (slice(start, stop, step),)
     # PyTorch keeps the bounds as written (negative ones wrapped to unsigned).
     return _view_of(
-        x, x._data[where], SliceBackward0, dim=d, start=0 if start is None else u64(start),
+        x, x._data[where], SliceBackward0, dim=u64(dim), start=0 if start is None else u64(start),
         end=INT64_MAX if stop is None else u64(stop), step=1 if step is None else step,
         self_sym_sizes=x._data.shape, _where=where,
     )
 
 
 def narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
+    """`length` elements from `start` along `dim` (a negative start counts from the end)."""
+    if x._data.ndim == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
+    size = x._data.shape[_wrap_dim(dim, x._data.ndim)]
+    if not -size <= start <= size:
+        raise IndexError(
+            f"start out of range (expected to be in range of [{-size}, {size}], but got {start})"
+        )
+    start = start % size if start < 0 else start
+    if start + length > size:
+        raise RuntimeError(
+            f"start ({start}) + length ({length}) exceeds dimension size ({size})."
+        )
     return slice_dim(x, dim, start, start + length, 1)
 
 
@@ -408,6 +424,14 @@ class AsStridedBackward0(Node):
 
     def backward(self, grad):
         base, region = _base_and_region(self._saved, grad.dtype)
+        # An expanded view shows one memory place several times (stride 0), and
+        # `region += grad` would keep only one of those writes: sum the repeats first.
+        stretched = tuple(d for d, (n, s) in enumerate(zip(region.shape, region.strides))
+                          if s == 0 and n > 1)
+        if stretched:
+            grad = grad.sum(axis=stretched, keepdims=True)
+            region = region[tuple(slice(0, 1) if d in stretched else slice(None)
+                                  for d in range(region.ndim))]
         region += grad
         return (base,)
 
@@ -509,6 +533,10 @@ def copy_(x: Tensor, src) -> Tensor:
             f"output with shape [{', '.join(map(str, x._data.shape))}] doesn't match the "
             f"broadcast shape [{', '.join(map(str, shape))}]"
         )
+    if not x.dtype.is_floating_point:
+        # An integer tensor cannot carry a gradient: PyTorch records nothing (and
+        # checks nothing about grad) whatever src is.
+        src = src.detach()
     node = begin_inplace(CopyBackwards, x, src)
     x._data[...] = src._data
     finish_inplace(x, node)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+from collections import defaultdict
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -18,9 +20,24 @@ def _as_param_scalar(dtype: np.dtype):
     return lambda value: float(dtype.type(value))
 
 
+def _bump(t: Tensor, times: int = 1) -> None:
+    """Count `times` in-place updates of a state tensor, as PyTorch's version counter
+    does for each in-place op its update runs (`mul_`, `add_`, ...)."""
+    t._version_counter.value += times
+
+
+def _only_defaults(optimizer: str, **options: Any) -> None:
+    """Refuse PyTorch options minigrad accepts only at their defaults: it always runs
+    one plain loop per tensor (no foreach/fused kernels, no differentiable steps)."""
+    for name, value in options.items():
+        if value:
+            raise NotImplementedError(f"minigrad's {optimizer} does not implement {name}={value!r}")
+
+
 class Optimizer:
     """Base class: keeps `param_groups` (dicts of "params" plus settings) and a
-    `state` dict per parameter. Subclasses implement `_update(group)`."""
+    `state` dict per parameter (`{}` until the first step needs one). Subclasses
+    implement `_update(p, group)`."""
 
     def __init__(self, params: Iterable, defaults: dict[str, Any]) -> None:
         if isinstance(params, Tensor):
@@ -29,7 +46,7 @@ class Optimizer:
                 f"dicts, but got minigrad.{params.dtype.tensor_type}"
             )
         self.defaults = defaults
-        self.state: dict = {}
+        self.state: defaultdict = defaultdict(dict)
         self.param_groups: list[dict[str, Any]] = []
         groups = list(params)
         if not groups:
@@ -39,9 +56,15 @@ class Optimizer:
         for group in groups:
             self.add_param_group(group)
 
-    def add_param_group(self, group: dict[str, Any]) -> None:
+    def add_param_group(self, param_group: dict[str, Any]) -> None:
         """Add a group of parameters with its own settings (defaults fill the rest)."""
-        params = group["params"]
+        if not isinstance(param_group, dict):
+            raise TypeError(f"param_group must be a dict, but got {type(param_group)}")
+        params = param_group["params"]
+        if isinstance(params, set):
+            raise TypeError("optimizer parameters need to be organized in ordered collections, "
+                            "but the ordering of tensors in sets will change between runs. "
+                            "Please use a list instead.")
         params = [params] if isinstance(params, Tensor) else list(params)
         for p in params:
             if not isinstance(p, Tensor):
@@ -49,10 +72,16 @@ class Optimizer:
                                 f"is {type(p).__name__}")
             if not p.is_leaf:
                 raise ValueError("can't optimize a non-leaf Tensor")
+        if len({id(p) for p in params}) != len(params):
+            # Allowed (each copy is updated), but PyTorch warns.
+            warnings.warn("optimizer contains a parameter group with duplicate parameters; in "
+                          "future, this will cause an error; see "
+                          "github.com/pytorch/pytorch/issues/40967 for more information",
+                          UserWarning, stacklevel=2)
         seen = {id(p) for g in self.param_groups for p in g["params"]}
         if any(id(p) in seen for p in params):
             raise ValueError("some parameters appear in more than one parameter group")
-        full = {**self.defaults, **group, "params": params}
+        full = {**self.defaults, **param_group, "params": params}
         self.param_groups.append(full)
 
     def zero_grad(self, set_to_none: bool = True) -> None:
@@ -64,6 +93,12 @@ class Optimizer:
                 if set_to_none:
                     p.grad = None
                 else:
+                    # As PyTorch: cut the gradient off its own graph (or stop it requiring
+                    # grad, if it is a leaf), so zeroing it in place is allowed.
+                    if p.grad.grad_fn is not None:
+                        p.grad.detach_()
+                    else:
+                        p.grad.requires_grad_(False)
                     p.grad.zero_()
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
@@ -81,11 +116,12 @@ class Optimizer:
             for group in self.param_groups:
                 for p in group["params"]:
                     if p.grad is not None:
-                        self._update(p, group, self.state.setdefault(p, {}))
+                        self._update(p, group)
                         p._version_counter.value += 1
         return loss
 
-    def _update(self, p: Tensor, group: dict[str, Any], state: dict) -> None:
+    def _update(self, p: Tensor, group: dict[str, Any]) -> None:
+        """Update `p` in place from `p.grad` (and its `self.state[p]`, if it needs one)."""
         raise NotImplementedError
 
     @staticmethod
@@ -98,10 +134,9 @@ class Optimizer:
         return data.reshape(-1), grad.reshape(-1)
 
     def __repr__(self) -> str:
-        lines = [f"{type(self).__name__} ("]
+        text = f"{type(self).__name__} ("
         for i, group in enumerate(self.param_groups):
-            lines.append(f"Parameter Group {i}")
+            text += f"\nParameter Group {i}\n"  # after the previous group: a blank line
             for key in sorted(k for k in group if k != "params"):
-                lines.append(f"    {key}: {group[key]}")
-        lines.append(")")
-        return "\n".join(lines)
+                text += f"    {key}: {group[key]}\n"
+        return text + ")"

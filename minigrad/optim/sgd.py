@@ -6,15 +6,20 @@ import numpy as np
 
 from ..kernels import optim as K
 from ..tensor import Tensor
-from .optimizer import Optimizer, _as_param_scalar
+from .optimizer import Optimizer, _as_param_scalar, _bump, _only_defaults
 
 
 class SGD(Optimizer):
-    """p -= lr * (grad + weight_decay * p), through a momentum buffer if momentum > 0."""
+    """p -= lr * (grad + weight_decay * p), through a momentum buffer if momentum > 0.
 
-    def __init__(self, params, lr: float = 1e-3, momentum: float = 0.0, dampening: float = 0.0,
-                 weight_decay: float = 0.0, nesterov: bool = False, *,
-                 maximize: bool = False) -> None:
+    `foreach`, `fused` and `differentiable` are PyTorch's options for other kernels;
+    minigrad accepts them only at their defaults.
+    """
+
+    def __init__(self, params, lr: float = 1e-3, momentum: float = 0, dampening: float = 0,
+                 weight_decay: float = 0, nesterov: bool = False, *, maximize: bool = False,
+                 foreach: bool | None = None, differentiable: bool = False,
+                 fused: bool | None = None) -> None:
         if lr < 0.0:
             raise ValueError(f"Invalid learning rate: {lr}")
         if momentum < 0.0:
@@ -23,16 +28,25 @@ class SGD(Optimizer):
             raise ValueError(f"Invalid weight_decay value: {weight_decay}")
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
+        _only_defaults("SGD", foreach=foreach, differentiable=differentiable, fused=fused)
+        # Same keys (and so the same repr) as PyTorch's parameter groups.
         super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
                                       weight_decay=weight_decay, nesterov=nesterov,
-                                      maximize=maximize))
+                                      maximize=maximize, foreach=foreach,
+                                      differentiable=differentiable, fused=fused))
 
-    def _update(self, p: Tensor, group: dict, state: dict) -> None:
+    def _update(self, p: Tensor, group: dict) -> None:
         data, grad = self._flat(p)
-        first = "momentum_buffer" not in state
-        if group["momentum"] != 0 and first:
-            state["momentum_buffer"] = Tensor._make(np.empty_like(p._data))
-        buf = state["momentum_buffer"]._data.reshape(-1) if "momentum_buffer" in state else data
+        first = False
+        buf = data  # unused without momentum (and then no state is kept, as in PyTorch)
+        if group["momentum"] != 0:
+            state = self.state[p]
+            first = "momentum_buffer" not in state
+            if first:  # a copy of the (decayed) gradient: a new tensor, version 0
+                state["momentum_buffer"] = Tensor._make(np.empty_like(p._data))
+            else:  # buf.mul_(momentum).add_(grad, ...): two in-place ops
+                _bump(state["momentum_buffer"], 2)
+            buf = state["momentum_buffer"]._data.reshape(-1)
         scalar = _as_param_scalar(data.dtype)
         K.sgd_step(data, grad, buf, np.empty_like(data), scalar(group["lr"]),
                    scalar(group["momentum"]), scalar(1 - group["dampening"]),

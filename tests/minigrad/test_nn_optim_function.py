@@ -156,3 +156,50 @@ def test_custom_function_keeps_no_cycle_through_a_saved_output():
 def test_no_graph_without_inputs_requiring_grad():
     y = Cube.apply(torch.ones(2))
     assert y.grad_fn is None and not y.requires_grad
+
+
+def test_reassigning_a_parameter_or_child_keeps_its_place():
+    layer = nn.Linear(2, 3)
+    layer.weight = nn.Parameter(torch.ones(3, 2))
+    assert [n for n, _ in layer.named_parameters()] == ["weight", "bias"]
+    model = nn.Sequential(nn.ReLU(), nn.Tanh())
+    setattr(model, "0", nn.Sigmoid())  # noqa: B010 - the name is not an identifier
+    assert [type(m).__name__ for m in model] == ["Sigmoid", "Tanh"]
+    shared = nn.Linear(1, 1)
+    assert len(list(nn.Sequential(shared, shared).children())) == 1
+
+
+def test_optimizer_options_state_and_decoupled_weight_decay():
+    p = nn.Parameter(torch.tensor([1.0, -2.0], dtype=torch.float64))
+    opt = torch.optim.SGD([p], lr=0.1)
+    p.grad = torch.ones(2, dtype=torch.float64)
+    opt.step()
+    assert len(opt.state) == 0 and opt.state[p] == {}  # no momentum: no state kept
+    with pytest.raises(NotImplementedError, match="foreach=True"):
+        torch.optim.SGD([p], foreach=True)
+    with pytest.raises(NotImplementedError, match="fused=True"):
+        torch.optim.Adam([p], fused=True)
+    # AdamW: the weights shrink by (1 - lr * wd) before the usual Adam step.
+    q = nn.Parameter(torch.tensor([1.0, -2.0], dtype=torch.float64))
+    adamw = torch.optim.Adam([q], lr=0.1, weight_decay=0.5, decoupled_weight_decay=True)
+    q.grad = torch.tensor([0.0, 0.0], dtype=torch.float64)
+    adamw.step()
+    np.testing.assert_allclose(q.detach().numpy(), [0.95, -1.9])
+    assert q._version == 2  # mul_ and addcdiv_
+
+
+def test_zero_grad_keeping_tensors_accepts_a_gradient_that_requires_grad():
+    p = nn.Parameter(torch.ones(2))
+    p.grad = torch.ones(2, requires_grad=True) * 3
+    torch.optim.SGD([p], lr=0.1).zero_grad(set_to_none=False)
+    assert p.grad.grad_fn is None and not p.grad.requires_grad
+    assert p.grad.tolist() == [0.0, 0.0]
+
+
+def test_load_state_dict_returns_the_unmatched_keys():
+    layer = nn.Linear(2, 1)
+    result = layer.load_state_dict({"weight": torch.zeros(1, 2)}, strict=False)
+    assert result.missing_keys == ["bias"] and result.unexpected_keys == []
+    assert repr(layer.load_state_dict(layer.state_dict())) == "<All keys matched successfully>"
+    with pytest.raises(RuntimeError, match='Missing key\\(s\\) in state_dict: "bias". '):
+        layer.load_state_dict({"weight": torch.zeros(1, 2)})

@@ -139,3 +139,63 @@ def test_conversions_and_their_errors():
     shared = torch.tensor([1.0, 2.0])
     shared.numpy()[0] = 9.0  # numpy() shares memory, as in torch
     assert shared.tolist() == [9.0, 2.0]
+
+
+def test_integer_powers_wrap_and_truncate_like_pytorch():
+    # a negative exponent gives 1 / base**-exp cut to an integer: 0 even for base 0
+    base = torch.tensor([0, 0, 2, 1, -1, -1])
+    exponent = torch.tensor([-1, -2, -1, -5, -3, -4])
+    assert (base ** exponent).tolist() == [0, 0, 0, 1, -1, 1]
+    assert (0 ** torch.tensor([-1, 0, 3])).tolist() == [0, 1, 0]
+    # repeated squaring wraps around in int64: 3 ** 2**62 is 1 modulo 2**64
+    assert (torch.tensor([2, 3]) ** 2**62).tolist() == [0, 1]
+
+
+def test_number_base_gradient_at_zero_and_below():
+    x = torch.tensor([-1.0, 0.0, 2.0], requires_grad=True)
+    (0.0 ** x).sum().backward()
+    assert x.grad.tolist() == [-np.inf, 0.0, 0.0]
+    x.grad = None
+    ((-2.0) ** x).sum().backward()
+    assert np.isnan(x.grad.numpy()).all()
+
+
+def test_square_root_exponents_follow_sqrt():
+    x = torch.tensor([-np.inf, -0.0, 4.0])
+    half, minus_half = (x ** 0.5).numpy(), (x ** -0.5).numpy()
+    assert np.isnan(half[0]) and np.signbit(half[1]) and half[2] == 2.0
+    assert np.isnan(minus_half[0]) and minus_half[1] == -np.inf and minus_half[2] == 0.5
+
+
+def test_inplace_casts_within_a_category_only():
+    a = torch.ones(2)
+    a.add_(torch.tensor([0.5, 1.5], dtype=torch.float64))
+    assert a.dtype is torch.float32 and a.tolist() == [1.5, 2.5]
+    with pytest.raises(RuntimeError, match="result type Double can't be cast to the desired "
+                                           "output type Long"):
+        torch.tensor([1, 2]).mul_(torch.tensor([1.0, 2.0], dtype=torch.float64))
+
+
+def test_number_first_function_forms_promote_as_numbers():
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    out = torch.mul(2, x)
+    assert out.dtype is torch.float32 and out.tolist() == [2.0, 4.0]
+    assert out.grad_fn.next_functions[0] == (None, 0)
+    assert torch.add(2.5, torch.tensor([1, 2])).dtype is torch.float32
+    assert torch.sub(2, x).tolist() == [1.0, 0.0]
+    assert torch.pow(2, x).grad_fn.name() == "PowBackward2"
+
+
+def test_bitwise_operators_on_integers_and_bools():
+    assert (torch.tensor([12, 10]) & torch.tensor([10, 6])).tolist() == [8, 2]
+    assert (3 & torch.tensor([12, 10])).tolist() == [0, 2]
+    assert (torch.tensor([True, False]) | 3).tolist() == [3, 3]
+    with pytest.raises(NotImplementedError, match="'Double'"):
+        torch.tensor([1.0], dtype=torch.float64) ^ 1
+
+
+def test_rounded_division():
+    assert torch.tensor([5, -7]).div(2, rounding_mode="trunc").tolist() == [2, -3]
+    assert torch.tensor([5.0, -7.0]).div(2, rounding_mode="floor").tolist() == [2.0, -4.0]
+    with pytest.raises(NotImplementedError, match="rounding_mode='floor'"):
+        torch.tensor([5.0]) // 2
