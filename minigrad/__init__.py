@@ -170,16 +170,13 @@ builtins_bool = _builtins.bool
 # -- the namespace functions -------------------------------------------------------------
 
 
-
 def _wrap_number(x) -> Tensor:
     """A Python number as the first argument of `minigrad.add(2, t)`: as in PyTorch, a
     0-d tensor (float64, int64 or bool) that promotes as the number itself would."""
     x = as_tensor_arg(x)
     if isinstance(x, Tensor):
         return x
-    kind = (np.bool_ if isinstance(x, _builtins.bool) else np.int64 if isinstance(x, int)
-            else np.float64)
-    t = Tensor._make(np.array(x, kind))
+    t = Tensor._make(np.array(x, _dtype.of_number(x).np))
     t._wrapped_number = True
     return t
 

@@ -125,6 +125,14 @@ def result_type(*operands) -> dtype:
     return best
 
 
+def of_number(value) -> dtype:
+    """The dtype of the 0-d tensor PyTorch makes of a Python number (a saved scalar,
+    the 2 of `minigrad.add(2, t)`): bool, int64 or float64, whatever the default."""
+    if isinstance(value, bool):
+        return bool_
+    return int64 if isinstance(value, int) else float64
+
+
 def check_int_range(value: int) -> None:
     """PyTorch takes a Python int only if it fits an int64 or a uint64."""
     if not -(2**63) <= value < 2**64:

@@ -210,7 +210,7 @@ class Tensor:
         return bool(self._data.flags.c_contiguous)
 
     def stride(self, dim: int | None = None):
-        strides = tuple(s // self._data.itemsize for s in self._data.strides)
+        strides = element_strides(self._data)
         return strides if dim is None else strides[_wrap_dim(dim, self._data.ndim)]
 
     def element_size(self) -> int:
@@ -586,6 +586,31 @@ def record(node_cls: type[Node], output: Tensor | None, *inputs) -> Node | None:
 
 
 _NO_EDGE = (None, 0)
+
+
+def zero_grad_in_place(grad: Tensor) -> None:
+    """Fill a `.grad` with zeros where it is (`zero_grad(set_to_none=False)`). As in
+    PyTorch it is first cut off its own graph (or stops requiring grad, if it is a
+    leaf): zeroing it in place is then allowed."""
+    if grad.grad_fn is not None:
+        grad.detach_()
+    else:
+        grad.requires_grad_(False)
+    grad.zero_()
+
+
+def element_strides(data: np.ndarray) -> tuple:
+    """The strides in elements, as PyTorch counts them (numpy counts bytes). numpy
+    gives a new empty array zero strides; PyTorch gives it row-major ones, counting
+    an empty dim as 1 ((3, 0) -> (1, 1))."""
+    if data.size == 0 and not any(data.strides):
+        strides, step = [], 1
+        for n in reversed(data.shape):
+            strides.append(step)
+            step *= max(n, 1)
+        return tuple(reversed(strides))
+    size = data.itemsize
+    return tuple([s // size for s in data.strides])
 
 
 def make_view(base: Tensor, data: np.ndarray, creation_meta: str = DEFAULT) -> Tensor:

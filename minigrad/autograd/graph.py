@@ -25,6 +25,8 @@ from typing import Any
 
 import numpy as np
 
+from .._dtype import of_number
+
 _sequence = itertools.count()
 
 # Saved-tensor roles, used by the "what does each op save?" table.
@@ -205,10 +207,7 @@ class SavedNumber(SavedTensor):
         if self._tensor is None:
             from ..tensor import Tensor
 
-            value = self._value
-            kind = (np.bool_ if isinstance(value, bool)
-                    else np.float64 if isinstance(value, float) else np.int64)
-            self._tensor = Tensor._make(np.array(self._value, kind))
+            self._tensor = Tensor._make(np.array(self._value, of_number(self._value).np))
             self._counter = self._tensor._version_counter
         return self._tensor
 

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from ..autograd.grad_mode import no_grad
-from ..tensor import Tensor
+from ..tensor import Tensor, zero_grad_in_place
 from .parameter import Parameter
 
 
@@ -220,13 +220,7 @@ class Module:
             if set_to_none:
                 p.grad = None
             else:
-                # As PyTorch: cut a gradient off its own graph (or stop it requiring
-                # grad, if it is a leaf), so zeroing it in place is allowed.
-                if p.grad.grad_fn is not None:
-                    p.grad.detach_()
-                else:
-                    p.grad.requires_grad_(False)
-                p.grad.zero_()
+                zero_grad_in_place(p.grad)
 
     # -- state ---------------------------------------------------------------------
 

@@ -7,7 +7,7 @@ import numpy as np
 
 from .. import _dtype
 from ..autograd.graph import INPUT, Node, SavedTensor
-from ..tensor import Tensor, begin_inplace, finish_inplace, record
+from ..tensor import Tensor, begin_inplace, element_strides, finish_inplace, record
 from . import views
 
 VALUE = "value"
@@ -100,25 +100,6 @@ class DotBackward0(Node):
         return gu, gv
 
 
-def _strides(t: Tensor) -> tuple:
-    """The strides in elements, as PyTorch counts them (numpy counts bytes)."""
-    data = t._data
-    size = data.itemsize
-    if data.size == 0 and not any(data.strides):
-        # numpy gives a new empty array zero strides; PyTorch row-major ones, counting
-        # each empty dim as 1 ((3, 0) -> (1, 1)).
-        return _row_major_strides(data.shape)
-    return tuple([s // size for s in data.strides])
-
-
-def _row_major_strides(shape: tuple) -> tuple:
-    strides, step = [], 1
-    for n in reversed(shape):
-        strides.append(step)
-        step *= max(n, 1)
-    return tuple(reversed(strides))
-
-
 def product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """a @ b by numpy's BLAS. A transposed right operand much smaller than `a` (the
     weights of a layer with few outputs: `hidden @ w.t()`) is first copied to
@@ -153,8 +134,8 @@ def _save_operands(node: Node, first: int, a: Tensor, b: Tensor, a_name: str,
     a_sizes, a_strides = _SYM_NAMES[a_name]
     b_sizes, b_strides = _SYM_NAMES[b_name]
     s[a_sizes], s[b_sizes] = a._data.shape, b._data.shape
-    s[a_strides] = _strides(a) if node.needs_grad(first) else ()
-    s[b_strides] = _strides(b) if node.needs_grad(first + 1) else ()
+    s[a_strides] = element_strides(a._data) if node.needs_grad(first) else ()
+    s[b_strides] = element_strides(b._data) if node.needs_grad(first + 1) else ()
     _save_each_for_the_other(node, first, a, b, a_name, b_name)
 
 

@@ -19,6 +19,7 @@ from ..tensor import (
     _wrap_dim,
     as_tensor_arg,
     begin_inplace,
+    element_strides,
     finish_inplace,
     make_view,
     record,
@@ -416,10 +417,10 @@ class AsStridedBackward0(Node):
                   - base._data.__array_interface__["data"][0]) // item
         node._saved.update({
             "size": view._data.shape,
-            "stride": tuple(s // item for s in view._data.strides),
+            "stride": element_strides(view._data),
             "storage_offset": offset,
             "_base_shape": base._data.shape,
-            "_base_stride": tuple(s // item for s in base._data.strides),
+            "_base_stride": element_strides(base._data),
         })
 
     def backward(self, grad):

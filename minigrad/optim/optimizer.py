@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from ..autograd.grad_mode import no_grad
-from ..tensor import Tensor
+from ..tensor import Tensor, zero_grad_in_place
 
 
 def _as_param_scalar(dtype: np.dtype):
@@ -93,13 +93,7 @@ class Optimizer:
                 if set_to_none:
                     p.grad = None
                 else:
-                    # As PyTorch: cut the gradient off its own graph (or stop it requiring
-                    # grad, if it is a leaf), so zeroing it in place is allowed.
-                    if p.grad.grad_fn is not None:
-                        p.grad.detach_()
-                    else:
-                        p.grad.requires_grad_(False)
-                    p.grad.zero_()
+                    zero_grad_in_place(p.grad)
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """Update every parameter that has a gradient, without recording a graph.

@@ -568,6 +568,8 @@ PYTHON_PROTOCOL = {
     "saved-number-1": lambda m: (m.tensor([1.0], requires_grad=True) * 2).grad_fn._saved_other,
     "saved-number-bool": lambda m: (m.tensor([1.0], requires_grad=True)
                                     * True).grad_fn._saved_other,
+    "stride-of-empty": lambda m: m.zeros(2, 0, 3).stride(),
+    "stride-of-empty-rows": lambda m: m.zeros(0, 4).stride(),
 }
 
 
