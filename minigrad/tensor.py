@@ -310,10 +310,7 @@ class Tensor:
         if self.grad_fn is None or self._retains_grad:
             return  # leaves keep their gradient anyway
         self._retains_grad = True
-        node = self.grad_fn
-        if node._retains_grad is None:
-            node._retains_grad = {}
-        node._retains_grad[self._output_nr] = weakref.ref(self)
+        self.grad_fn._extra("_retains_grad")[self._output_nr] = weakref.ref(self)
 
     def register_hook(self, hook: Callable[[Tensor], Tensor | None]) -> RemovableHandle:
         """`hook(grad)` runs when this tensor's gradient is computed; a returned
@@ -327,9 +324,7 @@ class Tensor:
             handle = RemovableHandle(self._hooks)
             self._hooks[handle._key] = hook
             return handle
-        if node._tensor_pre_hooks is None:
-            node._tensor_pre_hooks = {}
-        hooks = node._tensor_pre_hooks.setdefault(self._output_nr, {})
+        hooks = node._extra("_tensor_pre_hooks").setdefault(self._output_nr, {})
         handle = RemovableHandle(hooks)
         hooks[handle._key] = hook
         return handle
@@ -576,9 +571,13 @@ def record(node_cls: type[Node], output: Tensor | None, *inputs) -> Node | None:
             meta.append(None)
     if not needed:
         return None
-    node = node_cls(tuple(edges), tuple(meta))
+    if node_cls.elementwise and output is not None and _all_like(meta, output._data):
+        node = node_cls(tuple(edges), None)  # its gradients come out right: no check
+    else:
+        node = node_cls(tuple(edges), tuple(meta))
     if STATE.anomaly_enabled:
         node._forward_trace = capture_forward_trace()
+        node._plain = False
     if output is not None:
         output._grad_fn = node
         output._output_nr = 0
@@ -586,6 +585,15 @@ def record(node_cls: type[Node], output: Tensor | None, *inputs) -> Node | None:
 
 
 _NO_EDGE = (None, 0)
+
+
+def _all_like(meta: list, out: np.ndarray) -> bool:
+    """Whether every input that needs a gradient has `out`'s shape and dtype."""
+    like = (out.shape, out.dtype)
+    for m in meta:
+        if m is not None and m != like:
+            return False
+    return True
 
 
 def zero_grad_in_place(grad: Tensor) -> None:

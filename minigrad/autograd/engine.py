@@ -395,36 +395,20 @@ def backward_events(
             -1, tuple(root_nodes), tuple(_tensor(g) for g in root_grads), dict(deps), keep
         )
 
+    # An untraced run that captures nothing takes a short path through plain nodes
+    # (no hooks, no retained gradients): version checks, formula, release.
+    short = not trace and not capture_at and needed is None
     step = -1
     while ready:
         node = ready.pop()
         grads = buffers.pop(node)
         step += 1
-        pending: list = []
-        try:
-            if needed is not None and id(node) not in needed:
-                outputs = [None] * len(node.next_functions)
-            else:
-                if trace:
-                    yield ev.NodeStarted(step, node, tuple(_tensor(g) for g in grads))
-                outputs = _run_node(
-                    node, grads, step, keep, accumulate, capture_at, captured, trace, pending
-                )
-        except Exception as error:
-            for e in pending:
-                yield e
-            if STATE.anomaly_enabled and node._forward_trace:
-                warnings.warn(
-                    f"Error detected in {node.name()}. Traceback of forward call that caused "
-                    f"the error:\n{node._forward_trace}",
-                    UserWarning,
-                    stacklevel=2,
-                )
-            if trace:
-                yield ev.EngineFailed(step, node, error)
-            raise
-        for e in pending:
-            yield e
+        if short and node._plain:
+            outputs = _run_formula(node, grads, keep)
+        else:
+            outputs = yield from _run_node_events(
+                node, grads, step, keep, accumulate, capture_at, captured, trace, needed
+            )
 
         for (nxt, nr), g in zip(node.next_functions, outputs):
             if nxt is None:
@@ -443,10 +427,61 @@ def backward_events(
         yield ev.BackwardFinished(step, step + 1)
 
 
+def _run_formula(node: Node, grads: list, keep: bool) -> list:
+    """A plain node's turn in an untraced run: check what it saved, run its formula,
+    release what it saved (unless `keep`)."""
+    if grads[0] is None and (len(grads) == 1 or _all_none(grads)):
+        return [None] * len(node.next_functions)
+    held = _check_saved(node) if node._saved else ()
+    outputs = node.apply(grads)
+    if node._input_meta is not None:
+        outputs = _validate(node, outputs)
+    if STATE.anomaly_enabled and STATE.anomaly_check_nan:
+        _check_nan(node, outputs)
+    if not keep:
+        if type(node).saves:
+            for saved in held:  # what `release_variables` would drop, found by the check
+                saved.release()
+        else:  # custom Functions and CopySlices keep their saved tensors elsewhere
+            node.release_variables()
+    return outputs
+
+
+def _run_node_events(node, grads, step, keep, accumulate, capture_at, captured, trace, needed):
+    """A node's turn the long way round (hooks, retained gradients, captured inputs,
+    events): yields its events and returns its gradients for `next_functions`."""
+    pending: list = []
+    try:
+        if needed is not None and id(node) not in needed:
+            return [None] * len(node.next_functions)
+        if trace:
+            yield ev.NodeStarted(step, node, tuple(_tensor(g) for g in grads))
+        outputs = _run_node(
+            node, grads, step, keep, accumulate, capture_at, captured, trace, pending
+        )
+    except Exception as error:
+        yield from pending
+        if STATE.anomaly_enabled and node._forward_trace:
+            warnings.warn(
+                f"Error detected in {node.name()}. Traceback of forward call that caused "
+                f"the error:\n{node._forward_trace}",
+                UserWarning,
+                stacklevel=3,
+            )
+        if trace:
+            yield ev.EngineFailed(step, node, error)
+        raise
+    yield from pending
+    return outputs
+
+
 def _add_to_buffer(buffers: dict, node: Node, nr: int, grad) -> None:
     """Sum a gradient stream into the node's input slot `nr` (PyTorch's InputBuffer)."""
     buf = buffers.get(node)
     if buf is None:
+        if nr == 0:  # the usual first stream: a one-slot buffer holding it
+            buffers[node] = [grad]
+            return
         buf = buffers[node] = [None] * (nr + 1)
     elif len(buf) <= nr:
         buf.extend([None] * (nr + 1 - len(buf)))
@@ -534,13 +569,11 @@ def _run_node(node, grads, step, keep, accumulate, capture_at, captured, trace, 
                     step, node, name, saved.saved_version, saved.current_version))
         else:
             held = _check_saved(node) if node._saved else ()
-        outputs = _validate(node, node.apply(grads))
+        outputs = node.apply(grads)
+        if node._input_meta is not None:
+            outputs = _validate(node, outputs)
         if STATE.anomaly_enabled and STATE.anomaly_check_nan:
-            for i, g in enumerate(outputs):
-                if g is not None and g.dtype.kind == "f" and np.isnan(g).any():
-                    raise RuntimeError(
-                        f"Function '{node.name()}' returned nan values in its {i}th output."
-                    )
+            _check_nan(node, outputs)
     if trace:
         pending.append(ev.NodeFinished(step, node, tuple(_tensor(g) for g in grads),
                                        tuple(_tensor(g) for g in outputs)))
@@ -601,6 +634,13 @@ def _raise_saved_error(node: Node) -> None:
         items.sort(key=lambda item: (item[1].is_output, item[0].split("[")[0]))
     for _, saved in items:
         saved.check(node)
+
+
+def _check_nan(node: Node, outputs) -> None:
+    """Anomaly mode's check of a node's gradients."""
+    for i, g in enumerate(outputs):
+        if g is not None and g.dtype.kind == "f" and np.isnan(g).any():
+            raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")
 
 
 def _all_none(grads: list) -> bool:

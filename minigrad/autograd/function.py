@@ -247,6 +247,7 @@ class Function(metaclass=_FunctionMeta):
             )
             if STATE.anomaly_enabled:
                 ctx._forward_trace = capture_forward_trace()
+                ctx._plain = False
             # Outputs are saved without a reference to themselves (no cycle).
             out_ids = {id(o): o for o in final if isinstance(o, Tensor)}
             for i, t in enumerate(ctx._to_save):

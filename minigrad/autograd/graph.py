@@ -227,8 +227,10 @@ class SavedNumber(SavedTensor):
         return self._as_tensor()
 
     def release(self) -> None:
-        super().release()
+        self._tensor = None
+        self._data = None
         self._value = None
+        self.is_released = True
 
 
 class Node:
@@ -251,19 +253,28 @@ class Node:
     saved_defaults: dict[str, Any] = {}
     # How the node calls itself in messages; PyTorch prints C++ names for a few.
     _display_name: str | None = None
+    # An element-wise formula: given a gradient of the output's shape and dtype, it
+    # returns gradients of that same shape and dtype. When every input that needs a
+    # gradient has the output's shape and dtype too, `record` leaves `_input_meta`
+    # None and the engine has nothing to check.
+    elementwise = False
 
     _pre_hooks: dict | None = None
     _post_hooks: dict | None = None
     _tensor_pre_hooks: dict | None = None
     _retains_grad: dict | None = None
     _forward_trace: str | None = None
+    # False once any of those is set (see `_extra`): the engine then runs the node
+    # the long way round, hooks and all. A plain node takes its short path.
+    _plain = True
 
     def __init__(self, next_functions: tuple = (), input_meta: tuple = ()) -> None:
         self.next_functions = next_functions
         self._seq = next(_sequence)
         self._saved: dict[str, Any] = {}
         # (shape, dtype) of each input, which its gradient must match (None for
-        # inputs that need no gradient).
+        # inputs that need no gradient); None for the node when all of them would be
+        # the output's (see `elementwise`).
         self._input_meta = input_meta
 
     @property
@@ -286,19 +297,27 @@ class Node:
     def register_hook(self, fn: Callable) -> RemovableHandle:
         """`fn(grad_inputs, grad_outputs)` runs after the node; it may return new
         `grad_inputs`."""
-        if self._post_hooks is None:
-            self._post_hooks = {}
-        handle = RemovableHandle(self._post_hooks)
-        self._post_hooks[handle._key] = fn
+        hooks = self._extra("_post_hooks")
+        handle = RemovableHandle(hooks)
+        hooks[handle._key] = fn
         return handle
 
     def register_prehook(self, fn: Callable) -> RemovableHandle:
         """`fn(grad_outputs)` runs before the node; it may return new `grad_outputs`."""
-        if self._pre_hooks is None:
-            self._pre_hooks = {}
-        handle = RemovableHandle(self._pre_hooks)
-        self._pre_hooks[handle._key] = fn
+        hooks = self._extra("_pre_hooks")
+        handle = RemovableHandle(hooks)
+        hooks[handle._key] = fn
         return handle
+
+    def _extra(self, attr: str) -> dict:
+        """The node's hooks or retained gradients (`attr`), made on first use; the
+        node is no longer plain."""
+        extra = getattr(self, attr)
+        if extra is None:
+            extra = {}
+            setattr(self, attr, extra)
+            self._plain = False
+        return extra
 
     def __getattr__(self, attr: str) -> Any:
         # `_saved_<name>` / `_raw_saved_<name>` for every name the node declares.
@@ -369,6 +388,7 @@ class AccumulateGrad(Node):
 
     __slots__ = ("variable",)
     _display_name = "minigrad::autograd::AccumulateGrad"
+    _plain = False  # it runs the leaf's hooks and fills `.grad`: the engine's long path
 
     def __init__(self, variable) -> None:
         super().__init__(())
@@ -391,9 +411,7 @@ def move_retained_grad(tensor, old_fn: Node | None, old_nr: int) -> None:
             del old_fn._retains_grad[old_nr]
     new_fn = tensor._grad_fn
     if new_fn is not None:
-        if new_fn._retains_grad is None:
-            new_fn._retains_grad = {}
-        new_fn._retains_grad[tensor._output_nr] = weakref.ref(tensor)
+        new_fn._extra("_retains_grad")[tensor._output_nr] = weakref.ref(tensor)
 
 
 def capture_forward_trace() -> str:

@@ -17,6 +17,7 @@ import math
 import numpy as np
 
 from .. import _dtype
+from .._dtype import _BY_NUMPY
 from ..autograd.graph import INPUT, OUTPUT, Node, SavedNumber, SavedTensor
 from ..kernels import elementwise as K
 from ..tensor import Tensor, as_tensor_arg, begin_inplace, finish_inplace, record
@@ -38,17 +39,19 @@ def _scalar_op(kernel, a: np.ndarray, s, dt, reverse: bool = False) -> np.ndarra
     np_dtype = dt.np
     if a.dtype is not np_dtype:
         a = a.astype(np_dtype)
-    n = a.size
-    out = np.empty(n, np_dtype)  # flat; given a's shape at the end
-    try:
-        s = scalar_of(s, dt)
-    except OverflowError:  # an int in [2**63, 2**64): PyTorch wraps it into int64
-        s = scalar_of(s - 2**64, dt)
-    args = (s, flat(a), out) if reverse else (flat(a), s, out)
-    if n < PARALLEL_MIN:  # small: call the kernel directly
-        kernel(*args)
-    else:
-        run_kernel(kernel, *args)
+    if type(s) is not float or dt is not _dtype.float64:  # (a float is a float64 already)
+        try:
+            s = scalar_of(s, dt)
+        except OverflowError:  # an int in [2**63, 2**64): PyTorch wraps it into int64
+            s = scalar_of(s - 2**64, dt)
+    x = a if a.ndim == 1 else flat(a)
+    out = np.empty(x.size, np_dtype)  # flat; given a's shape at the end
+    if out.size >= PARALLEL_MIN:
+        run_kernel(kernel, *((s, x, out) if reverse else (x, s, out)))
+    elif reverse:
+        kernel(s, x, out)
+    else:  # small: call the kernel directly
+        kernel(x, s, out)
     return out if a.ndim == 1 else out.reshape(a.shape)
 
 
@@ -69,11 +72,17 @@ def _write_inplace(t: Tensor, result: np.ndarray) -> None:
 # -- addition and subtraction --------------------------------------------------------
 
 
+def _times_number(grad: np.ndarray, factor) -> np.ndarray:
+    """grad * factor in grad's dtype."""
+    return _scalar_op(K.mul_scalar, grad, factor, _BY_NUMPY[grad.dtype])
+
+
 class AddBackward0(Node):
     """a + alpha * b: the gradient flows through unchanged (times alpha for b)."""
 
     saves = {"alpha": VALUE}
     saved_defaults = {"alpha": 1}
+    elementwise = True
 
     def backward(self, grad):
         # `next_functions[i][0] is not None` is `needs_grad(i)`, spelled out because
@@ -82,7 +91,8 @@ class AddBackward0(Node):
         edges = self.next_functions
         return (
             grad if edges[0][0] is not None else None,
-            (grad if alpha == 1 else grad * alpha) if edges[1][0] is not None else None,
+            (grad if alpha == 1 else _times_number(grad, alpha))
+            if edges[1][0] is not None else None,
         )
 
 
@@ -91,13 +101,14 @@ class SubBackward0(Node):
 
     saves = {"alpha": VALUE}
     saved_defaults = {"alpha": 1}
+    elementwise = True
 
     def backward(self, grad):
         alpha = self._saved.get("alpha", 1)
         edges = self.next_functions
         return (
             grad if edges[0][0] is not None else None,
-            -grad * alpha if edges[1][0] is not None else None,
+            _times_number(grad, -alpha) if edges[1][0] is not None else None,
         )
 
 
@@ -218,6 +229,7 @@ class MulBackward0(Node):
     *other* one needs a gradient, so `10 * x` saves nothing of x."""
 
     saves = {"self": INPUT, "other": INPUT}
+    elementwise = True
 
     def backward(self, grad):
         ga = gb = None
@@ -230,10 +242,10 @@ class MulBackward0(Node):
     def _times(self, grad, name):
         saved = self._saved[name]
         if type(saved) is SavedNumber:  # `x * 2.0`: the number is all we need
-            return _scalar_op(K.mul_scalar, grad, saved.number(self), _dtype.of_array(grad))
+            return _times_number(grad, saved.number(self))
         factor = saved.data(self)
         if factor.ndim == 0:
-            return _scalar_op(K.mul_scalar, grad, factor.item(), _dtype.of_array(grad))
+            return _times_number(grad, factor.item())
         return binary(K.mul, grad, factor, grad.dtype)
 
 
@@ -391,6 +403,8 @@ def rdiv(self: Tensor, other) -> Tensor:
 
 class NegBackward0(Node):
     """-x: -grad. Nothing saved."""
+
+    elementwise = True
 
     def backward(self, grad):
         return (-grad,)

@@ -26,6 +26,7 @@ class _Unary(Node):
 
     saved_name = ""
     grad_kernel = None
+    elementwise = True
 
     def backward(self, grad):
         return (backward2(type(self).grad_kernel, grad, self.saved(self.saved_name)),)
