@@ -93,7 +93,7 @@ def result_type(*operands) -> dtype:
         a, b = operands
         if type(b) is float:
             # The most common case, `tensor * 0.5`: a float tensor keeps its dtype.
-            d = a.dtype
+            d = _BY_NUMPY[a._data.dtype]
             if d.is_floating_point:
                 return d
         elif hasattr(b, "_data") and a._data.dtype is b._data.dtype:

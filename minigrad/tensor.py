@@ -548,52 +548,53 @@ def record(node_cls: type[Node], output: Tensor | None, *inputs) -> Node | None:
     meta = []
     needed = False
     for t in inputs:  # this runs for every op, so `Tensor._edge` is spelled out here
-        if isinstance(t, Tensor):
-            fn = t._grad_fn if t._view is None else t.grad_fn
-            if fn is not None:
-                edges.append((fn, t._output_nr))
-            elif t._requires_grad:
-                edges.append((t._grad_accumulator(), 0))
-            else:
-                edges.append(_NO_EDGE)
-                meta.append(None)
-                # A view requires grad when its base does, even with no edge to follow
-                # (made in no_grad mode, or before the base required grad): the output
-                # is still recorded, with a node whose gradient for it goes nowhere.
-                if t._view is not None and t._view.base.requires_grad:
-                    needed = True
-                continue
-            needed = True
-            data = t._data
-            meta.append((data.shape, data.dtype))
+        if not isinstance(t, Tensor):
+            edges.append(_NO_EDGE)
+            meta.append(None)
+            continue
+        fn = t._grad_fn if t._view is None else t.grad_fn
+        if fn is not None:
+            edges.append((fn, t._output_nr))
+        elif t._requires_grad:
+            edges.append((t._grad_accumulator(), 0))
         else:
             edges.append(_NO_EDGE)
             meta.append(None)
+            # A view requires grad when its base does, even with no edge to follow
+            # (made in no_grad mode, or before the base required grad): the output
+            # is still recorded, with a node whose gradient for it goes nowhere.
+            if t._view is not None and t._view.base.requires_grad:
+                needed = True
+            continue
+        needed = True
+        data = t._data
+        meta.append((data.shape, data.dtype))
     if not needed:
         return None
-    if node_cls.elementwise and output is not None and _all_like(meta, output._data):
-        node = node_cls(tuple(edges), None)  # its gradients come out right: no check
-    else:
+    if output is None:
         node = node_cls(tuple(edges), tuple(meta))
+    else:
+        # An element-wise node whose inputs all look like its output needs no check
+        # of the gradients it returns (see `Node.elementwise`).
+        meta = tuple(meta)
+        if node_cls.elementwise:
+            data = output._data
+            like = (data.shape, data.dtype)
+            for m in meta:
+                if m is not None and m != like:
+                    break
+            else:
+                meta = None
+        node = node_cls(tuple(edges), meta)
+        output._grad_fn = node
+        output._output_nr = 0
     if STATE.anomaly_enabled:
         node._forward_trace = capture_forward_trace()
         node._plain = False
-    if output is not None:
-        output._grad_fn = node
-        output._output_nr = 0
     return node
 
 
 _NO_EDGE = (None, 0)
-
-
-def _all_like(meta: list, out: np.ndarray) -> bool:
-    """Whether every input that needs a gradient has `out`'s shape and dtype."""
-    like = (out.shape, out.dtype)
-    for m in meta:
-        if m is not None and m != like:
-            return False
-    return True
 
 
 def zero_grad_in_place(grad: Tensor) -> None:

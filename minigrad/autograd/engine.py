@@ -433,17 +433,23 @@ def _run_formula(node: Node, grads: list, keep: bool) -> list:
     if grads[0] is None and (len(grads) == 1 or _all_none(grads)):
         return [None] * len(node.next_functions)
     held = _check_saved(node) if node._saved else ()
-    outputs = node.apply(grads)
-    if node._input_meta is not None:
-        outputs = _validate(node, outputs)
-    if STATE.anomaly_enabled and STATE.anomaly_check_nan:
-        _check_nan(node, outputs)
+    outputs = _apply_formula(node, grads)
     if not keep:
         if type(node).saves:
             for saved in held:  # what `release_variables` would drop, found by the check
                 saved.release()
         else:  # custom Functions and CopySlices keep their saved tensors elsewhere
             node.release_variables()
+    return outputs
+
+
+def _apply_formula(node: Node, grads: list) -> list:
+    """The node's backward formula, its gradients checked against its inputs."""
+    outputs = node.apply(grads)
+    if node._input_meta is not None:  # (None: an element-wise node, nothing to check)
+        outputs = _validate(node, outputs)
+    if STATE.anomaly_enabled and STATE.anomaly_check_nan:
+        _check_nan(node, outputs)
     return outputs
 
 
@@ -569,11 +575,7 @@ def _run_node(node, grads, step, keep, accumulate, capture_at, captured, trace, 
                     step, node, name, saved.saved_version, saved.current_version))
         else:
             held = _check_saved(node) if node._saved else ()
-        outputs = node.apply(grads)
-        if node._input_meta is not None:
-            outputs = _validate(node, outputs)
-        if STATE.anomaly_enabled and STATE.anomaly_check_nan:
-            _check_nan(node, outputs)
+        outputs = _apply_formula(node, grads)
     if trace:
         pending.append(ev.NodeFinished(step, node, tuple(_tensor(g) for g in grads),
                                        tuple(_tensor(g) for g in outputs)))

@@ -250,9 +250,11 @@ class MulBackward0(Node):
 
 
 def _save_mul_operands(node, self, other, original_self=None):
-    if node.needs_grad(1):
+    # An input needs a gradient when its edge leads somewhere (`node.needs_grad(i)`).
+    (self_fn, _), (other_fn, _) = node.next_functions
+    if other_fn is not None:
         node._saved["self"] = SavedTensor(original_self if original_self is not None else self)
-    if node.needs_grad(0):
+    if self_fn is not None:
         node._saved["other"] = (
             SavedTensor(other) if isinstance(other, Tensor) else SavedNumber(other)
         )
