@@ -239,8 +239,14 @@ def unary_into(kernel, x: np.ndarray, out: np.ndarray) -> None:
 def unary(kernel, x: np.ndarray) -> np.ndarray:
     """Run a one-input kernel into a fresh array of the same shape and dtype."""
     out = np.empty(x.size, x.dtype)  # flat; given x's shape at the end
+    if x.ndim == 1:
+        if out.size < VECTORISED_MIN:  # short: straight to the kernel
+            kernel(x, out)
+        else:
+            unary_into(kernel, x, out)
+        return out
     unary_into(kernel, flat(x), out)
-    return out if x.ndim == 1 else out.reshape(x.shape)
+    return out.reshape(x.shape)
 
 
 def binary(kernel, a: np.ndarray, b: np.ndarray, out_dtype) -> np.ndarray:

@@ -126,12 +126,14 @@ def _save(node: Node, x: Tensor, out: Tensor) -> None:
 
 
 def _apply(node_cls, x: Tensor) -> Tensor:
-    kernel = _FORWARD[node_cls]
-    # relu and abs keep integer dtypes; the others compute in floating point.
-    data = x._data if node_cls in (ReluBackward0, AbsBackward0) else as_float_data(x)
-    if data.dtype == np.bool_:
-        raise _bool_error(node_cls)
-    out = Tensor._make(unary(kernel, data))
+    data = x._data
+    if data.dtype.kind != "f":
+        # relu and abs keep integer dtypes; the others compute in floating point.
+        if node_cls not in (ReluBackward0, AbsBackward0):
+            data = as_float_data(x)
+        elif data.dtype == np.bool_:
+            raise _bool_error(node_cls)
+    out = Tensor._make(unary(_FORWARD[node_cls], data))
     node = record(node_cls, out, x)
     if node is not None:
         _save(node, x, out)
