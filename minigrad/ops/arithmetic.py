@@ -193,16 +193,16 @@ def sub(self: Tensor, other, alpha=1) -> Tensor:
             or (isinstance(other, Tensor) and other._data.dtype is _NP_BOOL)):
         _refuse_bool_sub(self, other)
     dt = _dtype.result_type(self, other)
-    if alpha != 1 or type(alpha) is not int:
+    if alpha != 1 or type(alpha) is not int:  # rare: a scaled difference (or a refused alpha)
         _check_alpha(alpha, dt)
-    if isinstance(other, Tensor) and alpha == 1:
-        out = Tensor._make(binary(K.sub, self._data, other._data, dt.np))
-    elif isinstance(other, Tensor):
         out = Tensor._make(_add_data(self, other, -alpha, dt))
+        _save_alpha_of(record(SubBackward0, out, self, other), alpha)
+        return out
+    if isinstance(other, Tensor):
+        out = Tensor._make(binary(K.sub, self._data, other._data, dt.np))
     else:
-        out = Tensor._make(_scalar_op(K.add_scalar, self._data, -other * alpha, dt))
-    node = record(SubBackward0, out, self, other)
-    _save_alpha_of(node, alpha)
+        out = Tensor._make(_scalar_op(K.add_scalar, self._data, -other, dt))
+    record(SubBackward0, out, self, other)
     return out
 
 
