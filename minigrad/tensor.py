@@ -531,13 +531,17 @@ def _wrap_dim(dim: int, ndim: int) -> int:
 # -- recording ops in the graph ----------------------------------------------------------
 
 
-def record(node_cls: type[Node], output: Tensor | None, *inputs) -> Node | None:
+def record(node_cls: type[Node], output: Tensor | None, *inputs,
+           like_output: bool = False) -> Node | None:
     """Attach a new `node_cls` node as `output.grad_fn` if any input requires grad.
 
     `inputs` are the op's differentiable inputs in order (tensors, or None / Python
     numbers for positions that cannot need a gradient). Each input that needs a
     gradient gives the node an edge to its producer and its shape and dtype (which
     the engine checks that gradient against); the others get `(None, 0)` and None.
+    An element-wise op whose inputs that may need a gradient all have the output's
+    shape and dtype says so with `like_output`: its node keeps no input shapes and
+    the engine checks none of its gradients (see `Node.elementwise`).
     Returns the node so the op can save what its backward needs, or None when no
     graph is recorded. (In-place ops pass `output=None` and attach the node
     themselves, see `begin_inplace`.)
@@ -545,12 +549,10 @@ def record(node_cls: type[Node], output: Tensor | None, *inputs) -> Node | None:
     if not STATE.grad_enabled:
         return None
     edges = []
-    meta = []
     needed = False
     for t in inputs:  # this runs for every op, so `Tensor._edge` is spelled out here
         if not isinstance(t, Tensor):
             edges.append(_NO_EDGE)
-            meta.append(None)
             continue
         fn = t._grad_fn if t._view is None else t.grad_fn
         if fn is not None:
@@ -559,7 +561,6 @@ def record(node_cls: type[Node], output: Tensor | None, *inputs) -> Node | None:
             edges.append((t._grad_accumulator(), 0))
         else:
             edges.append(_NO_EDGE)
-            meta.append(None)
             # A view requires grad when its base does, even with no edge to follow
             # (made in no_grad mode, or before the base required grad): the output
             # is still recorded, with a node whose gradient for it goes nowhere.
@@ -567,31 +568,28 @@ def record(node_cls: type[Node], output: Tensor | None, *inputs) -> Node | None:
                 needed = True
             continue
         needed = True
-        data = t._data
-        meta.append((data.shape, data.dtype))
     if not needed:
         return None
-    if output is None:
-        node = node_cls(tuple(edges), tuple(meta))
+    if like_output and node_cls.elementwise:
+        node = node_cls(tuple(edges), None)
     else:
-        # An element-wise node whose inputs all look like its output needs no check
-        # of the gradients it returns (see `Node.elementwise`).
-        meta = tuple(meta)
-        if node_cls.elementwise:
-            data = output._data
-            like = (data.shape, data.dtype)
-            for m in meta:
-                if m is not None and m != like:
-                    break
-            else:
-                meta = None
-        node = node_cls(tuple(edges), meta)
+        node = node_cls(tuple(edges), _input_meta(inputs, edges))
+    if output is not None:
         output._grad_fn = node
         output._output_nr = 0
     if STATE.anomaly_enabled:
         node._forward_trace = capture_forward_trace()
         node._plain = False
     return node
+
+
+def _input_meta(inputs: tuple, edges: list) -> tuple:
+    """(shape, dtype) of each input with an edge, which its gradient must match;
+    None for the others."""
+    meta = []
+    for t, (fn, _) in zip(inputs, edges):
+        meta.append(None if fn is None else (t._data.shape, t._data.dtype))
+    return tuple(meta)
 
 
 _NO_EDGE = (None, 0)

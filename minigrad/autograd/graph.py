@@ -254,9 +254,9 @@ class Node:
     # How the node calls itself in messages; PyTorch prints C++ names for a few.
     _display_name: str | None = None
     # An element-wise formula: given a gradient of the output's shape and dtype, it
-    # returns gradients of that same shape and dtype. When every input that needs a
-    # gradient has the output's shape and dtype too, `record` leaves `_input_meta`
-    # None and the engine has nothing to check.
+    # returns gradients of that same shape and dtype. When the op tells `record` that
+    # every input that may need a gradient has the output's shape and dtype too
+    # (`like_output`), `_input_meta` is None and the engine has nothing to check.
     elementwise = False
 
     _pre_hooks: dict | None = None
@@ -273,8 +273,8 @@ class Node:
         self._seq = next(_sequence)
         self._saved: dict[str, Any] = {}
         # (shape, dtype) of each input, which its gradient must match (None for
-        # inputs that need no gradient); None for the node when all of them would be
-        # the output's (see `elementwise`).
+        # inputs that need no gradient); None when all of them are the output's (see
+        # `elementwise`).
         self._input_meta = input_meta
 
     @property

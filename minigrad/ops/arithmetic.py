@@ -55,6 +55,13 @@ def _scalar_op(kernel, a: np.ndarray, s, dt, reverse: bool = False) -> np.ndarra
     return out if a.ndim == 1 else out.reshape(a.shape)
 
 
+def _alike(a: Tensor, b: Tensor) -> bool:
+    """Two tensors of one shape and dtype: an element-wise result is just like them.
+    (With a Python number instead of `b`, a float tensor's result is like it too:
+    only a float tensor can need a gradient.)"""
+    return a._data.shape == b._data.shape and a._data.dtype is b._data.dtype
+
+
 def _check_out_dtype(t: Tensor, dt) -> None:
     """In-place ops keep the tensor's dtype: a result of the same category is cast
     into it (float32 += float64 stays float32), a higher one is refused (int += float)."""
@@ -159,9 +166,10 @@ def add(self: Tensor, other, alpha=1) -> Tensor:
         return out
     if isinstance(other, Tensor):
         out = Tensor._make(binary(K.add, self._data, other._data, dt.np))
+        record(AddBackward0, out, self, other, like_output=_alike(self, other))
     else:
         out = Tensor._make(_scalar_op(K.add_scalar, self._data, other, dt))
-    record(AddBackward0, out, self, other)
+        record(AddBackward0, out, self, other, like_output=True)
     return out
 
 
@@ -200,9 +208,10 @@ def sub(self: Tensor, other, alpha=1) -> Tensor:
         return out
     if isinstance(other, Tensor):
         out = Tensor._make(binary(K.sub, self._data, other._data, dt.np))
+        record(SubBackward0, out, self, other, like_output=_alike(self, other))
     else:
         out = Tensor._make(_scalar_op(K.add_scalar, self._data, -other, dt))
-    record(SubBackward0, out, self, other)
+        record(SubBackward0, out, self, other, like_output=True)
     return out
 
 
@@ -265,11 +274,11 @@ def mul(self: Tensor, other) -> Tensor:
     other = as_tensor_arg(other)
     dt = _dtype.result_type(self, other)
     if isinstance(other, Tensor):
-        data = binary(K.mul, self._data, other._data, dt.np)
+        out = Tensor._make(binary(K.mul, self._data, other._data, dt.np))
+        node = record(MulBackward0, out, self, other, like_output=_alike(self, other))
     else:
-        data = _scalar_op(K.mul_scalar, self._data, other, dt)
-    out = Tensor._make(data)
-    node = record(MulBackward0, out, self, other)
+        out = Tensor._make(_scalar_op(K.mul_scalar, self._data, other, dt))
+        node = record(MulBackward0, out, self, other, like_output=True)
     if node is not None:
         _save_mul_operands(node, self, other)
     return out

@@ -134,7 +134,8 @@ def _apply(node_cls, x: Tensor) -> Tensor:
         elif data.dtype == np.bool_:
             raise _bool_error(node_cls)
     out = Tensor._make(unary(_FORWARD[node_cls], data))
-    node = record(node_cls, out, x)
+    # (Only a float input can need a gradient, and then the output is just like it.)
+    node = record(node_cls, out, x, like_output=True)
     if node is not None:
         _save(node, x, out)
     return out
