@@ -108,6 +108,9 @@ class Size(tuple):
         return n
 
 
+_new_object = object.__new__  # (looked up once: a tensor is made for every result)
+
+
 class Tensor:
     """A multi-dimensional array that can take part in automatic differentiation."""
 
@@ -144,7 +147,7 @@ class Tensor:
     @classmethod
     def _make(cls, data: np.ndarray, requires_grad: bool = False) -> Tensor:
         """Wrap a numpy array (no copy) as a fresh leaf with its own version counter."""
-        t = object.__new__(cls)
+        t = _new_object(cls)
         t._data = data
         t._requires_grad = requires_grad
         t._grad_fn = None

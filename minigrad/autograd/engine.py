@@ -433,7 +433,11 @@ def _run_formula(node: Node, grads: list, keep: bool) -> list:
     if grads[0] is None and (len(grads) == 1 or _all_none(grads)):
         return [None] * len(node.next_functions)
     held = _check_saved(node) if node._saved else ()
-    outputs = _apply_formula(node, grads)
+    outputs = node.apply(grads)  # `_apply_formula`, spelled out: this runs for every node
+    if node._input_meta is not None:
+        outputs = _validate(node, outputs)
+    if STATE.anomaly_enabled and STATE.anomaly_check_nan:
+        _check_nan(node, outputs)
     if not keep:
         if type(node).saves:
             for saved in held:  # what `release_variables` would drop, found by the check

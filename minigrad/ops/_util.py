@@ -307,6 +307,9 @@ def backward2(kernel, grad: np.ndarray, x: np.ndarray) -> np.ndarray:
         x = x.astype(dtype)
     n = grad.size
     out = np.empty(n, dtype)  # flat; given grad's shape at the end
+    if len(shape) == 1 and n < VECTORISED_MIN:  # short and flat: straight to the kernel
+        kernel(grad, x, out)
+        return out
     if n >= VECTORISED_MIN:
         kernel = VECTORISED_BACKWARD.get(kernel, kernel)
     if n < PARALLEL_MIN:

@@ -17,7 +17,7 @@ import math
 import numpy as np
 
 from .. import _dtype
-from .._dtype import _BY_NUMPY
+from .._dtype import _BY_NUMPY, float64
 from ..autograd.graph import INPUT, OUTPUT, Node, SavedNumber, SavedTensor
 from ..kernels import elementwise as K
 from ..tensor import Tensor, as_tensor_arg, begin_inplace, finish_inplace, record
@@ -39,7 +39,7 @@ def _scalar_op(kernel, a: np.ndarray, s, dt, reverse: bool = False) -> np.ndarra
     np_dtype = dt.np
     if a.dtype is not np_dtype:
         a = a.astype(np_dtype)
-    if type(s) is not float or dt is not _dtype.float64:  # (a float is a float64 already)
+    if type(s) is not float or dt is not float64:  # (a Python float is a float64 already)
         try:
             s = scalar_of(s, dt)
         except OverflowError:  # an int in [2**63, 2**64): PyTorch wraps it into int64
@@ -241,17 +241,16 @@ class MulBackward0(Node):
     elementwise = True
 
     def backward(self, grad):
-        ga = gb = None
-        if self.needs_grad(0):
-            ga = self._times(grad, "other")
-        if self.needs_grad(1):
-            gb = self._times(grad, "self")
+        # An input needs a gradient when its edge leads somewhere (`needs_grad(i)`).
+        (self_fn, _), (other_fn, _) = self.next_functions
+        ga = self._times(grad, "other") if self_fn is not None else None
+        gb = self._times(grad, "self") if other_fn is not None else None
         return ga, gb
 
     def _times(self, grad, name):
         saved = self._saved[name]
         if type(saved) is SavedNumber:  # `x * 2.0`: the number is all we need
-            return _times_number(grad, saved.number(self))
+            return _scalar_op(K.mul_scalar, grad, saved.number(self), _BY_NUMPY[grad.dtype])
         factor = saved.data(self)
         if factor.ndim == 0:
             return _times_number(grad, factor.item())
