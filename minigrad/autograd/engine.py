@@ -395,9 +395,10 @@ def backward_events(
             -1, tuple(root_nodes), tuple(_tensor(g) for g in root_grads), dict(deps), keep
         )
 
-    # An untraced run that captures nothing takes a short path through plain nodes
-    # (no hooks, no retained gradients): version checks, formula, release.
-    short = not trace and not capture_at and needed is None
+    # An untraced run that captures nothing, outside anomaly mode, takes a short path
+    # through plain nodes (no hooks, no retained gradients): version checks,
+    # formula, release.
+    short = not trace and not capture_at and needed is None and not STATE.anomaly_enabled
     step = -1
     while ready:
         node = ready.pop()
@@ -428,16 +429,14 @@ def backward_events(
 
 
 def _run_formula(node: Node, grads: list, keep: bool) -> list:
-    """A plain node's turn in an untraced run: check what it saved, run its formula,
-    release what it saved (unless `keep`)."""
+    """A plain node's turn in an untraced run outside anomaly mode: check what it
+    saved, run its formula, release what it saved (unless `keep`)."""
     if grads[0] is None and (len(grads) == 1 or _all_none(grads)):
         return [None] * len(node.next_functions)
     held = _check_saved(node) if node._saved else ()
-    outputs = node.apply(grads)  # `_apply_formula`, spelled out: this runs for every node
+    outputs = node.apply(grads)  # `_apply_formula` without anomaly mode's check
     if node._input_meta is not None:
         outputs = _validate(node, outputs)
-    if STATE.anomaly_enabled and STATE.anomaly_check_nan:
-        _check_nan(node, outputs)
     if not keep:
         if type(node).saves:
             for saved in held:  # what `release_variables` would drop, found by the check

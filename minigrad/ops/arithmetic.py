@@ -115,7 +115,8 @@ class SubBackward0(Node):
         edges = self.next_functions
         return (
             grad if edges[0][0] is not None else None,
-            _times_number(grad, -alpha) if edges[1][0] is not None else None,
+            (-grad if alpha == 1 else _times_number(grad, -alpha))
+            if edges[1][0] is not None else None,
         )
 
 
