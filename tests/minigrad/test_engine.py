@@ -243,3 +243,31 @@ def test_a_view_whose_array_someone_else_holds_is_copied():
     before = kept[0].tolist()
     (x @ w.t()).sum().backward()
     assert kept[0].tolist() == before
+
+
+def test_elementwise_nodes_keep_input_shapes_only_where_the_gradient_needs_work():
+    x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    w = torch.tensor([0.5, 0.25, 2.0], requires_grad=True)
+    batch = torch.ones(2, 3, requires_grad=True)
+    # Like the output: nothing for the engine to check.
+    assert (x * 2.0).grad_fn._input_meta is None
+    assert (x * w).grad_fn._input_meta is None
+    assert x.sin().grad_fn._input_meta is None
+    # Broadcast or promoted inputs: the engine sums / casts their gradients back.
+    assert (batch * x).grad_fn._input_meta == (((2, 3), np.float32), ((3,), np.float32))
+    scalar64 = torch.tensor(2.0, dtype=torch.float64, requires_grad=True)
+    assert (x * scalar64).grad_fn._input_meta[1] == ((), np.float64)
+    (batch * x + x * scalar64).sum().backward()  # x * scalar64 is broadcast to (2, 3)
+    assert x.grad.shape == (3,) and x.grad.dtype is torch.float32
+    np.testing.assert_allclose(x.grad.numpy(), [6.0, 6.0, 6.0])
+    assert scalar64.grad.dtype is torch.float64 and scalar64.grad.item() == 12.0
+
+
+def test_scaled_sum_and_difference_gradients_keep_the_input_dtype():
+    # alpha as a numpy float64 must not turn a float32 gradient into float64.
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = torch.tensor([3.0, 4.0], requires_grad=True)
+    (x.add(y, alpha=np.float64(2.5)) + x.sub(y, alpha=np.float64(0.5))).sum().backward()
+    assert y.grad.dtype is torch.float32
+    np.testing.assert_allclose(y.grad.numpy(), [2.0, 2.0])
+    np.testing.assert_allclose(x.grad.numpy(), [2.0, 2.0])

@@ -122,3 +122,33 @@ def test_requires_grad_rules():
         y.requires_grad = False
     assert (y + torch.ones(1)).requires_grad
     np.testing.assert_equal((i > 1).numpy(), [False, True])
+
+
+def test_anomaly_mode_checks_nan_in_a_graph_built_before_it_was_on():
+    # The check happens at backward time, as in PyTorch: nodes recorded outside
+    # anomaly mode are checked too (they carry no forward trace, so no warning).
+    x = torch.tensor([0.0], requires_grad=True)
+    y = x.sqrt() * 0
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with torch.autograd.detect_anomaly():
+            with pytest.raises(RuntimeError, match="Function 'SqrtBackward0' returned nan"):
+                y.sum().backward()
+    assert not [w for w in caught if "Traceback of forward call" in str(w.message)]
+
+
+def test_hooks_attached_after_recording_still_run():
+    # A node made without hooks is "plain" until one is attached; the engine must
+    # then run it the long way (hooks, retained gradient) even outside tracing.
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 3
+    z = y.sin()
+    calls = []
+    z.grad_fn.register_prehook(lambda grads: calls.append("pre"))
+    z.grad_fn.register_hook(lambda gi, go: calls.append("post"))
+    y.register_hook(lambda g: g * 10)
+    y.retain_grad()
+    z.sum().backward()
+    assert calls == ["pre", "post"]
+    np.testing.assert_allclose(y.grad.numpy(), np.cos([3.0, 6.0]) * 10)
+    np.testing.assert_allclose(x.grad.numpy(), np.cos([3.0, 6.0]) * 30)
