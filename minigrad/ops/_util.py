@@ -256,14 +256,17 @@ def binary(kernel, a: np.ndarray, b: np.ndarray, out_dtype) -> np.ndarray:
         a = a.astype(out_dtype)
     if b.dtype != out_dtype:
         b = b.astype(out_dtype)
-    if a.shape == b.shape and a.flags.c_contiguous and b.flags.c_contiguous:
+    shape = a.shape
+    if shape == b.shape and a.flags.c_contiguous and b.flags.c_contiguous:
         # The common case: nothing to broadcast, both already flat in memory.
-        out = np.empty(a.size, out_dtype)
+        out = np.empty(a.size, out_dtype)  # flat; given the shape at the end
+        if len(shape) != 1:
+            a, b = a.ravel(), b.ravel()
         if out.size < PARALLEL_MIN:
-            kernel(flat(a), flat(b), out)
+            kernel(a, b, out)
         else:
-            run_kernel(kernel, flat(a), flat(b), out)
-        return out if a.ndim == 1 else out.reshape(a.shape)
+            run_kernel(kernel, a, b, out)
+        return out if len(shape) == 1 else out.reshape(shape)
     if a.shape != b.shape:
         shape = broadcast_shape(a.shape, b.shape)
         row_form = ROW_FORMS.get(kernel)
