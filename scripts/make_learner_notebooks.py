@@ -27,6 +27,7 @@ Usage::
 
     python scripts/make_learner_notebooks.py           # (re)write notebooks/learner/
     python scripts/make_learner_notebooks.py --check   # fail if they are out of date
+    python scripts/make_learner_notebooks.py --execute --rerun   # run them all again
 
 With ``--execute`` (what ``make learner`` and ``make test`` use), the written learner
 notebooks are then run top to bottom in a fresh kernel, errors allowed, so they open
@@ -254,9 +255,12 @@ def find_drift(expected: dict[Path, str], learner: Path, executed: bool = False)
     return sorted(drift, key=lambda d: d.path)
 
 
-def write(expected: dict[Path, str], learner: Path, run: bool = False) -> list[Path]:
+def write(expected: dict[Path, str], learner: Path, run: bool = False,
+          rerun: bool = False) -> list[Path]:
     written = []
     stale = {d.path for d in find_drift(expected, learner, executed=run)}
+    if rerun:  # the library changed under the stored outputs (printed source, values)
+        stale |= set(expected)
     for path, text in expected.items():
         if path in stale:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -288,6 +292,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--execute", action="store_true",
                         help="run the learner notebooks after writing them (with --check: "
                              "require that they were run top to bottom)")
+    parser.add_argument("--rerun", action="store_true",
+                        help="with --execute: run every learner notebook again, even those "
+                             "whose cells did not change (after a change to the library)")
     parser.add_argument("--out", type=Path, default=None,
                         help="folder for learner notebooks (default: <notebooks>/learner)")
     args = parser.parse_args(argv)
@@ -311,7 +318,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"learner notebooks up to date ({len(expected)} checked)")
         return 0
 
-    changed = write(expected, learner, run=args.execute)
+    changed = write(expected, learner, run=args.execute, rerun=args.rerun and args.execute)
     for path in changed:
         print(f"updated {_show(path)}")
     print(f"{len(expected)} learner notebook(s), {len(changed)} changed")

@@ -247,3 +247,30 @@ def test_bad_markers_fail_the_script_naming_notebook_and_cell(mln, tmp_path, cap
     err = capsys.readouterr().err
     assert "01_tour.ipynb: cell 1, line 2: '### BEGIN SOLUTION' is never closed" in err
     assert not (folder / "learner").exists()
+
+
+def test_rerun_runs_up_to_date_learner_notebooks_again(mln, tmp_path, monkeypatch):
+    # After a change to the library, outputs can be stale while every cell's source is
+    # unchanged: `--execute` alone leaves such notebooks be, `--rerun` runs them all.
+    ran = []
+
+    def fake_execute(path):  # what a real run leaves behind: counts 1, 2, 3, ...
+        nb = nbformat.read(path, as_version=4)
+        code = [c for c in nb.cells if c.cell_type == "code"]
+        for i, cell in enumerate(code, start=1):
+            cell.execution_count = i
+        path.write_text(mln.render(nb), encoding="utf-8")
+        ran.append(path.name)
+
+    monkeypatch.setattr(mln, "execute", fake_execute)
+    folder = tmp_path / "nb"
+    write_course(folder)
+    write_course(folder, "02_inplace.ipynb")
+    mln.main(["--notebooks", str(folder), "--execute"])
+    assert sorted(ran) == ["01_tour.ipynb", "02_inplace.ipynb"]
+    ran.clear()
+    mln.main(["--notebooks", str(folder), "--execute"])
+    assert ran == []
+    mln.main(["--notebooks", str(folder), "--execute", "--rerun"])
+    assert sorted(ran) == ["01_tour.ipynb", "02_inplace.ipynb"]
+    assert mln.main(["--check", "--execute", "--notebooks", str(folder)]) == 0
