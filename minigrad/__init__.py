@@ -50,6 +50,9 @@ from .ops import unary as _un
 from .ops import views as _vw
 from .ops._util import broadcast_shape as _broadcast_shape
 from .tensor import Size, Tensor, as_tensor_arg, device
+from .tensor import check_inplace as _check_inplace
+from .tensor import check_no_overlap as _check_no_overlap
+from .tensor import finish_inplace as _finish_inplace
 
 float32 = float = _dtype.float32
 float64 = double = _dtype.float64
@@ -115,6 +118,34 @@ def _bitwise(np_op, name: str):
 bitwise_and = _bitwise(np.bitwise_and, "bitwise_and")
 bitwise_or = _bitwise(np.bitwise_or, "bitwise_or")
 bitwise_xor = _bitwise(np.bitwise_xor, "bitwise_xor")
+
+
+def _bitwise_inplace(op):
+    """`t &= x` (and `|=`, `^=`): `op`'s result written into t, which keeps its dtype
+    and shape; its version goes up by one, as for every in-place op."""
+    def op_(self: Tensor, other) -> Tensor:
+        other = as_tensor_arg(other)
+        _check_inplace(self)
+        _ar._check_out_dtype(self, _dtype.result_type(self, other))
+        if isinstance(other, Tensor):
+            shape = _broadcast_shape(self._data.shape, other._data.shape)
+            if shape != self._data.shape:
+                raise RuntimeError(
+                    f"output with shape [{', '.join(map(str, self._data.shape))}] doesn't "
+                    f"match the broadcast shape [{', '.join(map(str, shape))}]"
+                )
+        _check_no_overlap(self)
+        self._data[...] = op(self, other)._data
+        _finish_inplace(self, None)
+        return self
+
+    op_.__name__ = op.__name__ + "_"
+    return op_
+
+
+bitwise_and_ = _bitwise_inplace(bitwise_and)
+bitwise_or_ = _bitwise_inplace(bitwise_or)
+bitwise_xor_ = _bitwise_inplace(bitwise_xor)
 
 
 def bitwise_not(self: Tensor) -> Tensor:
@@ -280,6 +311,9 @@ def _attach_methods() -> None:
         "__and__": _operator(bitwise_and), "__rand__": _operator(bitwise_and),
         "__or__": _operator(bitwise_or), "__ror__": _operator(bitwise_or),
         "__xor__": _operator(bitwise_xor), "__rxor__": _operator(bitwise_xor),
+        "bitwise_and_": bitwise_and_, "bitwise_or_": bitwise_or_, "bitwise_xor_": bitwise_xor_,
+        "__iand__": _operator(bitwise_and_), "__ior__": _operator(bitwise_or_),
+        "__ixor__": _operator(bitwise_xor_),
     }
     for name, fn in methods.items():
         setattr(T, name, fn)

@@ -493,6 +493,20 @@ EDGE_CASES = {
     "f64-or-int": lambda c: c.leaf(V, requires_grad=False) | 1,
     "i64-or-f64": lambda c: c.m.tensor([1, 2]) | c.leaf([1.0, 2.0], requires_grad=False),
     "i64-xor-broadcast-error": lambda c: c.m.tensor([1, 2]) ^ c.m.tensor([1, 2, 3]),
+    # in-place bitwise operators: the same tensor, one version later, its dtype kept
+    "i64-iand-int": lambda c: c.m.tensor([12, 10]).__iand__(6),
+    "i64-ior-i64": lambda c: c.m.tensor([12, 10]).__ior__(c.m.tensor([1, 1])),
+    "i64-ixor-true": lambda c: c.m.tensor([12, 10]).__ixor__(True),
+    "i64-bitwise-and_-method": lambda c: c.m.tensor([12, 10]).bitwise_and_(3),
+    "bool-ior-bool": lambda c: c.m.tensor([True, False]).bitwise_or_(c.m.tensor([False, False])),
+    "i64-iand-returns-self": lambda c: _same_after(c.m.tensor([12, 10]), lambda t: t.__iand__(6)),
+    "view-ixor-bumps-base": lambda c: _view_ixor(c),
+    "bool-iand-i64-error": lambda c: c.m.tensor([True, False]).__iand__(c.m.tensor([1, 1])),
+    "i64-iand-float-error": lambda c: c.m.tensor([1, 2]).__iand__(1.5),
+    "f32-iand-error": lambda c: c.leaf(V, "float32", False).__iand__(1),
+    "leaf-iand-error": lambda c: c.leaf(V).__iand__(1),
+    "i64-iand-broadcast-error": lambda c: c.m.tensor([1, 2]).__iand__(c.m.tensor([[1, 2], [3, 4]])),
+    "i64-iand-str": lambda c: c.m.tensor([1, 2]).__iand__("x"),
     "invert-i64": lambda c: ~c.m.tensor([1, -2]),
     "invert-bool": lambda c: ~c.m.tensor([True, False]),
     "invert-f32": lambda c: ~c.leaf(V, "float32", False),
@@ -522,6 +536,19 @@ EDGE_CASES = {
     "mm-empty-rows": lambda c: c.m.ones(0, 3, dtype=c.m.float64, requires_grad=True) @ c.leaf(M32),
     "mm-empty-cols": lambda c: c.leaf(M23) @ c.m.ones(3, 0, dtype=c.m.float64, requires_grad=True),
 }
+
+
+def _same_after(t, op):
+    """op(t), whether it returned t itself, and t's version."""
+    result = op(t)
+    return result, result is t, t._version
+
+
+def _view_ixor(c):
+    base = c.m.tensor([1, 2, 3])
+    view = base[:2]
+    view ^= 1
+    return base, base._version, view._version
 
 
 @pytest.mark.parametrize("name", list(EDGE_CASES))
