@@ -319,6 +319,13 @@ def _attach_methods() -> None:
         setattr(T, name, fn)
     T.T = property(_vw.T)
     T.mT = property(_matrix_transpose)
+    T.__getattr__ = _missing_tensor_attribute
+
+
+def _missing_tensor_attribute(self: Tensor, name: str):
+    """Only reached when a Tensor has no attribute `name` (`t.floor_()`)."""
+    raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'"
+                         f"{_subset_hint(name)}")
 
 
 def _matrix_transpose(self: Tensor) -> Tensor:
@@ -372,7 +379,15 @@ def __getattr__(name: str):
             f"minigrad supports the dtypes float32, float64, int64 and bool; "
             f"'{name}' is not available"
         )
-    raise AttributeError(f"module 'minigrad' has no attribute '{name}'")
+    raise AttributeError(f"module 'minigrad' has no attribute '{name}'{_subset_hint(name)}")
+
+
+def _subset_hint(name: str) -> str:
+    """What an AttributeError adds for a public name: a PyTorch name minigrad lacks is
+    not a typo on the learner's part."""
+    if name.startswith("_"):  # (Python, numpy and IPython probe for those)
+        return ""
+    return " (minigrad has part of PyTorch's API: see the README's list)"
 
 
 from . import autograd, nn, optim  # noqa: E402,F401
