@@ -97,6 +97,13 @@ def _operator(fn):
     return lambda self, other: fn(self, other) if isinstance(other, _OPERANDS) else NotImplemented
 
 
+def _not_with_ndarray(fn):
+    """`fn` as an operator method PyTorch declines for a numpy array: a reflected
+    `ndarray + t` (and `-`, `*`, `**`, `&`, ...) or an order comparison either way
+    is then a TypeError, as in PyTorch; `t + ndarray`, `ndarray / t` and `==` work."""
+    return lambda self, other: NotImplemented if isinstance(other, np.ndarray) else fn(self, other)
+
+
 def _bitwise(np_op, name: str):
     """`&`, `|`, `^`: bitwise on integers, logical on bools; never differentiable."""
     def op(self: Tensor, other) -> Tensor:
@@ -293,24 +300,26 @@ def _attach_methods() -> None:
         "new_ones": lambda self, *s, **kw: ones(*s, dtype=kw.get("dtype", self.dtype)),
         "new_tensor": lambda self, data, **kw: tensor(data, dtype=kw.get("dtype", self.dtype)),
         "__getitem__": _ix.getitem, "__setitem__": _ix.setitem,
-        "__add__": _ar.add, "__radd__": _ar.add, "__iadd__": _ar.add_,
-        "__sub__": _ar.sub, "__rsub__": _ar.rsub, "__isub__": _ar.sub_,
-        "__mul__": _ar.mul, "__rmul__": _ar.mul, "__imul__": _ar.mul_,
+        "__add__": _ar.add, "__radd__": _not_with_ndarray(_ar.add), "__iadd__": _ar.add_,
+        "__sub__": _ar.sub, "__rsub__": _not_with_ndarray(_ar.rsub), "__isub__": _ar.sub_,
+        "__mul__": _ar.mul, "__rmul__": _not_with_ndarray(_ar.mul), "__imul__": _ar.mul_,
         "__truediv__": _ar.div, "__rtruediv__": _ar.rdiv, "__itruediv__": _ar.div_,
-        "__floordiv__": _ar.floor_divide, "__rfloordiv__": _ar.floor_divide,
-        "__mod__": _ar.remainder, "__rmod__": _ar.remainder,
+        "__floordiv__": _ar.floor_divide,
+        "__rfloordiv__": _not_with_ndarray(_ar.floor_divide),
+        "__mod__": _ar.remainder, "__rmod__": _not_with_ndarray(_ar.remainder),
         "floor_divide": _ar.floor_divide, "remainder": _ar.remainder,
-        "__pow__": _ar.pow, "__rpow__": _ar.rpow, "__ipow__": _ar.pow_,
+        "__pow__": _ar.pow, "__rpow__": _not_with_ndarray(_ar.rpow), "__ipow__": _ar.pow_,
         "__matmul__": _la.matmul, "__rmatmul__": rev(_la.matmul), "__neg__": _ar.neg,
         "__abs__": _un.abs, "__pos__": _positive, "positive": _positive,
-        "__eq__": _operator(eq), "__ne__": _operator(ne), "__lt__": _operator(lt),
-        "__le__": _operator(le), "__gt__": _operator(gt), "__ge__": _operator(ge),
+        "__eq__": _operator(eq), "__ne__": _operator(ne),
+        "__lt__": _not_with_ndarray(_operator(lt)), "__le__": _not_with_ndarray(_operator(le)),
+        "__gt__": _not_with_ndarray(_operator(gt)), "__ge__": _not_with_ndarray(_operator(ge)),
         "__invert__": bitwise_not, "bitwise_not": bitwise_not,
         "bitwise_and": bitwise_and, "bitwise_or": bitwise_or, "bitwise_xor": bitwise_xor,
         # `&`, `|` and `^` commute, so the reflected forms (`3 & t`) are the same ops.
-        "__and__": _operator(bitwise_and), "__rand__": _operator(bitwise_and),
-        "__or__": _operator(bitwise_or), "__ror__": _operator(bitwise_or),
-        "__xor__": _operator(bitwise_xor), "__rxor__": _operator(bitwise_xor),
+        "__and__": _operator(bitwise_and), "__rand__": _not_with_ndarray(_operator(bitwise_and)),
+        "__or__": _operator(bitwise_or), "__ror__": _not_with_ndarray(_operator(bitwise_or)),
+        "__xor__": _operator(bitwise_xor), "__rxor__": _not_with_ndarray(_operator(bitwise_xor)),
         "bitwise_and_": bitwise_and_, "bitwise_or_": bitwise_or_, "bitwise_xor_": bitwise_xor_,
         "__iand__": _operator(bitwise_and_), "__ior__": _operator(bitwise_or_),
         "__ixor__": _operator(bitwise_xor_),
