@@ -517,11 +517,15 @@ _BUFFER_REFS = 3
 def _run_node(node, grads, step, keep, accumulate, capture_at, captured, trace, pending):
     """One node's turn: hooks, the backward formula, releasing what it saved. Events
     go to `pending` (in order), which the caller yields once the node is done."""
-    # Hooks registered on the tensors this node produced, then retain_grad.
+    # Hooks registered on the tensors this node produced, then retain_grad. (A leaf's
+    # hooks are its AccumulateGrad's: they too run before the node's own pre-hooks.)
     if node._tensor_pre_hooks:
         for nr, hooks in node._tensor_pre_hooks.items():
             if nr < len(grads):
                 grads[nr] = _run_hooks(hooks, grads[nr], step, node, "tensor", trace, pending)
+    if type(node) is AccumulateGrad and node.variable._hooks:
+        grads[0] = _run_hooks(node.variable._hooks, grads[0], step, node, "tensor", trace,
+                              pending)
     if node._retains_grad:
         for nr, ref in node._retains_grad.items():
             t = ref()
@@ -554,14 +558,13 @@ def _run_node(node, grads, step, keep, accumulate, capture_at, captured, trace, 
     if type(node) is AccumulateGrad:
         grad = grads[0]
         leaf = node.variable
-        grad = _run_hooks(leaf._hooks, grad, step, node, "tensor", trace, pending)
         if grad is not None:
             if capture_at and (id(node), 0) in capture_at:
                 _store_capture(captured, leaf, grad, accumulate)
             else:
-                # `_ENGINE_REFS` counts the input buffer's reference, which a
-                # gradient a hook returned does not have: such a one is copied.
-                total = _accumulate(node, grad, may_steal=not trace and grad is grads[0])
+                # A gradient someone else still refers to (a hook's result the user
+                # kept, a traced run's events) is copied: see `_ENGINE_REFS`.
+                total = _accumulate(node, grad, may_steal=not trace)
                 if trace:
                     pending.append(ev.GradAccumulated(step, node, leaf, _tensor(grad), total))
         outputs: list = []

@@ -213,6 +213,18 @@ def node_prehook_changes_type(c):
 
 
 @_program
+def leaf_hook_runs_before_its_accumulators_prehook(c):
+    # A leaf's tensor hooks are its AccumulateGrad's tensor pre-hooks: they run
+    # first, then the node's own pre-hooks: x.grad is (g + 1) * 10, not g * 10 + 1.
+    x = c.leaf([1.0, 2.0])
+    y = x * 2
+    acc = y.grad_fn.next_functions[0][0]
+    x.register_hook(lambda g: g + 1)
+    acc.register_prehook(lambda g: (g[0] * 10,))
+    return y
+
+
+@_program
 def node_posthook_returns_wrong_count(c):
     e = c.keep(c.leaf([1.0, 2.0]) * 2)
     e.grad_fn.register_hook(lambda gi, go: (gi[0].sum(),))
