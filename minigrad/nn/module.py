@@ -224,9 +224,21 @@ class Module:
 
     # -- state ---------------------------------------------------------------------
 
-    def state_dict(self) -> OrderedDict:
-        """Every parameter's values, detached, by dotted name."""
-        return OrderedDict((name, p.detach()) for name, p in self.named_parameters())
+    def state_dict(self, *, prefix: str = "", keep_vars: bool = False) -> OrderedDict:
+        """Every parameter's values, detached (or the parameters themselves with
+        `keep_vars`), by dotted name. Unlike `named_parameters`, a module or parameter
+        used in two places is listed under both names, as in PyTorch."""
+        return OrderedDict((name, p if keep_vars else p.detach())
+                           for name, p in self._state_items(prefix))
+
+    def _state_items(self, prefix: str = "") -> Iterator[tuple[str, Parameter]]:
+        """(dotted name, parameter) down every path through the sub-modules."""
+        for name, p in self._parameters.items():
+            if p is not None:
+                yield prefix + name, p
+        for name, module in self._modules.items():
+            if module is not None:
+                yield from module._state_items(f"{prefix}{name}.")
 
     def load_state_dict(self, state_dict: Mapping[str, Any],
                         strict: bool = True) -> _IncompatibleKeys:
@@ -238,7 +250,7 @@ class Module:
         """
         if not isinstance(state_dict, Mapping):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
-        own = dict(self.named_parameters())
+        own = dict(self._state_items())
         missing = [k for k in own if k not in state_dict]
         unexpected = [k for k in state_dict if k not in own]
         errors = []

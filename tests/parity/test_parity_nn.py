@@ -510,6 +510,31 @@ def test_load_state_dict_errors_and_result(torch):
     run_both(torch, program)
 
 
+def test_state_dict_lists_a_shared_module_under_every_name(torch):
+    def program(lib):
+        nn = lib.nn
+        lin = nn.Linear(2, 2)
+        seq = nn.Sequential(lin, nn.ReLU(), lin)
+        sd = seq.state_dict()
+        before = lin.weight._version
+        loaded = seq.load_state_dict(sd)
+        holder = nn.Module()
+        holder.a, holder.b = lin, lin
+        return {
+            "keys": list(sd), "named": [n for n, _ in seq.named_parameters()],
+            "loaded": repr(loaded), "copies": lin.weight._version - before,
+            "half": _error(lambda: seq.load_state_dict(
+                {k: v for k, v in sd.items() if k.startswith("0.")})),
+            "holder": list(holder.state_dict()),
+            "prefix": list(seq.state_dict(prefix="net.")),
+            "keep_vars": seq.state_dict(keep_vars=True)["2.weight"] is lin.weight,
+            "detached": sd["0.weight"].requires_grad,
+        }
+
+    result = run_both(torch, program)
+    assert result["keys"] == ["0.weight", "0.bias", "2.weight", "2.bias"]
+
+
 # -- mse_loss ---------------------------------------------------------------------------
 
 
