@@ -8,7 +8,7 @@ from collections import OrderedDict
 from collections.abc import Iterator
 
 from .. import _creation
-from ..ops.loss import mse_loss
+from ..ops.loss import legacy_reduction, mse_loss
 from ..ops.unary import relu, relu_, sigmoid, tanh
 from ..tensor import Tensor
 from . import functional as F
@@ -117,8 +117,11 @@ class Sequential(Module):
 class MSELoss(Module):
     """The mean (or sum, or none) of squared differences between input and target."""
 
-    def __init__(self, reduction: str = "mean") -> None:
+    def __init__(self, size_average: bool | None = None, reduce: bool | None = None,
+                 reduction: str = "mean") -> None:
         super().__init__()
+        if size_average is not None or reduce is not None:  # PyTorch's deprecated form
+            reduction = legacy_reduction(size_average, reduce)
         self.reduction = reduction  # checked when called, as PyTorch does
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002

@@ -36,8 +36,25 @@ class MseLossBackward0(Node):
         return (g if self.needs_grad(0) else None, -g if self.needs_grad(1) else None)
 
 
-def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:  # noqa: A002
-    """The mean (or sum, or none) of squared differences, as `F.mse_loss`."""
+def legacy_reduction(size_average: bool | None, reduce: bool | None) -> str:
+    """The reduction PyTorch's deprecated `size_average` / `reduce` arguments stand
+    for, with its warning. (A reduction passed third, `mse_loss(a, b, "sum")`, lands in
+    `size_average`: it is truthy, so it means "mean", as in PyTorch.)"""
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    reduction = "mean" if size_average and reduce else "sum" if reduce else "none"
+    warnings.warn(f"size_average and reduce args will be deprecated, please use "
+                  f"reduction='{reduction}' instead.", UserWarning, stacklevel=3)
+    return reduction
+
+
+def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None,  # noqa: A002
+             reduce: bool | None = None, reduction: str = "mean",
+             weight: Tensor | None = None) -> Tensor:
+    """The mean (or sum, or none) of squared differences, as `F.mse_loss` (whose
+    deprecated `size_average` and `reduce` still choose the reduction)."""
+    if weight is not None:
+        raise NotImplementedError("minigrad's mse_loss has no weight argument")
     if input._data.shape != target._data.shape:
         warnings.warn(
             f"Using a target size ({Size(target._data.shape)!r}) that is different to the "
@@ -53,6 +70,8 @@ def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor: 
             input = views.expand(input, shape)
         if target._data.shape != shape:
             target = views.expand(target, shape)
+    if size_average is not None or reduce is not None:
+        reduction = legacy_reduction(size_average, reduce)
     # PyTorch checks the reduction only after broadcasting, and the dtype after that.
     if reduction not in REDUCTIONS:
         raise ValueError(f"{reduction} is not a valid value for reduction")

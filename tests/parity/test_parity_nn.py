@@ -235,6 +235,32 @@ def test_mse_loss_shape_warning_and_errors(torch):
     run_both(torch, program)
 
 
+def test_mse_loss_legacy_size_average_and_reduce(torch):
+    # A reduction passed third lands in the deprecated `size_average`: "sum" is truthy,
+    # so PyTorch takes the mean (and warns).
+    def program(lib):
+        F = lib.nn.functional
+        a = lib.tensor([1.0, 2.0], requires_grad=True)
+        t = lib.tensor([0.0, 0.0])
+        out = {}
+        cases = {"true": ((True,), {}), "false": ((False,), {}), "sum third": (("sum",), {}),
+                 "reduce false": ((None, False), {}), "kw": ((), {"size_average": False}),
+                 "kw wins over reduction": ((), {"size_average": False, "reduction": "mean"})}
+        for name, (args, kwargs) in cases.items():
+            with warnings.catch_warnings(record=True) as rec:
+                warnings.simplefilter("always")
+                loss = F.mse_loss(a, t, *args, **kwargs)
+            out[name] = (loss, [str(w.message) for w in rec])
+        with warnings.catch_warnings(record=True) as rec:
+            warnings.simplefilter("always")
+            module = lib.nn.MSELoss(size_average=False, reduce=True)
+        out["module"] = (module.reduction, module(a, t), [str(w.message) for w in rec])
+        return out
+
+    result = run_both(torch, program)
+    assert result["sum third"][0] == 2.5
+
+
 def test_optimizer_errors(torch):
     def program(lib):
         leaf = lib.ones(2, requires_grad=True)
