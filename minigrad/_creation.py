@@ -52,10 +52,8 @@ def _scalar_dtype(v, top: bool) -> _dtype.dtype:
     if isinstance(v, bool):
         return _dtype.bool_
     if isinstance(v, np.generic):  # a numpy scalar keeps its own type (np.float64 too)
-        kind = v.dtype.kind
-        if kind in "biuf":
-            return (_dtype.bool_ if kind == "b" else _dtype.int64 if kind in "iu" else
-                    _dtype.float64 if v.dtype == np.float64 else _dtype.float32)
+        if v.dtype.kind in "biuf":
+            return _numpy_dtype(v.dtype)
     elif isinstance(v, int):
         return _dtype.int64
     elif isinstance(v, float):
@@ -67,12 +65,29 @@ def _scalar_dtype(v, top: bool) -> _dtype.dtype:
             raise TypeError("new(): invalid data type 'str'")
         raise ValueError("too many dimensions 'str'")
     if isinstance(v, (complex, np.complexfloating)):
-        raise NotImplementedError("minigrad supports float32, float64, int64 and bool "
-                                  "tensors, not complex numbers")
+        raise _no_complex()
     raise RuntimeError(f"Could not infer dtype of {type(v).__name__}")
 
 
 _PYTHON_SCALARS = (bool, int, float)
+
+
+def _no_complex() -> NotImplementedError:
+    return NotImplementedError("minigrad supports float32, float64, int64 and bool tensors, "
+                               "not complex numbers")
+
+
+def _numpy_dtype(np_dtype: np.dtype) -> _dtype.dtype:
+    """The dtype of numpy data, which PyTorch keeps as it is: another width (int32,
+    uint8, float16, ...) is refused rather than quietly widened."""
+    try:
+        return _dtype.from_numpy_dtype(np_dtype)
+    except TypeError:
+        raise NotImplementedError(
+            f"minigrad supports the dtypes float32, float64, int64 and bool; numpy {np_dtype} "
+            f"data would keep its dtype in PyTorch: convert it first (for example with "
+            f"`.astype(np.{'float32' if np_dtype.kind == 'f' else 'int64'})`) or pass dtype="
+        ) from None
 
 
 def _leaf_types(seq, out: set) -> None:
@@ -94,13 +109,11 @@ def _infer_dtype(data) -> _dtype.dtype:
     float64 over the elements. A Python float counts as the default dtype; a numpy
     float64 scalar as float64."""
     if isinstance(data, np.ndarray):
-        try:
-            return _dtype.from_numpy_dtype(data.dtype)
-        except TypeError:  # another width: the nearest supported dtype
-            kind = data.dtype.kind
-            if kind in "biuf":
-                return _dtype.int64 if kind in "iu" else _dtype.float32
-            raise TypeError(f"Could not infer dtype of numpy {data.dtype}") from None
+        if data.dtype.kind in "biuf":
+            return _numpy_dtype(data.dtype)
+        if data.dtype.kind == "c":
+            raise _no_complex()
+        raise TypeError(f"Could not infer dtype of numpy {data.dtype}")
     if not isinstance(data, (list, tuple)):
         return _scalar_dtype(data, top=True)
     types: set = set()

@@ -137,3 +137,22 @@ def test_repr_moves_a_long_suffix_to_its_own_line():
                        "       grad_fn=<MulBackward0>)")
     assert repr(mg.tensor([1.0, 2.0], requires_grad=True)) == \
         "tensor([1., 2.], requires_grad=True)"
+
+
+@pytest.mark.parametrize("np_dtype", [np.int32, np.uint8, np.int16, np.float16])
+def test_numpy_data_of_another_width_is_refused_not_widened(np_dtype):
+    # PyTorch would keep int32 / uint8 / float16; minigrad has none of them, so it says
+    # so instead of quietly making an int64 or float32 tensor.
+    data = np.array([1, 2], dtype=np_dtype)
+    for make in (lambda: mg.tensor(data), lambda: mg.tensor([data[0], data[1]]),
+                 lambda: mg.tensor(data[0])):
+        with pytest.raises(NotImplementedError, match=f"numpy {np.dtype(np_dtype)} data"):
+            make()
+    # Asked for a dtype minigrad has, the data is converted, as in PyTorch.
+    assert mg.tensor(data, dtype=mg.float64).dtype is mg.float64
+    assert mg.tensor(data, dtype=mg.int64).tolist() == [1, 2]
+
+
+def test_numpy_complex_data_is_refused():
+    with pytest.raises(NotImplementedError, match="not complex numbers"):
+        mg.tensor(np.array([1 + 2j]))
