@@ -282,8 +282,10 @@ def binary(kernel, a: np.ndarray, b: np.ndarray, out_dtype) -> np.ndarray:
         if ufunc is not None and np.dtype(out_dtype).kind == "f":
             # Any other broadcast: numpy broadcasts without copying the stretched
             # operand out in full. One IEEE + - * per element is exactly rounded,
-            # so the result is bit-identical to the kernel's.
-            return ufunc(a, b, order="C")
+            # so the result is bit-identical to the kernel's. (Quietly: PyTorch gives
+            # inf and nan without numpy's overflow and invalid-value warnings.)
+            with np.errstate(all="ignore"):
+                return ufunc(a, b, order="C")
         a = np.broadcast_to(a, shape)
         b = np.broadcast_to(b, shape)
     scalar_form = SCALAR_FORMS.get(kernel)

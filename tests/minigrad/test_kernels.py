@@ -168,3 +168,16 @@ def test_in_place_functions_take_the_same_path_as_out_of_place():
     expected = minigrad.tensor(values).exp()
     t.exp_()
     np.testing.assert_array_equal(t.numpy(), expected.numpy())
+
+
+def test_broadcast_arithmetic_overflows_quietly_as_in_pytorch():
+    import warnings
+
+    import minigrad
+
+    col = minigrad.tensor([[1e308], [np.inf]], dtype=minigrad.float64)
+    row = minigrad.tensor([10.0, -np.inf, 1.0], dtype=minigrad.float64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # numpy's RuntimeWarnings would fail the test
+        product, total = col * row, col + row
+    assert product[0, 0].item() == np.inf and np.isnan(total[1, 1].item())
