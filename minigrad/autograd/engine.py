@@ -438,10 +438,9 @@ def _run_formula(node: Node, grads: list, keep: bool) -> list:
     if node._input_meta is not None:
         outputs = _validate(node, outputs)
     if not keep:
-        if type(node).saves:
-            for saved in held:  # what `release_variables` would drop, found by the check
-                saved.release()
-        else:  # custom Functions and CopySlices keep their saved tensors elsewhere
+        for saved in held:  # what `release_variables` would drop, found by the check
+            saved.release()
+        if node._saves_elsewhere:  # custom Functions and CopySlices
             node.release_variables()
     return outputs
 

@@ -38,6 +38,7 @@ class FunctionCtx(Node):
         "_output_meta",
         "needs_input_grad",
     )  # Node's __dict__ lets forward stash plain values too: ctx.k = 2.0
+    _saves_elsewhere = True  # save_for_backward's tensors, in `_ctx_saved`
 
     def __init__(self, next_functions: tuple = ()) -> None:
         super().__init__(next_functions)

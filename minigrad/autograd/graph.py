@@ -253,6 +253,9 @@ class Node:
     saved_defaults: dict[str, Any] = {}
     # How the node calls itself in messages; PyTorch prints C++ names for a few.
     _display_name: str | None = None
+    # Saved tensors kept somewhere other than `_saved` (a custom Function's ctx,
+    # CopySlices' wrapped node): only `release_variables` knows how to drop them.
+    _saves_elsewhere = False
     # An element-wise formula: given a gradient of the output's shape and dtype, it
     # returns gradients of that same shape and dtype. When the op tells `record` that
     # every input that may need a gradient has the output's shape and dtype too

@@ -13,16 +13,16 @@ from . import views
 VALUE = "value"
 
 
-def _check_float(a: Tensor, b: Tensor, kernel: str = "addmm_impl_cpu_"):
+def _check_float(a: Tensor, b: Tensor, kernel: str = "addmm_impl_cpu_") -> None:
     """Both operands of a product must have one dtype, and it must not be bool
     (`kernel` is the name PyTorch's refusal gives)."""
-    if a.dtype is not b.dtype:
+    if a._data.dtype is not b._data.dtype:
         raise RuntimeError(
             "expected m1 and m2 to have the same dtype, but got: "
             f"{_NAMES[a.dtype.name]} != {_NAMES[b.dtype.name]}"
         )
-    _refuse_bool(a, kernel)
-    return a.dtype
+    if a._data.dtype.kind == "b":
+        _refuse_bool(a, kernel)
 
 
 def _refuse_bool(a: Tensor, kernel: str) -> None:

@@ -470,6 +470,8 @@ class CopySlices(Node):
         self._input_meta = (base_meta,) + fn._input_meta[1:]
         AsStridedBackward0.describe(self, view, base)
 
+    _saves_elsewhere = True  # in the wrapped in-place node
+
     def saved_items(self) -> list:
         return self.fn.saved_items()
 
