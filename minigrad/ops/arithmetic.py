@@ -251,7 +251,7 @@ class MulBackward0(Node):
     def _times(self, grad, name):
         saved = self._saved[name]
         if type(saved) is SavedNumber:  # `x * 2.0`: the number is all we need
-            return _scalar_op(K.mul_scalar, grad, saved.number(self), _BY_NUMPY[grad.dtype])
+            return _times_number(grad, saved.number(self))
         factor = saved.data(self)
         if factor.ndim == 0:
             return _times_number(grad, factor.item())
