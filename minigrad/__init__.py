@@ -49,6 +49,7 @@ from .ops import reductions as _rd
 from .ops import unary as _un
 from .ops import views as _vw
 from .ops._util import broadcast_shape as _broadcast_shape
+from .ops._util import check_inplace_shape as _check_inplace_shape
 from .tensor import Size, Tensor, as_tensor_arg, device
 from .tensor import check_inplace as _check_inplace
 from .tensor import check_no_overlap as _check_no_overlap
@@ -92,9 +93,11 @@ lt, le = _compare(np.less, "lt"), _compare(np.less_equal, "le")
 gt, ge = _compare(np.greater, "gt"), _compare(np.greater_equal, "ge")
 
 
-def _operator(fn):
-    """`fn` as an operator method: NotImplemented for operands it does not take."""
-    return lambda self, other: fn(self, other) if isinstance(other, _OPERANDS) else NotImplemented
+def _operator(fn, arrays: bool = True):
+    """`fn` as an operator method: NotImplemented for operands it does not take (and,
+    unless `arrays`, for a numpy array: see `_not_with_ndarray`)."""
+    takes = _OPERANDS if arrays else tuple(t for t in _OPERANDS if t is not np.ndarray)
+    return lambda self, other: fn(self, other) if isinstance(other, takes) else NotImplemented
 
 
 def _not_with_ndarray(fn):
@@ -135,12 +138,7 @@ def _bitwise_inplace(op):
         _check_inplace(self)
         _ar._check_out_dtype(self, _dtype.result_type(self, other))
         if isinstance(other, Tensor):
-            shape = _broadcast_shape(self._data.shape, other._data.shape)
-            if shape != self._data.shape:
-                raise RuntimeError(
-                    f"output with shape [{', '.join(map(str, self._data.shape))}] doesn't "
-                    f"match the broadcast shape [{', '.join(map(str, shape))}]"
-                )
+            _check_inplace_shape(self._data.shape, other._data.shape)
         _check_no_overlap(self)
         self._data[...] = op(self, other)._data
         _finish_inplace(self, None)
@@ -312,14 +310,14 @@ def _attach_methods() -> None:
         "__matmul__": _la.matmul, "__rmatmul__": rev(_la.matmul), "__neg__": _ar.neg,
         "__abs__": _un.abs, "__pos__": _positive, "positive": _positive,
         "__eq__": _operator(eq), "__ne__": _operator(ne),
-        "__lt__": _not_with_ndarray(_operator(lt)), "__le__": _not_with_ndarray(_operator(le)),
-        "__gt__": _not_with_ndarray(_operator(gt)), "__ge__": _not_with_ndarray(_operator(ge)),
+        "__lt__": _operator(lt, arrays=False), "__le__": _operator(le, arrays=False),
+        "__gt__": _operator(gt, arrays=False), "__ge__": _operator(ge, arrays=False),
         "__invert__": bitwise_not, "bitwise_not": bitwise_not,
         "bitwise_and": bitwise_and, "bitwise_or": bitwise_or, "bitwise_xor": bitwise_xor,
         # `&`, `|` and `^` commute, so the reflected forms (`3 & t`) are the same ops.
-        "__and__": _operator(bitwise_and), "__rand__": _not_with_ndarray(_operator(bitwise_and)),
-        "__or__": _operator(bitwise_or), "__ror__": _not_with_ndarray(_operator(bitwise_or)),
-        "__xor__": _operator(bitwise_xor), "__rxor__": _not_with_ndarray(_operator(bitwise_xor)),
+        "__and__": _operator(bitwise_and), "__rand__": _operator(bitwise_and, arrays=False),
+        "__or__": _operator(bitwise_or), "__ror__": _operator(bitwise_or, arrays=False),
+        "__xor__": _operator(bitwise_xor), "__rxor__": _operator(bitwise_xor, arrays=False),
         "bitwise_and_": bitwise_and_, "bitwise_or_": bitwise_or_, "bitwise_xor_": bitwise_xor_,
         "__iand__": _operator(bitwise_and_), "__ior__": _operator(bitwise_or_),
         "__ixor__": _operator(bitwise_xor_),

@@ -434,15 +434,27 @@ def _run_formula(node: Node, grads: list, keep: bool) -> list:
     if grads[0] is None and (len(grads) == 1 or _all_none(grads)):
         return [None] * len(node.next_functions)
     held = _check_saved(node) if node._saved else ()
-    outputs = node.apply(grads)  # `_apply_formula` without anomaly mode's check
+    # `_apply_formula` and `_release` spelled out (without anomaly mode's check):
+    # this runs for every node.
+    outputs = node.apply(grads)
     if node._input_meta is not None:
         outputs = _validate(node, outputs)
     if not keep:
-        for saved in held:  # what `release_variables` would drop, found by the check
+        for saved in held:
             saved.release()
-        if node._saves_elsewhere:  # custom Functions and CopySlices
+        if node._saves_elsewhere:
             node.release_variables()
     return outputs
+
+
+def _release(node: Node, held) -> None:
+    """Drop what `node` saved after an untraced run: the saved tensors its version
+    check found (`held`), and, for nodes that keep theirs elsewhere (custom
+    Functions, CopySlices), whatever `release_variables` knows of."""
+    for saved in held:
+        saved.release()
+    if node._saves_elsewhere:
+        node.release_variables()
 
 
 def _apply_formula(node: Node, grads: list) -> list:
@@ -596,18 +608,15 @@ def _run_node(node, grads, step, keep, accumulate, capture_at, captured, trace, 
                 pending.append(ev.HookFired(step, node, "posthook", hook, gi,
                                             tuple(_tensor(g) for g in outputs)))
     # Unless retain_graph, the node drops what it saved. An untraced run already
-    # holds the saved tensors its check found (`held`) and releases exactly those;
-    # a traced run asks `release_variables` for the names it reports, and so do nodes
-    # that keep saved tensors elsewhere (custom Functions, CopySlices: they declare
-    # no `saves`).
+    # holds the saved tensors its check found (`held`); a traced run (and a node
+    # whose formula did not run) asks `release_variables`, which names what it drops.
     if not keep:
-        if held is None or not type(node).saves:
+        if held is None:
             released = node.release_variables()
             if trace and released:
                 pending.append(ev.SavedTensorsReleased(step, node, released))
         else:
-            for saved in held:  # what `release_variables` would drop, found by the check
-                saved.release()
+            _release(node, held)
     return outputs
 
 

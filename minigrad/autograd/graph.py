@@ -227,10 +227,8 @@ class SavedNumber(SavedTensor):
         return self._as_tensor()
 
     def release(self) -> None:
-        self._tensor = None
-        self._data = None
+        super().release()
         self._value = None
-        self.is_released = True
 
 
 class Node:

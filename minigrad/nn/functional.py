@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..ops import linalg
-from ..ops._util import broadcast_shape
+from ..ops._util import broadcast_shape, shape_mismatch
 from ..ops.loss import TYPE_NAMES, mse_loss
 from ..ops.unary import relu, sigmoid, tanh
 from ..ops.views import expanded_shape
@@ -48,8 +48,7 @@ def _check_bias_shape(input: Tensor, weight: Tensor, bias: Tensor) -> None:  # n
     full = broadcast_shape(out, bias.shape)
     fits = bias.ndim == 2 and bias.shape[0] in (1, rows) and bias.shape[1] in (1, out[-1])
     if input.ndim == 1 and not fits:
-        raise RuntimeError(f"output with shape [{', '.join(map(str, out))}] doesn't match "
-                           f"the broadcast shape [{', '.join(map(str, full))}]")
+        raise shape_mismatch(out, full)
     if not fits:
         raise NotImplementedError("minigrad's linear adds a bias to batched input only when "
                                   "it broadcasts to (rows, out_features) of the flattened input")

@@ -50,6 +50,21 @@ def broadcast_shape(a: tuple, b: tuple) -> tuple:
     return tuple(y if x == 1 else x for x, y in zip(a, b))
 
 
+def shape_mismatch(shape: tuple, broadcast: tuple) -> RuntimeError:
+    """PyTorch's error when a result of `broadcast` shape must be written into a tensor
+    of `shape` (an in-place op, `copy_`, `linear`'s bias)."""
+    return RuntimeError(f"output with shape [{', '.join(map(str, shape))}] doesn't match the "
+                        f"broadcast shape [{', '.join(map(str, broadcast))}]")
+
+
+def check_inplace_shape(shape: tuple, other: tuple) -> None:
+    """An in-place op keeps its tensor's shape: the other operand may broadcast to it,
+    not beyond it (PyTorch's errors, the size mismatch first)."""
+    full = broadcast_shape(shape, other)
+    if full != shape:
+        raise shape_mismatch(shape, full)
+
+
 def sum_to(grad: np.ndarray, shape: tuple) -> np.ndarray:
     """Undo broadcasting: sum `grad` down to `shape` (leading dims, then size-1 dims)."""
     if grad.shape == shape:

@@ -25,6 +25,7 @@ from ._util import (
     PARALLEL_MIN,
     binary,
     broadcast_shape,
+    check_inplace_shape,
     flat,
     float_dtype,
     run_kernel,
@@ -560,12 +561,7 @@ def _inplace(node_cls, forward, self: Tensor, other, save) -> Tensor:
     dt = _dtype.result_type(self, other)
     _check_out_dtype(self, dt)
     if isinstance(other, Tensor):
-        new_shape = np.broadcast_shapes(self._data.shape, other._data.shape)
-        if new_shape != self._data.shape:
-            raise RuntimeError(
-                f"output with shape [{', '.join(map(str, self._data.shape))}] doesn't match "
-                f"the broadcast shape [{', '.join(map(str, new_shape))}]"
-            )
+        check_inplace_shape(self._data.shape, other._data.shape)
     inputs = (self,) if node_cls is PowBackward0 else (self, other)
     node = begin_inplace(node_cls, *inputs)
     original = Tensor._make(self._data.copy()) if node is not None and save.needs_original(

@@ -24,7 +24,7 @@ from ..tensor import (
     make_view,
     record,
 )
-from ._util import broadcast_shape, sum_to, u64
+from ._util import check_inplace_shape, sum_to, u64
 
 VALUE = "value"
 INT64_MAX = 2**63 - 1
@@ -530,12 +530,7 @@ def copy_(x: Tensor, src) -> Tensor:
     src = as_tensor_arg(src)
     if not isinstance(src, Tensor):
         src = Tensor._make(np.array(src, x._data.dtype))
-    shape = broadcast_shape(x._data.shape, src._data.shape)
-    if shape != x._data.shape:
-        raise RuntimeError(
-            f"output with shape [{', '.join(map(str, x._data.shape))}] doesn't match the "
-            f"broadcast shape [{', '.join(map(str, shape))}]"
-        )
+    check_inplace_shape(x._data.shape, src._data.shape)
     if not x.dtype.is_floating_point:
         # An integer tensor cannot carry a gradient: PyTorch records nothing (and
         # checks nothing about grad) whatever src is.

@@ -507,6 +507,8 @@ EDGE_CASES = {
     "leaf-iand-error": lambda c: c.leaf(V).__iand__(1),
     "i64-iand-broadcast-error": lambda c: c.m.tensor([1, 2]).__iand__(c.m.tensor([[1, 2], [3, 4]])),
     "i64-iand-str": lambda c: c.m.tensor([1, 2]).__iand__("x"),
+    "add_-size-mismatch": lambda c: c.leaf(V, requires_grad=False).add_(c.leaf([1.0, 2.0])),
+    "mul_-broadcast-beyond": lambda c: c.leaf(V, requires_grad=False).mul_(c.leaf([V, V])),
     "invert-i64": lambda c: ~c.m.tensor([1, -2]),
     "invert-bool": lambda c: ~c.m.tensor([True, False]),
     "invert-f32": lambda c: ~c.leaf(V, "float32", False),
