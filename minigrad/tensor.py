@@ -324,6 +324,9 @@ class Tensor:
         if node is None:
             if self._hooks is None:
                 self._hooks = {}
+                acc = self._grad_acc() if self._grad_acc is not None else None
+                if acc is not None:  # the engine's short path would skip the hooks
+                    acc._plain = False
             handle = RemovableHandle(self._hooks)
             self._hooks[handle._key] = hook
             return handle

@@ -248,41 +248,6 @@ def _expands_to(shape: tuple, target: tuple) -> bool:
     return all(s == t or s == 1 for s, t in zip(shape, target[lead:]))
 
 
-# References to a gradient array the engine itself holds when `_accumulate` looks
-# at it: the node's input buffer, `_run_node`'s local, `_accumulate`'s argument and
-# `sys.getrefcount`'s own argument.
-_ENGINE_REFS = 4
-# References to the array a view looks into, when only that view refers to it: the
-# view's `base`, `_accumulate`'s local and `sys.getrefcount`'s argument.
-_OWNER_REFS = 3
-
-
-def _accumulate(node: AccumulateGrad, grad: np.ndarray, may_steal: bool):
-    """Add `grad` into the leaf's `.grad` (PyTorch's AccumulateGrad)."""
-    leaf = node.variable
-    if leaf._grad is None:
-        # Later backward calls add into `.grad` in place, so the leaf must own its
-        # memory. Like PyTorch, which steals the incoming gradient when nothing else
-        # uses it, minigrad keeps `grad` itself when no one but the engine refers to
-        # it, and it is row-major and either owns its memory or is a whole-buffer view
-        # of an array nothing else refers to (`TBackward0`'s `grad.T`). Otherwise (the
-        # same array flowing to two leaves, the caller's `gradient=` tensor, a hook's
-        # result) the leaf gets a copy.
-        owner = grad.base
-        if (may_steal and sys.getrefcount(grad) <= _ENGINE_REFS
-                and grad.flags.c_contiguous and grad.flags.writeable
-                and (owner is None or (owner.base is None and owner.size == grad.size
-                                       and sys.getrefcount(owner) <= _OWNER_REFS))):
-            leaf._grad = tensor_module.Tensor._make(grad)
-        else:
-            leaf._grad = tensor_module.Tensor._make(np.array(grad, copy=True, order="C"))
-    else:
-        g = leaf._grad
-        g._data += grad
-        g._version_counter.value += 1
-    return leaf._grad
-
-
 def _run_hooks(hooks: dict | None, grad, step, node, kind, trace, out_events):
     """Apply tensor hooks in registration order; each may replace the gradient."""
     if not hooks or grad is None:
@@ -574,8 +539,8 @@ def _run_node(node, grads, step, keep, accumulate, capture_at, captured, trace, 
                 _store_capture(captured, leaf, grad, accumulate)
             else:
                 # A gradient someone else still refers to (a hook's result the user
-                # kept, a traced run's events) is copied: see `_ENGINE_REFS`.
-                total = _accumulate(node, grad, may_steal=not trace)
+                # kept, a traced run's events) is copied: see `ENGINE_REFS`.
+                total = node.accumulate(grad, may_steal=not trace)
                 if trace:
                     pending.append(ev.GradAccumulated(step, node, leaf, _tensor(grad), total))
         outputs: list = []

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import tensor as tensor_module  # a cycle: only its attributes are used, at run time
 from .._dtype import of_number
 
 _sequence = itertools.count()
@@ -385,18 +386,64 @@ class Node:
 
 
 class AccumulateGrad(Node):
-    """The node that adds incoming gradients into its leaf tensor's `.grad`."""
+    """The node that adds incoming gradients into its leaf tensor's `.grad`.
+
+    Its "formula" is `accumulate`. It is plain (the engine's short path) until a hook
+    is registered on it or on its leaf: the leaf's tensor hooks run first, and only
+    the engine's long path runs hooks."""
 
     __slots__ = ("variable",)
     _display_name = "minigrad::autograd::AccumulateGrad"
-    _plain = False  # it runs the leaf's hooks and fills `.grad`: the engine's long path
 
     def __init__(self, variable) -> None:
-        super().__init__(())
+        super().__init__((), None)  # (no inputs: nothing for the engine to check)
         # Accumulators run as soon as they are ready, like PyTorch's (which give
         # them the largest sequence number).
         self._seq = sys.maxsize
         self.variable = variable
+        if variable._hooks:
+            self._plain = False
+
+    def apply(self, grads: list) -> tuple:
+        """The short path's turn: `.grad` takes the gradient over or adds it."""
+        grad = grads[0]  # a local, as in the engine's long path: see `ENGINE_REFS`
+        self.accumulate(grad, may_steal=True)
+        return ()
+
+    def accumulate(self, grad: np.ndarray, may_steal: bool):
+        """Add `grad` into the leaf's `.grad` and return `.grad`.
+
+        Later backward calls add into `.grad` in place, so the leaf must own its
+        memory. Like PyTorch, which steals the incoming gradient when nothing else
+        uses it, minigrad keeps `grad` itself when no one but the engine refers to
+        it, and it is row-major and either owns its memory or is a whole-buffer view
+        of an array nothing else refers to (`TBackward0`'s `grad.T`). Otherwise (the
+        same array flowing to two leaves, the caller's `gradient=` tensor, a hook's
+        result) the leaf gets a copy."""
+        leaf = self.variable
+        if leaf._grad is None:
+            owner = grad.base
+            if (may_steal and sys.getrefcount(grad) <= ENGINE_REFS
+                    and grad.flags.c_contiguous and grad.flags.writeable
+                    and (owner is None or (owner.base is None and owner.size == grad.size
+                                           and sys.getrefcount(owner) <= OWNER_REFS))):
+                leaf._grad = tensor_module.Tensor._make(grad)
+            else:
+                leaf._grad = tensor_module.Tensor._make(np.array(grad, copy=True, order="C"))
+        else:
+            g = leaf._grad
+            g._data += grad
+            g._version_counter.value += 1
+        return leaf._grad
+
+
+# References to a gradient array the engine itself holds when `accumulate` looks at
+# it: the node's input buffer, the caller's local (`AccumulateGrad.apply`, or the
+# engine's long path), `accumulate`'s argument and `sys.getrefcount`'s own argument.
+ENGINE_REFS = 4
+# References to the array a view looks into, when only that view refers to it: the
+# view's `base`, `accumulate`'s local and `sys.getrefcount`'s argument.
+OWNER_REFS = 3
 
 
 def move_retained_grad(tensor, old_fn: Node | None, old_nr: int) -> None:

@@ -152,3 +152,34 @@ def test_hooks_attached_after_recording_still_run():
     assert calls == ["pre", "post"]
     np.testing.assert_allclose(y.grad.numpy(), np.cos([3.0, 6.0]) * 10)
     np.testing.assert_allclose(x.grad.numpy(), np.cos([3.0, 6.0]) * 30)
+
+
+def test_leaf_hooks_registered_after_its_accumulator_exists_still_run():
+    # A leaf's AccumulateGrad is plain (the engine's short path) while neither it nor
+    # its leaf has hooks; a hook on the leaf registered once the graph (and so the
+    # accumulator) exists must still run, before the node's own hooks.
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    loss = (x * 3).sum()
+    acc = loss.grad_fn.next_functions[0][0].next_functions[0][0]
+    assert acc._plain
+    calls = []
+    x.register_hook(lambda g: calls.append("tensor") or g + 1)
+    acc.register_prehook(lambda grads: calls.append("pre"))
+    loss.backward(retain_graph=True)
+    assert calls == ["tensor", "pre"]
+    np.testing.assert_allclose(x.grad.numpy(), [4.0, 4.0])
+    # A plain accumulator with no hooks at all takes the gradient over or adds it.
+    y = torch.tensor([1.0, 2.0], requires_grad=True)
+    out = (y * 2).sum()
+    out.backward(retain_graph=True)
+    out.backward()
+    np.testing.assert_allclose(y.grad.numpy(), [4.0, 4.0])
+    assert y.grad._version == 1
+
+
+def test_leaf_hook_alone_registered_after_recording_runs():
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    loss = (x * 3).sum()
+    x.register_hook(lambda g: g * 10)
+    loss.backward()
+    np.testing.assert_allclose(x.grad.numpy(), [30.0, 30.0])
