@@ -547,7 +547,8 @@ def record(node_cls: type[Node], output: Tensor | None, *inputs,
     the engine checks that gradient against); the others get `(None, 0)` and None.
     An element-wise op whose inputs that may need a gradient all have the output's
     shape and dtype says so with `like_output`: its node keeps no input shapes and
-    the engine checks none of its gradients (see `Node.elementwise`).
+    the engine checks none of its gradients (see `Node.elementwise`). Nor does a
+    node whose formula always fits its inputs (`Node.exact`).
     Returns the node so the op can save what its backward needs, or None when no
     graph is recorded. (In-place ops pass `output=None` and attach the node
     themselves, see `begin_inplace`.)
@@ -576,7 +577,7 @@ def record(node_cls: type[Node], output: Tensor | None, *inputs,
         needed = True
     if not needed:
         return None
-    if like_output and node_cls.elementwise:
+    if node_cls.exact or (like_output and node_cls.elementwise):
         node = node_cls(tuple(edges), None)
     else:
         node = node_cls(tuple(edges), _input_meta(inputs, edges))

@@ -260,6 +260,11 @@ class Node:
     # every input that may need a gradient has the output's shape and dtype too
     # (`like_output`), `_input_meta` is None and the engine has nothing to check.
     elementwise = False
+    # A formula whose gradients always have its inputs' shapes and dtypes, whatever
+    # they were (a transpose, a product of two matrices of one dtype, a full sum):
+    # such a node never keeps input shapes, and the engine checks none of its
+    # gradients.
+    exact = False
 
     _pre_hooks: dict | None = None
     _post_hooks: dict | None = None

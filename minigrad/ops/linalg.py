@@ -65,6 +65,7 @@ class MmBackward0(Node):
         "self": INPUT, "mat2": INPUT, "self_sym_sizes": VALUE, "self_sym_strides": VALUE,
         "mat2_sym_sizes": VALUE, "mat2_sym_strides": VALUE,
     }
+    exact = True  # (both matrices have one dtype, which `mm` checks)
 
     def backward(self, grad):
         s = self._saved

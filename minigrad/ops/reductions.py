@@ -72,6 +72,7 @@ class SumBackward0(Node):
     """sum(): every element gets the incoming (scalar) gradient."""
 
     saves = {"self_sym_sizes": VALUE}
+    exact = True  # (a float sum keeps its input's dtype; other sums need no gradient)
 
     def backward(self, grad):
         return (spread(grad, self._saved["self_sym_sizes"]),)
@@ -118,6 +119,7 @@ class MeanBackward0(Node):
     """mean(): each element gets grad / numel."""
 
     saves = {"self_sym_numel": VALUE, "self_sym_sizes": VALUE}
+    exact = True
 
     def backward(self, grad):
         n = self._saved["self_sym_numel"]

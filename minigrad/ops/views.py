@@ -170,6 +170,8 @@ class TransposeBackward0(Node):
 class TBackward0(Node):
     """t(): transpose the gradient back. Nothing saved."""
 
+    exact = True
+
     def backward(self, grad):
         return (grad.T,)
 

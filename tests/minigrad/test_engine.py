@@ -263,6 +263,23 @@ def test_elementwise_nodes_keep_input_shapes_only_where_the_gradient_needs_work(
     assert scalar64.grad.dtype is torch.float64 and scalar64.grad.item() == 12.0
 
 
+def test_exact_nodes_keep_no_input_shapes_and_their_gradients_fit():
+    # t, mm and full sums / means always return gradients of their inputs' shapes and
+    # dtypes, so the engine has nothing to check for them.
+    w = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], dtype=torch.float64,
+                     requires_grad=True)
+    x = torch.ones(4, 3, dtype=torch.float64)
+    wt = w.t()
+    product = x @ wt
+    loss = product.mean() + wt.sum()
+    for node in (wt.grad_fn, product.grad_fn, loss.grad_fn.next_functions[0][0],
+                 loss.grad_fn.next_functions[1][0]):
+        assert type(node).exact and node._input_meta is None
+    loss.backward()
+    assert w.grad.shape == (2, 3) and w.grad.dtype is torch.float64
+    np.testing.assert_allclose(w.grad.numpy(), np.full((2, 3), 4 / 8 + 1))
+
+
 def test_scaled_sum_and_difference_gradients_keep_the_input_dtype():
     # alpha as a numpy float64 must not turn a float32 gradient into float64.
     x = torch.tensor([1.0, 2.0], requires_grad=True)
