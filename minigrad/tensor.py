@@ -617,13 +617,16 @@ def element_strides(data: np.ndarray) -> tuple:
     """The strides in elements, as PyTorch counts them (numpy counts bytes). numpy
     gives a new empty array zero strides; PyTorch gives it row-major ones, counting
     an empty dim as 1 ((3, 0) -> (1, 1))."""
+    size = data.itemsize
+    if data.ndim == 2 and data.size:  # a matrix product's operand: the usual case
+        rows, columns = data.strides
+        return (rows // size, columns // size)
     if data.size == 0 and not any(data.strides):
         strides, step = [], 1
         for n in reversed(data.shape):
             strides.append(step)
             step *= max(n, 1)
         return tuple(reversed(strides))
-    size = data.itemsize
     return tuple([s // size for s in data.strides])
 
 

@@ -245,7 +245,9 @@ def _expands_to(shape: tuple, target: tuple) -> bool:
     lead = len(target) - len(shape)
     if lead < 0:
         return False
-    return all(s == t or s == 1 for s, t in zip(shape, target[lead:]))
+    trailing = target[lead:]
+    # (Equal trailing dims, a bias's gradient over a batch, is the usual case.)
+    return trailing == shape or all(s == t or s == 1 for s, t in zip(shape, trailing))
 
 
 def _run_hooks(hooks: dict | None, grad, step, node, kind, trace, out_events):

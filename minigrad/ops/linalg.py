@@ -134,10 +134,16 @@ def _save_operands(node: Node, first: int, a: Tensor, b: Tensor, a_name: str,
     s = node._saved
     a_sizes, a_strides = _SYM_NAMES[a_name]
     b_sizes, b_strides = _SYM_NAMES[b_name]
+    (a_edge, _), (b_edge, _) = node.next_functions[first:first + 2]
+    a_needs, b_needs = a_edge is not None, b_edge is not None  # (`needs_grad`)
     s[a_sizes], s[b_sizes] = a._data.shape, b._data.shape
-    s[a_strides] = element_strides(a._data) if node.needs_grad(first) else ()
-    s[b_strides] = element_strides(b._data) if node.needs_grad(first + 1) else ()
-    _save_each_for_the_other(node, first, a, b, a_name, b_name)
+    s[a_strides] = element_strides(a._data) if a_needs else ()
+    s[b_strides] = element_strides(b._data) if b_needs else ()
+    # (`_save_each_for_the_other`, with the needs already known)
+    if b_needs:
+        s[a_name] = SavedTensor(a)
+    if a_needs:
+        s[b_name] = SavedTensor(b)
 
 
 def mm(a: Tensor, b: Tensor) -> Tensor:

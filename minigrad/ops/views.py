@@ -33,7 +33,7 @@ INT64_MAX = 2**63 - 1
 def _view_of(x: Tensor, data: np.ndarray, node_cls, creation_meta=None, **saved) -> Tensor:
     out = make_view(x, data) if creation_meta is None else make_view(x, data, creation_meta)
     node = record(node_cls, out, x)
-    if node is not None:
+    if node is not None and saved:
         node._saved.update(saved)
     return out
 
