@@ -520,7 +520,10 @@ def _run_node(node, grads, step, keep, accumulate, capture_at, captured, trace, 
             x = capture_at.get((id(node), nr))
             if x is not None and grads[nr] is not None and not isinstance(node, AccumulateGrad):
                 _store_capture(captured, x, grads[nr], accumulate)
-    if node._pre_hooks:
+    # `autograd.grad` only captures a leaf's gradient: like PyTorch, it runs neither the
+    # leaf's AccumulateGrad nor that node's hooks (the leaf's tensor hooks ran above).
+    captures_only = not accumulate and type(node) is AccumulateGrad
+    if node._pre_hooks and not captures_only:
         for hook in list(node._pre_hooks.values()):
             before = tuple(_tensor(g) for g in grads)
             result = hook(before)
@@ -564,7 +567,7 @@ def _run_node(node, grads, step, keep, accumulate, capture_at, captured, trace, 
         pending.append(ev.NodeFinished(step, node, tuple(_tensor(g) for g in grads),
                                        tuple(_tensor(g) for g in outputs)))
     # Post hooks run before the release, as in PyTorch (if one raises, nothing is freed).
-    if node._post_hooks:
+    if node._post_hooks and not captures_only:
         for hook in list(node._post_hooks.values()):
             gi = tuple(_tensor(g) for g in outputs)
             go = tuple(_tensor(g) for g in grads)

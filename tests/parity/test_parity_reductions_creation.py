@@ -296,3 +296,33 @@ def test_repr_wraps_on_minigrads_own_text(torch):
                        "       grad_fn=<MulBackward0>)")
     expected = repr(torch.tensor([1.5, -2.0, 3.25], dtype=torch.float64, requires_grad=True) * 1)
     assert repr(t) == translate(expected)
+
+
+def _hook_calls(m, use_grad: bool) -> tuple:
+    """Which hooks run when a leaf's gradient is asked for with `autograd.grad` or
+    `backward(inputs=...)`, and what the leaves' `.grad` end up as."""
+    v = m.tensor([1.0, 2.0], requires_grad=True)
+    u = m.tensor([3.0, 4.0], requires_grad=True)
+    out = (v * 2 + u).sum()
+    calls = []
+    v.register_hook(lambda g: calls.append("tensor") or g * 10)
+    acc_v = out.grad_fn.next_functions[0][0].next_functions[0][0].next_functions[0][0]
+    acc_u = out.grad_fn.next_functions[0][0].next_functions[1][0]
+    acc_v.register_prehook(lambda g: calls.append("v pre"))
+    acc_v.register_hook(lambda gi, go: calls.append("v post"))
+    acc_u.register_prehook(lambda g: calls.append("u pre"))
+    if use_grad:
+        result = m.autograd.grad(out, v)[0].tolist()
+    else:
+        out.backward(inputs=[v])
+        result = v.grad.tolist()
+    return calls, result, u.grad is None
+
+
+@pytest.mark.parametrize("use_grad", [True, False], ids=["autograd.grad", "backward_inputs"])
+def test_leaf_accumulator_hooks_run_only_when_gradients_accumulate(torch, use_grad):
+    # autograd.grad only captures the leaf's gradient (its tensor hooks apply), it does
+    # not run the leaf's AccumulateGrad or that node's hooks; backward(inputs=) does.
+    import minigrad
+
+    assert _hook_calls(minigrad, use_grad) == _hook_calls(torch, use_grad)
