@@ -26,7 +26,14 @@ from ..kernels import elementwise as K
 from ..ops._util import binary, flat, run_kernel, sum_to
 from . import events as ev
 from .grad_mode import STATE
-from .graph import AccumulateGrad, Node, SavedTensor, _tensor_type
+from .graph import (
+    AccumulateGrad,
+    Node,
+    SavedTensor,
+    _tensor_type,
+    count_sum_in_place,
+    sums_in_place,
+)
 
 
 def _as_tuple(x) -> tuple:
@@ -37,8 +44,16 @@ def _as_tuple(x) -> tuple:
     return (x,)
 
 
-def _tensor(data):
-    return None if data is None else tensor_module.Tensor._make(data)
+def _tensor(data, version_of=None):
+    """`data` as a tensor, at the version PyTorch's gradient tensor would have: the
+    number of streams summed into it (or into `version_of`, when `data` is its copy)."""
+    if data is None:
+        return None
+    t = tensor_module.Tensor._make(data)
+    summed = sums_in_place(data if version_of is None else version_of)
+    if summed:
+        t._version_counter.value = summed
+    return t
 
 
 def _shape_str(shape) -> str:
@@ -383,7 +398,7 @@ def backward_events(
                 continue
             if needed is not None and id(nxt) not in needed:
                 continue
-            _add_to_buffer(buffers, nxt, nr, g)
+            _add_to_buffer(buffers, nxt, nr, g, outputs)
             deps[nxt] -= 1
             if deps[nxt] == 0:
                 ready.push(nxt)
@@ -462,8 +477,9 @@ def _run_node_events(node, grads, step, keep, accumulate, capture_at, captured, 
     return outputs
 
 
-def _add_to_buffer(buffers: dict, node: Node, nr: int, grad) -> None:
-    """Sum a gradient stream into the node's input slot `nr` (PyTorch's InputBuffer)."""
+def _add_to_buffer(buffers: dict, node: Node, nr: int, grad, siblings=()) -> None:
+    """Sum a gradient stream into the node's input slot `nr` (PyTorch's InputBuffer).
+    `siblings`: the gradients the formula that sent `grad` returned along with it."""
     buf = buffers.get(node)
     if buf is None:
         if nr == 0:  # the usual first stream: a one-slot buffer holding it
@@ -477,19 +493,37 @@ def _add_to_buffer(buffers: dict, node: Node, nr: int, grad) -> None:
     summed = buf[nr]
     if summed is None:
         buf[nr] = grad
-    elif (summed.base is None and sys.getrefcount(summed) <= _BUFFER_REFS
-          and summed.shape == grad.shape and summed.dtype == grad.dtype
-          and summed.flags.writeable and summed.flags.c_contiguous):
+    elif _summable_in_place(summed, grad, siblings):
         # Only this buffer refers to the sum so far: add into it, as PyTorch's
-        # InputBuffer does, instead of making a new array.
-        run_kernel(K.add, flat(summed), flat(grad), flat(summed))
+        # InputBuffer does, instead of making a new array. (A transposed sum is
+        # added to as its row-major transpose.)
+        a, b = (summed, grad) if summed.flags.c_contiguous else (summed.T, grad.T)
+        run_kernel(K.add_into, flat(a), flat(b))
+        count_sum_in_place(summed)  # as there, the gradient's version goes up
     else:
         buf[nr] = binary(K.add, summed, grad, summed.dtype)
 
 
-# References to the running sum when `_add_to_buffer` looks: the buffer list, its
-# local name and `sys.getrefcount`'s argument.
-_BUFFER_REFS = 3
+def _summable_in_place(summed: np.ndarray, grad: np.ndarray, siblings) -> bool:
+    """PyTorch's rule for adding a stream into the running sum in place: the sum
+    owns its memory (a view never qualifies: it shares its base's), nothing but the
+    buffer refers to it (the engine is still handing on the formula's outputs, so a
+    sibling's reference does not count), it is dense and writable, and the stream
+    has its shape and dtype."""
+    if summed.base is not None:
+        return False
+    refs = sys.getrefcount(summed) - _BUFFER_REFS
+    for sibling in siblings:
+        if sibling is summed:
+            refs -= 1
+    return (refs <= 0 and summed.shape == grad.shape and summed.dtype == grad.dtype
+            and summed.flags.writeable
+            and (summed.flags.c_contiguous or summed.flags.f_contiguous))
+
+
+# References to the running sum when `_summable_in_place` looks: the buffer list,
+# `_add_to_buffer`'s local, `_summable_in_place`'s argument and `sys.getrefcount`'s.
+_BUFFER_REFS = 4
 
 
 def _run_node(node, grads, step, keep, accumulate, capture_at, captured, trace, pending):
@@ -663,9 +697,10 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
             if g is None or x.grad_fn is not None:
                 continue  # (a non-leaf's retained gradient is already in its .grad)
             if x._grad is None:
-                x._grad = _tensor(np.array(g, copy=True))
+                x._grad = _tensor(np.array(g, copy=True), version_of=g)
             else:
                 x._grad._data += g
+                x._grad._version_counter.value += 1
         return
     for _ in backward_events(tensors, grad_tensors, retain_graph, trace=False):
         pass
@@ -719,5 +754,5 @@ def grad(
                 )
             result.append(None)
         else:
-            result.append(_tensor(np.array(g, copy=True)))
+            result.append(_tensor(np.array(g, copy=True), version_of=g))
     return tuple(result)

@@ -427,12 +427,12 @@ class AccumulateGrad(Node):
         result) the leaf gets a copy."""
         leaf = self.variable
         if leaf._grad is None:
-            owner = grad.base
             if (may_steal and sys.getrefcount(grad) <= ENGINE_REFS
                     and grad.flags.c_contiguous and grad.flags.writeable
-                    and (owner is None or (owner.base is None and owner.size == grad.size
-                                           and sys.getrefcount(owner) <= OWNER_REFS))):
+                    and alone_on_its_memory(grad)):
                 leaf._grad = tensor_module.Tensor._make(grad)
+                if _SUMS_IN_PLACE:  # (the stolen array keeps its version, as in PyTorch)
+                    leaf._grad._version_counter.value = sums_in_place(grad)
             else:
                 leaf._grad = tensor_module.Tensor._make(np.array(grad, copy=True, order="C"))
         else:
@@ -442,12 +442,60 @@ class AccumulateGrad(Node):
         return leaf._grad
 
 
+# How many gradient streams the engine has added into an array in place, by the
+# array's id, for as long as the array lives. PyTorch's input buffer sums streams in
+# place too, which bumps the gradient tensor's `_version` (`(x*2 + x*3).sum()` gives
+# `x.grad` version 1); a numpy array has no version, so its count waits here until
+# the array becomes a tensor: a leaf's `.grad`, a hook's argument, a returned gradient.
+class _InPlaceSums(weakref.ref):
+    """A weak reference to the array, carrying its count; when the array dies, its
+    entry goes too, before the id can belong to another array."""
+
+    __slots__ = ("key", "count")
+
+
+def _forget(entry: _InPlaceSums) -> None:
+    _SUMS_IN_PLACE.pop(entry.key, None)
+
+
+_SUMS_IN_PLACE: dict[int, _InPlaceSums] = {}
+
+
+def count_sum_in_place(array: np.ndarray) -> None:
+    """Note that one more gradient stream was added into `array` in place. (Counted
+    on the memory's owner: views of it share the count, as PyTorch's views share
+    their base's version counter.)"""
+    owner = array if array.base is None else array.base
+    key = id(owner)
+    entry = _SUMS_IN_PLACE.get(key)
+    if entry is None:
+        entry = _SUMS_IN_PLACE[key] = _InPlaceSums(owner, _forget)
+        entry.key, entry.count = key, 0
+    entry.count += 1
+
+
+def sums_in_place(array: np.ndarray) -> int:
+    """How many streams were added into `array` (or the array it views) in place:
+    the `_version` PyTorch's gradient tensor would have."""
+    entry = _SUMS_IN_PLACE.get(id(array if array.base is None else array.base))
+    return 0 if entry is None else entry.count
+
+
+def alone_on_its_memory(array: np.ndarray) -> bool:
+    """Whether `array` owns its memory, or is a view of all of an array nothing else
+    refers to (`TBackward0`'s `grad.T`): then changing it, or keeping it as a
+    `.grad`, affects no one else."""
+    owner = array.base
+    return owner is None or (owner.base is None and owner.size == array.size
+                             and sys.getrefcount(owner) <= OWNER_REFS)
+
+
 # References to a gradient array the engine itself holds when `accumulate` looks at
 # it: the node's input buffer, the caller's local (`AccumulateGrad.apply`, or the
 # engine's long path), `accumulate`'s argument and `sys.getrefcount`'s own argument.
 ENGINE_REFS = 4
 # References to the array a view looks into, when only that view refers to it: the
-# view's `base`, `accumulate`'s local and `sys.getrefcount`'s argument.
+# view's `base`, `alone_on_its_memory`'s local and `sys.getrefcount`'s argument.
 OWNER_REFS = 3
 
 

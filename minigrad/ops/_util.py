@@ -69,17 +69,19 @@ def sum_to(grad: np.ndarray, shape: tuple) -> np.ndarray:
     """Undo broadcasting: sum `grad` down to `shape` (leading dims, then size-1 dims)."""
     if grad.shape == shape:
         return grad
+    # Like PyTorch's, a sum over leading dims comes back as a view of the summed
+    # array (which decides whether a later stream may be added into it in place).
     if _row_of(shape, grad.shape) and grad.size and grad.flags.c_contiguous:
         # Only leading dims are summed away (a bias's gradient): one pass down the rows.
         out = np.empty(shape, grad.dtype)
         sum_rows(grad.reshape(-1, out.size), out.reshape(-1))
-        return out
+        return out.reshape(shape)
     lead = grad.ndim - len(shape)
     axes = tuple(range(lead)) + tuple(
         lead + i for i, s in enumerate(shape) if s == 1 and grad.shape[lead + i] != 1
     )
     out = grad.sum(axis=axes, keepdims=True) if axes else grad
-    return out.reshape(shape)
+    return out if out.shape == shape else out.reshape(shape)
 
 
 def _row_of(shape: tuple, batch: tuple) -> tuple | None:
@@ -253,15 +255,16 @@ def unary_into(kernel, x: np.ndarray, out: np.ndarray) -> None:
 
 def unary(kernel, x: np.ndarray) -> np.ndarray:
     """Run a one-input kernel into a fresh array of the same shape and dtype."""
-    out = np.empty(x.size, x.dtype)  # flat; given x's shape at the end
     if x.ndim == 1:
+        out = np.empty(x.size, x.dtype)
         if out.size < VECTORISED_MIN:  # short: straight to the kernel
             kernel(x, out)
         else:
             unary_into(kernel, x, out)
         return out
-    unary_into(kernel, flat(x), out)
-    return out.reshape(x.shape)
+    out = np.empty(x.shape, x.dtype)
+    unary_into(kernel, flat(x), out.ravel())  # (a flat view: the result owns its memory)
+    return out
 
 
 def binary(kernel, a: np.ndarray, b: np.ndarray, out_dtype) -> np.ndarray:
@@ -274,14 +277,16 @@ def binary(kernel, a: np.ndarray, b: np.ndarray, out_dtype) -> np.ndarray:
     shape = a.shape
     if shape == b.shape and a.flags.c_contiguous and b.flags.c_contiguous:
         # The common case: nothing to broadcast, both already flat in memory.
-        out = np.empty(a.size, out_dtype)  # flat; given the shape at the end
-        if len(shape) != 1:
-            a, b = a.ravel(), b.ravel()
+        if len(shape) == 1:
+            out = flat_out = np.empty(a.size, out_dtype)
+        else:  # (flat views: the result owns its memory)
+            out = np.empty(shape, out_dtype)
+            a, b, flat_out = a.ravel(), b.ravel(), out.ravel()
         if out.size < PARALLEL_MIN:
-            kernel(a, b, out)
+            kernel(a, b, flat_out)
         else:
-            run_kernel(kernel, a, b, out)
-        return out if len(shape) == 1 else out.reshape(shape)
+            run_kernel(kernel, a, b, flat_out)
+        return out
     if a.shape != b.shape:
         shape = broadcast_shape(a.shape, b.shape)
         row_form = ROW_FORMS.get(kernel)
@@ -290,9 +295,9 @@ def binary(kernel, a: np.ndarray, b: np.ndarray, out_dtype) -> np.ndarray:
             if batch is None and kernel in COMMUTATIVE:
                 batch = _as_rows(b, a)
             if batch is not None:
-                out = np.empty(batch[0].shape, out_dtype)
-                row_form(*batch, out)
-                return out if out.shape == shape else out.reshape(shape)
+                out = np.empty(shape, out_dtype)
+                row_form(*batch, out.reshape(batch[0].shape))
+                return out
         ufunc = EXACT_UFUNCS.get(kernel)
         if ufunc is not None and np.dtype(out_dtype).kind == "f":
             # Any other broadcast: numpy broadcasts without copying the stretched
@@ -326,17 +331,21 @@ def backward2(kernel, grad: np.ndarray, x: np.ndarray) -> np.ndarray:
     if x.dtype is not dtype:
         x = x.astype(dtype)
     n = grad.size
-    out = np.empty(n, dtype)  # flat; given grad's shape at the end
-    if len(shape) == 1 and n < VECTORISED_MIN:  # short and flat: straight to the kernel
-        kernel(grad, x, out)
-        return out
+    if len(shape) == 1:
+        out = flat_out = np.empty(n, dtype)
+        if n < VECTORISED_MIN:  # short and flat: straight to the kernel
+            kernel(grad, x, out)
+            return out
+    else:  # (a flat view: the result owns its memory)
+        out = np.empty(shape, dtype)
+        flat_out = out.ravel()
     if n >= VECTORISED_MIN:
         kernel = VECTORISED_BACKWARD.get(kernel, kernel)
     if n < PARALLEL_MIN:
-        kernel(flat(grad), flat(x), out)
+        kernel(flat(grad), flat(x), flat_out)
     else:
-        run_kernel(kernel, flat(grad), flat(x), out)
-    return out if len(shape) == 1 else out.reshape(shape)
+        run_kernel(kernel, flat(grad), flat(x), flat_out)
+    return out
 
 
 def scalar_of(value, dtype) -> np.generic | float:

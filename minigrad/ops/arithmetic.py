@@ -45,15 +45,19 @@ def _scalar_op(kernel, a: np.ndarray, s, dt, reverse: bool = False) -> np.ndarra
             s = scalar_of(s, dt)
         except OverflowError:  # an int in [2**63, 2**64): PyTorch wraps it into int64
             s = scalar_of(s - 2**64, dt)
-    x = a if a.ndim == 1 else flat(a)
-    out = np.empty(x.size, np_dtype)  # flat; given a's shape at the end
+    if a.ndim == 1:
+        x = a
+        out = flat_out = np.empty(a.size, np_dtype)
+    else:  # (flat views: the result owns its memory, as a fresh tensor's does)
+        x, out = flat(a), np.empty(a.shape, np_dtype)
+        flat_out = out.ravel()
     if out.size >= PARALLEL_MIN:
-        run_kernel(kernel, *((s, x, out) if reverse else (x, s, out)))
+        run_kernel(kernel, *((s, x, flat_out) if reverse else (x, s, flat_out)))
     elif reverse:
-        kernel(s, x, out)
+        kernel(s, x, flat_out)
     else:  # small: call the kernel directly
-        kernel(x, s, out)
-    return out if a.ndim == 1 else out.reshape(a.shape)
+        kernel(x, s, flat_out)
+    return out
 
 
 def _alike(a: Tensor, b: Tensor) -> bool:

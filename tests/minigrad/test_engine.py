@@ -288,3 +288,24 @@ def test_scaled_sum_and_difference_gradients_keep_the_input_dtype():
     assert y.grad.dtype is torch.float32
     np.testing.assert_allclose(y.grad.numpy(), [2.0, 2.0])
     np.testing.assert_allclose(x.grad.numpy(), [2.0, 2.0])
+
+
+def test_in_place_sum_counts_live_only_as_long_as_their_arrays():
+    # The count of streams summed into an array in place (the `_version` its tensor
+    # gets) is kept by the array's id: it must go when the array does, or a new
+    # array at the same address would inherit it.
+    from minigrad.autograd import graph
+
+    before = len(graph._SUMS_IN_PLACE)
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    (x * 2 + x * 3 + x * 4).sum().backward()
+    assert x.grad._version == 2
+    assert len(graph._SUMS_IN_PLACE) == before + 1
+    data = x.grad._data
+    del x
+    assert len(graph._SUMS_IN_PLACE) == before + 1  # (the array lives on in `data`)
+    del data
+    assert len(graph._SUMS_IN_PLACE) == before
+    fresh = torch.tensor([1.0, 2.0], requires_grad=True)
+    (fresh * 2).sum().backward()
+    assert fresh.grad._version == 0

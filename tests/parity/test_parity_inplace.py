@@ -771,3 +771,80 @@ def optimizer_style_update(c):
 @pytest.mark.parametrize("name", list(CASES))
 def test_inplace_matches_torch(torch, name):
     check(torch, CASES[name])
+
+
+# Programs whose gradient streams meet at a leaf (or pass through it), and whether
+# PyTorch's input buffer adds them up in place, which shows as `x.grad._version`.
+# `x` is a 2x2 leaf unless the name ends in "1d".
+GRAD_STREAMS = {
+    "mul twice": lambda x, m: x * 2 + x * 3,
+    "four streams": lambda x, m: x * 2 + x * 3 + x * 4 + x * 5,
+    "x * x": lambda x, m: x * x,
+    "x * x 1d": lambda x, m: x * x,
+    "x * x * x": lambda x, m: x * x * x,
+    "x + x (one array twice)": lambda x, m: x + x,
+    "x + x + x": lambda x, m: x + x + x,
+    "x - x": lambda x, m: x - x,
+    "sin + cos": lambda x, m: x.sin() + x.cos(),
+    "relu + tanh": lambda x, m: x.relu() + x.tanh(),
+    "div and mul": lambda x, m: x / 3 + x * 3,
+    "powers": lambda x, m: x**2 + x**3,
+    "through add": lambda x, m: (x + 0).sin() + (x + 0).cos(),
+    "x @ x": lambda x, m: x @ x,
+    "x @ x.t()": lambda x, m: x @ x.t(),
+    "x.exp() @ x.t()": lambda x, m: x.exp() @ x.t(),
+    "x.t() @ x.exp()": lambda x, m: x.t() @ x.exp(),
+    "t path first": lambda x, m: x.exp() + x.t().sin(),
+    "t path last": lambda x, m: x.t().sin() + x.exp(),
+    "t.t path first": lambda x, m: x.exp() + x.t().t(),
+    "t.t path last": lambda x, m: x.t().t() + x.exp(),
+    "summed over leading dims first": lambda x, m: x.exp() + x * m.ones(3, 1, 2),
+    "summed over leading dims last": lambda x, m: x * m.ones(3, 1, 2) + x.exp(),
+    "sums along dims": lambda x, m: x.sum(0) * x.sum(1),
+    "mean + sum": lambda x, m: x.mean() + x.sum(),
+    "views": lambda x, m: x.view(4).exp() + x.reshape(4).sin(),
+    "unsqueeze": lambda x, m: x.unsqueeze(0).exp() + x.exp(),
+    "linear": lambda x, m: m.nn.functional.linear(x, x, x[0]),
+}
+
+
+def _grad_version(m, program: str, how: str):
+    x = m.tensor([1.0, 2.0] if program.endswith("1d") else M22, requires_grad=True)
+    seen = []
+    x.register_hook(lambda g: seen.append(g._version))
+    out = GRAD_STREAMS[program](x, m).sum()
+    if how == "backward":
+        out.backward()
+        return x.grad._version, seen
+    if how == "backward twice":
+        out.backward(retain_graph=True)
+        out.backward()
+        return x.grad._version, seen
+    if how == "backward(inputs=)":
+        out.backward(inputs=[x])
+        return x.grad._version, seen
+    return m.autograd.grad(out, x)[0]._version, seen
+
+
+@pytest.mark.parametrize("how", ["backward", "backward twice", "backward(inputs=)",
+                                 "autograd.grad"])
+@pytest.mark.parametrize("program", list(GRAD_STREAMS))
+def test_gradient_versions_show_in_place_sums_as_in_pytorch(torch, program, how):
+    # The version of the gradient a leaf's hook sees and of the `.grad` (or returned
+    # gradient) it becomes: each stream added in place counts, views never take one.
+    import minigrad
+
+    assert _grad_version(minigrad, program, how) == _grad_version(torch, program, how)
+
+
+def test_gradient_version_of_a_retained_non_leaf_gradient(torch):
+    import minigrad
+
+    def versions(m):
+        x = m.tensor(V, requires_grad=True)
+        y = x * 1
+        y.retain_grad()
+        (y * 2 + y * 3).sum().backward()
+        return y.grad._version, x.grad._version
+
+    assert versions(minigrad) == versions(torch)
