@@ -107,6 +107,75 @@ def spread(value: np.ndarray, shape: tuple) -> np.ndarray:
     return view
 
 
+def result_order(shape: tuple, *arrays: np.ndarray) -> list | None:
+    """How PyTorch lays out an element-wise result of `shape` from `arrays` (each
+    broadcastable to it): its dims from outermost to innermost in the order the
+    operands' strides give them, so `x.t().exp()` is transposed like `x.t()`. The
+    first operand decides; one broadcast along a dim has no say about it, and the
+    next one is asked. None when that order is plain row-major, as it always is
+    when every operand is row-major."""
+    for a in arrays:
+        if not a.flags.c_contiguous:
+            break
+    else:
+        return None
+    strides = [_strides_at(a, shape) for a in arrays]
+
+    def outer(d0: int, d1: int) -> int:
+        """1 if dim d0 belongs outside dim d1, -1 if inside, 0 if no operand says."""
+        for st in strides:
+            s0, s1 = st[d0], st[d1]
+            if s0 == 0 or s1 == 0:
+                continue
+            if s0 != s1:
+                return 1 if s0 > s1 else -1
+            if shape[d0] > shape[d1]:  # equal strides: the longer dim goes outside
+                return 1
+        return 0
+
+    # PyTorch's insertion sort, innermost dim first; undecided pairs keep their order.
+    inner_first = list(range(len(shape) - 1, -1, -1))
+    for i in range(1, len(shape)):
+        j = i
+        for k in range(i - 1, -1, -1):
+            decided = outer(inner_first[k], inner_first[j])
+            if decided > 0:
+                inner_first[k], inner_first[j] = inner_first[j], inner_first[k]
+                j = k
+            elif decided < 0:
+                break
+    order = inner_first[::-1]
+    return None if order == sorted(order) else order
+
+
+def _strides_at(a: np.ndarray, shape: tuple) -> tuple:
+    """`a`'s strides seen at the broadcast `shape`: 0 along the dims it is stretched
+    over (a dim of size 1 in both keeps its stride, which `np.broadcast_to` zeroes)."""
+    lead = len(shape) - a.ndim
+    return (0,) * lead + tuple(
+        0 if n == 1 and shape[lead + i] != 1 else s
+        for i, (n, s) in enumerate(zip(a.shape, a.strides))
+    )
+
+
+def layout_matters(a: np.ndarray) -> bool:
+    """Whether operand `a` can make an element-wise result other than row-major: it
+    is laid out otherwise, and is not one value spread out (whose strides are all 0,
+    `sum()`'s gradient), which has no say."""
+    return not a.flags.c_contiguous and any(a.strides)
+
+
+def empty_in_order(shape: tuple, dtype, order: list) -> np.ndarray:
+    """A fresh array of `shape` whose memory runs through its dims in `order`
+    (outermost first). Column-major order (a transposed matrix) gets an array that
+    owns its memory, as a fresh PyTorch tensor does; another order is a transposed
+    view of a fresh row-major array."""
+    if order == list(range(len(shape) - 1, -1, -1)):
+        return np.empty(shape, dtype, order="F")
+    permuted = np.empty([shape[d] for d in order], dtype)
+    return permuted.transpose(np.argsort(order))
+
+
 def float_dtype(x: Tensor):
     """The dtype a floating op computes in: integer inputs become the default float."""
     d = x.dtype
@@ -262,6 +331,11 @@ def unary(kernel, x: np.ndarray) -> np.ndarray:
         else:
             unary_into(kernel, x, out)
         return out
+    order = result_order(x.shape, x) if layout_matters(x) else None
+    if order is not None:  # laid out as x is: `x.t().exp()` is transposed too
+        out = empty_in_order(x.shape, x.dtype, order)
+        unary_into(kernel, flat(x.transpose(order)), out.transpose(order).ravel())
+        return out
     out = np.empty(x.shape, x.dtype)
     unary_into(kernel, flat(x), out.ravel())  # (a flat view: the result owns its memory)
     return out
@@ -269,7 +343,7 @@ def unary(kernel, x: np.ndarray) -> np.ndarray:
 
 def binary(kernel, a: np.ndarray, b: np.ndarray, out_dtype) -> np.ndarray:
     """Run a two-input kernel, broadcasting first (the kernels see equal-length
-    flat arrays)."""
+    flat arrays). The result is laid out as PyTorch lays it out (`result_order`)."""
     if a.dtype != out_dtype:
         a = a.astype(out_dtype)
     if b.dtype != out_dtype:
@@ -289,23 +363,42 @@ def binary(kernel, a: np.ndarray, b: np.ndarray, out_dtype) -> np.ndarray:
         return out
     if a.shape != b.shape:
         shape = broadcast_shape(a.shape, b.shape)
+    if not (a.flags.c_contiguous and b.flags.c_contiguous) and (
+            layout_matters(a) or layout_matters(b)):
+        order = result_order(shape, a, b)
+        if order is not None:  # laid out as the operands are: `x.t() + y` is transposed
+            out = empty_in_order(shape, out_dtype, order)
+            _binary_into(kernel, np.broadcast_to(a, shape).transpose(order),
+                         np.broadcast_to(b, shape).transpose(order), out.transpose(order))
+            return out
+    out = np.empty(shape, out_dtype)
+    _binary_into(kernel, a, b, out)
+    return out
+
+
+def _binary_into(kernel, a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
+    """`binary`'s work beyond its common case: `a` and `b` broadcast to the shape of
+    `out`, a fresh row-major array."""
+    shape = out.shape
+    if a.shape != b.shape:
         row_form = ROW_FORMS.get(kernel)
         if row_form is not None:
             batch = _as_rows(a, b)
             if batch is None and kernel in COMMUTATIVE:
                 batch = _as_rows(b, a)
             if batch is not None:
-                out = np.empty(shape, out_dtype)
-                row_form(*batch, out.reshape(batch[0].shape))
-                return out
+                rows = batch[0].shape
+                row_form(*batch, out if out.shape == rows else out.reshape(rows))
+                return
         ufunc = EXACT_UFUNCS.get(kernel)
-        if ufunc is not None and np.dtype(out_dtype).kind == "f":
+        if ufunc is not None and out.dtype.kind == "f":
             # Any other broadcast: numpy broadcasts without copying the stretched
             # operand out in full. One IEEE + - * per element is exactly rounded,
             # so the result is bit-identical to the kernel's. (Quietly: PyTorch gives
             # inf and nan without numpy's overflow and invalid-value warnings.)
             with np.errstate(all="ignore"):
-                return ufunc(a, b, order="C")
+                ufunc(a, b, out=out)
+            return
         a = np.broadcast_to(a, shape)
         b = np.broadcast_to(b, shape)
     scalar_form = SCALAR_FORMS.get(kernel)
@@ -314,12 +407,9 @@ def binary(kernel, a: np.ndarray, b: np.ndarray, out_dtype) -> np.ndarray:
         if _broadcast_scalar(a):
             a, b = b, a
         if _broadcast_scalar(b):
-            out = np.empty(a.shape, out_dtype)
             run_kernel(scalar_form, flat(a), b.reshape(-1)[0], out.ravel())
-            return out
-    out = np.empty(a.shape, out_dtype)
+            return
     run_kernel(kernel, flat(a), flat(b), out.ravel())
-    return out
 
 
 def backward2(kernel, grad: np.ndarray, x: np.ndarray) -> np.ndarray:

@@ -26,10 +26,14 @@ from ._util import (
     binary,
     broadcast_shape,
     check_inplace_shape,
+    empty_in_order,
     flat,
     float_dtype,
+    layout_matters,
+    result_order,
     run_kernel,
     scalar_of,
+    unary,
 )
 
 VALUE = "value"
@@ -48,6 +52,10 @@ def _scalar_op(kernel, a: np.ndarray, s, dt, reverse: bool = False) -> np.ndarra
     if a.ndim == 1:
         x = a
         out = flat_out = np.empty(a.size, np_dtype)
+    elif layout_matters(a) and (order := result_order(a.shape, a)) is not None:
+        # laid out as `a` is: `x.t() * 2` is transposed too
+        x, out = flat(a.transpose(order)), empty_in_order(a.shape, np_dtype, order)
+        flat_out = out.transpose(order).ravel()
     else:  # (flat views: the result owns its memory, as a fresh tensor's does)
         x, out = flat(a), np.empty(a.shape, np_dtype)
         flat_out = out.ravel()
@@ -432,9 +440,7 @@ def neg(self: Tensor) -> Tensor:
             "Negation, the `-` operator, on a bool tensor is not supported. If you are "
             "trying to invert a mask, use the `~` or `logical_not()` operator instead."
         )
-    out = np.empty(self._data.shape, self._data.dtype)
-    K.neg(flat(self._data), out.reshape(-1))
-    out = Tensor._make(out)
+    out = Tensor._make(unary(K.neg, self._data))
     record(NegBackward0, out, self)
     return out
 
@@ -543,7 +549,10 @@ def rpow(self: Tensor, base) -> Tensor:
     dt = _dtype.result_type(self, base)
     _refuse_bool_pow(dt)
     kernel = K.rpow_scalar if dt.is_floating_point else K.rpow_scalar_int
-    out = Tensor._make(_scalar_op(kernel, self._data, base, dt, reverse=True))
+    # (Unlike the other element-wise ops, PyTorch makes `number ** x` row-major
+    # whatever x's layout.)
+    data = np.asarray(self._data, order="C")
+    out = Tensor._make(_scalar_op(kernel, data, base, dt, reverse=True))
     node = record(PowBackward2, out, self)
     if node is not None:
         node._saved["self"] = base

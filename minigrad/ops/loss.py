@@ -8,9 +8,10 @@ import numpy as np
 
 from .._dtype import result_type
 from ..autograd.graph import INPUT, Node, SavedTensor
+from ..kernels import elementwise as K
 from ..tensor import Size, Tensor, record
 from . import views
-from ._util import broadcast_shape
+from ._util import binary, broadcast_shape
 
 VALUE = "value"
 
@@ -78,8 +79,8 @@ def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None,  #
     dt = result_type(input, target)
     if not dt.is_floating_point:
         raise NotImplementedError(f"\"mse_cpu\" not implemented for '{TYPE_NAMES[dt.name]}'")
-    diff = input._data.astype(dt.np, copy=False) - target._data.astype(dt.np, copy=False)
-    sq = diff * diff
+    diff = binary(K.sub, input._data, target._data, dt.np)
+    sq = binary(K.mul, diff, diff, dt.np)
     if reduction == "none":
         data = sq
     elif reduction == "sum":

@@ -16,7 +16,16 @@ from .._dtype import result_type
 from ..autograd.graph import INPUT, OUTPUT, Node, SavedTensor
 from ..kernels import elementwise as K
 from ..tensor import Tensor, begin_inplace, finish_inplace, record
-from ._util import as_float_data, backward2, flat, unary, unary_into
+from ._util import (
+    as_float_data,
+    backward2,
+    empty_in_order,
+    flat,
+    layout_matters,
+    result_order,
+    unary,
+    unary_into,
+)
 
 VALUE = "value"
 
@@ -274,8 +283,14 @@ def _clamp_data(x: np.ndarray, lo, hi, out_dtype=None) -> np.ndarray:
     out_dtype = x.dtype if out_dtype is None else out_dtype
     if x.dtype.kind != "f" or out_dtype != x.dtype:
         return np.clip(x.astype(out_dtype), lo, hi).astype(out_dtype)
-    out = np.empty(x.shape, x.dtype)
-    K.clamp(flat(x), x.dtype.type(lo), x.dtype.type(hi), out.reshape(-1))
+    order = result_order(x.shape, x) if layout_matters(x) else None
+    if order is None:
+        out = np.empty(x.shape, x.dtype)
+        K.clamp(flat(x), x.dtype.type(lo), x.dtype.type(hi), out.reshape(-1))
+    else:  # laid out as x is (see `result_order`)
+        out = empty_in_order(x.shape, x.dtype, order)
+        K.clamp(flat(x.transpose(order)), x.dtype.type(lo), x.dtype.type(hi),
+                out.transpose(order).ravel())
     return out
 
 

@@ -24,7 +24,14 @@ from ..tensor import (
     make_view,
     record,
 )
-from ._util import check_inplace_shape, sum_to, u64
+from ._util import (
+    check_inplace_shape,
+    empty_in_order,
+    layout_matters,
+    result_order,
+    sum_to,
+    u64,
+)
 
 VALUE = "value"
 INT64_MAX = 2**63 - 1
@@ -501,15 +508,24 @@ class CloneBackward0(Node):
         return (grad,)
 
 
-def clone(x: Tensor) -> Tensor:
-    """A copy with its own memory and version counter, still in the graph."""
-    out = Tensor._make(np.array(x._data, copy=True, order="C"))
+def clone(x: Tensor, row_major: bool = False) -> Tensor:
+    """A copy with its own memory and version counter, still in the graph. Laid out
+    as x is (PyTorch's `preserve_format`: a transposed tensor's clone is transposed
+    too), or row-major if asked (`contiguous`)."""
+    data = x._data
+    order = None if row_major or not layout_matters(data) else result_order(data.shape, data)
+    if order is None:
+        copy = np.array(data, copy=True, order="C")
+    else:
+        copy = empty_in_order(data.shape, data.dtype, order)
+        copy[...] = data
+    out = Tensor._make(copy)
     record(CloneBackward0, out, x)
     return out
 
 
 def contiguous(x: Tensor) -> Tensor:
-    return x if x._data.flags.c_contiguous else clone(x)
+    return x if x._data.flags.c_contiguous else clone(x, row_major=True)
 
 
 class CopyBackwards(Node):

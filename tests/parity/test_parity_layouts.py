@@ -1,0 +1,87 @@
+"""How element-wise results are laid out in memory, compared with PyTorch.
+
+PyTorch gives an element-wise result the memory order of its operands: `x.t().exp()`
+is transposed like `x.t()`, so it is not contiguous and `.view(-1)` refuses it. The
+strides, contiguity, the view error and the values are compared, and so is what a
+matrix product saves (`_saved_self_sym_strides`) when its operand is such a result.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+M23 = [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]
+
+# name -> program of (library, x), where x is a 2x3 float32 tensor
+LAYOUTS = {
+    "exp of a transpose": lambda m, x: x.t().exp(),
+    "relu of a transpose": lambda m, x: x.t().relu(),
+    "sigmoid of a transpose": lambda m, x: x.t().sigmoid(),
+    "clamp of a transpose": lambda m, x: x.t().clamp(0, 4),
+    "negation": lambda m, x: -x.t(),
+    "times a number": lambda m, x: x.t() * 2,
+    "plus a number": lambda m, x: x.t() + 1,
+    "number minus": lambda m, x: 1 - x.t(),
+    "number over": lambda m, x: 2 / x.t(),
+    "square": lambda m, x: x.t() ** 2,
+    "number to the power": lambda m, x: 2 ** x.t(),
+    "transpose plus row-major": lambda m, x: x.t() + m.ones(3, 2),
+    "row-major plus transpose": lambda m, x: m.ones(3, 2) + x.t(),
+    "transpose times transpose": lambda m, x: x.t() * x.t(),
+    "transpose over row-major": lambda m, x: x.t() / m.ones(3, 2),
+    "transpose to a tensor power": lambda m, x: x.t() ** x.t(),
+    "transpose plus a broadcast row": lambda m, x: x.t() + m.ones(2),
+    "a broadcast row plus transpose": lambda m, x: m.ones(2) + x.t(),
+    "transpose plus a broadcast column": lambda m, x: x.t() + m.ones(3, 1),
+    "transpose in float64": lambda m, x: x.t() * m.ones(3, 2, dtype=m.float64),
+    "strided transpose": lambda m, x: x.t()[::2] * 1,
+    "permuted 3-D": lambda m, x: x.reshape(1, 2, 3).permute(2, 0, 1).exp(),
+    "permuted 3-D plus row-major": lambda m, x: x.reshape(1, 2, 3).permute(2, 1, 0)
+    + m.ones(3, 2, 1),
+    "row-major plus permuted 3-D": lambda m, x: m.ones(3, 2, 1)
+    + x.reshape(1, 2, 3).permute(2, 1, 0),
+    "clone": lambda m, x: x.t().clone(),
+    "contiguous": lambda m, x: x.t().contiguous(),
+    "comparison": lambda m, x: x.t() > 2,
+    "mse_loss, no reduction": lambda m, x: m.nn.functional.mse_loss(
+        x.t(), m.ones(3, 2), reduction="none"),
+    "row-major stays row-major": lambda m, x: x.exp() + x * 2,
+}
+
+
+def _layout(m, program: str):
+    x = m.tensor(M23, requires_grad=True)
+    y = LAYOUTS[program](m, x)
+    try:
+        y.view(-1)
+        view = "ok"
+    except RuntimeError as error:
+        view = str(error)
+    return y.shape, y.stride(), y.is_contiguous(), view, y.double().reshape(-1).tolist()
+
+
+@pytest.mark.parametrize("program", list(LAYOUTS))
+def test_element_wise_results_are_laid_out_as_in_pytorch(torch, program):
+    import minigrad
+
+    mg, pt = _layout(minigrad, program), _layout(torch, program)
+    assert mg[:4] == (tuple(pt[0]), pt[1], pt[2], pt[3].replace("torch", "minigrad"))
+    assert mg[4] == pytest.approx(pt[4])
+
+
+def test_matrix_product_of_a_transposed_result_saves_its_strides(torch):
+    # mm saves its operands' strides for backward: a result that kept its operand's
+    # transposed layout is saved as column-major, and its gradient comes back so.
+    import minigrad
+
+    def saved(m):
+        x = m.tensor(M23, requires_grad=True)
+        a = x.t().exp()
+        out = a @ m.ones(2, 4)
+        out.sum().backward()
+        return (out.grad_fn._saved_self_sym_strides, x.grad.stride(),
+                x.grad.double().reshape(-1).tolist())
+
+    mg, pt = saved(minigrad), saved(torch)
+    assert mg[:2] == pt[:2]
+    assert mg[2] == pytest.approx(pt[2])
