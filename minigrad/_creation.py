@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _dtype
+from .ops._util import empty_in_order, layout_matters, result_order
 from .tensor import Tensor
 
 _rng = np.random.Generator(np.random.PCG64(0))
@@ -358,9 +359,21 @@ def normal_(t: Tensor, mean: float = 0.0, std: float = 1.0) -> Tensor:
     return t
 
 
+def _laid_out_like(t: Tensor, out: Tensor) -> Tensor:
+    """`out` (fresh, of t's shape) in t's memory layout: PyTorch's `*_like` factories
+    keep it, so the zeros like a transposed tensor are transposed too."""
+    data = t._data
+    if layout_matters(data) and (order := result_order(data.shape, data)) is not None:
+        copy = empty_in_order(data.shape, out._data.dtype, order)
+        copy[...] = out._data
+        out._data = copy
+    return out
+
+
 def _like(fn):
     def like(t: Tensor, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
-        return fn(*t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad, device=device)
+        out = fn(*t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad, device=device)
+        return _laid_out_like(t, out)
 
     like.__name__ = fn.__name__ + "_like"
     like.__doc__ = f"Like `{fn.__name__}`, with the shape (and dtype) of `t`."
@@ -375,4 +388,5 @@ rand_like = _like(rand)
 
 
 def full_like(t: Tensor, fill_value, dtype=None, requires_grad: bool = False) -> Tensor:
-    return full(tuple(t.shape), fill_value, dtype=dtype or t.dtype, requires_grad=requires_grad)
+    out = full(tuple(t.shape), fill_value, dtype=dtype or t.dtype, requires_grad=requires_grad)
+    return _laid_out_like(t, out)

@@ -2,8 +2,9 @@
 
 PyTorch gives an element-wise result the memory order of its operands: `x.t().exp()`
 is transposed like `x.t()`, so it is not contiguous and `.view(-1)` refuses it. The
-strides, contiguity, the view error and the values are compared, and so is what a
-matrix product saves (`_saved_self_sym_strides`) when its operand is such a result.
+strides, contiguity, the view error and the values are compared (for the `*_like`
+factories too, which keep their model's layout), and so is what a matrix product
+saves (`_saved_self_sym_strides`) when its operand is such a result.
 """
 
 from __future__ import annotations
@@ -46,6 +47,10 @@ LAYOUTS = {
     "mse_loss, no reduction": lambda m, x: m.nn.functional.mse_loss(
         x.t(), m.ones(3, 2), reduction="none"),
     "row-major stays row-major": lambda m, x: x.exp() + x * 2,
+    "zeros like a transpose": lambda m, x: m.zeros_like(x.t()),
+    "ones like a transpose, float64": lambda m, x: m.ones_like(x.t(), dtype=m.float64),
+    "full like a transpose": lambda m, x: m.full_like(x.t(), 2.0),
+    "zeros like a permuted 3-D": lambda m, x: m.zeros_like(x.reshape(1, 2, 3).permute(2, 0, 1)),
 }
 
 
