@@ -247,6 +247,7 @@ argmax, argmin = _rd.argmax, _rd.argmin
 matmul, mm, mv, dot = _la.matmul, _la.mm, _la.mv, _la.dot
 reshape, flatten, squeeze, unsqueeze = _vw.reshape, _vw.flatten, _vw.squeeze, _vw.unsqueeze
 transpose, t, permute = _vw.transpose, _vw.t, _vw.permute
+swapaxes = swapdims = _vw.transpose
 unbind, split, chunk, clone, narrow, select = (
     _vw.unbind, _vw.split, _vw.chunk, _vw.clone, _vw.narrow, _vw.select,
 )
@@ -282,8 +283,11 @@ def _attach_methods() -> None:
         "matmul": _la.matmul, "mm": _la.mm, "mv": _la.mv, "dot": _la.dot,
         "view": _vw.view, "view_as": _vw.view_as, "reshape": _vw.reshape,
         "reshape_as": _vw.reshape_as, "flatten": _vw.flatten, "transpose": _vw.transpose,
-        "swapaxes": _vw.transpose, "t": _vw.t, "permute": _vw.permute,
-        "unsqueeze": _vw.unsqueeze, "squeeze": _vw.squeeze, "expand": _vw.expand,
+        "swapaxes": _vw.transpose, "swapdims": _vw.transpose, "t": _vw.t,
+        "permute": _vw.permute, "unsqueeze": _vw.unsqueeze, "squeeze": _vw.squeeze,
+        "t_": _vw.t_, "transpose_": _vw.transpose_, "swapaxes_": _vw.transpose_,
+        "swapdims_": _vw.transpose_, "unsqueeze_": _vw.unsqueeze_, "squeeze_": _vw.squeeze_,
+        "expand": _vw.expand,
         "expand_as": _vw.expand_as, "select": _vw.select, "narrow": _vw.narrow,
         "unbind": _vw.unbind, "split": _vw.split, "chunk": _vw.chunk, "clone": _vw.clone,
         "contiguous": _vw.contiguous, "copy_": _vw.copy_, "fill_": _vw.fill_,

@@ -7,7 +7,7 @@ import numpy as np
 
 from .. import _dtype
 from ..autograd.graph import INPUT, Node, SavedTensor
-from ..tensor import Tensor, begin_inplace, element_strides, finish_inplace, record
+from ..tensor import Tensor, element_strides, record
 from . import views
 
 VALUE = "value"
@@ -227,22 +227,12 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
     if da == 2 and db == 1:
         return mv(a, b)
     if da == 1 and db == 2:
-        return _squeeze0_(mm(views.unsqueeze(a, 0), b))
+        # PyTorch finishes vector @ matrix with `squeeze_(0)` on mm's fresh result: in
+        # place, so the result is no view, is at version 1 and has SqueezeBackward4.
+        return views.squeeze_(mm(views.unsqueeze(a, 0), b), 0)
     if da == 2 and db == 2:
         return mm(a, b)
     raise NotImplementedError("minigrad supports matmul of 1-D and 2-D tensors only")
-
-
-def _squeeze0_(x: Tensor) -> Tensor:
-    """`x.squeeze_(0)` on mm's fresh result, as PyTorch finishes vector @ matrix:
-    in place, so the result is no view, is at version 1 and has SqueezeBackward4."""
-    node = begin_inplace(views.SqueezeBackward4, x)
-    shape = x._data.shape
-    x._data = x._data.reshape(shape[1:])
-    finish_inplace(x, node)
-    if node is not None:
-        node._saved.update({"dim": 0, "self_sym_sizes": shape})
-    return x
 
 
 _ = _dtype

@@ -19,6 +19,7 @@ from ..tensor import (
     _wrap_dim,
     as_tensor_arg,
     begin_inplace,
+    check_inplace,
     element_strides,
     finish_inplace,
     make_view,
@@ -76,6 +77,10 @@ class SqueezeBackward0(_ReshapeBack):
 class SqueezeBackward1(_ReshapeBack):
     __doc__ = _ReshapeBack.__doc__
     saves = {"dim": VALUE, "self_sym_sizes": VALUE}
+
+
+class SqueezeBackward2(SqueezeBackward1):
+    __doc__ = _ReshapeBack.__doc__
 
 
 class SqueezeBackward4(SqueezeBackward1):
@@ -249,18 +254,109 @@ def unsqueeze(x: Tensor, dim: int) -> Tensor:
     return _view_of(x, np.expand_dims(x._data, d), UnsqueezeBackward0, dim=u64(dim), _dim=d)
 
 
+def _squeezed(shape: tuple, dims) -> tuple:
+    """`shape` without those of `dims` (a dim or a tuple of them) that have size 1."""
+    ndim = len(shape)
+    if isinstance(dims, (tuple, list)):
+        wrapped = [_wrap_dim(d, ndim) for d in dims]
+        for i, d in enumerate(wrapped):
+            if d in wrapped[:i]:
+                raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+    else:
+        wrapped = [_wrap_dim(dims, ndim)]
+    return tuple(n for i, n in enumerate(shape) if not (i in wrapped and n == 1))
+
+
 def squeeze(x: Tensor, dim=None) -> Tensor:
-    """Remove size-1 dims (all of them, or the given one if it has size 1)."""
+    """Remove size-1 dims (all of them, or those of the given dim or dims)."""
     shape = x._data.shape
     if dim is None:
         new = tuple(s for s in shape if s != 1)
         return _view_of(x, x._data.reshape(new), SqueezeBackward0, self_sym_sizes=shape)
-    if isinstance(dim, (tuple, list)):
-        raise NotImplementedError("minigrad supports squeeze() and squeeze(dim) only")
-    d = _wrap_dim(dim, x._data.ndim)
-    new = shape[:d] + shape[d + 1 :] if x._data.ndim and shape[d] == 1 else shape
-    return _view_of(x, x._data.reshape(new), SqueezeBackward1, dim=u64(dim),
+    node_cls = SqueezeBackward2 if isinstance(dim, (tuple, list)) else SqueezeBackward1
+    saved_dim = tuple(map(u64, dim)) if node_cls is SqueezeBackward2 else u64(dim)
+    return _view_of(x, x._data.reshape(_squeezed(shape, dim)), node_cls, dim=saved_dim,
                     self_sym_sizes=shape)
+
+
+# -- in-place view ops: the tensor itself takes the new shape ----------------------------
+
+
+class TBackward1(TBackward0):
+    __doc__ = TBackward0.__doc__
+
+
+class TransposeBackward1(TransposeBackward0):
+    __doc__ = TransposeBackward0.__doc__
+
+
+class UnsqueezeBackward1(UnsqueezeBackward0):
+    __doc__ = UnsqueezeBackward0.__doc__
+
+
+class SqueezeBackward3(_ReshapeBack):
+    __doc__ = _ReshapeBack.__doc__
+
+
+class SqueezeBackward5(SqueezeBackward1):
+    __doc__ = _ReshapeBack.__doc__
+
+
+def _view_in_place(x: Tensor, data: np.ndarray, node_cls, **saved) -> Tensor:
+    """`x.t_()`, `x.unsqueeze_(0)`, ...: `x` itself now sees its memory through the
+    new shape and strides (`data`). Like every in-place op this bumps its version and
+    records `node_cls` as its new producer, after its old one. On a view, unlike an
+    in-place op that writes, nothing changes for the base (no CopySlices): only the
+    view's own history grows."""
+    check_inplace(x)
+    node = record(node_cls, None, x)  # (before the change: x's current grad_fn)
+    x._data = data
+    x._version_counter.value += 1
+    if node is not None:
+        node._saved.update(saved)
+        # (A retained gradient stays with the old node, as in PyTorch, which moves it
+        # only for in-place ops that write.)
+        x._grad_fn, x._output_nr = node, 0
+    if x._view is not None:
+        x._view.attr_version = x._version_counter.value  # (its new grad_fn is current)
+    return x
+
+
+def t_(x: Tensor) -> Tensor:
+    """`t()` in place."""
+    if x._data.ndim > 2:
+        raise RuntimeError(
+            f"t_() expects a tensor with <= 2 dimensions, but self is {x._data.ndim}D"
+        )
+    return _view_in_place(x, x._data.T, TBackward1)
+
+
+def transpose_(x: Tensor, dim0: int, dim1: int) -> Tensor:
+    """`transpose(dim0, dim1)` in place (also `swapdims_`, `swapaxes_`)."""
+    d0 = _wrap_dim(dim0, x._data.ndim)
+    d1 = _wrap_dim(dim1, x._data.ndim)
+    data = np.swapaxes(x._data, d0, d1) if x._data.ndim else x._data.view()
+    return _view_in_place(x, data, TransposeBackward1, dim0=u64(dim0), dim1=u64(dim1),
+                          _dims=(d0, d1))
+
+
+def unsqueeze_(x: Tensor, dim: int) -> Tensor:
+    """`unsqueeze(dim)` in place."""
+    d = _wrap_dim(dim, x._data.ndim + 1)
+    return _view_in_place(x, np.expand_dims(x._data, d), UnsqueezeBackward1, dim=u64(dim),
+                          _dim=d)
+
+
+def squeeze_(x: Tensor, dim=None) -> Tensor:
+    """`squeeze(...)` in place."""
+    shape = x._data.shape
+    if dim is None:
+        new = tuple(s for s in shape if s != 1)
+        return _view_in_place(x, x._data.reshape(new), SqueezeBackward3, self_sym_sizes=shape)
+    node_cls = SqueezeBackward5 if isinstance(dim, (tuple, list)) else SqueezeBackward4
+    saved_dim = tuple(map(u64, dim)) if node_cls is SqueezeBackward5 else u64(dim)
+    return _view_in_place(x, x._data.reshape(_squeezed(shape, dim)), node_cls, dim=saved_dim,
+                          self_sym_sizes=shape)
 
 
 class ExpandBackward0(Node):

@@ -459,6 +459,117 @@ def zero_dim_indexing_errors(c):
             [slice(0, 1), slice(None), 0, (0,), (slice(0, 1),), (None, slice(0, 1))]]
 
 
+# -- in-place view ops: the tensor itself changes shape ------------------------------------
+
+
+@_program
+def inplace_view_ops_chain(c):
+    a = c.leaf([[1.0, 2.0, 3.0]])
+    x = c.keep(a * 1)
+    x.t_()
+    x.transpose_(0, 1)
+    x.unsqueeze_(-1)
+    x.squeeze_(-1)
+    x.swapdims_(0, 1)
+    x.swapaxes_(0, 1)
+    x.squeeze_()
+    return x * c.m.tensor([1.0, 2.0, 3.0], dtype=c.m.float64)
+
+
+@_program
+def inplace_squeeze_of_dims(c):
+    a = c.leaf([[[1.0], [2.0]]])
+    x = c.keep(a * 1)
+    x.squeeze_((0, -1))
+    return x.exp()
+
+
+@_program
+def squeeze_of_dims(c):
+    a = c.leaf([[[1.0], [2.0]]])
+    return a.squeeze((0, -1)), a.squeeze([2]), a.squeeze(())
+
+
+@_program
+def inplace_view_op_on_a_view(c):
+    # The view's own history grows (UnsqueezeBackward1 after SelectBackward0); the
+    # base keeps its grad_fn but shares the version bump.
+    a = c.leaf([[1.0, 2.0]])
+    z = c.keep(a * 1)
+    v = c.keep(z[0])
+    v.unsqueeze_(0)
+    return v * 3
+
+
+@_program
+def inplace_view_op_then_base_modified(c):
+    a = c.leaf([[1.0, 2.0]])
+    z = c.keep(a * 1)
+    v = c.keep(z[0])
+    v.unsqueeze_(0)
+    z.mul_(2)  # v's history is now rebuilt from the base (AsStridedBackward0)
+    return v * 3
+
+
+@_program
+def inplace_view_op_keeps_retained_grad_on_old_node(c):
+    a = c.leaf([[1.0, 2.0]])
+    y = c.keep(a * 1)
+    y.retain_grad()
+    y.t_()
+    return y * c.m.tensor([[1.0], [2.0]], dtype=c.m.float64)
+
+
+@_program
+def inplace_view_op_on_leaf(c):
+    a = c.leaf([[1.0, 2.0]])
+    a.t_()
+
+
+@_program
+def inplace_view_op_on_view_of_leaf(c):
+    a = c.leaf([[1.0, 2.0]])
+    a[0].unsqueeze_(0)
+
+
+@_program
+def inplace_view_op_on_multi_output_view(c):
+    a = c.leaf([[1.0, 2.0]])
+    (row,) = (a * 1).unbind(0)
+    row.unsqueeze_(0)
+
+
+@_program
+def inplace_view_op_without_grad(c):
+    a = c.leaf([[1.0, 2.0]], requires_grad=False)
+    v = c.keep(a.view(2))
+    v.unsqueeze_(0)
+    with c.m.no_grad():
+        b = c.keep(c.leaf([[1.0, 2.0]]) * 1)
+        b.t_()
+
+
+@_program
+def inplace_view_op_errors(c):
+    c.m.ones(2, 3, 4).t_()
+
+
+@_program
+def inplace_transpose_out_of_range(c):
+    c.m.ones(2, 3).transpose_(0, 2)
+
+
+@_program
+def squeeze_repeated_dim(c):
+    c.m.ones(2, 1).squeeze((1, 1))
+
+
+@_program
+def vector_times_matrix_ends_in_squeeze_(c):
+    v = c.leaf([1.0, 2.0])
+    return v @ c.m.ones(2, 3, dtype=c.m.float64)
+
+
 @pytest.mark.parametrize("name", list(CASES))
 def test_views_more_match_torch(torch, name):
     check(torch, CASES[name])
