@@ -31,7 +31,9 @@ from .graph import (
     Node,
     SavedTensor,
     _tensor_type,
+    could_keep,
     count_sum_in_place,
+    first_grad,
     sums_in_place,
 )
 
@@ -697,7 +699,9 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
             if g is None or x.grad_fn is not None:
                 continue  # (a non-leaf's retained gradient is already in its .grad)
             if x._grad is None:
-                x._grad = _tensor(np.array(g, copy=True), version_of=g)
+                # (PyTorch would run the leaf's AccumulateGrad: `first_grad` tells the
+                # version as it would, with the engine's references to `g` left out.)
+                x._grad = first_grad(g, x._data, stolen=could_keep(g, x._data))
             else:
                 x._grad._data += g
                 x._grad._version_counter.value += 1

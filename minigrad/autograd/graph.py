@@ -421,20 +421,23 @@ class AccumulateGrad(Node):
         Later backward calls add into `.grad` in place, so the leaf must own its
         memory. Like PyTorch, which steals the incoming gradient when nothing else
         uses it, minigrad keeps `grad` itself when no one but the engine refers to
-        it, and it is row-major and either owns its memory or is a whole-buffer view
-        of an array nothing else refers to (`TBackward0`'s `grad.T`). Otherwise (the
-        same array flowing to two leaves, the caller's `gradient=` tensor, a hook's
-        result) the leaf gets a copy."""
+        it, it is laid out as the leaf is (`fits_layout`), and it either owns its
+        memory or is a whole-buffer view of an array nothing else refers to
+        (`TBackward0`'s `grad.T`). Otherwise (the same array flowing to two leaves,
+        the caller's `gradient=` tensor, a hook's result) the leaf gets a copy, laid
+        out as the leaf is."""
         leaf = self.variable
         if leaf._grad is None:
-            if (may_steal and sys.getrefcount(grad) <= ENGINE_REFS
-                    and grad.flags.c_contiguous and grad.flags.writeable
-                    and alone_on_its_memory(grad)):
+            data = leaf._data
+            stealable = could_keep(grad, data)
+            if stealable and may_steal and sys.getrefcount(grad) <= ENGINE_REFS:
                 leaf._grad = tensor_module.Tensor._make(grad)
                 if _SUMS_IN_PLACE:  # (the stolen array keeps its version, as in PyTorch)
                     leaf._grad._version_counter.value = sums_in_place(grad)
             else:
-                leaf._grad = tensor_module.Tensor._make(np.array(grad, copy=True, order="C"))
+                # (A traced run copies what PyTorch would steal: its version is told
+                # as if stolen.)
+                leaf._grad = first_grad(grad, data, stolen=stealable and not may_steal)
         else:
             g = leaf._grad
             g._data += grad
@@ -479,6 +482,55 @@ def sums_in_place(array: np.ndarray) -> int:
     the `_version` PyTorch's gradient tensor would have."""
     entry = _SUMS_IN_PLACE.get(id(array if array.base is None else array.base))
     return 0 if entry is None else entry.count
+
+
+def is_dense(array: np.ndarray) -> bool:
+    """Non-overlapping and dense: a row-major array with its dims in some order
+    (`x.t()` is, `x[:, ::2]` and an expanded array are not)."""
+    outer_first = sorted(range(array.ndim), key=lambda d: -array.strides[d])
+    return array.transpose(outer_first).flags.c_contiguous
+
+
+def fits_layout(grad: np.ndarray, leaf: np.ndarray) -> bool:
+    """PyTorch's layout contract for a leaf's `.grad`: the strides of a dense leaf
+    (where a dim has more than one element), row-major for any other leaf."""
+    if leaf.flags.c_contiguous or not is_dense(leaf):
+        return grad.flags.c_contiguous
+    return all(g == v for g, v, n in zip(grad.strides, leaf.strides, grad.shape) if n != 1)
+
+
+def copy_in_layout(grad: np.ndarray, leaf: np.ndarray) -> np.ndarray:
+    """A copy of `grad` laid out as `fits_layout` asks (a transposed leaf gets a
+    transposed `.grad`)."""
+    if leaf.flags.c_contiguous or not is_dense(leaf):
+        return np.array(grad, copy=True, order="C")
+    copy = np.empty_like(leaf, dtype=grad.dtype)  # (its layout is the leaf's)
+    copy[...] = grad
+    return copy
+
+
+def could_keep(grad: np.ndarray, leaf: np.ndarray) -> bool:
+    """Whether a leaf could keep `grad` itself as its `.grad`, if nothing else refers
+    to it: it is laid out as the leaf (`fits_layout`), writable, and owns its memory
+    or is a whole-buffer view of an array nothing else refers to."""
+    return ((grad.flags.c_contiguous if leaf.flags.c_contiguous else fits_layout(grad, leaf))
+            and grad.flags.writeable and alone_on_its_memory(grad))
+
+
+def first_grad(grad: np.ndarray, leaf: np.ndarray, stolen: bool):
+    """A copy of `grad` as a leaf's new `.grad` tensor, at the version PyTorch's would
+    have: the gradient's own (streams summed into it in place) if PyTorch would have
+    kept the gradient itself (`stolen`); else 1, since PyTorch copies into a new
+    tensor of the leaf's layout with `copy_`, an in-place op (0 for a leaf that is
+    not dense, which gets a plain clone)."""
+    t = tensor_module.Tensor._make(copy_in_layout(grad, leaf))
+    if stolen:
+        version = sums_in_place(grad)
+    else:
+        version = 1 if leaf.flags.c_contiguous or is_dense(leaf) else 0
+    if version:
+        t._version_counter.value = version
+    return t
 
 
 def alone_on_its_memory(array: np.ndarray) -> bool:

@@ -176,6 +176,24 @@ def empty_in_order(shape: tuple, dtype, order: list) -> np.ndarray:
     return permuted.transpose(np.argsort(order))
 
 
+def fresh_result(shape: tuple, dtype, *operands: np.ndarray) -> tuple:
+    """For an element-wise kernel over `operands` (each broadcastable to `shape`): a
+    fresh result laid out as PyTorch lays it out (`result_order`), a flat view of it,
+    and the operands flattened in the same order, for the kernel to walk side by side."""
+    order = None
+    for a in operands:
+        if layout_matters(a):
+            order = result_order(shape, *operands)
+            break
+    if order is None:
+        out = np.empty(shape, dtype)
+        flats = [flat(a if a.shape == shape else np.broadcast_to(a, shape)) for a in operands]
+        return out, out.reshape(-1), flats
+    out = empty_in_order(shape, dtype, order)
+    flats = [flat(np.broadcast_to(a, shape).transpose(order)) for a in operands]
+    return out, out.transpose(order).ravel(), flats
+
+
 def float_dtype(x: Tensor):
     """The dtype a floating op computes in: integer inputs become the default float."""
     d = x.dtype
@@ -331,13 +349,8 @@ def unary(kernel, x: np.ndarray) -> np.ndarray:
         else:
             unary_into(kernel, x, out)
         return out
-    order = result_order(x.shape, x) if layout_matters(x) else None
-    if order is not None:  # laid out as x is: `x.t().exp()` is transposed too
-        out = empty_in_order(x.shape, x.dtype, order)
-        unary_into(kernel, flat(x.transpose(order)), out.transpose(order).ravel())
-        return out
-    out = np.empty(x.shape, x.dtype)
-    unary_into(kernel, flat(x), out.ravel())  # (a flat view: the result owns its memory)
+    out, flat_out, (flat_x,) = fresh_result(x.shape, x.dtype, x)  # (`x.t().exp()` is
+    unary_into(kernel, flat_x, flat_out)                         # transposed too)
     return out
 
 
@@ -426,15 +439,15 @@ def backward2(kernel, grad: np.ndarray, x: np.ndarray) -> np.ndarray:
         if n < VECTORISED_MIN:  # short and flat: straight to the kernel
             kernel(grad, x, out)
             return out
-    else:  # (a flat view: the result owns its memory)
-        out = np.empty(shape, dtype)
-        flat_out = out.ravel()
+        flat_grad, flat_x = grad, x
+    else:  # laid out as the operands are, like the forward results
+        out, flat_out, (flat_grad, flat_x) = fresh_result(shape, dtype, grad, x)
     if n >= VECTORISED_MIN:
         kernel = VECTORISED_BACKWARD.get(kernel, kernel)
     if n < PARALLEL_MIN:
-        kernel(flat(grad), flat(x), flat_out)
+        kernel(flat_grad, flat_x, flat_out)
     else:
-        run_kernel(kernel, flat(grad), flat(x), flat_out)
+        run_kernel(kernel, flat_grad, flat_x, flat_out)
     return out
 
 

@@ -26,11 +26,8 @@ from ._util import (
     binary,
     broadcast_shape,
     check_inplace_shape,
-    empty_in_order,
-    flat,
     float_dtype,
-    layout_matters,
-    result_order,
+    fresh_result,
     run_kernel,
     scalar_of,
     unary,
@@ -52,13 +49,8 @@ def _scalar_op(kernel, a: np.ndarray, s, dt, reverse: bool = False) -> np.ndarra
     if a.ndim == 1:
         x = a
         out = flat_out = np.empty(a.size, np_dtype)
-    elif layout_matters(a) and (order := result_order(a.shape, a)) is not None:
-        # laid out as `a` is: `x.t() * 2` is transposed too
-        x, out = flat(a.transpose(order)), empty_in_order(a.shape, np_dtype, order)
-        flat_out = out.transpose(order).ravel()
-    else:  # (flat views: the result owns its memory, as a fresh tensor's does)
-        x, out = flat(a), np.empty(a.shape, np_dtype)
-        flat_out = out.ravel()
+    else:  # laid out as `a` is: `x.t() * 2` is transposed too
+        out, flat_out, (x,) = fresh_result(a.shape, np_dtype, a)
     if out.size >= PARALLEL_MIN:
         run_kernel(kernel, *((s, x, flat_out) if reverse else (x, s, flat_out)))
     elif reverse:
@@ -316,10 +308,9 @@ class DivBackward0(Node):
                 # A float64 divisor of a float32 tensor divided in place: its gradient
                 # is computed in float64, as PyTorch promotes it.
                 calc = np.promote_types(grad.dtype, b.dtype) if b.dtype.kind == "f" else grad.dtype
-                g, a, b = (np.broadcast_to(v.astype(calc, copy=False), shape)
-                           for v in (grad, a, b))
-                gb = np.empty(shape, calc)
-                K.div_backward_other(flat(g), flat(a), flat(b), gb.reshape(-1))
+                gb, flat_gb, flats = fresh_result(
+                    shape, calc, *(v.astype(calc, copy=False) for v in (grad, a, b)))
+                K.div_backward_other(*flats, flat_gb)
         else:
             ga = _scalar_op(K.div_scalar, grad, b.item(), dt)
         return ga, gb
@@ -454,12 +445,10 @@ class PowBackward0(Node):
     saves = {"self": INPUT, "exponent": VALUE}
 
     def backward(self, grad):
-        x = self.saved("self")
-        out = np.empty(grad.shape, grad.dtype)
-        K.pow_scalar_backward(flat(grad), flat(x.astype(grad.dtype, copy=False)),
-                              scalar_of(self._saved["exponent"],
-                                        _dtype.from_numpy_dtype(grad.dtype)),
-                              out.reshape(-1))
+        x = self.saved("self").astype(grad.dtype, copy=False)
+        out, flat_out, (flat_grad, flat_x) = fresh_result(grad.shape, grad.dtype, grad, x)
+        p = scalar_of(self._saved["exponent"], _dtype.from_numpy_dtype(grad.dtype))
+        K.pow_scalar_backward(flat_grad, flat_x, p, flat_out)
         return (out,)
 
 
@@ -471,16 +460,16 @@ class PowBackward1(Node):
     def backward(self, grad):
         x = self.saved("self")
         p = self.saved("exponent")
-        shape = grad.shape
-        g, xb, pb = (np.broadcast_to(v.astype(grad.dtype, copy=False), shape) for v in (grad, x, p))
+        shape, dt = grad.shape, grad.dtype
+        x, p = x.astype(dt, copy=False), p.astype(dt, copy=False)
         gx = gp = None
         if self.needs_grad(0):
-            gx = np.empty(shape, grad.dtype)
-            K.pow_backward_self(flat(g), flat(xb), flat(pb), gx.reshape(-1))
+            gx, flat_gx, flats = fresh_result(shape, dt, grad, x, p)
+            K.pow_backward_self(*flats, flat_gx)
         if self.needs_grad(1):
-            y = np.broadcast_to(self.saved("result").astype(grad.dtype, copy=False), shape)
-            gp = np.empty(shape, grad.dtype)
-            K.pow_backward_exponent(flat(g), flat(xb), flat(pb), flat(y), gp.reshape(-1))
+            y = self.saved("result").astype(dt, copy=False)
+            gp, flat_gp, flats = fresh_result(shape, dt, grad, x, p, y)
+            K.pow_backward_exponent(*flats, flat_gp)
         return gx, gp
 
 
@@ -493,9 +482,10 @@ class PowBackward2(Node):
         base = self._saved["self"]
         x = self.saved("exponent").astype(grad.dtype, copy=False)
         y = self.saved("result").astype(grad.dtype, copy=False)
-        out = np.empty(grad.shape, grad.dtype)
+        out, flat_out, (flat_grad, flat_x, flat_y) = fresh_result(grad.shape, grad.dtype,
+                                                                  grad, x, y)
         log_base = scalar_of(_log(base), _dtype.from_numpy_dtype(grad.dtype))
-        K.rpow_backward(flat(grad), flat(x), flat(y), log_base, base == 0, out.reshape(-1))
+        K.rpow_backward(flat_grad, flat_x, flat_y, log_base, base == 0, flat_out)
         return (out,)
 
 

@@ -19,10 +19,8 @@ from ..tensor import Tensor, begin_inplace, finish_inplace, record
 from ._util import (
     as_float_data,
     backward2,
-    empty_in_order,
     flat,
-    layout_matters,
-    result_order,
+    fresh_result,
     unary,
     unary_into,
 )
@@ -265,9 +263,9 @@ class ClampBackward1(Node):
         lo, hi = self._saved["min"], self._saved["max"]
         lo = -math.inf if lo is None else lo
         hi = math.inf if hi is None else hi
-        out = np.empty(grad.shape, grad.dtype)
-        K.clamp_backward(flat(grad), flat(x.astype(grad.dtype, copy=False)),
-                         grad.dtype.type(lo), grad.dtype.type(hi), out.reshape(-1))
+        out, flat_out, (flat_grad, flat_x) = fresh_result(
+            grad.shape, grad.dtype, grad, x.astype(grad.dtype, copy=False))
+        K.clamp_backward(flat_grad, flat_x, grad.dtype.type(lo), grad.dtype.type(hi), flat_out)
         return (out,)
 
 
@@ -283,14 +281,8 @@ def _clamp_data(x: np.ndarray, lo, hi, out_dtype=None) -> np.ndarray:
     out_dtype = x.dtype if out_dtype is None else out_dtype
     if x.dtype.kind != "f" or out_dtype != x.dtype:
         return np.clip(x.astype(out_dtype), lo, hi).astype(out_dtype)
-    order = result_order(x.shape, x) if layout_matters(x) else None
-    if order is None:
-        out = np.empty(x.shape, x.dtype)
-        K.clamp(flat(x), x.dtype.type(lo), x.dtype.type(hi), out.reshape(-1))
-    else:  # laid out as x is (see `result_order`)
-        out = empty_in_order(x.shape, x.dtype, order)
-        K.clamp(flat(x.transpose(order)), x.dtype.type(lo), x.dtype.type(hi),
-                out.transpose(order).ravel())
+    out, flat_out, (flat_x,) = fresh_result(x.shape, x.dtype, x)  # (laid out as x is)
+    K.clamp(flat_x, x.dtype.type(lo), x.dtype.type(hi), flat_out)
     return out
 
 

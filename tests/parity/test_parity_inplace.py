@@ -805,6 +805,12 @@ GRAD_STREAMS = {
     "views": lambda x, m: x.view(4).exp() + x.reshape(4).sin(),
     "unsqueeze": lambda x, m: x.unsqueeze(0).exp() + x.exp(),
     "linear": lambda x, m: m.nn.functional.linear(x, x, x[0]),
+    # One stream that PyTorch cannot keep as `.grad` (a spread-out sum gradient): it
+    # copies it into a new tensor with `copy_`, an in-place op, so version 1.
+    "the leaf itself": lambda x, m: x,
+    "plus a number": lambda x, m: x + 1,
+    "expanded": lambda x, m: x.expand(3, 2, 2),
+    "exp through a transpose": lambda x, m: x.t().exp(),
 }
 
 
@@ -848,3 +854,34 @@ def test_gradient_version_of_a_retained_non_leaf_gradient(torch):
         return y.grad._version, x.grad._version
 
     assert versions(minigrad) == versions(torch)
+
+
+def _first_grad_versions(m) -> list:
+    """`.grad._version` where PyTorch copies the incoming gradient instead of keeping
+    it: one array for two leaves, the caller's gradient, a hook's result kept."""
+    out = []
+    a, b = m.tensor(V, requires_grad=True), m.tensor(V, requires_grad=True)
+    (a + b).sum().backward()
+    out.append((a.grad._version, b.grad._version))
+    a = m.tensor(V, requires_grad=True)
+    a.backward(m.tensor([1.0, 1.0, 1.0]))
+    out.append(a.grad._version)
+    a = m.tensor(V, requires_grad=True)
+    (a * 1).backward(m.tensor([1.0, 1.0, 1.0]))
+    out.append(a.grad._version)
+    kept = []
+    a = m.tensor(V, requires_grad=True)
+    a.register_hook(lambda g: kept.append(g) or g)
+    (a * 2).sum().backward()
+    out.append(a.grad._version)
+    a = m.tensor(V, requires_grad=True)
+    a.register_hook(lambda g: g * 1)
+    (a * 2).sum().backward()
+    out.append(a.grad._version)
+    return out
+
+
+def test_first_grad_versions_when_the_gradient_is_copied(torch):
+    import minigrad
+
+    assert _first_grad_versions(minigrad) == _first_grad_versions(torch)

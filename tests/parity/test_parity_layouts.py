@@ -90,3 +90,35 @@ def test_matrix_product_of_a_transposed_result_saves_its_strides(torch):
     mg, pt = saved(minigrad), saved(torch)
     assert mg[:2] == pt[:2]
     assert mg[2] == pytest.approx(pt[2])
+
+
+# A leaf's `.grad` follows the leaf's layout (PyTorch's layout contract).
+LEAF_GRADS = {
+    "times two": lambda m, w: w * 2,
+    "exp": lambda m, w: w.exp(),
+    "matrix product": lambda m, w: w @ m.ones(2, 2),
+    "two streams": lambda m, w: w * 2 + w * 3,
+    "through t()": lambda m, w: w.t() * 2,
+}
+
+
+def _leaf_grad(m, program: str, leaf: str, how: str):
+    base = m.tensor(M23)
+    w = (base.t() if leaf == "transposed" else base[:, ::2]).detach().requires_grad_()
+    out = LEAF_GRADS[program](m, w).sum()
+    if how == "backward(inputs=)":
+        out.backward(inputs=[w])
+    else:
+        out.backward()
+    return w.grad.stride(), w.grad._version, w.grad.double().reshape(-1).tolist()
+
+
+@pytest.mark.parametrize("how", ["backward", "backward(inputs=)"])
+@pytest.mark.parametrize("leaf", ["transposed", "strided"])
+@pytest.mark.parametrize("program", list(LEAF_GRADS))
+def test_leaf_grads_follow_the_leafs_layout(torch, program, leaf, how):
+    import minigrad
+
+    mg, pt = _leaf_grad(minigrad, program, leaf, how), _leaf_grad(torch, program, leaf, how)
+    assert mg[:2] == pt[:2]
+    assert mg[2] == pytest.approx(pt[2])
