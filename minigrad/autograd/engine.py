@@ -31,10 +31,10 @@ from .graph import (
     Node,
     SavedTensor,
     _tensor_type,
-    could_keep,
-    count_sum_in_place,
+    bump_version,
     first_grad,
-    sums_in_place,
+    fits_layout,
+    version_of,
 )
 
 
@@ -46,15 +46,15 @@ def _as_tuple(x) -> tuple:
     return (x,)
 
 
-def _tensor(data, version_of=None):
-    """`data` as a tensor, at the version PyTorch's gradient tensor would have: the
-    number of streams summed into it (or into `version_of`, when `data` is its copy)."""
+def _tensor(data, copy_of=None):
+    """`data` as a tensor, at the version PyTorch's gradient tensor would have (that
+    of `copy_of`, when `data` is its copy): see `version_of`."""
     if data is None:
         return None
     t = tensor_module.Tensor._make(data)
-    summed = sums_in_place(data if version_of is None else version_of)
-    if summed:
-        t._version_counter.value = summed
+    version = version_of(data if copy_of is None else copy_of)
+    if version:
+        t._version_counter.value = version
     return t
 
 
@@ -501,7 +501,7 @@ def _add_to_buffer(buffers: dict, node: Node, nr: int, grad, siblings=()) -> Non
         # added to as its row-major transpose.)
         a, b = (summed, grad) if summed.flags.c_contiguous else (summed.T, grad.T)
         run_kernel(K.add_into, flat(a), flat(b))
-        count_sum_in_place(summed)  # as there, the gradient's version goes up
+        bump_version(summed)  # (as there, the gradient's version goes up)
     else:
         buf[nr] = binary(K.add, summed, grad, summed.dtype)
 
@@ -570,6 +570,9 @@ def _run_node(node, grads, step, keep, accumulate, capture_at, captured, trace, 
             if trace:
                 pending.append(ev.HookFired(step, node, "prehook", hook, before,
                                             tuple(_tensor(g) for g in grads)))
+        # Let go of what the hooks were shown: an AccumulateGrad may keep its gradient
+        # only if nothing else refers to it (see `ENGINE_REFS`).
+        before = result = None
 
     held = None  # the saved tensors checked before the formula ran (untraced runs)
     if type(node) is AccumulateGrad:
@@ -701,7 +704,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
             if x._grad is None:
                 # (PyTorch would run the leaf's AccumulateGrad: `first_grad` tells the
                 # version as it would, with the engine's references to `g` left out.)
-                x._grad = first_grad(g, x._data, stolen=could_keep(g, x._data))
+                x._grad = first_grad(g, x._data, stolen=fits_layout(g, x._data))
             else:
                 x._grad._data += g
                 x._grad._version_counter.value += 1
@@ -758,5 +761,5 @@ def grad(
                 )
             result.append(None)
         else:
-            result.append(_tensor(np.array(g, copy=True), version_of=g))
+            result.append(_tensor(np.array(g, copy=True), copy_of=g))
     return tuple(result)

@@ -419,25 +419,26 @@ class AccumulateGrad(Node):
         """Add `grad` into the leaf's `.grad` and return `.grad`.
 
         Later backward calls add into `.grad` in place, so the leaf must own its
-        memory. Like PyTorch, which steals the incoming gradient when nothing else
-        uses it, minigrad keeps `grad` itself when no one but the engine refers to
-        it, it is laid out as the leaf is (`fits_layout`), and it either owns its
-        memory or is a whole-buffer view of an array nothing else refers to
-        (`TBackward0`'s `grad.T`). Otherwise (the same array flowing to two leaves,
-        the caller's `gradient=` tensor, a hook's result) the leaf gets a copy, laid
-        out as the leaf is."""
+        memory. PyTorch keeps ("steals") the incoming gradient when nothing else
+        refers to it and it is laid out as the leaf is (`fits_layout`); minigrad
+        does the same when, besides, the gradient is writable and owns its memory or
+        is a whole-buffer view of an array nothing else refers to (`TBackward0`'s
+        `grad.T`). Otherwise (the same array flowing to two leaves, the caller's
+        `gradient=` tensor, a hook's result) the leaf gets a copy, laid out as the
+        leaf is (see `first_grad` for its version)."""
         leaf = self.variable
         if leaf._grad is None:
             data = leaf._data
-            stealable = could_keep(grad, data)
-            if stealable and may_steal and sys.getrefcount(grad) <= ENGINE_REFS:
+            fits = grad.flags.c_contiguous if data.flags.c_contiguous else fits_layout(grad, data)
+            # What PyTorch would keep (in a traced run, the events' own references
+            # to `grad` do not count against it).
+            kept = fits and (not may_steal or sys.getrefcount(grad) <= ENGINE_REFS)
+            if kept and may_steal and grad.flags.writeable and alone_on_its_memory(grad):
                 leaf._grad = tensor_module.Tensor._make(grad)
-                if _SUMS_IN_PLACE:  # (the stolen array keeps its version, as in PyTorch)
-                    leaf._grad._version_counter.value = sums_in_place(grad)
+                if _VERSIONS:  # (the stolen array keeps its version, as in PyTorch)
+                    leaf._grad._version_counter.value = version_of(grad)
             else:
-                # (A traced run copies what PyTorch would steal: its version is told
-                # as if stolen.)
-                leaf._grad = first_grad(grad, data, stolen=stealable and not may_steal)
+                leaf._grad = first_grad(grad, data, stolen=kept)
         else:
             g = leaf._grad
             g._data += grad
@@ -445,42 +446,44 @@ class AccumulateGrad(Node):
         return leaf._grad
 
 
-# How many gradient streams the engine has added into an array in place, by the
-# array's id, for as long as the array lives. PyTorch's input buffer sums streams in
-# place too, which bumps the gradient tensor's `_version` (`(x*2 + x*3).sum()` gives
-# `x.grad` version 1); a numpy array has no version, so its count waits here until
-# the array becomes a tensor: a leaf's `.grad`, a hook's argument, a returned gradient.
-class _InPlaceSums(weakref.ref):
+# The versions gradient arrays have collected, by the array's id, for as long as the
+# array lives. A gradient is a numpy array, which has no version; PyTorch's gradient
+# tensors do, and it goes up whenever one is modified in place: by the input buffer
+# adding a second stream into the first (`(x*2 + x*3).sum()` gives `x.grad` version
+# 1), or by a backward formula that builds its result in place (max's, indexing's).
+# The count waits here until the array becomes a tensor: a leaf's `.grad`, a hook's
+# argument, a returned gradient.
+class _Version(weakref.ref):
     """A weak reference to the array, carrying its count; when the array dies, its
     entry goes too, before the id can belong to another array."""
 
     __slots__ = ("key", "count")
 
 
-def _forget(entry: _InPlaceSums) -> None:
-    _SUMS_IN_PLACE.pop(entry.key, None)
+def _forget(entry: _Version) -> None:
+    _VERSIONS.pop(entry.key, None)
 
 
-_SUMS_IN_PLACE: dict[int, _InPlaceSums] = {}
+_VERSIONS: dict[int, _Version] = {}
 
 
-def count_sum_in_place(array: np.ndarray) -> None:
-    """Note that one more gradient stream was added into `array` in place. (Counted
-    on the memory's owner: views of it share the count, as PyTorch's views share
-    their base's version counter.)"""
+def bump_version(array: np.ndarray, times: int = 1) -> None:
+    """Note that `array` was modified in place (`times` times) as PyTorch modifies
+    its gradient tensor. (Counted on the memory's owner: views of it share the
+    count, as PyTorch's views share their base's version counter.)"""
     owner = array if array.base is None else array.base
     key = id(owner)
-    entry = _SUMS_IN_PLACE.get(key)
+    entry = _VERSIONS.get(key)
     if entry is None:
-        entry = _SUMS_IN_PLACE[key] = _InPlaceSums(owner, _forget)
+        entry = _VERSIONS[key] = _Version(owner, _forget)
         entry.key, entry.count = key, 0
-    entry.count += 1
+    entry.count += times
 
 
-def sums_in_place(array: np.ndarray) -> int:
-    """How many streams were added into `array` (or the array it views) in place:
-    the `_version` PyTorch's gradient tensor would have."""
-    entry = _SUMS_IN_PLACE.get(id(array if array.base is None else array.base))
+def version_of(array: np.ndarray) -> int:
+    """The `_version` PyTorch's gradient tensor for `array` (or for the array it
+    views) would have."""
+    entry = _VERSIONS.get(id(array if array.base is None else array.base))
     return 0 if entry is None else entry.count
 
 
@@ -509,23 +512,17 @@ def copy_in_layout(grad: np.ndarray, leaf: np.ndarray) -> np.ndarray:
     return copy
 
 
-def could_keep(grad: np.ndarray, leaf: np.ndarray) -> bool:
-    """Whether a leaf could keep `grad` itself as its `.grad`, if nothing else refers
-    to it: it is laid out as the leaf (`fits_layout`), writable, and owns its memory
-    or is a whole-buffer view of an array nothing else refers to."""
-    return ((grad.flags.c_contiguous if leaf.flags.c_contiguous else fits_layout(grad, leaf))
-            and grad.flags.writeable and alone_on_its_memory(grad))
-
-
 def first_grad(grad: np.ndarray, leaf: np.ndarray, stolen: bool):
     """A copy of `grad` as a leaf's new `.grad` tensor, at the version PyTorch's would
-    have: the gradient's own (streams summed into it in place) if PyTorch would have
-    kept the gradient itself (`stolen`); else 1, since PyTorch copies into a new
-    tensor of the leaf's layout with `copy_`, an in-place op (0 for a leaf that is
-    not dense, which gets a plain clone)."""
+    have. If PyTorch would have kept the gradient itself (`stolen`: minigrad copies
+    it anyway when it shares memory with another tensor, a view of the caller's
+    gradient, which PyTorch does not look at), the gradient's own version
+    (`version_of`). Else 1: PyTorch copies into a new tensor of the leaf's
+    layout with `copy_`, an in-place op (0 for a leaf that is not dense, which gets
+    a plain clone)."""
     t = tensor_module.Tensor._make(copy_in_layout(grad, leaf))
     if stolen:
-        version = sums_in_place(grad)
+        version = version_of(grad)
     else:
         version = 1 if leaf.flags.c_contiguous or is_dense(leaf) else 0
     if version:

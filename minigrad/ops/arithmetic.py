@@ -342,8 +342,8 @@ class DivBackward2(Node):
     saves = {"self": INPUT, "other": INPUT, "rounding_mode": VALUE}
 
     def backward(self, grad):
-        zeros = np.zeros_like(grad)
-        return (zeros if self.needs_grad(0) else None, zeros if self.needs_grad(1) else None)
+        # (Two arrays, not one for both: each may become a leaf's own `.grad`.)
+        return tuple(np.zeros_like(grad) if self.needs_grad(i) else None for i in (0, 1))
 
 
 def _div_rounded(self: Tensor, other, mode: str) -> Tensor:

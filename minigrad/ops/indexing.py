@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..autograd.graph import Node, SavedTensor
+from ..autograd.graph import Node, SavedTensor, bump_version
 from ..tensor import Tensor, begin_inplace, finish_inplace, record
 from . import views
 
@@ -68,6 +68,7 @@ class IndexBackward0(Node):
         _check_indices(self)
         out = np.zeros(self._saved["self_sym_sizes"], grad.dtype)
         np.add.at(out, self._saved["_where"], grad)
+        bump_version(out)  # (PyTorch adds into its zeros with `index_put_`)
         return (out,)
 
 

@@ -6,7 +6,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from ..autograd.graph import INPUT, OUTPUT, Node, SavedTensor
+from ..autograd.graph import INPUT, OUTPUT, Node, SavedTensor, bump_version
 from ..kernels import reductions as R
 from ..tensor import Tensor, _wrap_dim, record
 from ._util import spread, total, u64
@@ -122,8 +122,10 @@ class MeanBackward0(Node):
     exact = True
 
     def backward(self, grad):
+        # A full array, not `sum`'s spread-out view: PyTorch divides the spread-out
+        # gradient, which makes a new tensor, one a leaf can keep as its `.grad`.
         n = self._saved["self_sym_numel"]
-        return (spread(grad / grad.dtype.type(n), self._saved["self_sym_sizes"]),)
+        return (np.full(self._saved["self_sym_sizes"], grad / grad.dtype.type(n), grad.dtype),)
 
 
 class MeanBackward1(Node):
@@ -138,7 +140,9 @@ class MeanBackward1(Node):
         if count == 0:  # the input is empty: nothing to send a gradient to
             return (np.zeros(shape, grad.dtype),)
         grad = grad / grad.dtype.type(count)
-        return (_expand_back(grad, shape, dims, self._saved["keepdim"]),)
+        # (A full array, as for `mean()`.)
+        spread_out = _expand_back(grad, shape, dims, self._saved["keepdim"])
+        return (np.array(spread_out, copy=True, order="C"),)
 
 
 def mean(x: Tensor, dim=ALL_DIMS, keepdim: bool = False) -> Tensor:
@@ -204,7 +208,9 @@ class _ExtremeAll(Node):
         x = self.saved("self")
         y = self.saved("result")
         mask = np.isnan(x) if np.isnan(y) else x == y
-        return (np.where(mask, grad / grad.dtype.type(mask.sum()), grad.dtype.type(0)),)
+        out = np.where(mask, grad / grad.dtype.type(mask.sum()), grad.dtype.type(0))
+        bump_version(out)  # (PyTorch fills its zeros in with `masked_fill_`)
+        return (out,)
 
 
 class MaxBackward1(_ExtremeAll):
@@ -223,14 +229,16 @@ class _ExtremeDim(Node):
     def backward(self, grad):
         shape = self._saved["self_sym_sizes"]
         if not shape:  # a 0-d input: its one element was selected
-            return (grad,)
-        dim = self._saved["_dims"][0]
-        idx = self.saved("indices")
-        if not self._saved["keepdim"]:
-            grad = np.expand_dims(grad, dim)
-            idx = np.expand_dims(idx, dim)
-        out = np.zeros(shape, grad.dtype)
-        np.put_along_axis(out, idx, grad, axis=dim)
+            out = np.array(grad, copy=True)
+        else:
+            dim = self._saved["_dims"][0]
+            idx = self.saved("indices")
+            if not self._saved["keepdim"]:
+                grad = np.expand_dims(grad, dim)
+                idx = np.expand_dims(idx, dim)
+            out = np.zeros(shape, grad.dtype)
+            np.put_along_axis(out, idx, grad, axis=dim)
+        bump_version(out, 2)  # (PyTorch's formula writes into its zeros twice in place)
         return (out,)
 
 

@@ -70,21 +70,29 @@ class ReshapeAliasBackward0(_ReshapeBack):
     __doc__ = _ReshapeBack.__doc__
 
 
-class SqueezeBackward0(_ReshapeBack):
-    __doc__ = _ReshapeBack.__doc__
+class _UnsqueezeBack(_ReshapeBack):
+    """The gradient with the squeezed dims put back (itself when there were none)."""
+
+    def backward(self, grad):
+        shape = self._saved["self_sym_sizes"]
+        return (grad if grad.shape == shape else grad.reshape(shape),)
 
 
-class SqueezeBackward1(_ReshapeBack):
-    __doc__ = _ReshapeBack.__doc__
+class SqueezeBackward0(_UnsqueezeBack):
+    __doc__ = _UnsqueezeBack.__doc__
+
+
+class SqueezeBackward1(_UnsqueezeBack):
+    __doc__ = _UnsqueezeBack.__doc__
     saves = {"dim": VALUE, "self_sym_sizes": VALUE}
 
 
 class SqueezeBackward2(SqueezeBackward1):
-    __doc__ = _ReshapeBack.__doc__
+    __doc__ = _UnsqueezeBack.__doc__
 
 
 class SqueezeBackward4(SqueezeBackward1):
-    __doc__ = _ReshapeBack.__doc__
+    __doc__ = _UnsqueezeBack.__doc__
 
 
 def _infer_shape(shape, numel: int) -> tuple:
@@ -294,12 +302,12 @@ class UnsqueezeBackward1(UnsqueezeBackward0):
     __doc__ = UnsqueezeBackward0.__doc__
 
 
-class SqueezeBackward3(_ReshapeBack):
-    __doc__ = _ReshapeBack.__doc__
+class SqueezeBackward3(_UnsqueezeBack):
+    __doc__ = _UnsqueezeBack.__doc__
 
 
 class SqueezeBackward5(SqueezeBackward1):
-    __doc__ = _ReshapeBack.__doc__
+    __doc__ = _UnsqueezeBack.__doc__
 
 
 def _view_in_place(x: Tensor, data: np.ndarray, node_cls, **saved) -> Tensor:

@@ -296,16 +296,16 @@ def test_in_place_sum_counts_live_only_as_long_as_their_arrays():
     # array at the same address would inherit it.
     from minigrad.autograd import graph
 
-    before = len(graph._SUMS_IN_PLACE)
+    before = len(graph._VERSIONS)
     x = torch.tensor([1.0, 2.0], requires_grad=True)
     (x * 2 + x * 3 + x * 4).sum().backward()
     assert x.grad._version == 2
-    assert len(graph._SUMS_IN_PLACE) == before + 1
+    assert len(graph._VERSIONS) == before + 1
     data = x.grad._data
     del x
-    assert len(graph._SUMS_IN_PLACE) == before + 1  # (the array lives on in `data`)
+    assert len(graph._VERSIONS) == before + 1  # (the array lives on in `data`)
     del data
-    assert len(graph._SUMS_IN_PLACE) == before
+    assert len(graph._VERSIONS) == before
     fresh = torch.tensor([1.0, 2.0], requires_grad=True)
     (fresh * 2).sum().backward()
     assert fresh.grad._version == 0

@@ -8,15 +8,16 @@ tensors, or None); outputs are tracked too.
 `record(module, program)` returns a plain-data description of the run:
 
 * `error`: the exception raised by the program (type name, message), if any;
-* `tensors`: for every tracked tensor, its values, dtype, shape, `requires_grad`,
-  `is_leaf`, `_version`, `_is_view()`, which tracked tensor is its `_base`, and its
-  `grad_fn`;
+* `tensors`: for every tracked tensor, its values, dtype, shape, strides (see
+  `_strides`), `requires_grad`, `is_leaf`, `_version`, `_is_view()`, which tracked
+  tensor is its `_base`, and its `grad_fn`;
 * `nodes`: every node reachable from a tracked tensor, numbered in discovery order:
   type name, `name()`, `next_functions` (as node numbers and output indices, `None`
   for `(None, 0)`), the `_saved_*` attributes (values, or the error reading one raises),
   and for `AccumulateGrad` which tracked tensor is its `variable`;
 * `order`: the node numbers in the order backward executed them (node pre-hooks);
-* `backward_error`, `grads` (the `.grad` of every tracked leaf), and `saved_after`:
+* `backward_error`, `grads` (the `.grad` of every tracked leaf, with its strides and
+  `_version`), and `saved_after`:
   the `_saved_*` attributes read again after backward (released or not).
 
 Backward is seeded with the same fixed, non-uniform gradient for every output that
@@ -163,6 +164,7 @@ def _describe_tensor(graph: _Graph, t) -> dict:
 
     return {
         "shape": tuple(t.shape),
+        "stride": _strides(t),
         "dtype": _dtype_name(t),
         "values": _values(t),
         "requires_grad": t.requires_grad,
@@ -172,6 +174,12 @@ def _describe_tensor(graph: _Graph, t) -> dict:
         "base": graph.tensor_index(t._base),
         "grad_fn": _safe(grad_fn),
     }
+
+
+def _strides(t) -> tuple:
+    """The strides where a dim has more than one element (elsewhere a stride says
+    nothing about the layout, and PyTorch's own contiguity checks skip it)."""
+    return tuple(s if n > 1 else None for s, n in zip(t.stride(), t.shape))
 
 
 def _outputs(result) -> list:
@@ -220,7 +228,8 @@ def _grads(c: Ctx) -> list:
     for t in c.tensors:
         if _safe(lambda t=t: t.is_leaf) is True:
             g = t.grad
-            out.append(None if g is None else (_dtype_name(g), tuple(g.shape), _values(g)))
+            out.append(None if g is None else (_dtype_name(g), tuple(g.shape), _values(g),
+                                               _strides(g), g._version))
         else:
             out.append("non-leaf")
     return out

@@ -3,8 +3,9 @@
 hypothesis draws a few leaves with shapes that sometimes broadcast and sometimes do
 not, then a sequence of operations (unary, binary with tensors or Python numbers on
 either side, reductions, views, and now and then an in-place op). Both libraries run
-the same program; forward values, `grad_fn` names, every leaf's gradient and any error
-(type and message) must agree.
+the same program; forward values, `grad_fn` names, every leaf's gradient (with its
+strides and `_version`), every tensor's strides and any error (type and message) must
+agree.
 """
 
 from __future__ import annotations
@@ -105,13 +106,24 @@ def run(lib, shapes, steps, seed):
     except Exception as exc:  # noqa: BLE001 - the error itself is compared
         record["error"] = (type(exc).__name__, str(exc).replace("torch", "minigrad"))
     record["grads"] = [None if t.grad is None else np.asarray(t.grad.tolist()) for t in leaves]
+    # How the gradients and the program's tensors are laid out, and the gradients'
+    # versions (strides only where a dim has more than one element).
+    record["layouts"] = [_layout(t) for t in pool]
+    record["grad_layouts"] = [None if t.grad is None else (_layout(t.grad), t.grad._version)
+                              for t in leaves]
     record["values_after"] = [np.asarray(t.detach().tolist()) for t in pool]
     return record
+
+
+def _layout(t) -> tuple:
+    return tuple(s if n > 1 else None for s, n in zip(t.stride(), t.shape))
 
 
 def assert_same(expected, actual):
     assert actual.get("error") == expected.get("error")
     assert actual["nodes"] == expected["nodes"]
+    assert actual["layouts"] == expected["layouts"]
+    assert actual["grad_layouts"] == expected["grad_layouts"]
     if "value" in expected:
         np.testing.assert_allclose(actual["value"], expected["value"], rtol=1e-6, atol=1e-12)
     for i, (want, got) in enumerate(zip(expected["values_after"], actual["values_after"])):
