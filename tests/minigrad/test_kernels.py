@@ -181,3 +181,28 @@ def test_broadcast_arithmetic_overflows_quietly_as_in_pytorch():
         warnings.simplefilter("error")  # numpy's RuntimeWarnings would fail the test
         product, total = col * row, col + row
     assert product[0, 0].item() == np.inf and np.isnan(total[1, 1].item())
+
+
+def test_result_order_follows_the_operands_strides():
+    # The layout rule element-wise results follow (PyTorch's): outermost dim first.
+    from minigrad.ops._util import empty_in_order, result_order
+
+    m = np.ones((2, 3))
+    assert result_order((2, 3), m) is None  # row-major stays row-major
+    assert result_order((3, 2), m.T) == [1, 0]  # a transpose gives a transpose
+    assert result_order((3, 2), m.T, np.ones((3, 2))) == [1, 0]  # the first one decides
+    assert result_order((3, 2), np.ones((3, 2)), m.T) is None
+    # A row stretched over the rows has no say about the dims: the transpose decides.
+    assert result_order((3, 2), np.ones(2), m.T) == [1, 0]
+    cube = np.ones((2, 3, 4)).transpose(2, 0, 1)  # memory runs through dims 1, 2, 0
+    assert result_order(cube.shape, cube) == [1, 2, 0]
+    out = empty_in_order(cube.shape, np.float64, [1, 2, 0])
+    assert out.strides == cube.strides
+    assert empty_in_order((3, 2), np.float32, [1, 0]).base is None  # (owns its memory)
+
+
+def test_add_into_adds_in_place():
+    for dtype in (np.float32, np.float64):
+        total = np.arange(5, dtype=dtype)
+        K.add_into(total, np.full(5, 0.5, dtype))
+        np.testing.assert_array_equal(total, np.arange(5, dtype=dtype) + dtype(0.5))
