@@ -182,7 +182,7 @@ def fresh_result(shape: tuple, dtype, *operands: np.ndarray) -> tuple:
     and the operands flattened in the same order, for the kernel to walk side by side."""
     order = None
     for a in operands:
-        if layout_matters(a):
+        if not a.flags.c_contiguous and layout_matters(a):
             order = result_order(shape, *operands)
             break
     if order is None:
@@ -349,6 +349,10 @@ def unary(kernel, x: np.ndarray) -> np.ndarray:
         else:
             unary_into(kernel, x, out)
         return out
+    if x.flags.c_contiguous:  # (the usual case, spelled out)
+        out = np.empty(x.shape, x.dtype)
+        unary_into(kernel, x.ravel(), out.ravel())
+        return out
     out, flat_out, (flat_x,) = fresh_result(x.shape, x.dtype, x)  # (`x.t().exp()` is
     unary_into(kernel, flat_x, flat_out)                         # transposed too)
     return out
@@ -440,6 +444,9 @@ def backward2(kernel, grad: np.ndarray, x: np.ndarray) -> np.ndarray:
             kernel(grad, x, out)
             return out
         flat_grad, flat_x = grad, x
+    elif grad.flags.c_contiguous and x.flags.c_contiguous:  # (the usual case, spelled out)
+        out = np.empty(shape, dtype)
+        flat_out, flat_grad, flat_x = out.ravel(), grad.ravel(), x.ravel()
     else:  # laid out as the operands are, like the forward results
         out, flat_out, (flat_grad, flat_x) = fresh_result(shape, dtype, grad, x)
     if n >= VECTORISED_MIN:
