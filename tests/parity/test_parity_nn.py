@@ -90,17 +90,19 @@ def test_training_steps_match(torch, name):
     def program(lib):
         model, x, y = _mlp(lib)
         opt = OPTIMIZERS[name](lib, model.parameters())
-        losses, grads = [], []
+        losses, grads, grad_layouts = [], [], []
         for _ in range(6):
             opt.zero_grad()
             loss = lib.nn.MSELoss()(model(x), y)
             loss.backward()
             grads.append([p.grad for p in model.parameters()])
+            grad_layouts.append([(p.grad.stride(), p.grad._version) for p in model.parameters()])
             opt.step()
             losses.append(loss.item())
         return {
             "losses": losses,
             "grads": grads,
+            "grad layouts and versions": grad_layouts,
             "params": list(model.parameters()),
             "versions": [p._version for p in model.parameters()],
             "grad_after_zero": [p.grad is None for p in model.parameters()],
