@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _dtype
-from .ops._util import empty_in_order, layout_matters, result_order
+from .ops._util import copy_like, layout_matters
 from .tensor import Tensor
 
 _rng = np.random.Generator(np.random.PCG64(0))
@@ -362,11 +362,8 @@ def normal_(t: Tensor, mean: float = 0.0, std: float = 1.0) -> Tensor:
 def _laid_out_like(t: Tensor, out: Tensor) -> Tensor:
     """`out` (fresh, of t's shape) in t's memory layout: PyTorch's `*_like` factories
     keep it, so the zeros like a transposed tensor are transposed too."""
-    data = t._data
-    if layout_matters(data) and (order := result_order(data.shape, data)) is not None:
-        copy = empty_in_order(data.shape, out._data.dtype, order)
-        copy[...] = out._data
-        out._data = copy
+    if layout_matters(t._data):
+        out._data = copy_like(out._data, t._data)
     return out
 
 

@@ -27,6 +27,7 @@ import numpy as np
 
 from .. import tensor as tensor_module  # a cycle: only its attributes are used, at run time
 from .._dtype import of_number
+from ..ops._util import is_dense
 
 _sequence = itertools.count()
 
@@ -487,13 +488,6 @@ def version_of(array: np.ndarray) -> int:
     return 0 if entry is None else entry.count
 
 
-def is_dense(array: np.ndarray) -> bool:
-    """Non-overlapping and dense: a row-major array with its dims in some order
-    (`x.t()` is, `x[:, ::2]` and an expanded array are not)."""
-    outer_first = sorted(range(array.ndim), key=lambda d: -array.strides[d])
-    return array.transpose(outer_first).flags.c_contiguous
-
-
 def fits_layout(grad: np.ndarray, leaf: np.ndarray) -> bool:
     """PyTorch's layout contract for a leaf's `.grad`: the strides of a dense leaf
     (where a dim has more than one element), row-major for any other leaf."""
@@ -502,29 +496,23 @@ def fits_layout(grad: np.ndarray, leaf: np.ndarray) -> bool:
     return all(g == v for g, v, n in zip(grad.strides, leaf.strides, grad.shape) if n != 1)
 
 
-def copy_in_layout(grad: np.ndarray, leaf: np.ndarray) -> np.ndarray:
-    """A copy of `grad` laid out as `fits_layout` asks (a transposed leaf gets a
-    transposed `.grad`)."""
-    if leaf.flags.c_contiguous or not is_dense(leaf):
-        return np.array(grad, copy=True, order="C")
-    copy = np.empty_like(leaf, dtype=grad.dtype)  # (its layout is the leaf's)
-    copy[...] = grad
-    return copy
-
-
 def first_grad(grad: np.ndarray, leaf: np.ndarray, stolen: bool):
-    """A copy of `grad` as a leaf's new `.grad` tensor, at the version PyTorch's would
+    """A copy of `grad` as a leaf's new `.grad` tensor, laid out as `fits_layout` asks
+    (a transposed leaf gets a transposed `.grad`) and at the version PyTorch's would
     have. If PyTorch would have kept the gradient itself (`stolen`: minigrad copies
     it anyway when it shares memory with another tensor, a view of the caller's
     gradient, which PyTorch does not look at), the gradient's own version
-    (`version_of`). Else 1: PyTorch copies into a new tensor of the leaf's
-    layout with `copy_`, an in-place op (0 for a leaf that is not dense, which gets
-    a plain clone)."""
-    t = tensor_module.Tensor._make(copy_in_layout(grad, leaf))
-    if stolen:
-        version = version_of(grad)
+    (`version_of`). Else 1: PyTorch copies into a new tensor of the leaf's layout
+    with `copy_`, an in-place op (0 for a leaf that is not dense, which gets a
+    plain row-major clone)."""
+    dense = leaf.flags.c_contiguous or is_dense(leaf)
+    if leaf.flags.c_contiguous or not dense:
+        copy = np.array(grad, copy=True, order="C")
     else:
-        version = 1 if leaf.flags.c_contiguous or is_dense(leaf) else 0
+        copy = np.empty_like(leaf, dtype=grad.dtype)  # (its layout is the leaf's)
+        copy[...] = grad
+    t = tensor_module.Tensor._make(copy)
+    version = version_of(grad) if stolen else int(dense)
     if version:
         t._version_counter.value = version
     return t

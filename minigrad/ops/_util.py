@@ -165,6 +165,13 @@ def layout_matters(a: np.ndarray) -> bool:
     return not a.flags.c_contiguous and any(a.strides)
 
 
+def is_dense(array: np.ndarray) -> bool:
+    """Non-overlapping and dense: a row-major array with its dims in some order
+    (`x.t()` is, `x[:, ::2]` and an expanded array are not)."""
+    outer_first = sorted(range(array.ndim), key=lambda d: -array.strides[d])
+    return array.transpose(outer_first).flags.c_contiguous
+
+
 def empty_in_order(shape: tuple, dtype, order: list) -> np.ndarray:
     """A fresh array of `shape` whose memory runs through its dims in `order`
     (outermost first). Column-major order (a transposed matrix) gets an array that
@@ -176,13 +183,24 @@ def empty_in_order(shape: tuple, dtype, order: list) -> np.ndarray:
     return permuted.transpose(np.argsort(order))
 
 
+def copy_like(data: np.ndarray, model: np.ndarray) -> np.ndarray:
+    """A copy of `data` (of `model`'s shape) laid out as PyTorch lays out a result
+    made from `model` (`result_order`): a transposed model gives a transposed copy."""
+    order = result_order(model.shape, model) if layout_matters(model) else None
+    if order is None:
+        return np.array(data, copy=True, order="C")
+    copy = empty_in_order(model.shape, data.dtype, order)
+    copy[...] = data
+    return copy
+
+
 def fresh_result(shape: tuple, dtype, *operands: np.ndarray) -> tuple:
     """For an element-wise kernel over `operands` (each broadcastable to `shape`): a
     fresh result laid out as PyTorch lays it out (`result_order`), a flat view of it,
     and the operands flattened in the same order, for the kernel to walk side by side."""
     order = None
     for a in operands:
-        if not a.flags.c_contiguous and layout_matters(a):
+        if layout_matters(a):
             order = result_order(shape, *operands)
             break
     if order is None:

@@ -25,14 +25,7 @@ from ..tensor import (
     make_view,
     record,
 )
-from ._util import (
-    check_inplace_shape,
-    empty_in_order,
-    layout_matters,
-    result_order,
-    sum_to,
-    u64,
-)
+from ._util import check_inplace_shape, copy_like, sum_to, u64
 
 VALUE = "value"
 INT64_MAX = 2**63 - 1
@@ -617,13 +610,8 @@ def clone(x: Tensor, row_major: bool = False) -> Tensor:
     as x is (PyTorch's `preserve_format`: a transposed tensor's clone is transposed
     too), or row-major if asked (`contiguous`)."""
     data = x._data
-    order = None if row_major or not layout_matters(data) else result_order(data.shape, data)
-    if order is None:
-        copy = np.array(data, copy=True, order="C")
-    else:
-        copy = empty_in_order(data.shape, data.dtype, order)
-        copy[...] = data
-    out = Tensor._make(copy)
+    out = Tensor._make(np.array(data, copy=True, order="C") if row_major
+                       else copy_like(data, data))
     record(CloneBackward0, out, x)
     return out
 
