@@ -94,7 +94,7 @@ def result_type(*operands) -> dtype:
         if type(b) is float:
             # The most common case, `tensor * 0.5`: a float tensor keeps its dtype.
             d = _BY_NUMPY[a._data.dtype]
-            if d.is_floating_point:
+            if d.is_floating_point and not a._wrapped_number:
                 return d
         elif hasattr(b, "_data") and a._data.dtype is b._data.dtype:
             return _BY_NUMPY[a._data.dtype]  # two tensors of one dtype: nothing to promote

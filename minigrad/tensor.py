@@ -590,6 +590,30 @@ def record(node_cls: type[Node], output: Tensor | None, *inputs,
     return node
 
 
+def record_elementwise(node_cls: type[Node], output: Tensor, t: Tensor, *numbers) -> Node | None:
+    """`record` for the commonest op of all: an element-wise op of one tensor `t`
+    (`exp(x)`, `y + 0.5`), whose output is just like `t`, for an `elementwise` node
+    class. `numbers` are the op's Python numbers that the node counts as inputs
+    (`x * 2` has two): their edges lead nowhere. The same rule as `record`, written
+    out for one tensor because every op of a long chain pays for it; anything
+    unusual (anomaly mode, an input that needs no gradient) goes to `record`."""
+    if not STATE.grad_enabled:
+        return None
+    fn = t._grad_fn if t._view is None else t.grad_fn
+    if fn is not None:
+        edge = (fn, t._output_nr)
+    elif t._requires_grad:
+        edge = (t._grad_accumulator(), 0)
+    else:
+        edge = None
+    if edge is None or STATE.anomaly_enabled:
+        return record(node_cls, output, t, *numbers, like_output=True)
+    node = node_cls((edge, _NO_EDGE) if numbers else (edge,), None)
+    output._grad_fn = node
+    output._output_nr = 0
+    return node
+
+
 def _input_meta(inputs: tuple, edges: list) -> tuple:
     """(shape, dtype) of each input with an edge, which its gradient must match;
     None for the others."""

@@ -20,7 +20,14 @@ from .. import _dtype
 from .._dtype import _BY_NUMPY, float64
 from ..autograd.graph import INPUT, OUTPUT, Node, SavedNumber, SavedTensor
 from ..kernels import elementwise as K
-from ..tensor import Tensor, as_tensor_arg, begin_inplace, finish_inplace, record
+from ..tensor import (
+    Tensor,
+    as_tensor_arg,
+    begin_inplace,
+    finish_inplace,
+    record,
+    record_elementwise,
+)
 from ._util import (
     PARALLEL_MIN,
     binary,
@@ -163,8 +170,11 @@ def _check_alpha(alpha, dt) -> None:
 
 def add(self: Tensor, other, alpha=1) -> Tensor:
     """self + alpha * other."""
-    other = as_tensor_arg(other)
-    dt = _dtype.result_type(self, other)
+    if type(other) is float and self._data.dtype.kind == "f" and not self._wrapped_number:
+        dt = _BY_NUMPY[self._data.dtype]  # `y + 0.5`, the usual case: nothing to promote
+    else:
+        other = as_tensor_arg(other)
+        dt = _dtype.result_type(self, other)
     if alpha != 1 or type(alpha) is not int:  # rare: a scaled sum (or a refused alpha)
         _check_alpha(alpha, dt)
         out = Tensor._make(_add_data(self, other, alpha, dt))
@@ -175,7 +185,7 @@ def add(self: Tensor, other, alpha=1) -> Tensor:
         record(AddBackward0, out, self, other, like_output=_alike(self, other))
     else:
         out = Tensor._make(_scalar_op(K.add_scalar, self._data, other, dt))
-        record(AddBackward0, out, self, other, like_output=True)
+        record_elementwise(AddBackward0, out, self, other)
     return out
 
 
@@ -202,11 +212,14 @@ def _refuse_bool_sub(self, other) -> None:
 
 def sub(self: Tensor, other, alpha=1) -> Tensor:
     """self - alpha * other."""
-    other = as_tensor_arg(other)
-    if (self._data.dtype is _NP_BOOL or other.__class__ is bool
-            or (isinstance(other, Tensor) and other._data.dtype is _NP_BOOL)):
-        _refuse_bool_sub(self, other)
-    dt = _dtype.result_type(self, other)
+    if type(other) is float and self._data.dtype.kind == "f" and not self._wrapped_number:
+        dt = _BY_NUMPY[self._data.dtype]  # `y - 0.5`, the usual case: nothing to promote
+    else:
+        other = as_tensor_arg(other)
+        if (self._data.dtype is _NP_BOOL or other.__class__ is bool
+                or (isinstance(other, Tensor) and other._data.dtype is _NP_BOOL)):
+            _refuse_bool_sub(self, other)
+        dt = _dtype.result_type(self, other)
     if alpha != 1 or type(alpha) is not int:  # rare: a scaled difference (or a refused alpha)
         _check_alpha(alpha, dt)
         out = Tensor._make(_add_data(self, other, -alpha, dt))
@@ -217,7 +230,7 @@ def sub(self: Tensor, other, alpha=1) -> Tensor:
         record(SubBackward0, out, self, other, like_output=_alike(self, other))
     else:
         out = Tensor._make(_scalar_op(K.add_scalar, self._data, -other, dt))
-        record(SubBackward0, out, self, other, like_output=True)
+        record_elementwise(SubBackward0, out, self, other)
     return out
 
 
@@ -276,14 +289,17 @@ def _save_mul_operands(node, self, other, original_self=None):
 
 def mul(self: Tensor, other) -> Tensor:
     """Element-wise self * other."""
-    other = as_tensor_arg(other)
-    dt = _dtype.result_type(self, other)
+    if type(other) is float and self._data.dtype.kind == "f" and not self._wrapped_number:
+        dt = _BY_NUMPY[self._data.dtype]  # `y * 0.5`, the usual case: nothing to promote
+    else:
+        other = as_tensor_arg(other)
+        dt = _dtype.result_type(self, other)
     if isinstance(other, Tensor):
         out = Tensor._make(binary(K.mul, self._data, other._data, dt.np))
         node = record(MulBackward0, out, self, other, like_output=_alike(self, other))
     else:
         out = Tensor._make(_scalar_op(K.mul_scalar, self._data, other, dt))
-        node = record(MulBackward0, out, self, other, like_output=True)
+        node = record_elementwise(MulBackward0, out, self, other)
     if node is not None:
         _save_mul_operands(node, self, other)
     return out
@@ -432,7 +448,7 @@ def neg(self: Tensor) -> Tensor:
             "trying to invert a mask, use the `~` or `logical_not()` operator instead."
         )
     out = Tensor._make(unary(K.neg, self._data))
-    record(NegBackward0, out, self)
+    record_elementwise(NegBackward0, out, self)
     return out
 
 

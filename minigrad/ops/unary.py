@@ -15,7 +15,7 @@ import numpy as np
 from .._dtype import result_type
 from ..autograd.graph import INPUT, OUTPUT, Node, SavedTensor
 from ..kernels import elementwise as K
-from ..tensor import Tensor, begin_inplace, finish_inplace, record
+from ..tensor import Tensor, begin_inplace, finish_inplace, record, record_elementwise
 from ._util import (
     as_float_data,
     backward2,
@@ -142,7 +142,7 @@ def _apply(node_cls, x: Tensor) -> Tensor:
             raise _bool_error(node_cls)
     out = Tensor._make(unary(_FORWARD[node_cls], data))
     # (Only a float input can need a gradient, and then the output is just like it.)
-    node = record(node_cls, out, x, like_output=True)
+    node = record_elementwise(node_cls, out, x)
     if node is not None:
         _save(node, x, out)
     return out

@@ -449,6 +449,11 @@ EDGE_CASES = {
     "div-fn-number-first-i64": lambda c: c.m.div(2, c.m.tensor([1, 2])),
     "pow-fn-number-first": lambda c: c.m.pow(2, c.leaf(V)),
     "add-fn-two-numbers": lambda c: c.m.add(2, 3),
+    # two floats: the first, wrapped, promotes as a Python number (the default dtype)
+    "add-fn-two-floats": lambda c: c.m.add(2.0, 0.5),
+    "sub-fn-two-floats": lambda c: c.m.sub(2.0, 0.5),
+    "mul-fn-two-floats": lambda c: c.m.mul(2.0, 0.5),
+    "div-fn-two-floats": lambda c: c.m.div(2.0, 0.5),
     # rounded division
     "div-trunc": lambda c: c.leaf([5.0, -7.0, 0.5]).div(2, rounding_mode="trunc"),
     "div-floor": lambda c: c.leaf([5.0, -7.0, 0.5]).div(c.leaf([2.0, 2.0, -0.25]),
