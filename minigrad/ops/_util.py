@@ -396,6 +396,12 @@ def binary(kernel, a: np.ndarray, b: np.ndarray, out_dtype) -> np.ndarray:
         else:
             run_kernel(kernel, a, b, flat_out)
         return out
+    if (len(shape) == 2 and b.ndim == 1 and shape[1] == b.shape[0] and shape[0]
+            and a.flags.c_contiguous and b.flags.c_contiguous and kernel in ROW_FORMS):
+        # The next most common: a bias for a batch of rows (`x @ w.t() + b`).
+        out = np.empty(shape, out_dtype)
+        ROW_FORMS[kernel](a, b, out)
+        return out
     if a.shape != b.shape:
         shape = broadcast_shape(a.shape, b.shape)
     if not (a.flags.c_contiguous and b.flags.c_contiguous) and (
