@@ -18,6 +18,7 @@ from __future__ import annotations
 import sys
 import warnings
 from collections.abc import Iterator, Sequence
+from heapq import heappop, heappush
 
 import numpy as np
 
@@ -97,58 +98,6 @@ def _root_gradients(tensors: tuple, grad_tensors: tuple) -> list:
             )
         grads.append(g._data.astype(t._data.dtype, copy=False))
     return grads
-
-
-class ReadyQueue(list):
-    """Nodes whose gradient streams have all arrived, highest sequence number first.
-
-    PyTorch keeps them in a C++ `std::priority_queue`, a binary max-heap. Nodes can
-    share a priority (every `AccumulateGrad` has the largest one), and then the
-    heap's sifting decides which runs first; this is the same algorithm, so ties
-    break exactly as in PyTorch and the stepper shows PyTorch's order. The heap is
-    the list itself (so `while ready:` costs nothing).
-    """
-
-    __slots__ = ()
-
-    def push(self, node: Node) -> None:
-        self.append(node)
-        if len(self) > 1:
-            self._sift_up(len(self) - 1, 0, node)
-
-    def pop(self) -> Node:  # type: ignore[override]
-        """Take the node with the highest sequence number out of the heap."""
-        last = list.pop(self)
-        if not self:  # it was the only one: a chain of ops has one ready node at a time
-            return last
-        top = self[0]
-        self._sift_down_then_up(last)
-        return top
-
-    def _sift_up(self, hole: int, top: int, node: Node) -> None:
-        parent = (hole - 1) // 2
-        while hole > top and self[parent]._seq < node._seq:
-            self[hole] = self[parent]
-            hole = parent
-            parent = (hole - 1) // 2
-        self[hole] = node
-
-    def _sift_down_then_up(self, node: Node) -> None:
-        # Move the hole at the root down to a leaf, always towards the larger
-        # child (the right one on ties), then let `node` rise from there.
-        n = len(self)
-        hole = child = 0
-        while child < (n - 1) // 2:
-            child = 2 * (child + 1)
-            if self[child]._seq < self[child - 1]._seq:
-                child -= 1
-            self[hole] = self[child]
-            hole = child
-        if n % 2 == 0 and child == (n - 2) // 2:
-            child = 2 * (child + 1)
-            self[hole] = self[child - 1]
-            hole = child - 1
-        self._sift_up(hole, 0, node)
 
 
 def _dependencies(roots: list[Node]) -> dict:
@@ -367,12 +316,13 @@ def backward_events(
     for (node, nr), g in zip(roots, root_grads):
         _add_to_buffer(buffers, node, nr, g)
 
-    ready = ReadyQueue()
+    # The ready queue: a heap of nodes, the one to run next (see `Node.__lt__`) on top.
+    ready: list = []
     pushed = set()
     for node in root_nodes:
         if deps.get(node, 0) == 0 and id(node) not in pushed:
             pushed.add(id(node))
-            ready.push(node)
+            heappush(ready, node)
 
     if trace:
         yield ev.BackwardStarted(
@@ -385,7 +335,7 @@ def backward_events(
     short = not trace and not capture_at and needed is None and not STATE.anomaly_enabled
     step = -1
     while ready:
-        node = ready.pop()
+        node = heappop(ready)
         grads = buffers.pop(node)
         step += 1
         if short and node._plain:
@@ -403,7 +353,7 @@ def backward_events(
             _add_to_buffer(buffers, nxt, nr, g, outputs)
             deps[nxt] -= 1
             if deps[nxt] == 0:
-                ready.push(nxt)
+                heappush(ready, nxt)
         # Drop this frame's references to the gradients just handed on: an
         # AccumulateGrad may take one over only if nothing else refers to it.
         outputs = g = None

@@ -302,6 +302,16 @@ class Node:
     def __repr__(self) -> str:
         return f"<{type(self).__name__} object at {id(self):#x}>"
 
+    def __lt__(self, other: Node) -> bool:
+        """`a < b`: among ready nodes, `a` runs first, having the larger sequence
+        number (it was made later in forward). The engine's ready queue is a `heapq`
+        heap of nodes, smallest on top. Nodes can tie (every `AccumulateGrad` has the
+        largest number); `heapq` then sifts exactly as the binary heap of PyTorch's
+        ready queue (C++'s `std::priority_queue`) does: down to a leaf, towards the
+        right child when two are equal, and back up. So ties break as in PyTorch,
+        and the stepper shows PyTorch's order."""
+        return self._seq > other._seq
+
     def register_hook(self, fn: Callable) -> RemovableHandle:
         """`fn(grad_inputs, grad_outputs)` runs after the node; it may return new
         `grad_inputs`."""
