@@ -170,8 +170,10 @@ def _check_alpha(alpha, dt) -> None:
 
 def add(self: Tensor, other, alpha=1) -> Tensor:
     """self + alpha * other."""
-    if type(other) is float and self._data.dtype.kind == "f" and not self._wrapped_number:
-        dt = _BY_NUMPY[self._data.dtype]  # `y + 0.5`, the usual case: nothing to promote
+    if self._data.dtype.kind == "f" and (
+            (type(other) is float and not self._wrapped_number)
+            or (type(other) is Tensor and other._data.dtype is self._data.dtype)):
+        dt = _BY_NUMPY[self._data.dtype]  # the usual `y + 0.5`, `y + z`: nothing to promote
     else:
         other = as_tensor_arg(other)
         dt = _dtype.result_type(self, other)
@@ -212,8 +214,10 @@ def _refuse_bool_sub(self, other) -> None:
 
 def sub(self: Tensor, other, alpha=1) -> Tensor:
     """self - alpha * other."""
-    if type(other) is float and self._data.dtype.kind == "f" and not self._wrapped_number:
-        dt = _BY_NUMPY[self._data.dtype]  # `y - 0.5`, the usual case: nothing to promote
+    if self._data.dtype.kind == "f" and (
+            (type(other) is float and not self._wrapped_number)
+            or (type(other) is Tensor and other._data.dtype is self._data.dtype)):
+        dt = _BY_NUMPY[self._data.dtype]  # the usual `y - 0.5`, `y - z`: nothing to promote
     else:
         other = as_tensor_arg(other)
         if (self._data.dtype is _NP_BOOL or other.__class__ is bool
@@ -289,8 +293,10 @@ def _save_mul_operands(node, self, other, original_self=None):
 
 def mul(self: Tensor, other) -> Tensor:
     """Element-wise self * other."""
-    if type(other) is float and self._data.dtype.kind == "f" and not self._wrapped_number:
-        dt = _BY_NUMPY[self._data.dtype]  # `y * 0.5`, the usual case: nothing to promote
+    if self._data.dtype.kind == "f" and (
+            (type(other) is float and not self._wrapped_number)
+            or (type(other) is Tensor and other._data.dtype is self._data.dtype)):
+        dt = _BY_NUMPY[self._data.dtype]  # the usual `y * 0.5`, `y * z`: nothing to promote
     else:
         other = as_tensor_arg(other)
         dt = _dtype.result_type(self, other)
