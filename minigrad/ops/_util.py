@@ -74,7 +74,10 @@ def sum_to(grad: np.ndarray, shape: tuple) -> np.ndarray:
     if _row_of(shape, grad.shape) and grad.size and grad.flags.c_contiguous:
         # Only leading dims are summed away (a bias's gradient): one pass down the rows.
         out = np.empty(shape, grad.dtype)
-        sum_rows(grad.reshape(-1, out.size), out.reshape(-1))
+        if grad.ndim == 2 and len(shape) == 1:  # (the usual case: nothing to reshape)
+            sum_rows(grad, out)
+        else:
+            sum_rows(grad.reshape(-1, out.size), out.reshape(-1))
         return out.reshape(shape)
     lead = grad.ndim - len(shape)
     axes = tuple(range(lead)) + tuple(

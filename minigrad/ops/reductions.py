@@ -124,8 +124,12 @@ class MeanBackward0(Node):
     def backward(self, grad):
         # A full array, not `sum`'s spread-out view: PyTorch divides the spread-out
         # gradient, which makes a new tensor, one a leaf can keep as its `.grad`.
+        # (The share is divided in Python floats, cheaper than numpy's 0-d arithmetic
+        # and the same bits in float32 too: a double quotient of float32 values,
+        # rounded to float32, is the correctly rounded float32 quotient.)
         n = self._saved["self_sym_numel"]
-        return (np.full(self._saved["self_sym_sizes"], grad / grad.dtype.type(n), grad.dtype),)
+        share = grad.item() / float(grad.dtype.type(n)) if n else 0.0  # (n = 0: no elements)
+        return (np.full(self._saved["self_sym_sizes"], share, grad.dtype),)
 
 
 class MeanBackward1(Node):
