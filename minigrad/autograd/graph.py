@@ -412,10 +412,13 @@ class AccumulateGrad(Node):
     _display_name = "minigrad::autograd::AccumulateGrad"
 
     def __init__(self, variable) -> None:
-        super().__init__((), None)  # (no inputs: nothing for the engine to check)
-        # Accumulators run as soon as they are ready, like PyTorch's (which give
-        # them the largest sequence number).
+        # (Node's fields, set directly: every graph makes one accumulator per leaf.)
+        self.next_functions = ()
+        # Accumulators run as soon as they are ready, like PyTorch's, which give them
+        # the largest sequence number (and take none from the counter).
         self._seq = sys.maxsize
+        self._saved = {}
+        self._input_meta = None  # (no inputs: nothing for the engine to check)
         self.variable = variable
         if variable._hooks:
             self._plain = False
