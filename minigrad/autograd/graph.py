@@ -229,8 +229,8 @@ class SavedNumber(SavedTensor):
         return self._as_tensor()
 
     def release(self) -> None:
-        super().release()
-        self._value = None
+        self._tensor = self._data = self._value = None
+        self.is_released = True
 
 
 class Node:
