@@ -146,7 +146,8 @@ def _save_operands(node: Node, first: int, a: Tensor, b: Tensor, a_name: str,
         s[b_name] = SavedTensor(b)
 
 
-def mm(a: Tensor, b: Tensor) -> Tensor:
+def _refuse_mm(a: Tensor, b: Tensor) -> None:
+    """PyTorch's errors for a matrix product of `a` and `b`, in PyTorch's order."""
     if a._data.ndim != 2:
         raise RuntimeError("self must be a matrix")
     if b._data.ndim != 2:
@@ -157,7 +158,14 @@ def mm(a: Tensor, b: Tensor) -> Tensor:
             f"and {b._data.shape[0]}x{b._data.shape[1]})"
         )
     _check_float(a, b)
-    out = Tensor._make(product(a._data, b._data))
+
+
+def mm(a: Tensor, b: Tensor) -> Tensor:
+    ad, bd = a._data, b._data
+    if (ad.ndim != 2 or bd.ndim != 2 or ad.shape[1] != bd.shape[0]
+            or ad.dtype is not bd.dtype or ad.dtype.kind == "b"):
+        _refuse_mm(a, b)  # (raises)
+    out = Tensor._make(product(ad, bd))
     node = record(MmBackward0, out, a, b)
     if node is not None:
         _save_operands(node, 0, a, b, "self", "mat2")
@@ -218,6 +226,8 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
     if not isinstance(b, Tensor):
         raise TypeError(f"matmul(): argument 'other' must be Tensor, not {type(b).__name__}")
     da, db = a._data.ndim, b._data.ndim
+    if da == 2 and db == 2:  # (the usual case, asked first)
+        return mm(a, b)
     if da == 0 or db == 0:
         raise RuntimeError(
             f"both arguments to matmul need to be at least 1D, but they are {da}D and {db}D"
@@ -230,8 +240,6 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
         # PyTorch finishes vector @ matrix with `squeeze_(0)` on mm's fresh result: in
         # place, so the result is no view, is at version 1 and has SqueezeBackward4.
         return views.squeeze_(mm(views.unsqueeze(a, 0), b), 0)
-    if da == 2 and db == 2:
-        return mm(a, b)
     raise NotImplementedError("minigrad supports matmul of 1-D and 2-D tensors only")
 
 
