@@ -24,7 +24,7 @@ import numpy as np
 
 from .. import tensor as tensor_module  # a cycle: only its attributes are used, at run time
 from ..kernels import elementwise as K
-from ..ops._util import binary, flat, run_kernel, sum_to
+from ..ops._util import binary, flat, is_dense, memory_order, run_kernel, sum_to
 from . import events as ev
 from .grad_mode import STATE
 from .graph import (
@@ -447,10 +447,13 @@ def _add_to_buffer(buffers: dict, node: Node, nr: int, grad, siblings=()) -> Non
         buf[nr] = grad
     elif _summable_in_place(summed, grad, siblings):
         # Only this buffer refers to the sum so far: add into it, as PyTorch's
-        # InputBuffer does, instead of making a new array. (A transposed sum is
-        # added to as its row-major transpose.)
-        a, b = (summed, grad) if summed.flags.c_contiguous else (summed.T, grad.T)
-        run_kernel(K.add_into, flat(a), flat(b))
+        # InputBuffer does, instead of making a new array. (A transposed or permuted
+        # sum is walked in its memory order, and the stream in the same order.)
+        into, stream = summed, grad
+        if not summed.flags.c_contiguous:
+            order = memory_order(summed)
+            into, stream = summed.transpose(order), grad.transpose(order)
+        run_kernel(K.add_into, flat(into), flat(stream))
         bump_version(summed)  # (as there, the gradient's version goes up)
     else:
         buf[nr] = binary(K.add, summed, grad, summed.dtype)
@@ -470,7 +473,7 @@ def _summable_in_place(summed: np.ndarray, grad: np.ndarray, siblings) -> bool:
             refs -= 1
     return (refs <= 0 and summed.shape == grad.shape and summed.dtype == grad.dtype
             and summed.flags.writeable
-            and (summed.flags.c_contiguous or summed.flags.f_contiguous))
+            and (summed.flags.c_contiguous or is_dense(summed)))
 
 
 # References to the running sum when `_summable_in_place` looks: the buffer list,

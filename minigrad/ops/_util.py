@@ -168,22 +168,28 @@ def layout_matters(a: np.ndarray) -> bool:
     return not a.flags.c_contiguous and any(a.strides)
 
 
+def memory_order(array: np.ndarray) -> list:
+    """`array`'s dims from the outermost in memory (largest stride) to the innermost:
+    `array.transpose(memory_order(array))` walks its memory in row-major order."""
+    return sorted(range(array.ndim), key=lambda d: -array.strides[d])
+
+
 def is_dense(array: np.ndarray) -> bool:
     """Non-overlapping and dense: a row-major array with its dims in some order
     (`x.t()` is, `x[:, ::2]` and an expanded array are not)."""
-    outer_first = sorted(range(array.ndim), key=lambda d: -array.strides[d])
-    return array.transpose(outer_first).flags.c_contiguous
+    return array.transpose(memory_order(array)).flags.c_contiguous
 
 
 def empty_in_order(shape: tuple, dtype, order: list) -> np.ndarray:
     """A fresh array of `shape` whose memory runs through its dims in `order`
-    (outermost first). Column-major order (a transposed matrix) gets an array that
-    owns its memory, as a fresh PyTorch tensor does; another order is a transposed
-    view of a fresh row-major array."""
-    if order == list(range(len(shape) - 1, -1, -1)):
-        return np.empty(shape, dtype, order="F")
-    permuted = np.empty([shape[d] for d in order], dtype)
-    return permuted.transpose(np.argsort(order))
+    (outermost first), owning its memory as a fresh PyTorch tensor does. (numpy
+    allocates an array with the strides asked for when given no buffer.)"""
+    strides = [0] * len(shape)
+    step = np.dtype(dtype).itemsize
+    for d in reversed(order):
+        strides[d] = step
+        step *= max(shape[d], 1)
+    return np.ndarray(shape, dtype, strides=strides)
 
 
 def copy_like(data: np.ndarray, model: np.ndarray) -> np.ndarray:

@@ -198,7 +198,10 @@ def test_result_order_follows_the_operands_strides():
     assert result_order(cube.shape, cube) == [1, 2, 0]
     out = empty_in_order(cube.shape, np.float64, [1, 2, 0])
     assert out.strides == cube.strides
-    assert empty_in_order((3, 2), np.float32, [1, 0]).base is None  # (owns its memory)
+    assert out.base is None  # (owns its memory, as a fresh PyTorch tensor does)
+    flipped = empty_in_order((3, 2), np.float32, [1, 0])
+    assert flipped.base is None and flipped.flags.f_contiguous
+    assert empty_in_order((2, 0, 3), np.float64, [2, 0, 1]).shape == (2, 0, 3)
 
 
 def test_add_into_adds_in_place():

@@ -122,3 +122,30 @@ def test_leaf_grads_follow_the_leafs_layout(torch, program, leaf, how):
     mg, pt = _leaf_grad(minigrad, program, leaf, how), _leaf_grad(torch, program, leaf, how)
     assert mg[:2] == pt[:2]
     assert mg[2] == pytest.approx(pt[2])
+
+
+# Gradient streams laid out in a permuted 3-D order: the first stream is a fresh
+# array that owns its memory (as a fresh PyTorch tensor does) and is dense, so the
+# second is added into it in place, and the leaf's `.grad` counts that write in its
+# `_version`. (q is x permuted; c is laid out as q.)
+PERMUTED_STREAMS = {
+    "two streams": lambda q, c: q * c + q * c,
+    "exp and a product": lambda q, c: (q * c).exp() + q * c,
+    "three streams": lambda q, c: q * c + q * c + (q * c).sin(),
+    "transposed, for comparison": lambda q, c: q.transpose(0, 2) * 2 + q.transpose(0, 2) * 3,
+}
+
+
+@pytest.mark.parametrize("program", list(PERMUTED_STREAMS))
+def test_permuted_gradient_streams_sum_in_place_as_in_pytorch(torch, program):
+    import minigrad
+
+    def run(m):
+        x = m.arange(24.0).reshape(2, 3, 4).div(24).requires_grad_()
+        c = m.ones(2, 3, 4).add(1).permute(2, 0, 1)  # memory runs through dims 1, 2, 0
+        PERMUTED_STREAMS[program](x.permute(2, 0, 1), c).sum().backward()
+        return x.grad.stride(), x.grad._version, x.grad.double().reshape(-1).tolist()
+
+    mg, pt = run(minigrad), run(torch)
+    assert mg[:2] == pt[:2]
+    assert mg[2] == pytest.approx(pt[2])
