@@ -59,6 +59,15 @@ def _tensor(data, copy_of=None):
     return t
 
 
+def _snapshot(data):
+    """A copy of the gradient `data` as it is now, as a tensor, for an event. Events
+    hold copies: the engine goes on to add streams into the arrays it hands on and
+    to keep gradients as `.grad`, and it decides that by who else refers to them, so
+    a traced run does what an untraced one does, and its events still show each
+    gradient as it was."""
+    return None if data is None else _tensor(np.array(data, copy=True), copy_of=data)
+
+
 def _shape_str(shape) -> str:
     return f"minigrad.Size([{', '.join(map(str, shape))}])"
 
@@ -221,12 +230,13 @@ def _run_hooks(hooks: dict | None, grad, step, node, kind, trace, out_events):
     if not hooks or grad is None:
         return grad
     for hook in list(hooks.values()):
+        shown = _snapshot(grad) if trace else None  # (what the hook is given, as it is)
         before = _tensor(grad)
         result = hook(before)
         if result is not None:
             grad = _hook_grad(hook, grad, result)
         if trace:
-            out_events.append(ev.HookFired(step, node, kind, hook, before, _tensor(grad)))
+            out_events.append(ev.HookFired(step, node, kind, hook, shown, _snapshot(grad)))
     return grad
 
 
@@ -326,7 +336,7 @@ def backward_events(
 
     if trace:
         yield ev.BackwardStarted(
-            -1, tuple(root_nodes), tuple(_tensor(g) for g in root_grads), dict(deps), keep
+            -1, tuple(root_nodes), tuple(_snapshot(g) for g in root_grads), dict(deps), keep
         )
 
     # An untraced run that captures nothing, outside anomaly mode, takes a short path
@@ -409,7 +419,7 @@ def _run_node_events(node, grads, step, keep, accumulate, capture_at, captured, 
         if needed is not None and id(node) not in needed:
             return [None] * len(node.next_functions)
         if trace:
-            yield ev.NodeStarted(step, node, tuple(_tensor(g) for g in grads))
+            yield ev.NodeStarted(step, node, tuple(_snapshot(g) for g in grads))
         outputs = _run_node(
             node, grads, step, keep, accumulate, capture_at, captured, trace, pending
         )
@@ -514,6 +524,7 @@ def _run_node(node, grads, step, keep, accumulate, capture_at, captured, trace, 
     captures_only = not accumulate and type(node) is AccumulateGrad
     if node._pre_hooks and not captures_only:
         for hook in list(node._pre_hooks.values()):
+            shown = tuple(_snapshot(g) for g in grads) if trace else None
             before = tuple(_tensor(g) for g in grads)
             result = hook(before)
             if result is not None:
@@ -521,8 +532,8 @@ def _run_node(node, grads, step, keep, accumulate, capture_at, captured, trace, 
                 # received a gradient, PyTorch's has one entry per output.)
                 grads = _hook_grads(hook, grads, result, check_count=False)
             if trace:
-                pending.append(ev.HookFired(step, node, "prehook", hook, before,
-                                            tuple(_tensor(g) for g in grads)))
+                pending.append(ev.HookFired(step, node, "prehook", hook, shown,
+                                            tuple(_snapshot(g) for g in grads)))
         # Let go of what the hooks were shown: an AccumulateGrad may keep its gradient
         # only if nothing else refers to it (see `ENGINE_REFS`).
         before = result = None
@@ -536,10 +547,10 @@ def _run_node(node, grads, step, keep, accumulate, capture_at, captured, trace, 
                 _store_capture(captured, leaf, grad, accumulate)
             else:
                 # A gradient someone else still refers to (a hook's result the user
-                # kept, a traced run's events) is copied: see `ENGINE_REFS`.
-                total = node.accumulate(grad, may_steal=not trace)
+                # kept) is copied: see `ENGINE_REFS`.
+                total = node.accumulate(grad)
                 if trace:
-                    pending.append(ev.GradAccumulated(step, node, leaf, _tensor(grad), total))
+                    pending.append(ev.GradAccumulated(step, node, leaf, _snapshot(grad), total))
         outputs: list = []
     elif grads[0] is None and (len(grads) == 1 or _all_none(grads)):
         outputs = [None] * len(node.next_functions)
@@ -556,19 +567,20 @@ def _run_node(node, grads, step, keep, accumulate, capture_at, captured, trace, 
             held = _check_saved(node) if node._saved else ()
         outputs = _apply_formula(node, grads)
     if trace:
-        pending.append(ev.NodeFinished(step, node, tuple(_tensor(g) for g in grads),
-                                       tuple(_tensor(g) for g in outputs)))
+        pending.append(ev.NodeFinished(step, node, tuple(_snapshot(g) for g in grads),
+                                       tuple(_snapshot(g) for g in outputs)))
     # Post hooks run before the release, as in PyTorch (if one raises, nothing is freed).
     if node._post_hooks and not captures_only:
         for hook in list(node._post_hooks.values()):
+            shown = tuple(_snapshot(g) for g in outputs) if trace else None
             gi = tuple(_tensor(g) for g in outputs)
             go = tuple(_tensor(g) for g in grads)
             result = hook(gi, go)
             if result is not None:
                 outputs = _hook_grads(hook, outputs, result, check_count=True)
             if trace:
-                pending.append(ev.HookFired(step, node, "posthook", hook, gi,
-                                            tuple(_tensor(g) for g in outputs)))
+                pending.append(ev.HookFired(step, node, "posthook", hook, shown,
+                                            tuple(_snapshot(g) for g in outputs)))
     # Unless retain_graph, the node drops what it saved. An untraced run already
     # holds the saved tensors its check found (`held`); a traced run (and a node
     # whose formula did not run) asks `release_variables`, which names what it drops.

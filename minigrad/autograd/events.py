@@ -8,6 +8,12 @@ watch the same engine do the same work.
 Every event carries `step`: the index (0, 1, 2, ...) of the node being executed, in
 execution order. `BackwardStarted` comes before any node and has step -1;
 `BackwardFinished` carries the step of the last node that ran (-1 if none did).
+
+The gradients an event carries are copies, taken when it happened (at the version
+the engine's own array had): the engine goes on adding streams into its arrays in
+place, and decides whether it may by who else refers to them, so tracing changes
+nothing it does. (`GradAccumulated.total` is the exception: the leaf's `.grad`
+itself.)
 """
 
 from __future__ import annotations

@@ -426,10 +426,10 @@ class AccumulateGrad(Node):
     def apply(self, grads: list) -> tuple:
         """The short path's turn: `.grad` takes the gradient over or adds it."""
         grad = grads[0]  # a local, as in the engine's long path: see `ENGINE_REFS`
-        self.accumulate(grad, may_steal=True)
+        self.accumulate(grad)
         return ()
 
-    def accumulate(self, grad: np.ndarray, may_steal: bool):
+    def accumulate(self, grad: np.ndarray):
         """Add `grad` into the leaf's `.grad` and return `.grad`.
 
         Later backward calls add into `.grad` in place, so the leaf must own its
@@ -444,10 +444,8 @@ class AccumulateGrad(Node):
         if leaf._grad is None:
             data = leaf._data
             fits = grad.flags.c_contiguous if data.flags.c_contiguous else fits_layout(grad, data)
-            # What PyTorch would keep (in a traced run, the events' own references
-            # to `grad` do not count against it).
-            kept = fits and (not may_steal or sys.getrefcount(grad) <= ENGINE_REFS)
-            if kept and may_steal and grad.flags.writeable and alone_on_its_memory(grad):
+            kept = fits and sys.getrefcount(grad) <= ENGINE_REFS  # (what PyTorch would keep)
+            if kept and grad.flags.writeable and alone_on_its_memory(grad):
                 leaf._grad = tensor_module.Tensor._make(grad)
                 if _VERSIONS:  # (the stolen array keeps its version, as in PyTorch)
                     leaf._grad._version_counter.value = version_of(grad)
