@@ -313,7 +313,9 @@ def _attach_methods() -> None:
         "__pow__": _ar.pow, "__rpow__": _not_with_ndarray(_ar.rpow), "__ipow__": _ar.pow_,
         "__matmul__": _la.matmul, "__rmatmul__": rev(_la.matmul), "__neg__": _ar.neg,
         "__abs__": _un.abs, "__pos__": _positive, "positive": _positive,
-        "__eq__": _operator(eq), "__ne__": _operator(ne),
+        # (PyTorch declines `!=` with a numpy array, either way round: Python then
+        # compares identities, and `t != array` is True.)
+        "__eq__": _operator(eq), "__ne__": _operator(ne, arrays=False),
         "__lt__": _operator(lt, arrays=False), "__le__": _operator(le, arrays=False),
         "__gt__": _operator(gt, arrays=False), "__ge__": _operator(ge, arrays=False),
         "__invert__": bitwise_not, "bitwise_not": bitwise_not,

@@ -600,6 +600,8 @@ PYTHON_PROTOCOL = {
     "ndarray-xor": lambda m: np.array([1, 3]) ^ m.tensor([1, 2]),
     "ndarray-matmul": lambda m: np.ones((1, 2)) @ m.tensor([[1.0], [2.0]]),
     "ndarray-eq": lambda m: np.ones(2) == m.tensor([1.0, 2.0]),
+    "ndarray-ne": lambda m: np.ones(2) != m.tensor([1.0, 2.0]),
+    "ne-ndarray": lambda m: m.tensor([1.0, 2.0]) != np.ones(2),
     "ndarray-lt": lambda m: np.ones(2) < m.tensor([1.0, 2.0]),
     "gt-ndarray": lambda m: m.tensor([1.0, 2.0]) > np.ones(2),
     "le-ndarray": lambda m: m.tensor([1.0, 2.0]) <= np.ones(2),
