@@ -71,8 +71,9 @@ program = st.tuples(
 )
 
 
-def run(lib, shapes, steps, seed):
-    """Execute the program; return what happened in plain Python values."""
+def run(lib, shapes, steps, seed, traced=False):
+    """Execute the program; return what happened in plain Python values. `traced`:
+    minigrad's two backward passes run traced, as the stepper runs them."""
     rng = np.random.default_rng(seed)
     leaves = [lib.tensor(rng.uniform(-1.5, 1.5, s), dtype=lib.float64, requires_grad=True)
               for s in shapes]
@@ -101,8 +102,14 @@ def run(lib, shapes, steps, seed):
         # a gradient array shared where it must not be (two leaves, or a leaf and a
         # tensor of the program) shows up as a wrong sum or a changed value.
         loss = result.sum()
-        loss.backward(retain_graph=True)
-        loss.backward()
+        if traced:
+            from minigrad.autograd.engine import backward_events
+
+            list(backward_events(loss, retain_graph=True, trace=True))
+            list(backward_events(loss, trace=True))
+        else:
+            loss.backward(retain_graph=True)
+            loss.backward()
     except Exception as exc:  # noqa: BLE001 - the error itself is compared
         record["error"] = (type(exc).__name__, str(exc).replace("torch", "minigrad"))
     record["grads"] = [None if t.grad is None else np.asarray(t.grad.tolist()) for t in leaves]
@@ -142,3 +149,14 @@ def assert_same(expected, actual):
 def test_random_programs_match_torch(torch, prog):
     shapes, steps, seed = prog
     assert_same(run(torch, shapes, steps, seed), run(minigrad, shapes, steps, seed))
+
+
+@pytest.mark.parity
+@settings(max_examples=100, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(program)
+def test_random_programs_traced_match_torch(torch, prog):
+    # The stepper's traced runs decide exactly as untraced ones do (its events hold
+    # copies), so gradients, their layouts and versions match PyTorch's there too.
+    shapes, steps, seed = prog
+    assert_same(run(torch, shapes, steps, seed), run(minigrad, shapes, steps, seed, traced=True))
