@@ -593,10 +593,11 @@ def record(node_cls: type[Node], output: Tensor | None, *inputs,
 def record_elementwise(node_cls: type[Node], output: Tensor, t: Tensor, *numbers) -> Node | None:
     """`record` for the commonest op of all: an element-wise op of one tensor `t`
     (`exp(x)`, `y + 0.5`), whose output is just like `t`, for an `elementwise` node
-    class. `numbers` are the op's Python numbers that the node counts as inputs
-    (`x * 2` has two): their edges lead nowhere. The same rule as `record`, written
-    out for one tensor because every op of a long chain pays for it; anything
-    unusual (anomaly mode, an input that needs no gradient) goes to `record`."""
+    class. `numbers`: the op's Python number, at most one, when the node counts it
+    as an input (`x * 2` has two inputs); its edge leads nowhere. The same rule as
+    `record`, written out for one tensor because every op of a long chain pays for
+    it; anything unusual (anomaly mode, an input that needs no gradient) goes to
+    `record`."""
     if not STATE.grad_enabled:
         return None
     fn = t._grad_fn if t._view is None else t.grad_fn

@@ -310,7 +310,10 @@ class Node:
         ready queue (C++'s `std::priority_queue`) does: down to a leaf, towards the
         right child when two are equal, and back up. So ties break as in PyTorch,
         and the stepper shows PyTorch's order."""
-        return self._seq > other._seq
+        try:
+            return self._seq > other._seq
+        except AttributeError:  # (not a node: no order)
+            return NotImplemented
 
     def register_hook(self, fn: Callable) -> RemovableHandle:
         """`fn(grad_inputs, grad_outputs)` runs after the node; it may return new
