@@ -168,13 +168,21 @@ def _check_alpha(alpha, dt) -> None:
         )
 
 
+def _kept_dtype(self: Tensor, other):
+    """The result's dtype in the usual cases, where nothing needs promoting: a float
+    tensor with a Python float (`y * 0.5`) or with a tensor of its own dtype
+    (`y * z`). None otherwise: `_dtype.result_type` works it out."""
+    d = self._data.dtype
+    if d.kind == "f" and ((type(other) is float and not self._wrapped_number)
+                          or (type(other) is Tensor and other._data.dtype is d)):
+        return _BY_NUMPY[d]
+    return None
+
+
 def add(self: Tensor, other, alpha=1) -> Tensor:
     """self + alpha * other."""
-    if self._data.dtype.kind == "f" and (
-            (type(other) is float and not self._wrapped_number)
-            or (type(other) is Tensor and other._data.dtype is self._data.dtype)):
-        dt = _BY_NUMPY[self._data.dtype]  # the usual `y + 0.5`, `y + z`: nothing to promote
-    else:
+    dt = _kept_dtype(self, other)
+    if dt is None:
         other = as_tensor_arg(other)
         dt = _dtype.result_type(self, other)
     if alpha != 1 or type(alpha) is not int:  # rare: a scaled sum (or a refused alpha)
@@ -214,11 +222,8 @@ def _refuse_bool_sub(self, other) -> None:
 
 def sub(self: Tensor, other, alpha=1) -> Tensor:
     """self - alpha * other."""
-    if self._data.dtype.kind == "f" and (
-            (type(other) is float and not self._wrapped_number)
-            or (type(other) is Tensor and other._data.dtype is self._data.dtype)):
-        dt = _BY_NUMPY[self._data.dtype]  # the usual `y - 0.5`, `y - z`: nothing to promote
-    else:
+    dt = _kept_dtype(self, other)
+    if dt is None:
         other = as_tensor_arg(other)
         if (self._data.dtype is _NP_BOOL or other.__class__ is bool
                 or (isinstance(other, Tensor) and other._data.dtype is _NP_BOOL)):
@@ -293,11 +298,8 @@ def _save_mul_operands(node, self, other, original_self=None):
 
 def mul(self: Tensor, other) -> Tensor:
     """Element-wise self * other."""
-    if self._data.dtype.kind == "f" and (
-            (type(other) is float and not self._wrapped_number)
-            or (type(other) is Tensor and other._data.dtype is self._data.dtype)):
-        dt = _BY_NUMPY[self._data.dtype]  # the usual `y * 0.5`, `y * z`: nothing to promote
-    else:
+    dt = _kept_dtype(self, other)
+    if dt is None:
         other = as_tensor_arg(other)
         dt = _dtype.result_type(self, other)
     if isinstance(other, Tensor):

@@ -143,20 +143,13 @@ def assert_same(expected, actual):
 
 
 @pytest.mark.parity
+@pytest.mark.parametrize("traced", [False, True], ids=["backward", "traced"])
 @settings(max_examples=300, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow])
 @given(program)
-def test_random_programs_match_torch(torch, prog):
-    shapes, steps, seed = prog
-    assert_same(run(torch, shapes, steps, seed), run(minigrad, shapes, steps, seed))
-
-
-@pytest.mark.parity
-@settings(max_examples=100, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow])
-@given(program)
-def test_random_programs_traced_match_torch(torch, prog):
-    # The stepper's traced runs decide exactly as untraced ones do (its events hold
+def test_random_programs_match_torch(torch, traced, prog):
+    # Traced: the stepper's runs decide exactly as untraced ones do (its events hold
     # copies), so gradients, their layouts and versions match PyTorch's there too.
     shapes, steps, seed = prog
-    assert_same(run(torch, shapes, steps, seed), run(minigrad, shapes, steps, seed, traced=True))
+    assert_same(run(torch, shapes, steps, seed),
+                run(minigrad, shapes, steps, seed, traced=traced))
