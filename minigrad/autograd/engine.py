@@ -354,6 +354,7 @@ def backward_events(
             outputs = yield from _run_node_events(
                 node, grads, step, keep, accumulate, capture_at, captured, trace, needed
             )
+        grads = None  # (a formula may hand on its incoming gradient itself: see below)
 
         for (nxt, nr), g in zip(node.next_functions, outputs):
             if nxt is None:
@@ -364,8 +365,9 @@ def backward_events(
             deps[nxt] -= 1
             if deps[nxt] == 0:
                 heappush(ready, nxt)
-        # Drop this frame's references to the gradients just handed on: an
-        # AccumulateGrad may take one over only if nothing else refers to it.
+        # Drop this frame's references to the gradients just handed on: a buffer may
+        # add a stream into one, and an AccumulateGrad take one over, only if
+        # nothing else refers to it.
         outputs = g = None
 
     if trace:
