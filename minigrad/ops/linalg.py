@@ -9,6 +9,7 @@ from .. import _dtype
 from ..autograd.graph import INPUT, Node, SavedTensor
 from ..tensor import Tensor, element_strides, record
 from . import views
+from ._util import broadcast_shape
 
 VALUE = "value"
 
@@ -240,7 +241,62 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
         # PyTorch finishes vector @ matrix with `squeeze_(0)` on mm's fresh result: in
         # place, so the result is no view, is at version 1 and has SqueezeBackward4.
         return views.squeeze_(mm(views.unsqueeze(a, 0), b), 0)
+    _refuse_batched(a, b)
     raise NotImplementedError("minigrad supports matmul of 1-D and 2-D tensors only")
+
+
+def _refuse_batched(a: Tensor, b: Tensor) -> None:
+    """PyTorch's error for operands of a batched product (one of them 3-D or more)
+    that cannot be multiplied. minigrad computes no batched products, but the error
+    for a shape mistake should be PyTorch's. PyTorch either folds the batch into the
+    rows of one matrix and calls mm or mv (`_folds`), or broadcasts the batch dims
+    and calls bmm; each path has its own message."""
+    sa, sb = a._data.shape, b._data.shape
+    if _folds(a, b):
+        # The folded matrix (rows x k) times the other operand (a matrix or a vector).
+        if len(sa) >= len(sb):  # a's leading dims become rows
+            rows, k, other = int(np.prod(sa[:-1])), sa[-1], sb
+        else:  # b is folded, transposed: a @ b is (b.mT @ a.mT).mT
+            rows, k, other = int(np.prod(sb[:-2])) * sb[-1], sb[-2], sa[::-1]
+        if k != other[0]:
+            if len(other) == 1:
+                raise RuntimeError(f"size mismatch, got input ({rows}), mat ({rows}x{k}), "
+                                   f"vec ({other[0]})")
+            raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{k} and "
+                               f"{other[0]}x{other[1]})")
+        return
+    batch = broadcast_shape(sa[:-2], sb[:-2])  # (PyTorch's error if they do not broadcast)
+    k, k2 = sa[-1], (sb[-2] if len(sb) >= 2 else sb[0])
+    if k != k2:
+        size = int(np.prod(batch))
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{size}, {k}] but got: [{size}, {k2}].")
+
+
+def _folds(a: Tensor, b: Tensor) -> bool:
+    """PyTorch's choice (`should_fold`) for a batched product: fold when the larger
+    operand is 3-D or more and the other 1-D or 2-D, and either the smaller one
+    requires grad, or the first one is not a matrix and the larger one (transposed,
+    if it is b) has its leading dims laid out one after another, so folding them
+    needs no copy (an empty one always folds)."""
+    big, small = (a, b) if a._data.ndim >= b._data.ndim else (b, a)
+    if big._data.ndim < 3 or small._data.ndim > 2:
+        return False
+    if small.requires_grad:
+        return True
+    if a._data.ndim == 2:  # (b, transposed, would be folded: its result copied back)
+        return False
+    return _leading_dims_contiguous(big, transposed=big is b)
+
+
+def _leading_dims_contiguous(t: Tensor, transposed: bool) -> bool:
+    """Whether all but the last dim of `t` (of `t.mT` if `transposed`) view as one."""
+    shape, strides = list(t._data.shape), list(element_strides(t._data))
+    if transposed:
+        shape[-2:], strides[-2:] = shape[:-3:-1], strides[:-3:-1]
+    if t._data.size == 0:
+        return True
+    return all(strides[i] == strides[i + 1] * shape[i + 1] for i in range(len(shape) - 2))
 
 
 _ = _dtype

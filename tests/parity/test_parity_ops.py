@@ -646,3 +646,55 @@ def test_tanh_backward_is_bit_identical_in_float32(torch):
     got = np.empty_like(grad)
     K.tanh_backward(grad, y.numpy(), got)
     np.testing.assert_array_equal(got, expected)
+
+
+# Batched products (an operand 3-D or more): minigrad computes none, but a shape
+# mistake gets PyTorch's error, whose text depends on whether PyTorch folds the
+# batch into an mm or mv (by requires_grad and layout) or calls bmm.
+BATCHED_MISMATCHES = {
+    "3-D @ matrix": ((1, 2, 3), (2, 3)),
+    "3-D @ vector": ((2, 2, 3), (2,)),
+    "matrix @ 3-D": ((2, 3), (1, 2, 3)),
+    "vector @ 3-D": ((3,), (2, 2, 3)),
+    "3-D @ 3-D": ((2, 2, 3), (2, 2, 3)),
+    "batch dims that do not broadcast": ((2, 2, 3), (3, 2, 3)),
+    "4-D @ 3-D": ((2, 1, 2, 3), (3, 2, 3)),
+    "sliced 3-D @ vector": ("sliced", (2,)),
+    "strided 3-D @ vector": ("transposed", (2,)),
+    "vector @ transposed 3-D": ((4,), "transposed b"),
+    "vector @ 3-D, not foldable": ((4,), (2, 3, 2)),
+}
+
+
+def _operand(m, spec, requires_grad):
+    if spec == "sliced":  # leading dims still one after another
+        t = m.ones(2, 2, 4)[..., :3]
+    elif spec == "transposed":  # leading dims not
+        t = m.ones(2, 3, 2).transpose(1, 2)
+    elif spec == "transposed b":  # its transpose's leading dims are
+        t = m.ones(2, 2, 3).transpose(1, 2)
+    else:
+        t = m.ones(*spec)
+    return t.requires_grad_() if requires_grad and t.is_leaf else t
+
+
+@pytest.mark.parametrize("grads", ["none", "first", "second"])
+@pytest.mark.parametrize("case", list(BATCHED_MISMATCHES))
+def test_batched_product_shape_errors_are_pytorchs(torch, case, grads):
+    import minigrad
+
+    def error(m):
+        sa, sb = BATCHED_MISMATCHES[case]
+        a, b = _operand(m, sa, grads == "first"), _operand(m, sb, grads == "second")
+        with pytest.raises(RuntimeError) as info:
+            a @ b
+        return str(info.value)
+
+    assert error(minigrad) == error(torch)
+
+
+def test_batched_products_that_would_work_are_not_implemented():
+    import minigrad
+
+    with pytest.raises(NotImplementedError, match="1-D and 2-D tensors only"):
+        minigrad.ones(2, 2, 3) @ minigrad.ones(3, 4)
