@@ -69,6 +69,10 @@ def sum_to(grad: np.ndarray, shape: tuple) -> np.ndarray:
     """Undo broadcasting: sum `grad` down to `shape` (leading dims, then size-1 dims)."""
     if grad.shape == shape:
         return grad
+    if shape == ():  # (a full sum: a new array, as PyTorch's `sum()`)
+        total = np.empty((), grad.dtype)
+        np.sum(grad, out=total)
+        return total
     # Like PyTorch's, a sum over leading dims comes back as a view of the summed
     # array (which decides whether a later stream may be added into it in place).
     if _row_of(shape, grad.shape) and grad.size and grad.flags.c_contiguous:

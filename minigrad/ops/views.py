@@ -9,10 +9,12 @@ in-place op, and the rest of it to the base's old history.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import _dtype
-from ..autograd.graph import Node
+from ..autograd.graph import Node, bump_version
 from ..tensor import (
     MULTI_OUTPUT_NODE,
     Tensor,
@@ -25,7 +27,7 @@ from ..tensor import (
     make_view,
     record,
 )
-from ._util import check_inplace_shape, copy_like, sum_to, u64
+from ._util import check_inplace_shape, copy_like, memory_order, sum_to, u64
 
 VALUE = "value"
 INT64_MAX = 2**63 - 1
@@ -540,19 +542,30 @@ class AsStridedBackward0(Node):
             region = region[tuple(slice(0, 1) if d in stretched else slice(None)
                                   for d in range(region.ndim))]
         region += grad
-        return (base,)
+        # PyTorch returns a view of its zeros with the input's layout, written once.
+        bump_version(base)
+        return (base.view(),)
 
 
 def _base_and_region(saved: dict, dt) -> tuple[np.ndarray, np.ndarray]:
     """Zeros laid out exactly like the base's memory, seen two ways: shaped like
-    the base, and as the view's region (same strides and offset as the real view)."""
+    the base, and as the view's region (same strides and offset as the real view).
+    Like PyTorch's, the array owns its memory when the base is dense (the usual
+    case: a later gradient stream may then be added into it in place); a base with
+    gaps is a buffer of its extent, seen through its strides."""
     item = np.dtype(dt).itemsize
     shape, stride = saved["_base_shape"], saved["_base_stride"]
+    strides = tuple(s * item for s in stride)
     extent = 1 + sum((n - 1) * s for n, s in zip(shape, stride)) if all(shape) else 1
-    buf = np.zeros(extent, dt)
     as_strided = np.lib.stride_tricks.as_strided
-    base = as_strided(buf, shape, tuple(s * item for s in stride))
-    region = as_strided(buf[saved["storage_offset"]:], saved["size"],
+    if extent == math.prod(shape):
+        base = np.ndarray(shape, dt, strides=strides)
+        memory = base.transpose(memory_order(base)).reshape(-1)  # (a view: base is dense)
+        memory[...] = 0
+    else:
+        memory = np.zeros(extent, dt)
+        base = as_strided(memory, shape, strides)
+    region = as_strided(memory[saved["storage_offset"]:], saved["size"],
                         tuple(s * item for s in saved["stride"]))
     return base, region
 
@@ -592,6 +605,9 @@ class CopySlices(Node):
             region[...] = fn_grads[0]
         else:
             region[...] = 0
+        # PyTorch makes `result` with two in-place writes (`copy_` of the gradient,
+        # then of the region), which its version counts.
+        bump_version(result, 2)
         return (result, *fn_grads[1:])
 
 

@@ -898,3 +898,69 @@ def test_first_grad_versions_when_the_gradient_is_copied(torch):
     import minigrad
 
     assert _first_grad_versions(minigrad) == _first_grad_versions(torch)
+
+
+# Gradients that PyTorch's formulas build with in-place writes, which their versions
+# count: CopySlices copies the gradient into a new tensor and then the region's
+# gradient into it (2); a gradient summed down to a 0-d input is a new tensor
+# (`sum()`), so a later stream is added into it in place.
+def _through_copy_slices(m):
+    x = m.tensor([0.5, -1.0, 1.2], dtype=m.float64, requires_grad=True)
+    c = x - x
+    c[0] = 0.5
+    return x, c.sum()
+
+
+def _summed_to_zero_dim(m):
+    x = m.tensor(0.7, dtype=m.float64, requires_grad=True)
+    a = x.abs()
+    a.add_(0.5)
+    return x, (a.unsqueeze(0) + x).sum()
+
+
+BUILT_IN_PLACE = {"CopySlices' result": _through_copy_slices,
+                  "a sum down to a 0-d input": _summed_to_zero_dim}
+
+
+@pytest.mark.parametrize("program", list(BUILT_IN_PLACE))
+def test_gradients_built_in_place_count_their_writes_as_in_pytorch(torch, program):
+    import minigrad
+
+    def versions(m):
+        x, loss = BUILT_IN_PLACE[program](m)
+        seen = []
+        for keep in (True, False):
+            loss.backward(retain_graph=keep)
+            seen.append((x.grad._version, x.grad.tolist()))
+        return seen
+
+    assert versions(minigrad) == versions(torch)
+
+
+# A view whose base was modified in place differentiates through AsStridedBackward0,
+# whose gradient PyTorch writes once into zeros and hands on as a view of them (so a
+# later stream is never added into it in place). Seen where it arrives: the base's
+# in-place node.
+AS_STRIDED_STREAMS = {
+    "the view only": lambda a, v: v.exp().sum(),
+    "the view and the base": lambda a, v: v.exp().sum() + a.sum(),
+    "the base, then the view": lambda a, v: a.exp().sum() + v.sin().sum(),
+    "the view twice": lambda a, v: v.exp().sum() + v.sin().sum(),
+}
+
+
+@pytest.mark.parametrize("program", list(AS_STRIDED_STREAMS))
+def test_as_strided_gradients_versions_as_in_pytorch(torch, program):
+    import minigrad
+
+    def seen(m):
+        x = m.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        a = x * 1
+        v = a[1:]
+        a.mul_(2)
+        versions = []
+        a.grad_fn.register_prehook(lambda grads: versions.append(grads[0]._version))
+        AS_STRIDED_STREAMS[program](a, v).backward()
+        return versions, x.grad.tolist()
+
+    assert seen(minigrad) == seen(torch)
