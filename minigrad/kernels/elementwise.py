@@ -310,6 +310,13 @@ def cos_backward(grad, x, out):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
+def reciprocal_backward(grad, y, out):
+    """d (1/x)/dx = -1/x**2, from the saved output y = 1/x: -grad * y * y."""
+    for i in range(out.size):
+        out[i] = -grad[i] * y[i] * y[i]
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
 def tanh_backward(grad, y, out):
     """d tanh(x)/dx = 1 - tanh(x)**2, from the saved output y.
 

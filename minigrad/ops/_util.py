@@ -73,8 +73,9 @@ def sum_to(grad: np.ndarray, shape: tuple) -> np.ndarray:
         total = np.empty((), grad.dtype)
         np.sum(grad, out=total)
         return total
-    # Like PyTorch's, a sum over leading dims comes back as a view of the summed
-    # array (which decides whether a later stream may be added into it in place).
+    # Like PyTorch's, a sum that drops leading dims comes back as a view of the
+    # summed array (which decides whether a later stream may be added into it in
+    # place); one that keeps every dim is the summed array itself.
     if _row_of(shape, grad.shape) and grad.size and grad.flags.c_contiguous:
         # Only leading dims are summed away (a bias's gradient): one pass down the rows.
         out = np.empty(shape, grad.dtype)
@@ -82,7 +83,7 @@ def sum_to(grad: np.ndarray, shape: tuple) -> np.ndarray:
             sum_rows(grad, out)
         else:
             sum_rows(grad.reshape(-1, out.size), out.reshape(-1))
-        return out.reshape(shape)
+        return out.reshape(shape) if grad.ndim > len(shape) else out
     lead = grad.ndim - len(shape)
     axes = tuple(range(lead)) + tuple(
         lead + i for i, s in enumerate(shape) if s == 1 and grad.shape[lead + i] != 1

@@ -30,6 +30,7 @@ from ..tensor import (
 )
 from ._util import (
     PARALLEL_MIN,
+    backward2,
     binary,
     broadcast_shape,
     check_inplace_shape,
@@ -127,7 +128,7 @@ class SubBackward0(Node):
         edges = self.next_functions
         return (
             grad if edges[0][0] is not None else None,
-            (-grad if alpha == 1 else _times_number(grad, -alpha))
+            (unary(K.neg, grad) if alpha == 1 else _times_number(grad, -alpha))
             if edges[1][0] is not None else None,
         )
 
@@ -139,7 +140,7 @@ class RsubBackward1(Node):
     saved_defaults = {"alpha": 1}
 
     def backward(self, grad):
-        return (-grad * self._saved.get("alpha", 1),)
+        return (_times_number(grad, -self._saved.get("alpha", 1)),)
 
 
 def _save_alpha_of(node: Node | None, alpha) -> None:
@@ -419,8 +420,7 @@ class ReciprocalBackward0(Node):
     saves = {"result": OUTPUT}
 
     def backward(self, grad):
-        y = self.saved("result")
-        return (-grad * y * y,)
+        return (backward2(K.reciprocal_backward, grad, self.saved("result")),)
 
 
 def reciprocal(self: Tensor) -> Tensor:
@@ -446,7 +446,7 @@ class NegBackward0(Node):
     elementwise = True
 
     def backward(self, grad):
-        return (-grad,)
+        return (unary(K.neg, grad),)
 
 
 def neg(self: Tensor) -> Tensor:

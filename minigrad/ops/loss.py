@@ -11,7 +11,7 @@ from ..autograd.graph import INPUT, Node, SavedTensor
 from ..kernels import elementwise as K
 from ..tensor import Size, Tensor, record
 from . import views
-from ._util import binary, broadcast_shape
+from ._util import binary, broadcast_shape, unary
 
 VALUE = "value"
 
@@ -32,9 +32,10 @@ class MseLossBackward0(Node):
         diff = self.saved("self") - self.saved("target")
         mean = self._saved["reduction"] == REDUCTIONS["mean"]
         scale = 2.0 / diff.size if mean and diff.size else 2.0  # (no elements: no gradient)
-        g = (scale * grad) * diff
-        g = g.astype(grad.dtype, copy=False)
-        return (g if self.needs_grad(0) else None, -g if self.needs_grad(1) else None)
+        # (np.asarray: with 0-d operands numpy's arithmetic gives a number, not an array.)
+        g = np.asarray((scale * grad) * diff, grad.dtype)
+        return (g if self.needs_grad(0) else None,
+                unary(K.neg, g) if self.needs_grad(1) else None)
 
 
 def legacy_reduction(size_average: bool | None, reduce: bool | None) -> str:

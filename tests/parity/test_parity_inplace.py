@@ -918,8 +918,33 @@ def _summed_to_zero_dim(m):
     return x, (a.unsqueeze(0) + x).sum()
 
 
-BUILT_IN_PLACE = {"CopySlices' result": _through_copy_slices,
-                  "a sum down to a 0-d input": _summed_to_zero_dim}
+def _zero_dim(program):
+    def run(m):
+        x = m.tensor(0.7, dtype=m.float64, requires_grad=True)
+        return x, program(m, x)
+    return run
+
+
+def _summed_keeping_dims(m):
+    # (2, 3) summed down to (1, 3): PyTorch's sum keeps the dim, no view is made.
+    x = m.tensor([[0.5, -1.0, 1.2], [0.3, 0.9, -0.4]], dtype=m.float64, requires_grad=True)
+    z = m.tensor([[0.2, -0.6, 1.1]], dtype=m.float64, requires_grad=True)
+    s = x + z
+    return z, (z / (s * s + 1)).sum()
+
+
+BUILT_IN_PLACE = {
+    "CopySlices' result": _through_copy_slices,
+    "a sum down to a 0-d input": _summed_to_zero_dim,
+    "a sum down to a size-1 dim": _summed_keeping_dims,
+    # 0-d gradients: numpy's arithmetic on 0-d arrays gives numbers, formulas must not
+    "0-d: abs(x) - x": _zero_dim(lambda m, x: x.abs() - x),
+    "0-d: -x + abs(x)": _zero_dim(lambda m, x: -x + x.abs()),
+    "0-d: 2 - x, times exp": _zero_dim(lambda m, x: (2 - x) * x.exp()),
+    "0-d: reciprocal plus abs": _zero_dim(lambda m, x: x.reciprocal() + x.abs()),
+    "0-d: mse_loss both ways": _zero_dim(
+        lambda m, x: m.nn.functional.mse_loss(x.exp(), x) + x.abs()),
+}
 
 
 @pytest.mark.parametrize("program", list(BUILT_IN_PLACE))
