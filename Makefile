@@ -13,7 +13,7 @@ PYTEST_ARGS ?=
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 export PIP_NO_INPUT := 1
 
-.PHONY: lab test install lint bench learner clean
+.PHONY: lab test install lint host bench learner clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -32,8 +32,12 @@ lab: install
 lint: install
 	$(BIN)/ruff check $(LINT_PATHS)
 
+# Which processor and which PyTorch kernels a run used: some float32 results depend on them.
+host: install
+	@$(BIN)/python scripts/host_info.py
+
 # pytest exits 5 when it collected no tests: that is a failure here, never a pass.
-test: lint
+test: host lint
 	$(BIN)/python scripts/make_learner_notebooks.py --check --execute
 	$(BIN)/python -m pytest tests $(NOTEBOOKS) --ignore=notebooks/learner \
 	    --nbval-lax --nbval-sanitize-with tests/nbval_sanitize.cfg \

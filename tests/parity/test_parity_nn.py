@@ -435,11 +435,11 @@ def test_float32_updates_round_like_torch(torch, name):
         return np.array(w.detach().tolist(), np.float32)
 
     if optimizer == "SGD":
+        # Four elements take PyTorch's scalar loop (no vector code), which rounds after
+        # every multiply and every add on any x86-64 host: bit for bit holds everywhere.
         np.testing.assert_array_equal(weights(minigrad), weights(torch))
     else:
-        # Adam rounds at the same points, but PyTorch's vectorised lerp/addcmul may
-        # fuse differently element by element: allow one unit in the last place.
-        np.testing.assert_array_max_ulp(weights(minigrad), weights(torch), maxulp=1)
+        assert_float32_step_close(weights(minigrad), weights(torch))
 
 
 # -- registration, module tree and state_dict --------------------------------------------
@@ -730,11 +730,27 @@ ADAM_FLOAT32 = {
 }
 
 
+def assert_float32_step_close(mine: np.ndarray, theirs: np.ndarray) -> None:
+    """float32 optimizer results that PyTorch computes with host-dependent rounding.
+
+    PyTorch's float32 Adam runs vectorised kernels chosen at run time for the host's
+    instruction set (AVX2 on AMD EPYC, AVX-512 on Intel Xeon): whether `lerp_` and
+    `addcmul_` round a multiply-add once (a fused instruction) or twice differs between
+    those kernels, so the last bit of one step depends on the host. Such a bit, carried
+    through a few steps, stays at float32 rounding noise *of the tensor's scale* (an
+    element near zero after cancellation may differ by many of its own ulps). Tolerance:
+    4 float32 epsilons of the largest magnitude in the tensor; a wrong formula or a
+    missed step is off by orders of magnitude more.
+    """
+    scale = float(np.abs(theirs).max()) if theirs.size else 0.0
+    np.testing.assert_allclose(mine, theirs, rtol=0,
+                               atol=4 * np.finfo(np.float32).eps * max(scale, 1e-30))
+
+
 @pytest.mark.parametrize("name", list(ADAM_FLOAT32))
-def test_adam_float32_is_bit_for_bit(torch, name):
-    """Adam rounds where PyTorch does (lerp, addcmul, addcdiv): weights and state agree
-    to the last bit. (Kept small: on long tensors PyTorch's float32 sqrt goes through a
-    vectorised library routine that is itself sometimes 1 ulp off.)"""
+def test_adam_float32_matches_within_rounding(torch, name):
+    """Adam in float32 agrees with PyTorch's weights and state to float32 rounding noise
+    (see `assert_float32_step_close` for why not bit for bit on every host)."""
     rng = np.random.default_rng(7)
     start = rng.standard_normal(33).astype(np.float32)
     grads = [rng.standard_normal(33).astype(np.float32) for _ in range(8)]
@@ -748,7 +764,7 @@ def test_adam_float32_is_bit_for_bit(torch, name):
         return [np.array(t.detach().tolist(), np.float32) for t in (w, *opt.state[w].values())]
 
     for mine, theirs in zip(run(minigrad), run(torch), strict=True):
-        np.testing.assert_array_equal(mine, theirs)
+        assert_float32_step_close(mine, theirs)
 
 
 def test_parameter_of_integers_is_refused_with_pytorchs_words(torch):

@@ -633,7 +633,12 @@ def test_python_protocol_matches_torch(torch, name):
 
 def test_tanh_backward_is_bit_identical_in_float32(torch):
     """PyTorch rounds 1 - y*y once (a fused multiply-add); near |y| = 1 rounding y*y
-    first is visibly off. Compared on PyTorch's own y, so only the backward differs."""
+    first is visibly off. Compared on PyTorch's own y, so only the backward differs.
+
+    Bit for bit on any x86-64 host whose PyTorch picks its AVX2 or AVX-512 kernels
+    (both fuse here, vector loop and tail alike). A host without those instruction
+    sets would run PyTorch's generic kernel, whose rounding is the compiler's choice:
+    there one unit in the last place is allowed."""
     from minigrad.kernels import elementwise as K
 
     rng = np.random.default_rng(0)
@@ -645,7 +650,10 @@ def test_tanh_backward_is_bit_identical_in_float32(torch):
     # TanhBackward0's kernel on PyTorch's y (the forward tanh may differ in the last bit)
     got = np.empty_like(grad)
     K.tanh_backward(grad, y.numpy(), got)
-    np.testing.assert_array_equal(got, expected)
+    if torch.backends.cpu.get_cpu_capability() in ("AVX2", "AVX512"):
+        np.testing.assert_array_equal(got, expected)
+    else:
+        np.testing.assert_array_max_ulp(got, expected, maxulp=1)
 
 
 # Batched products (an operand 3-D or more): minigrad computes none, but a shape
