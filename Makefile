@@ -31,6 +31,7 @@ lab: install
 
 lint: install
 	$(BIN)/ruff check $(LINT_PATHS)
+	$(BIN)/lint-imports
 
 # Which processor and which PyTorch kernels a run used: some float32 results depend on them.
 host: install

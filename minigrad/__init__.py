@@ -35,7 +35,12 @@ from ._creation import (
     zeros_like,
 )
 from ._dtype import dtype, get_default_dtype
-from .autograd.grad_mode import (
+from .arrays.broadcasting import broadcast_shape as _broadcast_shape
+from .arrays.broadcasting import check_inplace_shape as _check_inplace_shape
+from .autograd.inplace import check_inplace as _check_inplace
+from .autograd.inplace import check_no_overlap as _check_no_overlap
+from .autograd.inplace import finish_inplace as _finish_inplace
+from .grad_mode import (
     enable_grad,
     inference_mode,
     is_grad_enabled,
@@ -48,12 +53,7 @@ from .ops import linalg as _la
 from .ops import reductions as _rd
 from .ops import unary as _un
 from .ops import views as _vw
-from .ops._util import broadcast_shape as _broadcast_shape
-from .ops._util import check_inplace_shape as _check_inplace_shape
 from .tensor import Size, Tensor, as_tensor_arg, device
-from .tensor import check_inplace as _check_inplace
-from .tensor import check_no_overlap as _check_no_overlap
-from .tensor import finish_inplace as _finish_inplace
 
 float32 = float = _dtype.float32
 float64 = double = _dtype.float64

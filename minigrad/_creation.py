@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _dtype
-from .ops._util import copy_like, layout_matters
+from .arrays.layout import copy_like, layout_matters
 from .tensor import Tensor
 
 _rng = np.random.Generator(np.random.PCG64(0))
@@ -342,7 +342,7 @@ def randint(low, high=None, size=None, dtype=None) -> Tensor:
 
 def uniform_(t: Tensor, a: float = 0.0, b: float = 1.0) -> Tensor:
     """Fill `t` in place with uniform samples (one in-place op: version + 1)."""
-    from .tensor import check_inplace
+    from .autograd.inplace import check_inplace
 
     check_inplace(t)
     t._data[...] = _rng.uniform(a, b, t._data.shape)
@@ -351,7 +351,7 @@ def uniform_(t: Tensor, a: float = 0.0, b: float = 1.0) -> Tensor:
 
 
 def normal_(t: Tensor, mean: float = 0.0, std: float = 1.0) -> Tensor:
-    from .tensor import check_inplace
+    from .autograd.inplace import check_inplace
 
     check_inplace(t)
     t._data[...] = _rng.normal(mean, std, t._data.shape)

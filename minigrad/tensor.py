@@ -18,21 +18,17 @@ from __future__ import annotations
 import warnings
 import weakref
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from . import _dtype
 from ._dtype import dtype as DType
-from .autograd import engine
-from .autograd.grad_mode import STATE
-from .autograd.graph import (
-    AccumulateGrad,
-    Node,
-    RemovableHandle,
-    capture_forward_trace,
-    short_name,
-)
+from .grad_mode import STATE
+from .utils.hooks import RemovableHandle
+
+if TYPE_CHECKING:
+    from .autograd.graph import Node
 
 
 class VersionCounter:
@@ -360,39 +356,6 @@ class Tensor:
             return (self._grad_accumulator(), 0)
         return (None, 0)
 
-    def _grad_accumulator(self) -> AccumulateGrad:
-        """The leaf's one `AccumulateGrad`, created on first use and held weakly, so
-        it lives exactly as long as some graph uses it."""
-        acc = self._grad_acc() if self._grad_acc is not None else None
-        if acc is None:
-            acc = AccumulateGrad(self)
-            self._grad_acc = weakref.ref(acc)
-        return acc
-
-    def _refresh_view_grad_fn(self) -> None:
-        """The base was modified in place since this view's `grad_fn` was made: the
-        view now differentiates through the base's new history (AsStridedBackward0)."""
-        from .autograd.graph import move_retained_grad
-        from .ops.views import AsStridedBackward0
-
-        view = self._view
-        base = view.base
-        if self._grad_fn is None and not base.requires_grad:
-            return  # never part of a graph: nothing to rebuild
-        if view.creation_meta != DEFAULT:
-            # No AsStrided history can be made up for these (see `view_rebase_error`).
-            raise view_rebase_error(self, indirect=True)
-        view.attr_version = self._version_counter.value
-        old_fn, old_nr = self._grad_fn, self._output_nr
-        if base.requires_grad and self.dtype.is_floating_point:
-            node = AsStridedBackward0((base._edge(),))
-            AsStridedBackward0.describe(node, self, base)
-            self._grad_fn = node
-            self._output_nr = 0
-        else:
-            self._grad_fn = None
-        move_retained_grad(self, old_fn, old_nr)
-
     # -- detaching ------------------------------------------------------------------------
 
     def detach(self) -> Tensor:
@@ -511,17 +474,14 @@ class Tensor:
     def __reduce__(self):
         raise NotImplementedError("minigrad tensors cannot be pickled")
 
-    # -- backward -------------------------------------------------------------------------
-
-    def backward(
-        self,
-        gradient: Tensor | None = None,
-        retain_graph: bool | None = None,
-        create_graph: bool = False,
-        inputs=None,
-    ) -> None:
-        """Compute the gradient of this tensor w.r.t. graph leaves (see `autograd.backward`)."""
-        engine.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+    # -- supplied by the layers above -------------------------------------------------------
+    # This module sits beneath the graph and the engine and imports neither. What a
+    # tensor needs from them is attached to the class when they are imported (as the
+    # ops are attached as methods by `minigrad/__init__.py`):
+    #   backward(gradient, retain_graph, create_graph, inputs)   autograd/engine.py
+    #   _grad_accumulator()  a leaf's one AccumulateGrad          autograd/graph.py
+    #   _refresh_view_grad_fn()  a view's history after its base
+    #                        was modified in place (AsStrided)    autograd/inplace.py
 
 
 def _wrap_dim(dim: int, ndim: int) -> int:
@@ -534,97 +494,7 @@ def _wrap_dim(dim: int, ndim: int) -> int:
     return dim % n
 
 
-# -- recording ops in the graph ----------------------------------------------------------
-
-
-def record(node_cls: type[Node], output: Tensor | None, *inputs,
-           like_output: bool = False) -> Node | None:
-    """Attach a new `node_cls` node as `output.grad_fn` if any input requires grad.
-
-    `inputs` are the op's differentiable inputs in order (tensors, or None / Python
-    numbers for positions that cannot need a gradient). Each input that needs a
-    gradient gives the node an edge to its producer and its shape and dtype (which
-    the engine checks that gradient against); the others get `(None, 0)` and None.
-    An element-wise op whose inputs that may need a gradient all have the output's
-    shape and dtype says so with `like_output`: its node keeps no input shapes and
-    the engine checks none of its gradients (see `Node.elementwise`). Nor does a
-    node whose formula always fits its inputs (`Node.exact`).
-    Returns the node so the op can save what its backward needs, or None when no
-    graph is recorded. (In-place ops pass `output=None` and attach the node
-    themselves, see `begin_inplace`.)
-    """
-    if not STATE.grad_enabled:
-        return None
-    edges = []
-    needed = False
-    for t in inputs:  # this runs for every op, so `Tensor._edge` is spelled out here
-        if not isinstance(t, Tensor):
-            edges.append(_NO_EDGE)
-            continue
-        fn = t._grad_fn if t._view is None else t.grad_fn
-        if fn is not None:
-            edges.append((fn, t._output_nr))
-        elif t._requires_grad:
-            edges.append((t._grad_accumulator(), 0))
-        else:
-            edges.append(_NO_EDGE)
-            # A view requires grad when its base does, even with no edge to follow
-            # (made in no_grad mode, or before the base required grad): the output
-            # is still recorded, with a node whose gradient for it goes nowhere.
-            if t._view is not None and t._view.base.requires_grad:
-                needed = True
-            continue
-        needed = True
-    if not needed:
-        return None
-    if node_cls.exact or (like_output and node_cls.elementwise):
-        node = node_cls(tuple(edges), None)
-    else:
-        node = node_cls(tuple(edges), _input_meta(inputs, edges))
-    if output is not None:
-        output._grad_fn = node
-        output._output_nr = 0
-    if STATE.anomaly_enabled:
-        node._forward_trace = capture_forward_trace()
-        node._plain = False
-    return node
-
-
-def record_elementwise(node_cls: type[Node], output: Tensor, t: Tensor, *numbers) -> Node | None:
-    """`record` for the commonest op of all: an element-wise op of one tensor `t`
-    (`exp(x)`, `y + 0.5`), whose output is just like `t`, for an `elementwise` node
-    class. `numbers`: the op's Python number, at most one, when the node counts it
-    as an input (`x * 2` has two inputs); its edge leads nowhere. The same rule as
-    `record`, written out for one tensor because every op of a long chain pays for
-    it; anything unusual (anomaly mode, an input that needs no gradient) goes to
-    `record`."""
-    if not STATE.grad_enabled:
-        return None
-    fn = t._grad_fn if t._view is None else t.grad_fn
-    if fn is not None:
-        edge = (fn, t._output_nr)
-    elif t._requires_grad:
-        edge = (t._grad_accumulator(), 0)
-    else:
-        edge = None
-    if edge is None or STATE.anomaly_enabled:
-        return record(node_cls, output, t, *numbers, like_output=True)
-    node = node_cls((edge, _NO_EDGE) if numbers else (edge,), None)
-    output._grad_fn = node
-    output._output_nr = 0
-    return node
-
-
-def _input_meta(inputs: tuple, edges: list) -> tuple:
-    """(shape, dtype) of each input with an edge, which its gradient must match;
-    None for the others."""
-    meta = []
-    for t, (fn, _) in zip(inputs, edges):
-        meta.append(None if fn is None else (t._data.shape, t._data.dtype))
-    return tuple(meta)
-
-
-_NO_EDGE = (None, 0)
+# -- helpers for the layers above -------------------------------------------------------
 
 
 def zero_grad_in_place(grad: Tensor) -> None:
@@ -667,127 +537,6 @@ def make_view(base: Tensor, data: np.ndarray, creation_meta: str = DEFAULT) -> T
         creation_meta = base._view.creation_meta
     t._view = ViewInfo(root, creation_meta, base._version_counter.value)
     return t
-
-
-# -- in-place ops ----------------------------------------------------------------------------
-
-
-def view_rebase_error(t: Tensor, indirect: bool) -> RuntimeError:
-    """Why the history of view `t` cannot be rewritten after an in-place op on it
-    (`indirect=False`) or on its base or another view of it (`indirect=True`).
-
-    One output of unbind/split cannot get its own CopySlices (its node computes all
-    outputs' gradients at once), a view made in no_grad mode has no history to
-    rewrite, and rewriting a custom Function's output would bypass its backward, so
-    PyTorch refuses all three rather than guess.
-    """
-    what = ("its base or another view of its base has been" if indirect else "is being")
-    meta = t._view.creation_meta
-    fn = t._grad_fn
-    if meta == NO_GRAD_MODE or fn is None:
-        # With a node, `t` is a view (made with grad) of a view made in no_grad mode.
-        who = (f"Output {t._output_nr} of {short_name(fn.name())} is a view of a view which "
-               "was created in" if fn is not None else "A view was created in")
-        text = f"{who} no_grad mode and {what} modified inplace with grad mode enabled."
-    else:
-        text = (f"Output {t._output_nr} of {short_name(fn.name())} is a view and {what} "
-                "modified inplace.")
-    if meta == MULTI_OUTPUT_NODE:
-        return RuntimeError(
-            f"{text} This view is the output of a function that returns multiple views. "
-            "Such functions do not allow the output views to be modified inplace. You should "
-            "replace the inplace operation by an out-of-place one."
-        )
-    if meta == IN_CUSTOM_FUNCTION:
-        return RuntimeError(
-            f"{text} This view was created inside a custom Function (or because an input "
-            "was returned as-is) and the autograd logic to handle view+inplace would "
-            "override the custom backward associated with the custom Function, leading to "
-            "incorrect gradients. This behavior is forbidden. You can fix this by cloning "
-            "the output of the custom Function."
-        )
-    return RuntimeError(
-        f"{text} Given that this use case is ambiguous and error-prone, it is forbidden. "
-        "You can clarify your code by moving both the view and the inplace either both "
-        "inside the no_grad block (if you don't want the inplace to be tracked) or both "
-        "outside (if you want the inplace to be tracked)."
-    )
-
-
-def check_inplace(t: Tensor, other_requires_grad: bool = False) -> None:
-    """PyTorch's rules for modifying a tensor in place while grad mode records."""
-    if not STATE.grad_enabled:
-        return
-    if not (t.requires_grad or other_requires_grad):
-        return
-    view = t._view
-    if view is not None:
-        if view.creation_meta != DEFAULT:
-            raise view_rebase_error(t, indirect=False)
-        # Whether the base requires grad does not matter (PyTorch checks only is_leaf).
-        if t.requires_grad and view.base.is_leaf:
-            raise RuntimeError(
-                "a view of a leaf Variable that requires grad is being used in an in-place "
-                "operation."
-            )
-    if t.requires_grad and t.is_leaf:
-        raise RuntimeError(
-            "a leaf Variable that requires grad is being used in an in-place operation."
-        )
-
-
-def check_no_overlap(t: Tensor) -> None:
-    """An expanded tensor has several elements in one memory place: PyTorch refuses
-    to write into it rather than let the writes race."""
-    data = t._data
-    if any(st == 0 and n > 1 for st, n in zip(data.strides, data.shape)):
-        raise RuntimeError(
-            "unsupported operation: more than one element of the written-to tensor refers "
-            "to a single memory location. Please clone() the tensor before performing the "
-            "operation."
-        )
-
-
-def begin_inplace(node_cls: type[Node], t: Tensor, *others) -> Node | None:
-    """Check the in-place rules and, if a graph must be recorded, make the node.
-
-    Called *before* the data changes: `t`'s current `grad_fn` becomes the new
-    node's first input, `others` (the op's other operands) the following ones.
-    After computing, the op calls `finish_inplace`.
-    """
-    others_require_grad = any(isinstance(x, Tensor) and x.requires_grad for x in others)
-    check_inplace(t, others_require_grad)
-    check_no_overlap(t)
-    return record(node_cls, None, t, *others)
-
-
-def finish_inplace(t: Tensor, node: Node | None) -> None:
-    """Bump the version (every in-place op does, tracked or not) and make `node`
-    the tensor's new producer."""
-    t._version_counter.value += 1
-    if node is not None:
-        rebase_history(t, node)
-
-
-def rebase_history(t: Tensor, node: Node) -> None:
-    """Make `node` the new producer of `t` after an in-place op."""
-    from .autograd.graph import move_retained_grad
-
-    view = t._view
-    if view is not None and t.dtype.is_floating_point:
-        from .ops.views import CopySlices
-
-        base = view.base
-        old_fn, old_nr = base._grad_fn, base._output_nr
-        base._grad_fn = CopySlices(base, t, node)
-        base._output_nr = 0
-        move_retained_grad(base, old_fn, old_nr)
-        t._refresh_view_grad_fn()  # (moves the view's own retained gradient)
-    else:
-        old_fn, old_nr = t._grad_fn, t._output_nr
-        t._grad_fn = node
-        t._output_nr = 0
-        move_retained_grad(t, old_fn, old_nr)
 
 
 def as_tensor_arg(x: Any) -> Tensor | float | int | bool:

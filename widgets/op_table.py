@@ -77,9 +77,19 @@ def _node_classes() -> list[type[Node]]:
     while stack:
         cls = stack.pop()
         stack.extend(cls.__subclasses__())
-        if cls.__module__.startswith("minigrad.ops.") and not cls.__name__.startswith("_"):
-            found.append(cls)
+        if cls.__module__ in _FAMILY_OF_MODULE or cls.__module__.startswith("minigrad.ops."):
+            if not cls.__name__.startswith("_"):
+                found.append(cls)
     return found
+
+
+# The nodes of a rewritten view history (CopySlices, AsStridedBackward0) live with the
+# in-place machinery in autograd; in the table they belong with the views.
+_FAMILY_OF_MODULE = {"minigrad.autograd.inplace": "views"}
+
+
+def _family(cls: type[Node]) -> str:
+    return _FAMILY_OF_MODULE.get(cls.__module__) or cls.__module__.rsplit(".", 1)[1]
 
 
 def op_table(*families: str) -> OpTable:
@@ -89,7 +99,7 @@ def op_table(*families: str) -> OpTable:
 
     rows = []
     for cls in _node_classes():
-        family = cls.__module__.rsplit(".", 1)[1]
+        family = _family(cls)
         if families and family not in families:
             continue
         saves = cls.saves

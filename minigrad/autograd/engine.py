@@ -22,11 +22,13 @@ from heapq import heappop, heappush
 
 import numpy as np
 
-from .. import tensor as tensor_module  # a cycle: only its attributes are used, at run time
+from ..arrays.broadcasting import sum_to
+from ..arrays.dispatch import binary, run_kernel
+from ..arrays.layout import flat, is_dense, memory_order
+from ..grad_mode import STATE
 from ..kernels import elementwise as K
-from ..ops._util import binary, flat, is_dense, memory_order, run_kernel, sum_to
+from ..tensor import Tensor
 from . import events as ev
-from .grad_mode import STATE
 from .graph import (
     AccumulateGrad,
     Node,
@@ -52,7 +54,7 @@ def _tensor(data, copy_of=None):
     of `copy_of`, when `data` is its copy): see `version_of`."""
     if data is None:
         return None
-    t = tensor_module.Tensor._make(data)
+    t = Tensor._make(data)
     version = version_of(data if copy_of is None else copy_of)
     if version:
         t._version_counter.value = version
@@ -96,7 +98,7 @@ def _root_gradients(tensors: tuple, grad_tensors: tuple) -> list:
                 )
             grads.append(np.ones(t._data.shape, t._data.dtype))
             continue
-        if not isinstance(g, tensor_module.Tensor):
+        if not isinstance(g, Tensor):
             raise TypeError(
                 f"gradients can be either Tensors or None, but got {type(g).__name__}"
             )
@@ -248,7 +250,7 @@ def _hook_grad(hook, old: np.ndarray | None, new) -> np.ndarray | None:
     name = getattr(hook, "__name__", "<unknown>")
     if old is None:
         raise RuntimeError("can't replace a None gradient with a non-None value")
-    if not isinstance(new, tensor_module.Tensor):
+    if not isinstance(new, Tensor):
         raise TypeError(f"expected Variable, but hook returned '{type(new).__name__}'")
     if new._data.dtype != old.dtype:
         raise RuntimeError(
@@ -291,7 +293,7 @@ def backward_events(
     tensors = _as_tuple(tensors)
     grad_tensors = _as_tuple(grad_tensors)
     for t in tensors:
-        if not isinstance(t, tensor_module.Tensor):
+        if not isinstance(t, Tensor):
             raise TypeError(f"backward expects tensors, got {type(t).__name__}")
     keep = bool(retain_graph)
     root_grads = _root_gradients(tensors, grad_tensors)
@@ -678,6 +680,18 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
         return
     for _ in backward_events(tensors, grad_tensors, retain_graph, trace=False):
         pass
+
+
+
+def tensor_backward(self: Tensor, gradient: Tensor | None = None,
+                    retain_graph: bool | None = None, create_graph: bool = False,
+                    inputs=None) -> None:
+    """Compute the gradient of this tensor w.r.t. graph leaves (see `backward`).
+    (`Tensor.backward`.)"""
+    backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+
+Tensor.backward = tensor_backward
 
 
 def grad(

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from .grad_mode import STATE, no_grad
+from ..grad_mode import STATE, no_grad
 from .graph import Node, SavedTensor, capture_forward_trace
 
 
@@ -172,7 +172,8 @@ class Function(metaclass=_FunctionMeta):
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
         """Run `forward` without recording, then record one node for the whole call."""
-        from ..tensor import IN_CUSTOM_FUNCTION, Tensor, check_inplace, make_view
+        from ..tensor import IN_CUSTOM_FUNCTION, Tensor, make_view
+        from .inplace import check_inplace
 
         separate_setup = cls.setup_context is not Function.setup_context
         if kwargs or separate_setup:
@@ -228,7 +229,7 @@ class Function(metaclass=_FunctionMeta):
                 out._view.creation_meta = IN_CUSTOM_FUNCTION
             if record and id(out) not in non_diff and out.dtype.is_floating_point:
                 if id(out) in dirty:
-                    from ..tensor import rebase_history
+                    from .inplace import rebase_history
 
                     rebase_history(out, ctx)
                     if out._view is None:

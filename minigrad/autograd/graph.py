@@ -25,9 +25,11 @@ from typing import Any
 
 import numpy as np
 
-from .. import tensor as tensor_module  # a cycle: only its attributes are used, at run time
 from .._dtype import of_number
-from ..ops._util import is_dense
+from ..arrays.layout import is_dense
+from ..grad_mode import STATE
+from ..tensor import Tensor
+from ..utils.hooks import RemovableHandle
 
 _sequence = itertools.count()
 
@@ -44,27 +46,6 @@ FREED_MESSAGE = (
 )
 
 
-class RemovableHandle:
-    """Returned by `register_hook`: call `remove()` to take the hook off again."""
-
-    __slots__ = ("_hooks", "_key")
-
-    _ids = itertools.count()
-
-    def __init__(self, hooks: dict) -> None:
-        self._hooks = hooks
-        self._key = next(self._ids)
-
-    def remove(self) -> None:
-        self._hooks.pop(self._key, None)
-
-    def __enter__(self) -> RemovableHandle:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.remove()
-
-
 def short_name(node_name: str) -> str:
     """How PyTorch 2.13 names a producer in the version error: `ExpBackward0` is
     called `Exp`, `ClampBackward1` is `Clamp1`; C++ names stay as they are."""
@@ -72,8 +53,6 @@ def short_name(node_name: str) -> str:
 
 
 def _version_error(tensor_desc: str, producer: str | None, now: int, saved: int) -> RuntimeError:
-    from .grad_mode import STATE
-
     text = (
         "one of the variables needed for gradient computation has been modified by an "
         f"inplace operation: [{tensor_desc}]"
@@ -174,8 +153,6 @@ class SavedTensor:
         self.check(node)
         if not self.is_output:
             return self._tensor
-        from ..tensor import Tensor
-
         return Tensor._make_output(self._data, node, self._output_nr, self._counter)
 
     def __repr__(self) -> str:
@@ -207,8 +184,6 @@ class SavedNumber(SavedTensor):
 
     def _as_tensor(self):
         if self._tensor is None:
-            from ..tensor import Tensor
-
             self._tensor = Tensor._make(np.array(self._value, of_number(self._value).np))
             self._counter = self._tensor._version_counter
         return self._tensor
@@ -449,7 +424,7 @@ class AccumulateGrad(Node):
             fits = grad.flags.c_contiguous if data.flags.c_contiguous else fits_layout(grad, data)
             kept = fits and sys.getrefcount(grad) <= ENGINE_REFS  # (what PyTorch would keep)
             if kept and grad.flags.writeable and alone_on_its_memory(grad):
-                leaf._grad = tensor_module.Tensor._make(grad)
+                leaf._grad = Tensor._make(grad)
                 if _VERSIONS:  # (the stolen array keeps its version, as in PyTorch)
                     leaf._grad._version_counter.value = version_of(grad)
             else:
@@ -459,6 +434,19 @@ class AccumulateGrad(Node):
             g._data += grad
             g._version_counter.value += 1
         return leaf._grad
+
+
+def grad_accumulator(self: Tensor) -> AccumulateGrad:
+    """The leaf's one `AccumulateGrad`, created on first use and held weakly, so
+    it lives exactly as long as some graph uses it. (`Tensor._grad_accumulator`.)"""
+    acc = self._grad_acc() if self._grad_acc is not None else None
+    if acc is None:
+        acc = AccumulateGrad(self)
+        self._grad_acc = weakref.ref(acc)
+    return acc
+
+
+Tensor._grad_accumulator = grad_accumulator
 
 
 # The versions gradient arrays have collected, by the array's id, for as long as the
@@ -525,7 +513,7 @@ def first_grad(grad: np.ndarray, leaf: np.ndarray, stolen: bool):
     else:
         copy = np.empty_like(leaf, dtype=grad.dtype)  # (its layout is the leaf's)
         copy[...] = grad
-    t = tensor_module.Tensor._make(copy)
+    t = Tensor._make(copy)
     version = version_of(grad) if stolen else int(dense)
     if version:
         t._version_counter.value = version

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from ..arrays.broadcasting import broadcast_shape, shape_mismatch
 from ..ops import linalg
-from ..ops._util import broadcast_shape, shape_mismatch
 from ..ops.loss import TYPE_NAMES, mse_loss
 from ..ops.unary import relu, sigmoid, tanh
 from ..ops.views import expanded_shape

@@ -7,7 +7,7 @@ import math
 import warnings
 
 from .. import _creation
-from ..autograd.grad_mode import no_grad
+from ..grad_mode import no_grad
 from ..tensor import Tensor
 
 

@@ -6,8 +6,9 @@ from collections import OrderedDict, namedtuple
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from ..autograd.grad_mode import no_grad
-from ..tensor import Tensor, zero_grad_in_place
+from .. import _dtype
+from ..grad_mode import no_grad
+from ..tensor import Tensor, device, zero_grad_in_place
 from .parameter import Parameter
 
 
@@ -292,21 +293,15 @@ class Module:
 
     def double(self) -> Module:
         """Convert every parameter to float64."""
-        from .. import float64
-
-        return self._cast(float64)
+        return self._cast(_dtype.float64)
 
     def float(self) -> Module:  # noqa: A003 - mirrors torch
         """Convert every parameter to float32."""
-        from .. import float32
-
-        return self._cast(float32)
+        return self._cast(_dtype.float32)
 
     def to(self, dtype) -> Module:
         """`to(minigrad.float64)` converts the parameters; `to("cpu")` does nothing."""
         if isinstance(dtype, str) or type(dtype).__name__ == "device":
-            from ..tensor import device
-
             device(str(dtype))
             return self
         return self._cast(dtype)

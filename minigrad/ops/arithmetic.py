@@ -18,28 +18,15 @@ import numpy as np
 
 from .. import _dtype
 from .._dtype import _BY_NUMPY, float64
+from ..arrays.broadcasting import broadcast_shape, check_inplace_shape
+from ..arrays.dispatch import PARALLEL_MIN, backward2, binary, run_kernel, unary
+from ..arrays.layout import fresh_result
+from ..arrays.scalars import float_dtype, scalar_of
 from ..autograd.graph import INPUT, OUTPUT, Node, SavedNumber, SavedTensor
+from ..autograd.inplace import begin_inplace, finish_inplace
+from ..autograd.record import record, record_elementwise
 from ..kernels import elementwise as K
-from ..tensor import (
-    Tensor,
-    as_tensor_arg,
-    begin_inplace,
-    finish_inplace,
-    record,
-    record_elementwise,
-)
-from ._util import (
-    PARALLEL_MIN,
-    backward2,
-    binary,
-    broadcast_shape,
-    check_inplace_shape,
-    float_dtype,
-    fresh_result,
-    run_kernel,
-    scalar_of,
-    unary,
-)
+from ..tensor import Tensor, as_tensor_arg
 
 VALUE = "value"
 

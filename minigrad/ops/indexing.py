@@ -14,7 +14,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..autograd.graph import Node, SavedTensor, bump_version
-from ..tensor import Tensor, begin_inplace, finish_inplace, record
+from ..autograd.inplace import begin_inplace, finish_inplace
+from ..autograd.record import record
+from ..tensor import Tensor
 from . import views
 
 VALUE = "value"
@@ -204,7 +206,7 @@ class IndexPutBackward0(Node):
             ga[where] = 0
         if self.needs_grad(1):
             shape, dt = self._input_meta[1]
-            from ._util import sum_to
+            from ..arrays.broadcasting import sum_to
 
             gv = sum_to(grad[where], shape).astype(dt, copy=False)
         return ga, gv

@@ -6,10 +6,11 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtype
+from ..arrays.broadcasting import broadcast_shape
 from ..autograd.graph import INPUT, Node, SavedTensor
-from ..tensor import Tensor, element_strides, record
+from ..autograd.record import record
+from ..tensor import Tensor, element_strides
 from . import views
-from ._util import broadcast_shape
 
 VALUE = "value"
 

@@ -7,11 +7,13 @@ import warnings
 import numpy as np
 
 from .._dtype import result_type
+from ..arrays.broadcasting import broadcast_shape
+from ..arrays.dispatch import binary, unary
 from ..autograd.graph import INPUT, Node, SavedTensor
+from ..autograd.record import record
 from ..kernels import elementwise as K
-from ..tensor import Size, Tensor, record
+from ..tensor import Size, Tensor
 from . import views
-from ._util import binary, broadcast_shape, unary
 
 VALUE = "value"
 

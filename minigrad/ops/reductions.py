@@ -6,10 +6,13 @@ from collections import namedtuple
 
 import numpy as np
 
+from ..arrays.broadcasting import spread
+from ..arrays.dispatch import total
+from ..arrays.scalars import u64
 from ..autograd.graph import INPUT, OUTPUT, Node, SavedTensor, bump_version
+from ..autograd.record import record
 from ..kernels import reductions as R
-from ..tensor import Tensor, _wrap_dim, record
-from ._util import spread, total, u64
+from ..tensor import Tensor, _wrap_dim
 
 VALUE = "value"
 

@@ -13,17 +13,14 @@ import math
 import numpy as np
 
 from .._dtype import result_type
+from ..arrays.dispatch import backward2, unary, unary_into
+from ..arrays.layout import flat, fresh_result
+from ..arrays.scalars import as_float_data
 from ..autograd.graph import INPUT, OUTPUT, Node, SavedTensor
+from ..autograd.inplace import begin_inplace, finish_inplace
+from ..autograd.record import record, record_elementwise
 from ..kernels import elementwise as K
-from ..tensor import Tensor, begin_inplace, finish_inplace, record, record_elementwise
-from ._util import (
-    as_float_data,
-    backward2,
-    flat,
-    fresh_result,
-    unary,
-    unary_into,
-)
+from ..tensor import Tensor
 
 VALUE = "value"
 

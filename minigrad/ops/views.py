@@ -9,25 +9,16 @@ in-place op, and the rest of it to the base's old history.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from .. import _dtype
-from ..autograd.graph import Node, bump_version
-from ..tensor import (
-    MULTI_OUTPUT_NODE,
-    Tensor,
-    _wrap_dim,
-    as_tensor_arg,
-    begin_inplace,
-    check_inplace,
-    element_strides,
-    finish_inplace,
-    make_view,
-    record,
-)
-from ._util import check_inplace_shape, copy_like, memory_order, sum_to, u64
+from ..arrays.broadcasting import check_inplace_shape, sum_to
+from ..arrays.layout import copy_like
+from ..arrays.scalars import u64
+from ..autograd.graph import Node
+from ..autograd.inplace import begin_inplace, check_inplace, finish_inplace
+from ..autograd.record import record
+from ..tensor import MULTI_OUTPUT_NODE, Tensor, _wrap_dim, as_tensor_arg, make_view
 
 VALUE = "value"
 INT64_MAX = 2**63 - 1
@@ -509,106 +500,6 @@ def narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
 
 def alias(x: Tensor) -> Tensor:
     return _view_of(x, x._data.view(), AliasBackward0)
-
-
-class AsStridedBackward0(Node):
-    """A view rebuilt after its base was modified in place: the gradient lands in
-    the view's region (size, stride, offset) of a zero tensor laid out like the base."""
-
-    saves = {"size": VALUE, "stride": VALUE, "storage_offset": VALUE}
-
-    @staticmethod
-    def describe(node: Node, view: Tensor, base: Tensor) -> None:
-        """Record where `view` sits inside `base`'s memory, in elements."""
-        item = base._data.itemsize
-        offset = (view._data.__array_interface__["data"][0]
-                  - base._data.__array_interface__["data"][0]) // item
-        node._saved.update({
-            "size": view._data.shape,
-            "stride": element_strides(view._data),
-            "storage_offset": offset,
-            "_base_shape": base._data.shape,
-            "_base_stride": element_strides(base._data),
-        })
-
-    def backward(self, grad):
-        base, region = _base_and_region(self._saved, grad.dtype)
-        # An expanded view shows one memory place several times (stride 0), and
-        # `region += grad` would keep only one of those writes: sum the repeats first.
-        stretched = tuple(d for d, (n, s) in enumerate(zip(region.shape, region.strides))
-                          if s == 0 and n > 1)
-        if stretched:
-            grad = grad.sum(axis=stretched, keepdims=True)
-            region = region[tuple(slice(0, 1) if d in stretched else slice(None)
-                                  for d in range(region.ndim))]
-        region += grad
-        # PyTorch returns a view of its zeros with the input's layout, written once.
-        bump_version(base)
-        return (base.view(),)
-
-
-def _base_and_region(saved: dict, dt) -> tuple[np.ndarray, np.ndarray]:
-    """Zeros laid out exactly like the base's memory, seen two ways: shaped like
-    the base, and as the view's region (same strides and offset as the real view).
-    Like PyTorch's, the array owns its memory when the base is dense (the usual
-    case: a later gradient stream may then be added into it in place); a base with
-    gaps is a buffer of its extent, seen through its strides."""
-    item = np.dtype(dt).itemsize
-    shape, stride = saved["_base_shape"], saved["_base_stride"]
-    strides = tuple(s * item for s in stride)
-    extent = 1 + sum((n - 1) * s for n, s in zip(shape, stride)) if all(shape) else 1
-    as_strided = np.lib.stride_tricks.as_strided
-    if extent == math.prod(shape):
-        base = np.ndarray(shape, dt, strides=strides)
-        memory = base.transpose(memory_order(base)).reshape(-1)  # (a view: base is dense)
-        memory[...] = 0
-    else:
-        memory = np.zeros(extent, dt)
-        base = as_strided(memory, shape, strides)
-    region = as_strided(memory[saved["storage_offset"]:], saved["size"],
-                        tuple(s * item for s in saved["stride"]))
-    return base, region
-
-
-class CopySlices(Node):
-    """The base's new history after an in-place op on one of its views.
-
-    Backward: the base's gradient is copied; the view's region of it is handed to
-    the in-place op's own backward (`fn`), whose result for the view replaces that
-    region; `fn`'s gradients for its other inputs pass through.
-    """
-
-    __slots__ = ("fn",)
-    _display_name = "minigrad::autograd::CopySlices"
-
-    def __init__(self, base: Tensor, view: Tensor, fn: Node) -> None:
-        super().__init__((base._edge(),) + fn.next_functions[1:])
-        self.fn = fn
-        has_edge = self.next_functions[0][0] is not None
-        base_meta = (base._data.shape, base._data.dtype) if has_edge else None
-        self._input_meta = (base_meta,) + fn._input_meta[1:]
-        AsStridedBackward0.describe(self, view, base)
-
-    _saves_elsewhere = True  # in the wrapped in-place node
-
-    def saved_items(self) -> list:
-        return self.fn.saved_items()
-
-    def release_variables(self) -> tuple[str, ...]:
-        return self.fn.release_variables()
-
-    def backward(self, grad):
-        result, region = _base_and_region(self._saved, grad.dtype)
-        result[...] = grad
-        fn_grads = self.fn.apply([region.copy()])
-        if fn_grads[0] is not None:
-            region[...] = fn_grads[0]
-        else:
-            region[...] = 0
-        # PyTorch makes `result` with two in-place writes (`copy_` of the gradient,
-        # then of the region), which its version counts.
-        bump_version(result, 2)
-        return (result, *fn_grads[1:])
 
 
 # -- copies --------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ..autograd.grad_mode import no_grad
+from ..grad_mode import no_grad
 from ..tensor import Tensor, zero_grad_in_place
 
 
@@ -102,7 +102,7 @@ class Optimizer:
         """
         loss = None
         if closure is not None:
-            from ..autograd.grad_mode import enable_grad
+            from ..grad_mode import enable_grad
 
             with enable_grad():
                 loss = closure()

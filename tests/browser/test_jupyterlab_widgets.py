@@ -93,7 +93,10 @@ def test_widget_renders_and_responds_to_clicks(jupyter_lab, chromium_page):
     from playwright.sync_api import expect
 
     page = chromium_page
+    # (playwright's `expect` has its own timeout, 5 s unless set: a loaded machine
+    # takes longer than that to start JupyterLab and the kernel.)
     page.set_default_timeout(WIDGET_TIMEOUT_MS)
+    expect.set_options(timeout=WIDGET_TIMEOUT_MS)
     page.goto(jupyter_lab.notebook_url)
     expect(page.locator(".jp-NotebookPanel .jp-Cell").first).to_be_visible()
     expect(page.locator(".jp-StatusBar-TextItem", has_text=KERNEL_IDLE)).to_be_visible()
@@ -106,6 +109,7 @@ def test_widget_renders_and_responds_to_clicks(jupyter_lab, chromium_page):
     expect(text).to_be_visible()
     expect(image).to_be_visible()
     page.set_default_timeout(STEP_TIMEOUT_S * 1000)
+    expect.set_options(timeout=STEP_TIMEOUT_S * 1000)
     _assert_no_widget_errors(page)
 
     texts = [text.inner_text()]

@@ -9,18 +9,18 @@ import sys
 
 import numpy as np
 
-from minigrad.kernels import elementwise as K
-from minigrad.kernels import reductions as R
-from minigrad.ops._util import (
+from minigrad.arrays.dispatch import (
     PARALLEL_MIN,
     VECTORISED,
     VECTORISED_BACKWARD,
     VECTORISED_MIN,
     backward2,
-    flat,
     run_kernel,
     unary,
 )
+from minigrad.arrays.layout import flat
+from minigrad.kernels import elementwise as K
+from minigrad.kernels import reductions as R
 
 PROGRAM = """
 import json, numpy as np, minigrad as torch
@@ -185,7 +185,7 @@ def test_broadcast_arithmetic_overflows_quietly_as_in_pytorch():
 
 def test_result_order_follows_the_operands_strides():
     # The layout rule element-wise results follow (PyTorch's): outermost dim first.
-    from minigrad.ops._util import empty_in_order, result_order
+    from minigrad.arrays.layout import empty_in_order, result_order
 
     m = np.ones((2, 3))
     assert result_order((2, 3), m) is None  # row-major stays row-major

@@ -1,246 +1,27 @@
-"""Shared plumbing for ops: dtype handling, broadcasting, and calling kernels."""
+"""Calling the kernels: every numba kernel runs on flat arrays; these helpers
+flatten, broadcast and lay out results, switch long arrays to numpy's vectorised
+forms, and split very long ones across the cores (the kernels release the GIL)."""
 
 from __future__ import annotations
 
 import os
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .._dtype import float32, float64
 from ..kernels import elementwise as K
-from ..kernels.reductions import sum_all, sum_rows
-
-if TYPE_CHECKING:  # the engine imports this module while tensor.py is loading
-    from ..tensor import Tensor
-
-
-def u64(dim: int) -> int:
-    """PyTorch stores a negative dim in a saved attribute as an unsigned 64-bit wrap
-    (`-1` reads back as 18446744073709551615); minigrad reports the same value."""
-    return dim + 2**64 if dim < 0 else dim
-
-
-def flat(a: np.ndarray) -> np.ndarray:
-    """`a` as the 1-D array kernels loop over: itself when it is 1-D (the kernels
-    take any strides), else a flat view, or a copy in row-major order when its
-    memory is not laid out that way. (`ravel` costs a third of `reshape(-1)`, but
-    copies a spread-out single value that `reshape` can still view.)"""
-    if a.ndim == 1:
-        return a
-    return a.ravel() if a.flags.c_contiguous else a.reshape(-1)
-
-
-def broadcast_shape(a: tuple, b: tuple) -> tuple:
-    """The broadcast shape of two shapes, with PyTorch's error message."""
-    if len(b) <= len(a) and a[len(a) - len(b):] == b:
-        return a  # b is a's trailing dims (a bias for a batch): the common case
-    ndim = max(len(a), len(b))
-    a = (1,) * (ndim - len(a)) + tuple(a)
-    b = (1,) * (ndim - len(b)) + tuple(b)
-    # Checked from the last dim backwards: PyTorch reports the innermost mismatch.
-    for i in reversed(range(ndim)):
-        x, y = a[i], b[i]
-        if x != y and x != 1 and y != 1:
-            raise RuntimeError(
-                f"The size of tensor a ({x}) must match the size of tensor b ({y}) at "
-                f"non-singleton dimension {i}"
-            )
-    return tuple(y if x == 1 else x for x, y in zip(a, b))
-
-
-def shape_mismatch(shape: tuple, broadcast: tuple) -> RuntimeError:
-    """PyTorch's error when a result of `broadcast` shape must be written into a tensor
-    of `shape` (an in-place op, `copy_`, `linear`'s bias)."""
-    return RuntimeError(f"output with shape [{', '.join(map(str, shape))}] doesn't match the "
-                        f"broadcast shape [{', '.join(map(str, broadcast))}]")
-
-
-def check_inplace_shape(shape: tuple, other: tuple) -> None:
-    """An in-place op keeps its tensor's shape: the other operand may broadcast to it,
-    not beyond it (PyTorch's errors, the size mismatch first)."""
-    full = broadcast_shape(shape, other)
-    if full != shape:
-        raise shape_mismatch(shape, full)
-
-
-def sum_to(grad: np.ndarray, shape: tuple) -> np.ndarray:
-    """Undo broadcasting: sum `grad` down to `shape` (leading dims, then size-1 dims)."""
-    if grad.shape == shape:
-        return grad
-    if shape == ():  # (a full sum: a new array, as PyTorch's `sum()`)
-        total = np.empty((), grad.dtype)
-        np.sum(grad, out=total)
-        return total
-    # Like PyTorch's, a sum that drops leading dims comes back as a view of the
-    # summed array (which decides whether a later stream may be added into it in
-    # place); one that keeps every dim is the summed array itself.
-    if _row_of(shape, grad.shape) and grad.size and grad.flags.c_contiguous:
-        # Only leading dims are summed away (a bias's gradient): one pass down the rows.
-        out = np.empty(shape, grad.dtype)
-        if grad.ndim == 2 and len(shape) == 1:  # (the usual case: nothing to reshape)
-            sum_rows(grad, out)
-        else:
-            sum_rows(grad.reshape(-1, out.size), out.reshape(-1))
-        return out.reshape(shape) if grad.ndim > len(shape) else out
-    lead = grad.ndim - len(shape)
-    axes = tuple(range(lead)) + tuple(
-        lead + i for i, s in enumerate(shape) if s == 1 and grad.shape[lead + i] != 1
-    )
-    out = grad.sum(axis=axes, keepdims=True) if axes else grad
-    return out if out.shape == shape else out.reshape(shape)
-
-
-def _row_of(shape: tuple, batch: tuple) -> tuple | None:
-    """`shape` without its leading 1s, when that is the trailing dims of `batch` and
-    `batch` has more dims: one row repeated over `batch`'s leading dims, as a bias is
-    over a batch. Else None."""
-    row = shape
-    while row and row[0] == 1:
-        row = row[1:]
-    if row and len(row) < len(batch) and batch[len(batch) - len(row):] == row:
-        return row
-    return None
-
-
-def spread(value: np.ndarray, shape: tuple) -> np.ndarray:
-    """A single value (a 0-d array) seen as a read-only array of `shape` without
-    copying it: every stride is 0. What `sum()`'s and `mean()`'s backward return;
-    the same as `np.broadcast_to`, which costs several times more to call."""
-    if value.ndim != 0:
-        return np.broadcast_to(value, shape)
-    view = np.ndarray(shape, value.dtype, value, 0, (0,) * len(shape))
-    view.flags.writeable = False
-    return view
-
-
-def result_order(shape: tuple, *arrays: np.ndarray) -> list | None:
-    """How PyTorch lays out an element-wise result of `shape` from `arrays` (each
-    broadcastable to it): its dims from outermost to innermost in the order the
-    operands' strides give them, so `x.t().exp()` is transposed like `x.t()`. The
-    first operand decides; one broadcast along a dim has no say about it, and the
-    next one is asked. None when that order is plain row-major, as it always is
-    when every operand is row-major."""
-    for a in arrays:
-        if not a.flags.c_contiguous:
-            break
-    else:
-        return None
-    strides = [_strides_at(a, shape) for a in arrays]
-
-    def outer(d0: int, d1: int) -> int:
-        """1 if dim d0 belongs outside dim d1, -1 if inside, 0 if no operand says."""
-        for st in strides:
-            s0, s1 = st[d0], st[d1]
-            if s0 == 0 or s1 == 0:
-                continue
-            if s0 != s1:
-                return 1 if s0 > s1 else -1
-            if shape[d0] > shape[d1]:  # equal strides: the longer dim goes outside
-                return 1
-        return 0
-
-    # PyTorch's insertion sort, innermost dim first; undecided pairs keep their order.
-    inner_first = list(range(len(shape) - 1, -1, -1))
-    for i in range(1, len(shape)):
-        j = i
-        for k in range(i - 1, -1, -1):
-            decided = outer(inner_first[k], inner_first[j])
-            if decided > 0:
-                inner_first[k], inner_first[j] = inner_first[j], inner_first[k]
-                j = k
-            elif decided < 0:
-                break
-    order = inner_first[::-1]
-    return None if order == sorted(order) else order
-
-
-def _strides_at(a: np.ndarray, shape: tuple) -> tuple:
-    """`a`'s strides seen at the broadcast `shape`: 0 along the dims it is stretched
-    over (a dim of size 1 in both keeps its stride, which `np.broadcast_to` zeroes)."""
-    lead = len(shape) - a.ndim
-    return (0,) * lead + tuple(
-        0 if n == 1 and shape[lead + i] != 1 else s
-        for i, (n, s) in enumerate(zip(a.shape, a.strides))
-    )
-
-
-def layout_matters(a: np.ndarray) -> bool:
-    """Whether operand `a` can make an element-wise result other than row-major: it
-    is laid out otherwise, and is not one value spread out (whose strides are all 0,
-    `sum()`'s gradient), which has no say."""
-    return not a.flags.c_contiguous and any(a.strides)
-
-
-def memory_order(array: np.ndarray) -> list:
-    """`array`'s dims from the outermost in memory (largest stride) to the innermost:
-    `array.transpose(memory_order(array))` walks its memory in row-major order."""
-    return sorted(range(array.ndim), key=lambda d: -array.strides[d])
-
-
-def is_dense(array: np.ndarray) -> bool:
-    """Non-overlapping and dense: a row-major array with its dims in some order
-    (`x.t()` is, `x[:, ::2]` and an expanded array are not)."""
-    return array.transpose(memory_order(array)).flags.c_contiguous
-
-
-def empty_in_order(shape: tuple, dtype, order: list) -> np.ndarray:
-    """A fresh array of `shape` whose memory runs through its dims in `order`
-    (outermost first), owning its memory as a fresh PyTorch tensor does. (numpy
-    allocates an array with the strides asked for when given no buffer.)"""
-    strides = [0] * len(shape)
-    step = np.dtype(dtype).itemsize
-    for d in reversed(order):
-        strides[d] = step
-        step *= max(shape[d], 1)
-    return np.ndarray(shape, dtype, strides=strides)
-
-
-def copy_like(data: np.ndarray, model: np.ndarray) -> np.ndarray:
-    """A copy of `data` (of `model`'s shape) laid out as PyTorch lays out a result
-    made from `model` (`result_order`): a transposed model gives a transposed copy."""
-    order = result_order(model.shape, model) if layout_matters(model) else None
-    if order is None:
-        return np.array(data, copy=True, order="C")
-    copy = empty_in_order(model.shape, data.dtype, order)
-    copy[...] = data
-    return copy
-
-
-def fresh_result(shape: tuple, dtype, *operands: np.ndarray) -> tuple:
-    """For an element-wise kernel over `operands` (each broadcastable to `shape`): a
-    fresh result laid out as PyTorch lays it out (`result_order`), a flat view of it,
-    and the operands flattened in the same order, for the kernel to walk side by side."""
-    order = None
-    for a in operands:
-        if layout_matters(a):
-            order = result_order(shape, *operands)
-            break
-    if order is None:
-        out = np.empty(shape, dtype)
-        flats = [flat(a if a.shape == shape else np.broadcast_to(a, shape)) for a in operands]
-        return out, out.reshape(-1), flats
-    out = empty_in_order(shape, dtype, order)
-    flats = [flat(np.broadcast_to(a, shape).transpose(order)) for a in operands]
-    return out, out.transpose(order).ravel(), flats
-
-
-def float_dtype(x: Tensor):
-    """The dtype a floating op computes in: integer inputs become the default float."""
-    d = x.dtype
-    return d if d.is_floating_point else float32
-
-
-def as_float_data(x: Tensor) -> np.ndarray:
-    d = x._data
-    return d if d.dtype.kind == "f" else d.astype(np.float32)
-
+from ..kernels.reductions import sum_all
+from .broadcasting import _row_of, broadcast_shape
+from .layout import empty_in_order, flat, fresh_result, layout_matters, result_order
 
 # Arrays at least this long are split across the cores (the kernels release the
 # GIL); below it, starting threads would cost more than it saves.
 PARALLEL_MIN = 1 << 18
+
+
 _WORKERS = os.cpu_count() or 1
+
+
 _pool: ThreadPoolExecutor | None = None
 
 
@@ -293,10 +74,16 @@ def _broadcast_scalar(a: np.ndarray) -> bool:
 
 # Commutative kernels and their array-op-scalar twins (see `binary`).
 SCALAR_FORMS = {K.add: K.add_scalar, K.mul: K.mul_scalar}
+
+
 # Kernels doing one exactly rounded IEEE operation, and numpy's ufunc for it.
 EXACT_UFUNCS = {K.add: np.add, K.sub: np.subtract, K.mul: np.multiply}
+
+
 # Their batch-of-rows op row forms (`x @ w.t() + bias`), and which may swap sides.
 ROW_FORMS = {K.add: K.add_rows, K.sub: K.sub_rows, K.mul: K.mul_rows}
+
+
 COMMUTATIVE = {K.add, K.mul}
 
 
@@ -355,9 +142,13 @@ def _cos_backward_in_passes(grad: np.ndarray, x: np.ndarray, out: np.ndarray) ->
 # same way, a result can then differ in its last bits with the array's length.
 VECTORISED = {K.exp: _quietly(np.exp), K.log: _quietly(np.log), K.sin: _quietly(np.sin),
               K.cos: _quietly(np.cos), K.tanh: _quietly(np.tanh), K.sigmoid: _sigmoid_in_passes}
+
+
 # The same for backward kernels of (grad, x) that call the C library per element.
 VECTORISED_BACKWARD = {K.sin_backward: _sin_backward_in_passes,
                        K.cos_backward: _cos_backward_in_passes}
+
+
 VECTORISED_MIN = 4096
 
 
@@ -494,13 +285,3 @@ def backward2(kernel, grad: np.ndarray, x: np.ndarray) -> np.ndarray:
     else:
         run_kernel(kernel, flat_grad, flat_x, flat_out)
     return out
-
-
-def scalar_of(value, dtype) -> np.generic | float:
-    """A Python number as a numpy scalar of the computation dtype, so kernels do
-    float32 arithmetic in float32, as PyTorch does (a Python float already is a
-    float64)."""
-    if dtype is float64 and type(value) is float:
-        return value
-    return dtype.np.type(value)
-

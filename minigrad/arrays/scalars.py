@@ -1,0 +1,38 @@
+"""Numbers as kernels and PyTorch's saved attributes want them."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .._dtype import float32, float64
+
+if TYPE_CHECKING:
+    from ..tensor import Tensor
+
+
+def u64(dim: int) -> int:
+    """PyTorch stores a negative dim in a saved attribute as an unsigned 64-bit wrap
+    (`-1` reads back as 18446744073709551615); minigrad reports the same value."""
+    return dim + 2**64 if dim < 0 else dim
+
+
+def scalar_of(value, dtype) -> np.generic | float:
+    """A Python number as a numpy scalar of the computation dtype, so kernels do
+    float32 arithmetic in float32, as PyTorch does (a Python float already is a
+    float64)."""
+    if dtype is float64 and type(value) is float:
+        return value
+    return dtype.np.type(value)
+
+
+def float_dtype(x: Tensor):
+    """The dtype a floating op computes in: integer inputs become the default float."""
+    d = x.dtype
+    return d if d.is_floating_point else float32
+
+
+def as_float_data(x: Tensor) -> np.ndarray:
+    d = x._data
+    return d if d.dtype.kind == "f" else d.astype(np.float32)

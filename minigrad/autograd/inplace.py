@@ -1,0 +1,272 @@
+"""In-place ops and views: PyTorch's rules for writing into a tensor that a graph
+may need, version bumps, and the history rewrite after a view is modified.
+
+An in-place op checks the rules (`begin_inplace`), writes, bumps the version counter
+shared by the tensor and all its views, and becomes the tensor's new producer
+(`finish_inplace`). Modifying a *view* also changes its base: the base's new
+`grad_fn` is a `CopySlices` node, and every other view of the base gets an
+`AsStridedBackward0` history the next time its `grad_fn` is read.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..arrays.layout import memory_order
+from ..grad_mode import STATE
+from ..tensor import (
+    DEFAULT,
+    IN_CUSTOM_FUNCTION,
+    MULTI_OUTPUT_NODE,
+    NO_GRAD_MODE,
+    Tensor,
+    element_strides,
+)
+from .graph import Node, bump_version, move_retained_grad, short_name
+from .record import record
+
+VALUE = "value"
+
+
+def view_rebase_error(t: Tensor, indirect: bool) -> RuntimeError:
+    """Why the history of view `t` cannot be rewritten after an in-place op on it
+    (`indirect=False`) or on its base or another view of it (`indirect=True`).
+
+    One output of unbind/split cannot get its own CopySlices (its node computes all
+    outputs' gradients at once), a view made in no_grad mode has no history to
+    rewrite, and rewriting a custom Function's output would bypass its backward, so
+    PyTorch refuses all three rather than guess.
+    """
+    what = ("its base or another view of its base has been" if indirect else "is being")
+    meta = t._view.creation_meta
+    fn = t._grad_fn
+    if meta == NO_GRAD_MODE or fn is None:
+        # With a node, `t` is a view (made with grad) of a view made in no_grad mode.
+        who = (f"Output {t._output_nr} of {short_name(fn.name())} is a view of a view which "
+               "was created in" if fn is not None else "A view was created in")
+        text = f"{who} no_grad mode and {what} modified inplace with grad mode enabled."
+    else:
+        text = (f"Output {t._output_nr} of {short_name(fn.name())} is a view and {what} "
+                "modified inplace.")
+    if meta == MULTI_OUTPUT_NODE:
+        return RuntimeError(
+            f"{text} This view is the output of a function that returns multiple views. "
+            "Such functions do not allow the output views to be modified inplace. You should "
+            "replace the inplace operation by an out-of-place one."
+        )
+    if meta == IN_CUSTOM_FUNCTION:
+        return RuntimeError(
+            f"{text} This view was created inside a custom Function (or because an input "
+            "was returned as-is) and the autograd logic to handle view+inplace would "
+            "override the custom backward associated with the custom Function, leading to "
+            "incorrect gradients. This behavior is forbidden. You can fix this by cloning "
+            "the output of the custom Function."
+        )
+    return RuntimeError(
+        f"{text} Given that this use case is ambiguous and error-prone, it is forbidden. "
+        "You can clarify your code by moving both the view and the inplace either both "
+        "inside the no_grad block (if you don't want the inplace to be tracked) or both "
+        "outside (if you want the inplace to be tracked)."
+    )
+
+
+def check_inplace(t: Tensor, other_requires_grad: bool = False) -> None:
+    """PyTorch's rules for modifying a tensor in place while grad mode records."""
+    if not STATE.grad_enabled:
+        return
+    if not (t.requires_grad or other_requires_grad):
+        return
+    view = t._view
+    if view is not None:
+        if view.creation_meta != DEFAULT:
+            raise view_rebase_error(t, indirect=False)
+        # Whether the base requires grad does not matter (PyTorch checks only is_leaf).
+        if t.requires_grad and view.base.is_leaf:
+            raise RuntimeError(
+                "a view of a leaf Variable that requires grad is being used in an in-place "
+                "operation."
+            )
+    if t.requires_grad and t.is_leaf:
+        raise RuntimeError(
+            "a leaf Variable that requires grad is being used in an in-place operation."
+        )
+
+
+def check_no_overlap(t: Tensor) -> None:
+    """An expanded tensor has several elements in one memory place: PyTorch refuses
+    to write into it rather than let the writes race."""
+    data = t._data
+    if any(st == 0 and n > 1 for st, n in zip(data.strides, data.shape)):
+        raise RuntimeError(
+            "unsupported operation: more than one element of the written-to tensor refers "
+            "to a single memory location. Please clone() the tensor before performing the "
+            "operation."
+        )
+
+
+def begin_inplace(node_cls: type[Node], t: Tensor, *others) -> Node | None:
+    """Check the in-place rules and, if a graph must be recorded, make the node.
+
+    Called *before* the data changes: `t`'s current `grad_fn` becomes the new
+    node's first input, `others` (the op's other operands) the following ones.
+    After computing, the op calls `finish_inplace`.
+    """
+    others_require_grad = any(isinstance(x, Tensor) and x.requires_grad for x in others)
+    check_inplace(t, others_require_grad)
+    check_no_overlap(t)
+    return record(node_cls, None, t, *others)
+
+
+def finish_inplace(t: Tensor, node: Node | None) -> None:
+    """Bump the version (every in-place op does, tracked or not) and make `node`
+    the tensor's new producer."""
+    t._version_counter.value += 1
+    if node is not None:
+        rebase_history(t, node)
+
+
+def rebase_history(t: Tensor, node: Node) -> None:
+    """Make `node` the new producer of `t` after an in-place op."""
+    view = t._view
+    if view is not None and t.dtype.is_floating_point:
+        base = view.base
+        old_fn, old_nr = base._grad_fn, base._output_nr
+        base._grad_fn = CopySlices(base, t, node)
+        base._output_nr = 0
+        move_retained_grad(base, old_fn, old_nr)
+        t._refresh_view_grad_fn()  # (moves the view's own retained gradient)
+    else:
+        old_fn, old_nr = t._grad_fn, t._output_nr
+        t._grad_fn = node
+        t._output_nr = 0
+        move_retained_grad(t, old_fn, old_nr)
+
+
+def refresh_view_grad_fn(self: Tensor) -> None:
+    """The base was modified in place since this view's `grad_fn` was made: the
+    view now differentiates through the base's new history (AsStridedBackward0)."""
+    view = self._view
+    base = view.base
+    if self._grad_fn is None and not base.requires_grad:
+        return  # never part of a graph: nothing to rebuild
+    if view.creation_meta != DEFAULT:
+        # No AsStrided history can be made up for these (see `view_rebase_error`).
+        raise view_rebase_error(self, indirect=True)
+    view.attr_version = self._version_counter.value
+    old_fn, old_nr = self._grad_fn, self._output_nr
+    if base.requires_grad and self.dtype.is_floating_point:
+        node = AsStridedBackward0((base._edge(),))
+        AsStridedBackward0.describe(node, self, base)
+        self._grad_fn = node
+        self._output_nr = 0
+    else:
+        self._grad_fn = None
+    move_retained_grad(self, old_fn, old_nr)
+
+
+Tensor._refresh_view_grad_fn = refresh_view_grad_fn
+
+
+# -- the nodes of a rewritten history --------------------------------------------------------
+
+
+class AsStridedBackward0(Node):
+    """A view rebuilt after its base was modified in place: the gradient lands in
+    the view's region (size, stride, offset) of a zero tensor laid out like the base."""
+
+    saves = {"size": VALUE, "stride": VALUE, "storage_offset": VALUE}
+
+    @staticmethod
+    def describe(node: Node, view: Tensor, base: Tensor) -> None:
+        """Record where `view` sits inside `base`'s memory, in elements."""
+        item = base._data.itemsize
+        offset = (view._data.__array_interface__["data"][0]
+                  - base._data.__array_interface__["data"][0]) // item
+        node._saved.update({
+            "size": view._data.shape,
+            "stride": element_strides(view._data),
+            "storage_offset": offset,
+            "_base_shape": base._data.shape,
+            "_base_stride": element_strides(base._data),
+        })
+
+    def backward(self, grad):
+        base, region = _base_and_region(self._saved, grad.dtype)
+        # An expanded view shows one memory place several times (stride 0), and
+        # `region += grad` would keep only one of those writes: sum the repeats first.
+        stretched = tuple(d for d, (n, s) in enumerate(zip(region.shape, region.strides))
+                          if s == 0 and n > 1)
+        if stretched:
+            grad = grad.sum(axis=stretched, keepdims=True)
+            region = region[tuple(slice(0, 1) if d in stretched else slice(None)
+                                  for d in range(region.ndim))]
+        region += grad
+        # PyTorch returns a view of its zeros with the input's layout, written once.
+        bump_version(base)
+        return (base.view(),)
+
+
+def _base_and_region(saved: dict, dt) -> tuple[np.ndarray, np.ndarray]:
+    """Zeros laid out exactly like the base's memory, seen two ways: shaped like
+    the base, and as the view's region (same strides and offset as the real view).
+    Like PyTorch's, the array owns its memory when the base is dense (the usual
+    case: a later gradient stream may then be added into it in place); a base with
+    gaps is a buffer of its extent, seen through its strides."""
+    item = np.dtype(dt).itemsize
+    shape, stride = saved["_base_shape"], saved["_base_stride"]
+    strides = tuple(s * item for s in stride)
+    extent = 1 + sum((n - 1) * s for n, s in zip(shape, stride)) if all(shape) else 1
+    as_strided = np.lib.stride_tricks.as_strided
+    if extent == math.prod(shape):
+        base = np.ndarray(shape, dt, strides=strides)
+        memory = base.transpose(memory_order(base)).reshape(-1)  # (a view: base is dense)
+        memory[...] = 0
+    else:
+        memory = np.zeros(extent, dt)
+        base = as_strided(memory, shape, strides)
+    region = as_strided(memory[saved["storage_offset"]:], saved["size"],
+                        tuple(s * item for s in saved["stride"]))
+    return base, region
+
+
+class CopySlices(Node):
+    """The base's new history after an in-place op on one of its views.
+
+    Backward: the base's gradient is copied; the view's region of it is handed to
+    the in-place op's own backward (`fn`), whose result for the view replaces that
+    region; `fn`'s gradients for its other inputs pass through.
+    """
+
+    __slots__ = ("fn",)
+    _display_name = "minigrad::autograd::CopySlices"
+
+    def __init__(self, base: Tensor, view: Tensor, fn: Node) -> None:
+        super().__init__((base._edge(),) + fn.next_functions[1:])
+        self.fn = fn
+        has_edge = self.next_functions[0][0] is not None
+        base_meta = (base._data.shape, base._data.dtype) if has_edge else None
+        self._input_meta = (base_meta,) + fn._input_meta[1:]
+        AsStridedBackward0.describe(self, view, base)
+
+    _saves_elsewhere = True  # in the wrapped in-place node
+
+    def saved_items(self) -> list:
+        return self.fn.saved_items()
+
+    def release_variables(self) -> tuple[str, ...]:
+        return self.fn.release_variables()
+
+    def backward(self, grad):
+        result, region = _base_and_region(self._saved, grad.dtype)
+        result[...] = grad
+        fn_grads = self.fn.apply([region.copy()])
+        if fn_grads[0] is not None:
+            region[...] = fn_grads[0]
+        else:
+            region[...] = 0
+        # PyTorch makes `result` with two in-place writes (`copy_` of the gradient,
+        # then of the region), which its version counts.
+        bump_version(result, 2)
+        return (result, *fn_grads[1:])

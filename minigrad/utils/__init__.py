@@ -1,0 +1,1 @@
+"""Small utilities with PyTorch's names (`minigrad.utils.hooks.RemovableHandle`)."""
