@@ -26,7 +26,7 @@ from .. import tensor as tensor_module  # a cycle: only its attributes are used,
 from ..kernels import elementwise as K
 from ..ops._util import binary, flat, is_dense, memory_order, run_kernel, sum_to
 from . import events as ev
-from .grad_mode import STATE
+from .grad_mode import STATE, grad_mode_off_while_running
 from .graph import (
     AccumulateGrad,
     Node,
@@ -272,6 +272,7 @@ def _hook_grads(hook, old: list, new, check_count: bool) -> list:
     return [_hook_grad(hook, g, r) for g, r in zip(old, new)]
 
 
+@grad_mode_off_while_running  # as PyTorch's engine: hooks record nothing
 def backward_events(
     tensors,
     grad_tensors=None,
