@@ -66,38 +66,58 @@ def unpack_error(fn: str, arg: str, pos: int, error: str) -> TypeError:
                      f'with error "{error}"')
 
 
-def size_arg(size: tuple, fn: str) -> tuple:
-    """The shape given to factory `fn` as `f(2, 3)` or `f((2, 3))`, parsed as PyTorch
-    parses an int list: ints only (numpy ints and 0-d int tensors too), each fitting
-    an int64, none negative."""
-    if not size:
-        raise TypeError(f'{fn}() missing 1 required positional arguments: "size"')
-    if len(size) == 1 and not is_int(size[0]):
-        seq = size[0]
+def int_list_arg(values: tuple, fn: str, name: str) -> tuple:
+    """An int-list argument given as `f(2, 3)` or `f((2, 3))` (a shape), parsed as
+    PyTorch parses one: ints only (numpy ints and 0-d int tensors too), each fitting
+    an int64."""
+    if len(values) == 1 and not is_int(values[0]):
+        seq = values[0]
         if not isinstance(seq, (tuple, list)):  # (minigrad.Size is a tuple)
-            raise TypeError(f"{fn}(): argument 'size' (position 1) must be tuple of ints, "
+            raise TypeError(f"{fn}(): argument '{name}' (position 1) must be tuple of ints, "
                             f"not {type_name(seq)}")
         if seq and not is_int(seq[0]):  # PyTorch looks at the first element first
-            raise TypeError(f"{fn}(): argument 'size' (position 1) must be tuple of ints, but "
+            raise TypeError(f"{fn}(): argument '{name}' (position 1) must be tuple of ints, but "
                             f"found element of type {type_name(seq[0])} at pos 0")
-        size = tuple(seq)
-    elif len(size) > 1 and isinstance(size[0], (tuple, list)):
-        raise TypeError(f"{fn}() takes 1 positional argument but {len(size)} were given")
-    dims = []
-    for i, s in enumerate(size):
-        if not (is_int(s) or isinstance(s, bool)):
-            raise unpack_error(fn, "size", i + 1,
-                               f"type must be tuple of ints,but got {type_name(s)}")
-        s = int(s)
-        if not fits_int64(s):
-            raise unpack_error(fn, "size", i + 1, "Overflow when unpacking long long")
-        dims.append(s)
+        values = tuple(seq)
+    elif len(values) > 1 and isinstance(values[0], (tuple, list)):
+        raise TypeError(f"{fn}() takes 1 positional argument but {len(values)} were given")
+    ints = []
+    for i, v in enumerate(values):
+        if not (is_int(v) or isinstance(v, bool)):
+            raise unpack_error(fn, name, i + 1,
+                               f"type must be tuple of ints,but got {type_name(v)}")
+        v = int(v)
+        if not fits_int64(v):
+            raise unpack_error(fn, name, i + 1, "Overflow when unpacking long long")
+        ints.append(v)
+    return tuple(ints)
+
+
+def size_arg(size: tuple, fn: str) -> tuple:
+    """The shape given to factory `fn` as `f(2, 3)` or `f((2, 3))`: an int list
+    (`int_list_arg`) with no negative size."""
+    if not size:
+        raise TypeError(f'{fn}() missing 1 required positional arguments: "size"')
+    dims = int_list_arg(size, fn, "size")
     if any(s < 0 for s in dims):
         if fn == "zeros":  # PyTorch checks zeros with its own message
             raise RuntimeError("zeros: Dimension size must be non-negative.")
         raise RuntimeError(f"Trying to create tensor with negative dimension {min(dims)}: "
                            f"[{', '.join(map(str, dims))}]")
-    return tuple(dims)
+    return dims
+
+
+def view_shape(shape: tuple, fn: str, name: str) -> tuple:
+    """The new shape of `view` / `reshape` / `expand` (an int list). `view` also takes
+    a dtype, so PyTorch lists both of its signatures when the argument is neither."""
+    if fn == "view" and len(shape) == 1 and not (is_int(shape[0]) or isinstance(
+            shape[0], (tuple, list))):
+        why = f"      didn't match because some of the arguments have invalid types: " \
+              f"(!{type_name(shape[0])}!)\n"
+        raise TypeError(f"view() received an invalid combination of arguments - got "
+                        f"({type_name(shape[0])}), but expected one of:\n"
+                        f" * (minigrad.dtype dtype)\n{why} * (tuple of ints size)\n{why}")
+    return int_list_arg(shape, fn, name)
 
 
 def int_arg(value, fn: str, name: str, pos: int) -> int:
@@ -123,13 +143,51 @@ def number_arg(value, fn: str, name: str, pos: int):
     return value
 
 
-def combination_error(fn: str, args: tuple, kwargs: dict, heads: list[str]) -> TypeError:
-    """PyTorch's error when no signature of an overloaded factory fits: what it got,
-    and every signature (`heads`: each one up to the keyword arguments all share)."""
-    got = [type_name(a) for a in args] + [f"{k}={type_name(v)}" for k, v in kwargs.items()]
-    lines = [f" * ({head}, {FACTORY_TAIL})" for head in heads]
+def fill_number(x: Tensor, value):
+    """`fill_`'s value: a tensor (checked by `fill_`) or a Number x's dtype can hold."""
+    if isinstance(value, Tensor):
+        return value
+    if not is_number(value):
+        why = ("      didn't match because some of the arguments have invalid types: "
+               f"(!{type_name(value)}!)\n")
+        raise TypeError(f"fill_() received an invalid combination of arguments - got "
+                        f"({type_name(value)}), but expected one of:\n"
+                        f" * (Tensor value)\n{why} * (Number value)\n{why}")
+    number = as_number(value)
+    if isinstance(number, int) and not isinstance(number, bool):
+        _dtype.check_int_range(number)
+    if not isinstance(number, complex):
+        _dtype.check_scalar_fits(number, x.dtype)
+    return value
+
+
+def clamp_bounds(x: Tensor, fn: str, lo, hi) -> None:
+    """`clamp`'s bounds: Numbers or tensors (or None); a number x's dtype cannot hold
+    is refused, as PyTorch refuses it."""
+    given = {k: v for k, v in (("min", lo), ("max", hi)) if v is not None}
+    for v in given.values():
+        if not (isinstance(v, Tensor) or is_number(v)):
+            raise combination_error(fn, (), given, ["Tensor min = None, Tensor max = None",
+                                                    "Number min = None, Number max = None"],
+                                    tail=False)
+        if isinstance(v, int) and not isinstance(v, bool):
+            _dtype.check_int_range(v)
+        if isinstance(v, (int, float)):
+            _dtype.check_scalar_fits(v, x.dtype)
+
+
+def combination_error(fn: str, args: tuple, kwargs: dict, heads: list[str],
+                      tail: bool = True) -> TypeError:
+    """PyTorch's error when no signature of an overloaded function fits: what it got,
+    and every signature (`heads`: each one up to the keyword arguments the factories
+    all share, which `tail` adds)."""
+    got = ", ".join([type_name(a) for a in args]
+                    + [f"{k}={type_name(v)}" for k, v in kwargs.items()])
+    if kwargs and not args:
+        got += ", "  # (PyTorch's own formatting)
+    lines = [f" * ({head}, {FACTORY_TAIL})" if tail else f" * ({head})" for head in heads]
     return TypeError(f"{fn}() received an invalid combination of arguments - got "
-                     f"({', '.join(got)}), but expected one of:\n" + "\n".join(lines) + "\n")
+                     f"({got}), but expected one of:\n" + "\n".join(lines) + "\n")
 
 
 def storage_check(shape: tuple, itemsize: int) -> None:

@@ -178,6 +178,9 @@ class Tensor:
         """The shape, or the length of one dimension."""
         if dim is None:
             return Size(self._data.shape)
+        if not isinstance(dim, (int, np.integer)) or isinstance(dim, bool):
+            raise TypeError(f"size(): argument 'dim' (position 1) must be int, "
+                            f"not {type(dim).__name__}")
         return self._data.shape[_wrap_dim(dim, self._data.ndim)]
 
     @property

@@ -439,6 +439,33 @@ DIMS = {
     "clamp_2_63": "torch.tensor([1, 2]).clamp(min=2**63)",
     "pow_str": F + "x ** 'a'",
     "pow_none": F + "x ** None",
+    "view_str_second": M + "x.view(2, 'a')",
+    "view_tuple_str": M + "x.view((2, 'a'))",
+    "view_neg_second": M + "x.view(-1, -2)",
+    "view_2_63": M + "x.view(2**63)",
+    "reshape_str_second": M + "x.reshape(2, 'a')",
+    "reshape_float_in_tuple": M + "x.reshape((2, 3.0))",
+    "reshape_none": M + "x.reshape(None)",
+    "reshape_neg": M + "x.reshape(-3, 2)",
+    "expand_str_second": M + "x.expand(2, 'a')",
+    "expand_none": M + "x.expand(None)",
+    "expand_2_63": M + "x.expand(2**63, 3)",
+    "unsqueeze_str": M + "x.unsqueeze('a')",
+    "unsqueeze_none": M + "x.unsqueeze(None)",
+    "unsqueeze_2_63": M + "x.unsqueeze(2**63)",
+    "transpose_float": M + "x.transpose(0.0, 1)",
+    "transpose_none": M + "x.transpose(None, 1)",
+    "size_float": M + "x.size(1.0)",
+    "size_none": M + "x.size(None)",
+    "clamp_max_2_63": "torch.tensor([1, 2]).clamp(max=2**63)",
+    "clamp_2_64": "torch.tensor([1, 2]).clamp(min=2**64)",
+    "clamp_below_min": "torch.tensor([1, 2]).clamp(min=-2**63 - 1)",
+    "clamp_1e40": M + "x.clamp(1e40)",
+    "clamp_positional_str": M + "x.clamp('a')",
+    "clamp_list": M + "x.clamp(min=[1])",
+    "clamp_inplace_2_63": "torch.tensor([1, 2]).clamp_(min=2**63)",
+    "clamp_inplace_str": M + "x.clamp_(min='a')",
+    "clamp_tensor_bound": M + "x.clamp(min=torch.tensor(2.5))",
 }
 
 INDICES = {
@@ -506,6 +533,30 @@ INDICES = {
     "setitem_mask_wrong": M + "x[torch.tensor([True])] = 0.0",
     "setitem_leaf": F + "x[0] = 5.0",
     "setitem_tensor_dtype": I + "x[0] = torch.tensor(2.5)\nx",
+    "index_true_backward": F + "y = x[True]\ny.sum().backward()\ny, x.grad",
+    "index_false_backward": F + "y = x[False]\ny.sum().backward()\ny, x.grad",
+    "index_true_0d_backward": ("x = torch.tensor(2.0, requires_grad=True)\ny = x[True]\n"
+                               "(y * 3).sum().backward()\ny, x.grad"),
+    "index_float_list_backward": F + "y = x[[0.0, 2.9]]\n(y * y).sum().backward()\ny, x.grad",
+    "index_two_ellipsis_grad_fn": F + "y = x[..., ...]\ny.sum().backward()\ny, x.grad",
+    "index_ellipsis_none_ellipsis": M + "x[..., None, ...].shape",
+    "index_nested_list_backward": F + "y = x[[[0, 1]]]\ny.sum().backward()\ny, x.grad",
+    "index_bool_0d_tensor": M + "x[torch.tensor(True)].shape",
+    "index_true_with_int": M + "x[True, 0]",
+    "index_int_with_true": M + "x[0, True]",
+    "index_list_with_none": M + "x[[None, 0]]",
+    "index_list_with_slice": M + "x[[slice(None), 0]]",
+    "index_range": M + "x[range(2)]",
+    "index_bool_list_mixed": M + "x[[True, 1]]",
+    "index_list_2_63": M + "x[[2**63]]",
+    "index_below_min": M + "x[-2**63 - 1]",
+    "setitem_true": M + "x[True] = 0.0\nx",
+    "setitem_tuple_value": M + "x[0] = (1.0, 2.0, 3.0)",
+    "setitem_mask_1e40": M + "x[[0]] = 1e40",
+    "setitem_list_index_none": M + "x[[0]] = None",
+    "setitem_inf_into_int": I + "x[0] = float('inf')",
+    "setitem_bool_into_float": M + "x[0] = True\nx",
+    "setitem_numpy_float": M + "x[0] = np.float64(2.5)\nx",
 }
 
 INPLACE = {
@@ -530,6 +581,13 @@ INPLACE = {
     "fill_2_63": I + "x.fill_(2**63)",
     "fill_vector": M + "x.fill_(torch.ones(2))",
     "fill_1e40": M + "x.fill_(1e40)\nx",
+    "fill_none": M + "x.fill_(None)",
+    "fill_float_into_int": I + "x.fill_(1.5)\nx",
+    "fill_below_min": I + "x.fill_(-2**63 - 1)",
+    "fill_2_64": M + "x.fill_(2**64)",
+    "fill_nan_into_int": I + "x.fill_(float('nan'))",
+    "fill_bool": M + "x.fill_(True)\nx",
+    "fill_0d_tensor": M + "x.fill_(torch.tensor(2.0))\nx",
     "data_str": F + "x.data = 'a'",
     "data_other_shape": F + "x.data = torch.ones(5)\nx.shape",
     "data_int": F + "x.data = torch.tensor([1, 2])",
@@ -689,9 +747,78 @@ assert len(SUITES) == sum(map(len, (FACTORIES, DTYPES, DIMS, INDICES, INPLACE, H
                                     THREADS))), "a snippet name is used twice"
 
 
-@pytest.mark.parametrize("name", sorted(SUITES))
+# What minigrad deliberately lacks: it must say so with a NotImplementedError.
+DELIBERATE = {
+    "tensor_complex", "int_floordiv_zero", "int_floordiv_zero_tensor", "int_rem_zero",
+    "float_floordiv_zero", "float_rem_zero", "cat_mismatch", "stack_mismatch",
+    "cat_empty_list", "cat_not_tensors", "clamp_tensor_bound",
+}
+
+_OPS = "argument parsing inside minigrad/ops and the method table (being restructured)"
+_ENGINE = "argument checks of the engine (being refactored elsewhere)"
+# Differences that remain, each with where its fix belongs. They are strict xfails: a fix
+# makes the test pass, and then the entry must go.
+KNOWN_GAPS = {
+    "to_str": f"{_OPS}: Tensor.to's device string",
+    "to_dtype_kw_str": f"{_OPS}: Tensor.to's dtype check",
+    "to_number": f"{_OPS}: Tensor.to's device number",
+    "long_of_nan": f"{_OPS}: numpy's cast warning in .long()",
+    "long_of_big": f"{_OPS}: numpy's cast warning in .long()",
+    "mul_1e40_float32": f"{_OPS}: numpy's cast warning in a float32 op with a Python float",
+    "sum_dim_str": f"{_OPS}: sum's dim",
+    "sum_dim_float": f"{_OPS}: sum's dim",
+    "sum_dim_none_in_tuple": f"{_OPS}: sum's dim",
+    "sum_keepdim_str": f"{_OPS}: sum's keepdim",
+    "max_dim_str": f"{_OPS}: max's dim",
+    "max_two_dims": f"{_OPS}: max's dim",
+    "view_float": f"{_OPS}: view's overloads",
+    "transpose_one_arg": f"{_OPS}: Python's own text for a missing argument",
+    "permute_str": f"{_OPS}: permute's dims",
+    "squeeze_str": f"{_OPS}: squeeze's overloads",
+    "clamp_positional_str": f"{_OPS}: clamp cannot tell a positional from a keyword bound",
+    "matmul_number": f"{_OPS}: `@` should return NotImplemented",
+    "matmul_str": f"{_OPS}: `@` should return NotImplemented",
+    "add_str": f"{_OPS}: binary operators should return NotImplemented",
+    "add_none": f"{_OPS}: binary operators should return NotImplemented",
+    "add_list": f"{_OPS}: binary operators should return NotImplemented",
+    "mul_tuple": f"{_OPS}: binary operators should return NotImplemented",
+    "radd_str": f"{_OPS}: binary operators should return NotImplemented",
+    "pow_str": f"{_OPS}: binary operators should return NotImplemented",
+    "pow_none": f"{_OPS}: binary operators should return NotImplemented",
+    "inplace_str": f"{_OPS}: in-place ops' argument check",
+    "inplace_none": f"{_OPS}: in-place ops' argument check",
+    "grad_wrong_size": "issue 17 item 8 (the .grad setter's texts)",
+    "grad_wrong_dtype": "issue 17 item 8 (the .grad setter's texts)",
+    "grad_int": "issue 17 item 8 (the .grad setter's texts)",
+    "grad_of_nonleaf_warns": "issue 17 item 1 (the non-leaf .grad warning's text)",
+    "node_prehook_wrong_count": _ENGINE,
+    "autograd_grad_str": _ENGINE,
+    "autograd_backward_str": _ENGINE,
+}
+
+
+def _case(name: str):
+    if name in KNOWN_GAPS:
+        return pytest.param(name, marks=pytest.mark.xfail(reason=KNOWN_GAPS[name], strict=True))
+    return name
+
+
+@pytest.mark.parametrize("name", [_case(n) for n in sorted(set(SUITES) - DELIBERATE)])
 def test_bad_input(torch, name):
     compare(torch, SUITES[name])
+
+
+@pytest.mark.parametrize("name", sorted(DELIBERATE))
+def test_what_minigrad_lacks_says_so(name):
+    import minigrad
+
+    got = run(minigrad, SUITES[name])
+    assert got.get("error", ("",))[0] == "NotImplementedError", got
+
+
+def test_every_listed_case_exists():
+    assert DELIBERATE <= set(SUITES) and set(KNOWN_GAPS) <= set(SUITES)
+    assert len(SUITES) >= 300
 
 
 # -- sizes no machine can allocate, in a subprocess ------------------------------------------
@@ -729,23 +856,34 @@ print(json.dumps({{name: run(lib, code) for name, code in cases.items()}}))
 """
 
 
-def _run_in_child(lib: str, cases: dict) -> dict:
+def _start_child(lib: str, cases: dict) -> tuple:
     import os
 
     here = os.path.dirname(os.path.abspath(__file__))
-    proc = subprocess.run(
+    proc = subprocess.Popen(
         [sys.executable, "-c", _CHILD.format(here=here, lib=lib)],
-        input=json.dumps(cases), capture_output=True, text=True, timeout=60,
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    return json.loads(proc.stdout)
+    return proc, json.dumps(cases)
+
+
+def _result(child: tuple) -> dict:
+    proc, payload = child
+    try:
+        out, err = proc.communicate(payload, timeout=60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        raise AssertionError("the huge-size snippets did not finish within 60 s") from None
+    assert proc.returncode == 0, err[-2000:]
+    return json.loads(out)
 
 
 def test_huge_sizes(torch):
     """Every snippet of HUGE, under both libraries, each in a child process with a time
     limit: PyTorch's allocator error (or its overflow check), never numpy's."""
-    expected = _run_in_child("torch", HUGE)
-    got = _run_in_child("minigrad", HUGE)
+    children = [_start_child(lib, HUGE) for lib in ("torch", "minigrad")]  # side by side
+    expected, got = (_result(child) for child in children)
     diffs = [f"{name}:\n torch:    {expected[name]}\n minigrad: {got[name]}"
              for name in HUGE if expected[name] != got[name]]
     assert not diffs, "\n".join(diffs)
