@@ -33,8 +33,8 @@ def _shape(size, name: str) -> tuple:
     return _args.size_arg(size, name)
 
 
-def _scalar_dtype(v, top: bool) -> _dtype.dtype:
-    """The dtype PyTorch infers for one element (`top`: it is the whole `data`)."""
+def _scalar_dtype(v) -> _dtype.dtype:
+    """The dtype PyTorch infers for one element of the data (or the whole of it)."""
     if isinstance(v, bool):
         return _dtype.bool_
     if isinstance(v, np.generic):  # a numpy scalar keeps its own type (np.float64 too)
@@ -97,9 +97,12 @@ def _infer_dtype(data) -> _dtype.dtype:
             return _numpy_dtype(data.dtype)
         if data.dtype.kind == "c":
             raise _no_complex()
-        raise TypeError(f"Could not infer dtype of numpy {data.dtype}")
+        raise TypeError(
+            f"can't convert np.ndarray of type numpy.{data.dtype.type.__name__}. The only "
+            "supported types are: float64, float32, float16, complex64, complex128, int64, "
+            "int32, int16, int8, uint64, uint32, uint16, uint8, and bool.")
     if not isinstance(data, (list, tuple)):
-        return _scalar_dtype(data, top=True)
+        return _scalar_dtype(data)
     types: set = set()
     _leaf_types(data, types)
     return _list_dtype(data, types)
@@ -123,7 +126,7 @@ def _walk_dtype(data) -> _dtype.dtype:
             if isinstance(v, (list, tuple)):
                 pending.append(v)
                 continue
-            d = _scalar_dtype(v, top=False)
+            d = _scalar_dtype(v)
             if best is None or d._rank > best._rank:
                 best = d
     return best or _dtype.get_default_dtype()
@@ -210,7 +213,8 @@ def tensor(data=_args.REQUIRED, *extra, dtype=None, device=None, requires_grad: 
         # numpy would cast a nan or out-of-range float scalar silently
         raise RuntimeError("value cannot be converted to type int64 without overflow")
     try:
-        with np.errstate(over="ignore"):  # PyTorch stores 1e40 as float32 inf, silently
+        # PyTorch stores 1e40 as float32 inf, and casts an array's nan to int64, silently
+        with np.errstate(over="ignore", invalid="ignore"):
             arr = np.array(data, dtype=dt.np)
     except (ValueError, TypeError, OverflowError) as err:
         raise _build_error(data, dt, err) from None
@@ -343,11 +347,6 @@ def eye(n=_args.REQUIRED, m=_args.REQUIRED, *, dtype=None, requires_grad: bool =
             raise RuntimeError(f"{name} must be greater or equal to 0, got {v}")
     shape = (n, n if m is None else m)
     return _finish(_args.allocate(lambda: np.eye(n, m, dtype=d.np), shape, d), requires_grad)
-
-
-def _number(v):
-    """A one-element tensor or numpy scalar as a Python number (PyTorch accepts both)."""
-    return v.item() if isinstance(v, (Tensor, np.generic)) else v
 
 
 _ARANGE_HEADS = ["Number end, *, Tensor out = None", "Number start, Number end, *",

@@ -136,8 +136,14 @@ class set_grad_enabled(_GradModeContext):  # noqa: N801
         self._mode = _check_bool(mode, "set_grad_enabled")
         STATE.grad_enabled = self._mode
 
+    def __call__(self, func):
+        # As a decorator it must not leave the mode switched: the mode it set at
+        # construction is undone now, and set again each time `func` runs.
+        STATE.grad_enabled = self._prev
+        return super().__call__(func)
+
     def __enter__(self) -> None:
-        pass
+        STATE.grad_enabled = self._mode
 
     def __exit__(self, *exc) -> None:
         STATE.grad_enabled = self._prev

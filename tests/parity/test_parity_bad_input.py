@@ -159,6 +159,32 @@ FACTORIES = {
     "tensor_big_int_mixed": "torch.tensor([2**63, 1.0])",
     "tensor_1e19_to_int": "torch.tensor([1e19], dtype=torch.int64)",
     "tensor_complex": "torch.tensor(1 + 2j)",
+    "np_str_array": "torch.tensor(np.array(['a']))",
+    "np_object_array": "torch.tensor(np.array([1, 'a'], dtype=object))",
+    "np_empty": "torch.tensor(np.array([]))",
+    "np_0d": "torch.tensor(np.array(2.5))",
+    "np_f32_list": "torch.tensor([np.float32(1.5), 2.0])",
+    "np_bool_scalar": "torch.tensor(np.bool_(True))",
+    "np_nan_int": "torch.tensor(np.array([np.nan]), dtype=torch.int64).shape",
+    "np_big_to_f32": "torch.tensor(np.array([1e40]), dtype=torch.float32)",
+    "tensor_nested_0d": "torch.tensor([[torch.tensor(1.0)], [torch.tensor(2.0)]])",
+    "tensor_list_of_int_tensors": "torch.tensor([torch.tensor(1), torch.tensor(2)])",
+    "tensor_list_mixed_tensor_float": "torch.tensor([torch.tensor(1), 2.5])",
+    "tensor_of_tensor_dtype": "torch.tensor(torch.ones(2), dtype=torch.int64)",
+    "tensor_inf_bool": "torch.tensor([float('inf')], dtype=torch.bool)",
+    "tensor_neg_int_bool": "torch.tensor([-3], dtype=torch.bool)",
+    "tensor_big_to_f32_list": "torch.tensor([1, 2**100], dtype=torch.float32)",
+    "tensor_deep": "torch.tensor([[[[[[1.0]]]]]]).shape",
+    "as_float_of_int": "float(torch.tensor(3))",
+    "int_of_float": "int(torch.tensor(2.7))",
+    "int_of_nan": "int(torch.tensor(float('nan')))",
+    "int_of_inf": "int(torch.tensor(float('inf')))",
+    "index_of_float": "[1, 2, 3][torch.tensor(1.0)]",
+    "index_of_int": "[1, 2, 3][torch.tensor(1)]",
+    "range_of_tensor": "list(range(torch.tensor(3)))",
+    "item_int": "torch.tensor([5]).item()",
+    "complex_of": "complex(torch.tensor(1.0))",
+
     # zeros / ones / empty: sizes
     "zeros_str": "torch.zeros('a')",
     "zeros_float": "torch.zeros(2.5)",
@@ -672,6 +698,15 @@ GRAD_MODES = {
                                 "y, torch.is_grad_enabled()",
     "set_grad_enabled_call": F + ("torch.set_grad_enabled(False)\ny = x * 2\n"
                                   "torch.set_grad_enabled(True)\ny"),
+    "set_grad_enabled_decorator": F + ("@torch.set_grad_enabled(False)\ndef f(t):\n"
+                                       "    return t * 2, torch.is_grad_enabled()\n"
+                                       "r = torch.is_grad_enabled()\n"
+                                       "f(x), r, torch.is_grad_enabled()"),
+    "set_grad_enabled_nested": F + ("with torch.no_grad():\n"
+                                    "    with torch.set_grad_enabled(True):\n"
+                                    "        y = x * 2\n    r = torch.is_grad_enabled()\ny, r"),
+    "enable_grad_decorator": F + ("@torch.enable_grad()\ndef f(t):\n    return t * 2\n"
+                                  "with torch.no_grad():\n    y = f(x)\ny"),
     "no_grad_backward": F + "with torch.no_grad():\n    y = x * 2\ny.sum().backward()",
     "no_grad_decorator": F + "@torch.no_grad()\ndef f(t):\n    return t * 2\nf(x)",
     "no_grad_bare_decorator": F + "@torch.no_grad\ndef f(t):\n    return t * 2\nf(x)",
@@ -742,9 +777,40 @@ THREADS = {
         "seen, torch.is_grad_enabled()"),
 }
 
-SUITES = {**FACTORIES, **DTYPES, **DIMS, **INDICES, **INPLACE, **HOOKS, **GRAD_MODES, **THREADS}
-assert len(SUITES) == sum(map(len, (FACTORIES, DTYPES, DIMS, INDICES, INPLACE, HOOKS, GRAD_MODES,
-                                    THREADS))), "a snippet name is used twice"
+REPRS = {
+    "repr_inf": "repr(torch.tensor([1e40, -1e40, 1.0]))",
+    "repr_nan": "repr(torch.tensor([float('nan'), 1.5]))",
+    "repr_big_int": "repr(torch.tensor([2**62, -5]))",
+    "repr_int_min": "repr(torch.tensor([-2**63]))",
+    "repr_tiny": "repr(torch.tensor([1e-40, 1.0]))",
+    "repr_f64_big": "repr(torch.tensor([1e300, 1.0], dtype=torch.float64))",
+    "repr_empty_2d": "repr(torch.zeros(0, 3))",
+    "repr_empty_int": "repr(torch.zeros(2, 0, dtype=torch.int64))",
+    "repr_bool": "repr(torch.tensor([True, False]))",
+    "repr_0d_bool": "repr(torch.tensor(True))",
+    "repr_0d_inf": "repr(torch.tensor(float('inf')))",
+    "repr_all_nan": "repr(torch.tensor([float('nan')] * 3))",
+    "repr_inf_only": "repr(torch.tensor([float('inf'), float('-inf')]))",
+    "repr_mixed_scale": "repr(torch.tensor([1e-5, 1e5]))",
+    "repr_neg_zero": "repr(torch.tensor([-0.0, 0.0]))",
+    "repr_int_float": "repr(torch.tensor([1.0, 2.0, 1e10]))",
+    "repr_requires": "repr(torch.tensor([1.0, 2.0], requires_grad=True) * 2)",
+    "repr_f64_req": "repr(torch.tensor([1.0], dtype=torch.float64, requires_grad=True))",
+    "repr_large_rows": "repr(torch.arange(2000.0))",
+    "repr_large_2d": "repr(torch.ones(1001, 3))",
+    "repr_huge_values": "repr(torch.tensor([123456789.0, 1.0]))",
+    "repr_f32_max": "repr(torch.tensor([3.4e38]))",
+    "str_nan_int": "str(torch.tensor([1, 2]) * 1)",
+    "repr_1e16": "repr(torch.tensor([1e16, 1.0], dtype=torch.float64))",
+    "repr_neg_inf_nan": "repr(torch.tensor([float('-inf'), float('nan'), 2.0]))",
+    "repr_size": "repr(torch.zeros(2, 3).shape)",
+    "repr_dtype": "repr(torch.float64), str(torch.int64)",
+    "repr_grad_fn_none": "repr(torch.ones(2).grad_fn)",
+}
+
+_GROUPS = (FACTORIES, DTYPES, DIMS, INDICES, INPLACE, HOOKS, GRAD_MODES, THREADS, REPRS)
+SUITES = {name: code for group in _GROUPS for name, code in group.items()}
+assert len(SUITES) == sum(map(len, _GROUPS)), "a snippet name is used twice"
 
 
 # What minigrad deliberately lacks: it must say so with a NotImplementedError.
