@@ -43,7 +43,10 @@ from .autograd.inplace import finish_inplace as _finish_inplace
 from .grad_mode import (
     enable_grad,
     inference_mode,
+    is_anomaly_check_nan_enabled,
+    is_anomaly_enabled,
     is_grad_enabled,
+    is_inference_mode_enabled,
     no_grad,
     set_grad_enabled,
 )
@@ -411,5 +414,6 @@ __all__ = [
     "tensor", "zeros", "ones", "full", "eye", "arange", "randn", "rand", "randint", "empty",
     "linspace", "zeros_like", "ones_like", "full_like", "empty_like", "randn_like",
     "rand_like", "manual_seed", "no_grad", "enable_grad", "set_grad_enabled",
-    "is_grad_enabled", "inference_mode", "autograd", "nn", "optim", "get_default_dtype",
+    "is_grad_enabled", "inference_mode", "is_inference_mode_enabled", "is_anomaly_enabled",
+    "is_anomaly_check_nan_enabled", "autograd", "nn", "optim", "get_default_dtype",
 ]

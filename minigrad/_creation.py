@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
-from . import _dtype
+from . import _args, _dtype
 from .arrays.layout import copy_like, layout_matters
 from .tensor import Tensor
 
@@ -28,28 +30,11 @@ def _finish(data: np.ndarray, requires_grad: bool) -> Tensor:
 
 def _shape(size, name: str) -> tuple:
     """The shape given to factory `name` (as `f(2, 3)` or `f((2, 3))`), checked like PyTorch."""
-    if not size:
-        raise TypeError(f'{name}() missing 1 required positional arguments: "size"')
-    if len(size) == 1 and isinstance(size[0], (tuple, list)):
-        size = tuple(size[0])
-    elif len(size) == 1 and not isinstance(size[0], (int, np.integer)):
-        raise TypeError(f"{name}(): argument 'size' (position 1) must be tuple of ints, "
-                        f"not {type(size[0]).__name__}")
-    for i, s in enumerate(size):
-        if not isinstance(s, (int, np.integer)):
-            raise TypeError(f"{name}(): argument 'size' failed to unpack the object at pos "
-                            f"{i + 1} with error \"type must be tuple of ints,but got "
-                            f"{type(s).__name__}\"")
-    if any(s < 0 for s in size):
-        if name == "zeros":  # PyTorch checks zeros with its own message
-            raise RuntimeError("zeros: Dimension size must be non-negative.")
-        raise RuntimeError(f"Trying to create tensor with negative dimension {min(size)}: "
-                           f"[{', '.join(map(str, size))}]")
-    return tuple(int(s) for s in size)
+    return _args.size_arg(size, name)
 
 
-def _scalar_dtype(v, top: bool) -> _dtype.dtype:
-    """The dtype PyTorch infers for one element (`top`: it is the whole `data`)."""
+def _scalar_dtype(v) -> _dtype.dtype:
+    """The dtype PyTorch infers for one element of the data (or the whole of it)."""
     if isinstance(v, bool):
         return _dtype.bool_
     if isinstance(v, np.generic):  # a numpy scalar keeps its own type (np.float64 too)
@@ -61,10 +46,8 @@ def _scalar_dtype(v, top: bool) -> _dtype.dtype:
         return _dtype.get_default_dtype()
     elif isinstance(v, Tensor):
         return v.dtype
-    elif isinstance(v, str):  # PyTorch treats a string as a sequence of characters
-        if top:
-            raise TypeError("new(): invalid data type 'str'")
-        raise ValueError("too many dimensions 'str'")
+    elif isinstance(v, (str, bytes)):  # (a string at the head of the data: `_first_path`)
+        raise TypeError(f"new(): invalid data type '{type(v).__name__}'")
     if isinstance(v, (complex, np.complexfloating)):
         raise _no_complex()
     raise RuntimeError(f"Could not infer dtype of {type(v).__name__}")
@@ -114,9 +97,12 @@ def _infer_dtype(data) -> _dtype.dtype:
             return _numpy_dtype(data.dtype)
         if data.dtype.kind == "c":
             raise _no_complex()
-        raise TypeError(f"Could not infer dtype of numpy {data.dtype}")
+        raise TypeError(
+            f"can't convert np.ndarray of type numpy.{data.dtype.type.__name__}. The only "
+            "supported types are: float64, float32, float16, complex64, complex128, int64, "
+            "int32, int16, int8, uint64, uint32, uint16, uint8, and bool.")
     if not isinstance(data, (list, tuple)):
-        return _scalar_dtype(data, top=True)
+        return _scalar_dtype(data)
     types: set = set()
     _leaf_types(data, types)
     return _list_dtype(data, types)
@@ -140,7 +126,7 @@ def _walk_dtype(data) -> _dtype.dtype:
             if isinstance(v, (list, tuple)):
                 pending.append(v)
                 continue
-            d = _scalar_dtype(v, top=False)
+            d = _scalar_dtype(v)
             if best is None or d._rank > best._rank:
                 best = d
     return best or _dtype.get_default_dtype()
@@ -186,30 +172,86 @@ def _build_error(data, dt: _dtype.dtype, err: Exception) -> Exception:
         if any(isinstance(v, float) for v in items):  # nan, inf or too large
             return RuntimeError("value cannot be converted to type int64 without overflow")
         return ValueError("Overflow when unpacking long long")
+    for v in (_flatten(data) if isinstance(data, (list, tuple)) else [data]):
+        if not isinstance(v, (int, float, np.generic)):  # a string or None in the data
+            name = type(v).__name__
+            return TypeError(f"must be real number, not {name}" if dt.is_floating_point
+                             else f"'{name}' object cannot be interpreted as an integer")
     return ValueError(f"could not build a tensor from {type(data).__name__}: {err}")
 
 
-def tensor(data, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+def tensor(data=_args.REQUIRED, *extra, dtype=None, device=None, requires_grad: bool = False,
+           pin_memory: bool = False) -> Tensor:
     """A new leaf tensor holding a copy of `data` (nested lists, numbers, arrays)."""
+    if data is _args.REQUIRED:
+        raise TypeError('tensor() missing 1 required positional arguments: "data"')
+    if extra:
+        raise TypeError(f"tensor() takes 1 positional argument but {1 + len(extra)} were given")
+    dtype = _dtype.dtype_arg(dtype, "tensor")
+    requires_grad = _args.flag(requires_grad, "tensor", none_ok=False)
     _check_device(device)
+    if isinstance(data, (str, bytes)):
+        raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
     if isinstance(data, Tensor):
+        warnings.warn(
+            "To copy construct from a tensor, it is recommended to use "
+            "sourceTensor.detach().clone() or sourceTensor.detach().clone().requires_grad_(True), "
+            "rather than minigrad.tensor(sourceTensor).", UserWarning, stacklevel=2)
         data = data._data
+    if isinstance(data, range):
+        data = list(data)
     if isinstance(data, (list, tuple)):
+        depth = _first_path(data)
         types: set = set()
         _leaf_types(data, types)
-        dt = _dtype.to_dtype(dtype) if dtype is not None else _list_dtype(data, types)
-        if any(issubclass(t, Tensor) for t in types):
-            data = [x.tolist() if isinstance(x, Tensor) else x for x in data]
+        dt = dtype if dtype is not None else _list_dtype(data, types)
+        if any(issubclass(t, (Tensor, range)) for t in types):
+            data = _plain_lists(data, depth)
     else:
-        dt = _dtype.to_dtype(dtype) if dtype is not None else _infer_dtype(data)
+        dt = dtype if dtype is not None else _infer_dtype(data)
     if dt is _dtype.int64 and isinstance(data, float) and not -2.0**63 <= data < 2.0**63:
         # numpy would cast a nan or out-of-range float scalar silently
         raise RuntimeError("value cannot be converted to type int64 without overflow")
     try:
-        arr = np.array(data, dtype=dt.np)
+        # PyTorch stores 1e40 as float32 inf, and casts an array's nan to int64, silently
+        with np.errstate(over="ignore", invalid="ignore"):
+            arr = np.array(data, dtype=dt.np)
     except (ValueError, TypeError, OverflowError) as err:
         raise _build_error(data, dt, err) from None
     return _finish(arr, requires_grad)
+
+
+def _first_path(data) -> int:
+    """How deep the nested lists go along their first elements (PyTorch reads the
+    shape there). A string on that path is a sequence without end to PyTorch."""
+    depth, v = 0, data
+    while isinstance(v, (list, tuple, range)):
+        depth += 1
+        if not len(v):
+            break
+        v = v[0]
+    if isinstance(v, str):
+        raise ValueError("too many dimensions 'str'")
+    return depth
+
+
+def _plain_lists(seq, depth: int) -> list:
+    """`seq` with tensors and ranges turned into lists and numbers: a tensor where the
+    shape has lists stands for its elements; where it has numbers, it must be one
+    number (PyTorch calls `item()` on it)."""
+    out = []
+    for v in seq:
+        if isinstance(v, Tensor):
+            if depth > 1:
+                v = v.tolist()
+            elif v._data.size != 1:
+                raise ValueError("only one element tensors can be converted to Python scalars")
+            else:
+                v = v.item()
+        if isinstance(v, (list, tuple, range)):
+            v = _plain_lists(v, depth - 1)
+        out.append(v)
+    return out
 
 
 def _flatten(xs):
@@ -229,72 +271,165 @@ def _dt(dtype) -> _dtype.dtype:
     return _dtype.to_dtype(dtype) if dtype is not None else _dtype.get_default_dtype()
 
 
-def zeros(*size, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+def _options(fn: str, dtype, requires_grad, device) -> tuple[_dtype.dtype, bool]:
+    """The keyword arguments every factory takes, checked as PyTorch checks them; the
+    dtype defaults to the default float dtype."""
+    d = _dtype.dtype_arg(dtype, fn)
+    requires_grad = _args.flag(requires_grad, fn)
     _check_device(device)
-    return _finish(np.zeros(_shape(size, "zeros"), _dt(dtype).np), requires_grad)
+    return d or _dtype.get_default_dtype(), requires_grad
+
+
+def _filled(fn: str, size: tuple, make, dtype, requires_grad, device) -> Tensor:
+    """A new tensor of the shape `size` (as given to `fn`), made by `make(shape, np_dtype)`."""
+    d, requires_grad = _options(fn, dtype, requires_grad, device)
+    shape = _shape(size, fn)
+    return _finish(_args.allocate(lambda: make(shape, d.np), shape, d), requires_grad)
+
+
+def zeros(*size, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+    """A tensor of zeros: `zeros(2, 3)` or `zeros((2, 3))`."""
+    return _filled("zeros", size, np.zeros, dtype, requires_grad, device)
 
 
 def ones(*size, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
-    _check_device(device)
-    return _finish(np.ones(_shape(size, "ones"), _dt(dtype).np), requires_grad)
+    """A tensor of ones: `ones(2, 3)` or `ones((2, 3))`."""
+    return _filled("ones", size, np.ones, dtype, requires_grad, device)
 
 
 def empty(*size, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
     """Like `zeros` (minigrad fills "uninitialised" memory with zeros)."""
-    _check_device(device)
-    return _finish(np.zeros(_shape(size, "empty"), _dt(dtype).np), requires_grad)
+    return _filled("empty", size, np.zeros, dtype, requires_grad, device)
 
 
-def full(size, fill_value, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
-    _check_device(device)
+def _fill_value(value, fn: str, dtype) -> tuple:
+    """`full`'s fill value and the dtype of the result: the value's own kind (bool,
+    int64, default float) unless `dtype` is given; a value the dtype cannot hold is
+    PyTorch's error, not numpy's silent wrap-around or inf."""
+    value = _args.number_arg(value, fn, "fill_value", 2)
+    if isinstance(value, complex):
+        raise _no_complex()
+    if dtype is None:
+        dtype = (_dtype.bool_ if isinstance(value, bool) else
+                 _dtype.int64 if isinstance(value, int) else _dtype.get_default_dtype())
+    _dtype.check_scalar_fits(value, dtype)
+    return value, dtype
+
+
+def full(size=_args.REQUIRED, fill_value=_args.REQUIRED, *, dtype=None,
+         requires_grad: bool = False, device=None) -> Tensor:
+    """A tensor of shape `size` filled with `fill_value`."""
+    for name, v in (("size", size), ("fill_value", fill_value)):
+        if v is _args.REQUIRED:
+            raise TypeError(f'full() missing 1 required positional arguments: "{name}"')
     if not isinstance(size, (tuple, list)):
         raise TypeError("full(): argument 'size' (position 1) must be tuple of ints, "
                         f"not {type(size).__name__}")
-    if dtype is None:
-        dtype = (_dtype.bool_ if isinstance(fill_value, bool) else
-                 _dtype.int64 if isinstance(fill_value, int) else _dtype.get_default_dtype())
-    return _finish(np.full(_shape((size,), "full"), fill_value, _dt(dtype).np), requires_grad)
+    shape = _shape((size,), "full")
+    value, dtype = _fill_value(fill_value, "full", _dtype.dtype_arg(dtype, "full"))
+    d, requires_grad = _options("full", dtype, requires_grad, device)
+    return _finish(_args.allocate(lambda: np.full(shape, value, d.np), shape, d), requires_grad)
 
 
-def eye(n: int, m: int | None = None, dtype=None, requires_grad: bool = False,
+def eye(n=_args.REQUIRED, m=_args.REQUIRED, *, dtype=None, requires_grad: bool = False,
         device=None) -> Tensor:
-    _check_device(device)
+    """The identity matrix (`n` x `m`, square by default)."""
+    if m is _args.REQUIRED:
+        n, m = _args.int_arg(n, "eye", "n", 1), None
+    elif not (_args.is_int(n) and _args.is_int(m)):
+        raise _args.combination_error("eye", (n, m), {}, [
+            "int n, *, Tensor out = None", "int n, int m, *, Tensor out = None"])
+    else:
+        n, m = _args.int_arg(n, "eye", "n", 1), _args.int_arg(m, "eye", "m", 2)
+    d, requires_grad = _options("eye", dtype, requires_grad, device)
     for name, v in (("n", n), ("m", m)):
         if v is not None and v < 0:
             raise RuntimeError(f"{name} must be greater or equal to 0, got {v}")
-    return _finish(np.eye(n, m, dtype=_dt(dtype).np), requires_grad)
+    shape = (n, n if m is None else m)
+    return _finish(_args.allocate(lambda: np.eye(n, m, dtype=d.np), shape, d), requires_grad)
 
 
-def _number(v):
-    """A one-element tensor or numpy scalar as a Python number (PyTorch accepts both)."""
-    return v.item() if isinstance(v, (Tensor, np.generic)) else v
+_ARANGE_HEADS = ["Number end, *, Tensor out = None", "Number start, Number end, *",
+                 "Number start, Number end, Number step = 1, *, Tensor out = None"]
 
 
-def arange(start, end=None, step=1, dtype=None, requires_grad: bool = False,
-           device=None) -> Tensor:
-    """Evenly spaced values in [start, end); integer arguments give int64."""
-    _check_device(device)
-    start, end, step = _number(start), _number(end), _number(step)
-    if end is None:
-        start, end = 0, start
-    if step == 0:
-        raise RuntimeError("step must be nonzero")
-    if (step > 0 and end < start) or (step < 0 and end > start):
-        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+def _arange_bounds(args: tuple, kwargs: dict) -> tuple:
+    """`arange`'s (start, end, step) from its one to three positional Numbers.
+
+    PyTorch names the bad argument when a single signature takes that many arguments
+    (only `arange(end)` takes one), and lists every signature otherwise."""
+    if not 1 <= len(args) <= 3 or not all(map(_args.is_number, args)):
+        if len(args) == 1 and not kwargs:
+            _args.number_arg(args[0], "arange", "end", 1)
+        raise _arange_error(args, kwargs)
+    values = [_args.number_arg(v, "arange", "end", 1) for v in args]
+    if len(values) == 1:
+        return 0, values[0], 1
+    return values[0], values[1], (values[2] if len(values) == 3 else 1)
+
+
+def _arange_error(args: tuple, kwargs: dict) -> TypeError:
+    return _args.combination_error("arange", args, kwargs, _ARANGE_HEADS)
+
+
+def arange(*args, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+    """Evenly spaced values in [start, end): `arange(end)`, `arange(start, end)` or
+    `arange(start, end, step)`; integer arguments give int64."""
+    given = {k: v for k, v in (("dtype", dtype),) if v is not None}
+    if dtype is not None and not isinstance(dtype, _dtype.dtype) and \
+            dtype not in (float, int, bool):
+        raise _arange_error(args, given)
+    start, end, step = _arange_bounds(args, given)
+    for v in (start, end, step):
+        if isinstance(v, complex):
+            raise _no_complex()
     if dtype is None:
         is_int = all(isinstance(v, int) for v in (start, end, step))
         dtype = _dtype.int64 if is_int else _dtype.get_default_dtype()
-    dt = _dt(dtype)
+    d, requires_grad = _options("arange", dtype, requires_grad, device)
+    if d is _dtype.bool_:
+        raise NotImplementedError('"arange_cpu" not implemented for \'Bool\'')
+    if d is _dtype.int64:
+        for v in (start, end, step):
+            _dtype.check_scalar_fits(v, d)
+    if not step or step != step:
+        raise RuntimeError("step must be nonzero")
+    if not all(np.isfinite([start, end])):
+        raise RuntimeError(f"unsupported range: {start:g} -> {end:g}")
+    if (step > 0 and end < start) or (step < 0 and end > start):
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     n = max(int(np.ceil((end - start) / step)), 0)
-    data = (start + np.arange(n, dtype=np.float64) * step).astype(dt.np) \
-        if dt.is_floating_point else np.arange(start, end, step, dtype=dt.np)
+    shape = (n,)
+    if d.is_floating_point:
+        data = _args.allocate(
+            lambda: (start + np.arange(n, dtype=np.float64) * step).astype(d.np), shape, d)
+    else:
+        data = _args.allocate(lambda: np.arange(start, end, step, dtype=d.np), shape, d)
     return _finish(data, requires_grad)
 
 
-def linspace(start, end, steps: int, dtype=None, requires_grad: bool = False) -> Tensor:
+def _linspace_error(args: tuple, kwargs: dict) -> TypeError:
+    heads = ["Tensor start, Tensor end, int steps", "Number start, Tensor end, int steps",
+             "Tensor start, Number end, int steps", "Number start, Number end, int steps"]
+    return _args.combination_error("linspace", args, kwargs,
+                                   [f"{h}, *, Tensor out = None" for h in heads])
+
+
+def linspace(start=_args.REQUIRED, end=_args.REQUIRED, steps=_args.REQUIRED, *, dtype=None,
+             requires_grad: bool = False, device=None) -> Tensor:
+    """`steps` evenly spaced values from `start` to `end`, both included."""
+    args = tuple(v for v in (start, end, steps) if v is not _args.REQUIRED)
+    given = {k: v for k, v in (("dtype", dtype),) if v is not None}
+    if (len(args) < 3 or not (_args.is_number(start) and _args.is_number(end))
+            or not _args.is_int(steps) or (given and not isinstance(dtype, _dtype.dtype))):
+        raise _linspace_error(args, given)
+    start, end = _args.as_number(start), _args.as_number(end)
+    steps = _args.int_arg(steps, "linspace", "steps", 3)
+    d, requires_grad = _options("linspace", dtype, requires_grad, device)
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
-    return _finish(np.linspace(start, end, steps).astype(_dt(dtype).np), requires_grad)
+    data = _args.allocate(lambda: np.linspace(start, end, steps).astype(d.np), (steps,), d)
+    return _finish(data, requires_grad)
 
 
 def _signatures_error(name: str, got: str, *heads: str) -> TypeError:
@@ -367,12 +502,23 @@ def _laid_out_like(t: Tensor, out: Tensor) -> Tensor:
     return out
 
 
+def _like_input(t, fn: str, dtype) -> _dtype.dtype:
+    """`*_like`'s checks: `t` must be a tensor; the dtype defaults to its own."""
+    if not isinstance(t, Tensor):
+        raise TypeError(f"{fn}(): argument 'input' (position 1) must be Tensor, "
+                        f"not {type(t).__name__}")
+    return _dtype.dtype_arg(dtype, fn) or t.dtype
+
+
 def _like(fn):
+    name = fn.__name__ + "_like"
+
     def like(t: Tensor, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
-        out = fn(*t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad, device=device)
+        d = _like_input(t, name, dtype)
+        out = fn(tuple(t.shape), dtype=d, requires_grad=requires_grad, device=device)
         return _laid_out_like(t, out)
 
-    like.__name__ = fn.__name__ + "_like"
+    like.__name__ = name
     like.__doc__ = f"Like `{fn.__name__}`, with the shape (and dtype) of `t`."
     return like
 
@@ -384,6 +530,10 @@ randn_like = _like(randn)
 rand_like = _like(rand)
 
 
-def full_like(t: Tensor, fill_value, dtype=None, requires_grad: bool = False) -> Tensor:
-    out = full(tuple(t.shape), fill_value, dtype=dtype or t.dtype, requires_grad=requires_grad)
+def full_like(t: Tensor, fill_value, dtype=None, requires_grad: bool = False,
+              device=None) -> Tensor:
+    """Like `full`, with the shape (and dtype) of `t`."""
+    d = _like_input(t, "full_like", dtype)
+    value, d = _fill_value(fill_value, "full_like", d)
+    out = full(tuple(t.shape), value, dtype=d, requires_grad=requires_grad, device=device)
     return _laid_out_like(t, out)

@@ -139,3 +139,38 @@ def check_int_range(value: int) -> None:
         raise OverflowError(
             "int too big to convert" if value > 0 else "can't convert negative int to unsigned"
         )
+
+
+def dtype_arg(spec, fn: str) -> dtype | None:
+    """The `dtype=` argument of factory `fn`, checked as PyTorch checks it: a minigrad
+    dtype, a Python type (float, int, bool) or None; a string or a numpy type is a
+    TypeError, not a guess."""
+    if spec is None or isinstance(spec, dtype):
+        return spec
+    if spec in (float, int, bool):
+        return to_dtype(spec)
+    raise TypeError(f"{fn}(): argument 'dtype' must be minigrad.dtype, not {type(spec).__name__}")
+
+
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+_C_NAMES = {"int64": "int64_t", "float32": "float", "float64": "double", "bool": "bool"}
+
+
+def check_scalar_fits(value, d: dtype) -> None:
+    """PyTorch's check when a Python number is written into a tensor of dtype `d`
+    (`full`, `fill_`, `x[i] = v`): a value the dtype cannot hold is an error, where
+    numpy would wrap it or turn it into inf with a warning."""
+    if isinstance(value, bool) or d is bool_:
+        return
+    if d is int64:
+        if isinstance(value, float):
+            ok = value == value and -(2.0**63) <= value < 2.0**63
+        else:
+            ok = -(2**63) <= int(value) < 2**63
+    elif d is float32:
+        ok = not isinstance(value, float) or not abs(value) > _FLOAT32_MAX or value in (
+            float("inf"), float("-inf"))
+    else:
+        ok = True
+    if not ok:
+        raise RuntimeError(f"value cannot be converted to type {_C_NAMES[d.name]} without overflow")

@@ -174,6 +174,9 @@ class Tensor:
         """The shape, or the length of one dimension."""
         if dim is None:
             return Size(self._data.shape)
+        if not isinstance(dim, (int, np.integer)) or isinstance(dim, bool):
+            raise TypeError(f"size(): argument 'dim' (position 1) must be int, "
+                            f"not {type(dim).__name__}")
         return self._data.shape[_wrap_dim(dim, self._data.ndim)]
 
     @property
@@ -239,6 +242,8 @@ class Tensor:
 
     @requires_grad.setter
     def requires_grad(self, flag: bool) -> None:
+        if not isinstance(flag, bool):  # `x.requires_grad = "yes"` is not truth-tested
+            raise RuntimeError("requires_grad must be a bool")
         if flag and self.grad_fn is not None:
             # PyTorch's setter refuses even a no-op change on a non-leaf (requires_grad_ allows it).
             raise RuntimeError("you can only change requires_grad flags of leaf variables.")
@@ -248,6 +253,9 @@ class Tensor:
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         """Set `requires_grad` on a leaf (in place); returns the tensor itself."""
+        if not isinstance(requires_grad, bool):
+            raise TypeError("requires_grad_(): argument 'requires_grad' (position 1) must be "
+                            f"bool, not {type(requires_grad).__name__}")
         return self._set_requires_grad(
             requires_grad, "only Tensors of floating point dtype can require gradients"
         )

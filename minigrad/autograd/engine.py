@@ -25,7 +25,7 @@ import numpy as np
 from ..arrays.broadcasting import sum_to
 from ..arrays.dispatch import binary, run_kernel
 from ..arrays.layout import flat, is_dense, memory_order
-from ..grad_mode import STATE
+from ..grad_mode import STATE, grad_mode_off_while_running
 from ..kernels import elementwise as K
 from ..tensor import Tensor
 from . import events as ev
@@ -274,6 +274,7 @@ def _hook_grads(hook, old: list, new, check_count: bool) -> list:
     return [_hook_grad(hook, g, r) for g, r in zip(old, new)]
 
 
+@grad_mode_off_while_running  # as PyTorch's engine: hooks record nothing
 def backward_events(
     tensors,
     grad_tensors=None,

@@ -11,8 +11,12 @@ tensor's history goes through CopySlices; through a list or mask it is
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
+from .._creation import tensor
+from .._dtype import check_scalar_fits
 from ..autograd.graph import Node, SavedTensor, bump_version
 from ..autograd.inplace import begin_inplace, finish_inplace
 from ..autograd.record import record
@@ -40,24 +44,92 @@ def _as_index_array(item) -> np.ndarray:
 
 
 def _expand_ellipsis(index: tuple, ndim: int) -> tuple:
+    """`index` with its ellipsis spelled out as whole-dim slices. PyTorch takes more
+    than one ellipsis (`x[..., ...]`): the first stands for the dims no other item
+    takes, which leaves none for the others."""
     consumed = sum(
         (_as_index_array(i).ndim if _is_advanced(i) and _as_index_array(i).dtype == np.bool_
          else 1)
         for i in index if i is not None and i is not Ellipsis
     )
-    if sum(i is Ellipsis for i in index) > 1:
-        raise IndexError("an index can only have a single ellipsis ('...')")
     if consumed > ndim:
         raise IndexError(
             f"too many indices for tensor of dimension {ndim}"
         )
     out = []
+    expanded = False
     for i in index:
         if i is Ellipsis:
-            out.extend([slice(None)] * (ndim - consumed))
+            if not expanded:
+                out.extend([slice(None)] * (ndim - consumed))
+            expanded = True
         else:
             out.append(i)
     return tuple(out)
+
+
+_SEQUENCE_WARNING = (
+    "Using a non-tuple sequence for multidimensional indexing is deprecated and will be "
+    "changed in pytorch 2.9; use x[tuple(seq)] instead of x[seq]. In pytorch 2.9 this will "
+    "be interpreted as tensor index, x[minigrad.tensor(seq)], which will result either in an "
+    "error or a different result"
+)
+
+
+def parse_index(index) -> tuple:
+    """`x[index]`'s index as a tuple of items PyTorch's way, before any tensor is read.
+
+    A list (or a string) holding a sequence, a slice, an ellipsis or None is read as a
+    tuple, with PyTorch's deprecation warning (numpy's old rule): `x[[[0]]]` is
+    `x[[0]]`. A Python bool is a 0-d mask (`x[True]` adds a dim of length 1). A list
+    becomes an index tensor as `minigrad.tensor` makes it (a list of floats is cut to
+    integers, as PyTorch does). An int must fit an int64; a string is refused.
+    """
+    if isinstance(index, (list, str, bytes)) and len(index) < 32 and any(
+        isinstance(i, (list, tuple, str, bytes, range, slice, np.ndarray, Tensor))
+        or i is None or i is Ellipsis for i in index
+    ):
+        warnings.warn(_SEQUENCE_WARNING, UserWarning, stacklevel=3)
+        index = tuple(index)
+    elif not isinstance(index, tuple):
+        index = (index,)
+    return tuple(_parse_item(i) for i in index)
+
+
+def _parse_item(item):
+    if isinstance(item, bool):
+        return np.array(item)
+    if isinstance(item, (int, np.integer)):
+        if not -(2**63) <= int(item) < 2**63:
+            raise ValueError("Overflow when unpacking long long")
+        return item
+    if isinstance(item, (str, bytes)):
+        raise TypeError(f"new(): invalid data type '{type(item).__name__}'")
+    if isinstance(item, (list, range)):
+        arr = tensor(item)._data
+        return arr if arr.dtype.kind in "bi" else arr.astype(np.int64)
+    if isinstance(item, Tensor) and item._data.ndim == 0 and item.dtype.name not in (
+            "bool", "int64"):
+        raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+    return item
+
+
+def _check_broadcast(advanced: list) -> None:
+    """PyTorch's error when the index tensors' shapes do not broadcast (a mask stands
+    for one index tensor per dim it covers, each as long as its count of True)."""
+    shapes = []
+    for _, arr, _ in advanced:
+        if arr.dtype == np.bool_:
+            shapes.extend([(int(np.count_nonzero(arr)),)] * max(arr.ndim, 1))
+        else:
+            shapes.append(arr.shape)
+    try:
+        np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise IndexError(
+            "shape mismatch: indexing tensors could not be broadcast together with shapes "
+            + ", ".join(f"[{', '.join(map(str, sh))}]" for sh in shapes)
+        ) from None
 
 
 class IndexBackward0(Node):
@@ -86,21 +158,18 @@ def getitem(x: Tensor, index) -> Tensor:
     even `x[:]`) is always a SliceBackward0; inside a tuple, a slice taking a whole
     dim is skipped, and an index that leaves the tensor as it was gives an alias."""
     lone_slice = isinstance(index, slice)
+    index = parse_index(index)
     if x._data.ndim == 0:
         # PyTorch's errors for a lone int or slice (inside a tuple: "too many indices").
         if lone_slice:
             raise IndexError("slice() cannot be applied to a 0-dim tensor.")
-        if isinstance(index, (int, np.integer)) and not isinstance(index, bool):
+        if len(index) == 1 and isinstance(index[0], (int, np.integer)):
             raise IndexError(
                 "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
                 "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number"
             )
-    if not isinstance(index, tuple):
-        index = (index,)
     if len(index) == 1 and index[0] is Ellipsis:
         return views.alias(x)
-    if any(isinstance(i, bool) for i in index):
-        raise NotImplementedError("minigrad does not support indexing with Python bools")
     index = _expand_ellipsis(index, x._data.ndim)
     result, dim, advanced = x, 0, []
     for pos, item in enumerate(index):
@@ -180,6 +249,7 @@ def _check_advanced(shape: tuple, advanced: list) -> None:
 
 
 def _gather(x: Tensor, advanced: list) -> Tensor:
+    _check_broadcast(advanced)
     _check_advanced(x._data.shape, advanced)
     where = _where_of(x._data.shape, advanced)
     data = x._data[where]
@@ -212,9 +282,22 @@ class IndexPutBackward0(Node):
         return ga, gv
 
 
+def _check_value(x: Tensor, value) -> None:
+    """PyTorch's checks on the value of `x[i] = value`: a tensor or a number that
+    x's dtype can hold (not a list, a string or None)."""
+    if isinstance(value, Tensor):
+        return
+    if not isinstance(value, (int, float, np.number, np.bool_)):
+        raise TypeError(f"can't assign a {type(value).__name__} to a "
+                        f"minigrad.{x.dtype.tensor_type}")
+    if isinstance(value, (int, np.integer)) and not -(2**63) <= int(value) < 2**63:
+        raise ValueError("Overflow when unpacking long long")
+    check_scalar_fits(value.item() if isinstance(value, np.generic) else value, x.dtype)
+
+
 def setitem(x: Tensor, index, value) -> None:
-    if not isinstance(index, tuple):
-        index = (index,)
+    index = parse_index(index)
+    _check_value(x, value)
     value_t = value if isinstance(value, Tensor) else None
     whole = all(i is Ellipsis or isinstance(i, slice) for i in index) and all(
         _covers(i, n) for i, n in zip(_expand_ellipsis(index, x._data.ndim), x._data.shape))
@@ -258,6 +341,7 @@ def _index_put(x: Tensor, index: tuple, value) -> None:
             raise NotImplementedError(
                 "minigrad supports assignment with lists or masks combined with ':' only"
             )
+    _check_broadcast(advanced)
     _check_advanced(x._data.shape, advanced)
     where = _where_of(x._data.shape, advanced)
     value_t = value if isinstance(value, Tensor) else Tensor._make(

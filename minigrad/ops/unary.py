@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 
+from .._args import clamp_bounds
 from .._dtype import result_type
 from ..arrays.dispatch import backward2, unary, unary_into
 from ..arrays.layout import flat, fresh_result
@@ -285,6 +286,7 @@ def _clamp_data(x: np.ndarray, lo, hi, out_dtype=None) -> np.ndarray:
 
 def clamp(x: Tensor, min=None, max=None) -> Tensor:  # noqa: A002
     """Limit every element to [min, max]."""
+    clamp_bounds(x, "clamp", min, max)
     lo, hi = _clamp_bounds(min, max)
     # Float bounds on an integer tensor promote the result, as in PyTorch.
     dt = result_type(x, *(b for b in (min, max) if b is not None))
@@ -296,6 +298,7 @@ def clamp(x: Tensor, min=None, max=None) -> Tensor:  # noqa: A002
 
 
 def clamp_(x: Tensor, min=None, max=None) -> Tensor:  # noqa: A002
+    clamp_bounds(x, "clamp_", min, max)
     lo, hi = _clamp_bounds(min, max)
     if result_type(x, *(b for b in (min, max) if b is not None)) is not x.dtype:
         raise RuntimeError("result type Float can't be cast to the desired output type long int")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtype
+from .._args import fill_number, int_arg, view_shape
 from ..arrays.broadcasting import check_inplace_shape, sum_to
 from ..arrays.layout import copy_like
 from ..arrays.scalars import u64
@@ -87,11 +88,19 @@ def _infer_shape(shape, numel: int) -> tuple:
     shape = tuple(int(s) for s in shape)
     if shape.count(-1) > 1:
         raise RuntimeError("only one dimension can be inferred")
+    for i, s in enumerate(shape):
+        if s < -1:
+            raise RuntimeError(f"invalid shape dimension {s} at index {i} of shape "
+                               f"[{', '.join(map(str, shape))}]")
     known = 1
     for s in shape:
         if s != -1:
             known *= s
     if -1 in shape:
+        if known == 0 and numel == 0:
+            raise RuntimeError(
+                f"cannot reshape tensor of 0 elements into shape [{', '.join(map(str, shape))}]"
+                " because the unspecified dimension size -1 can be any value and is ambiguous")
         if known == 0 or numel % known:
             raise RuntimeError(f"shape '[{', '.join(map(str, shape))}]' is invalid for input of "
                                f"size {numel}")
@@ -115,7 +124,7 @@ def _reshape_view(data: np.ndarray, shape: tuple) -> np.ndarray | None:
 
 def view(x: Tensor, *shape) -> Tensor:
     """The same memory seen with another shape (no copy, ever)."""
-    shape = _infer_shape(shape, x._data.size)
+    shape = _infer_shape(view_shape(shape, "view", "size"), x._data.size)
     data = _reshape_view(x._data, shape)
     if data is None:
         raise RuntimeError(
@@ -127,7 +136,7 @@ def view(x: Tensor, *shape) -> Tensor:
 
 def reshape(x: Tensor, *shape) -> Tensor:
     """Like `view` when the memory allows it, otherwise a copy (clone + view)."""
-    shape = _infer_shape(shape, x._data.size)
+    shape = _infer_shape(view_shape(shape, "reshape", "shape"), x._data.size)
     data = _reshape_view(x._data, shape)
     if data is not None:
         cls = ViewBackward0 if x._data.flags.c_contiguous or shape != x._data.shape \
@@ -192,6 +201,7 @@ class PermuteBackward0(Node):
 
 
 def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
+    dim0, dim1 = int_arg(dim0, "transpose", "dim0", 1), int_arg(dim1, "transpose", "dim1", 2)
     d0 = _wrap_dim(dim0, x._data.ndim)
     d1 = _wrap_dim(dim1, x._data.ndim)
     data = np.swapaxes(x._data, d0, d1) if x._data.ndim else x._data.view()
@@ -244,6 +254,7 @@ class UnsqueezeBackward0(Node):
 
 
 def unsqueeze(x: Tensor, dim: int) -> Tensor:
+    dim = int_arg(dim, "unsqueeze", "dim", 1)
     d = _wrap_dim(dim, x._data.ndim + 1)
     return _view_of(x, np.expand_dims(x._data, d), UnsqueezeBackward0, dim=u64(dim), _dim=d)
 
@@ -363,8 +374,7 @@ class ExpandBackward0(Node):
 
 
 def expand(x: Tensor, *sizes) -> Tensor:
-    if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
-        sizes = tuple(sizes[0])
+    sizes = view_shape(sizes, "expand", "size")
     shape = expanded_shape(x, tuple(sizes))
     # Writable like any view (writing through an expanded dim is refused later,
     # by `check_no_overlap`, with PyTorch's error).
@@ -581,6 +591,7 @@ class ZeroBackward0(Node):
 
 
 def fill_(x: Tensor, value) -> Tensor:
+    value = fill_number(x, value)
     if isinstance(value, Tensor):
         if value._data.ndim:
             raise RuntimeError(
