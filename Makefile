@@ -26,8 +26,16 @@ $(STAMP): $(BIN)/python pyproject.toml
 
 install: $(STAMP)
 
+# The project's JupyterLab settings (lab-settings/overrides.json: no news pop-up, no update
+# checks) and the start notebook opened; e.g. make lab LAB_ARGS=--no-browser
+LAB_SETTINGS := $(CURDIR)/lab-settings
+LAB_START    := 00_start_here.ipynb
+LAB_ARGS     ?=
+
 lab: install
-	$(BIN)/jupyter lab notebooks/
+	$(BIN)/jupyter lab --ServerApp.root_dir=notebooks \
+	    --LabApp.default_url=/lab/tree/$(LAB_START) \
+	    --LabApp.app_settings_dir="$(LAB_SETTINGS)" $(LAB_ARGS)
 
 lint: install
 	$(BIN)/ruff check $(LINT_PATHS)
