@@ -201,7 +201,6 @@ def landing_page(readme: str) -> str:
     toc = "\n".join(p.stem for p in lessons())
     return _site_links(
         f"{title}\n\n{opening}\n\n{course.strip()}\n\n"
-        "Teaching this course to a class? Read the [instructor guide](instructor.md).\n\n"
         f"```{{toctree}}\n:maxdepth: 1\n:caption: Lessons\n:hidden:\n\n{toc}\n```\n\n"
         "```{toctree}\n:maxdepth: 2\n:caption: Teaching\n:hidden:\n\ninstructor\n```\n"
     )
