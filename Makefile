@@ -3,9 +3,10 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+SITE_STAMP := $(VENV)/.installed-site-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
 # git keeps no empty folders: only name the ones this checkout has.
-LINT_PATHS := $(wildcard minigrad widgets tests benchmarks scripts)
+LINT_PATHS := $(wildcard minigrad widgets tests benchmarks scripts docs/site)
 NOTEBOOKS  := $(wildcard notebooks)
 # extra pytest arguments, e.g. make test PYTEST_ARGS='-m "not browser" -x'
 PYTEST_ARGS ?=
@@ -13,7 +14,7 @@ PYTEST_ARGS ?=
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 export PIP_NO_INPUT := 1
 
-.PHONY: lab test install lint host bench learner clean
+.PHONY: lab test install lint host bench learner site clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -26,8 +27,26 @@ $(STAMP): $(BIN)/python pyproject.toml
 
 install: $(STAMP)
 
+# The project's JupyterLab settings (lab-settings/overrides.json: no news pop-up, no update
+# checks) and the start notebook opened; e.g. make lab LAB_ARGS=--no-browser
+LAB_SETTINGS := $(CURDIR)/lab-settings
+LAB_START    := 00_start_here.ipynb
+LAB_ARGS     ?=
+
 lab: install
-	$(BIN)/jupyter lab notebooks/
+	$(BIN)/jupyter lab --ServerApp.root_dir=notebooks \
+	    --LabApp.default_url=/lab/tree/$(LAB_START) \
+	    --LabApp.app_settings_dir="$(LAB_SETTINGS)" $(LAB_ARGS)
+
+# The static course site, built offline from the notebooks' stored outputs, with every
+# stepper as a frame player: build/site/html/index.html. Its tools are the `site` extra,
+# installed here only (the course itself does not need them).
+$(SITE_STAMP): $(STAMP)
+	$(BIN)/pip install -qq -e ".[site]"
+	touch $(SITE_STAMP)
+
+site: $(SITE_STAMP)
+	$(BIN)/python docs/site/build.py
 
 lint: install
 	$(BIN)/ruff check $(LINT_PATHS)
@@ -38,7 +57,7 @@ host: install
 	@$(BIN)/python scripts/host_info.py
 
 # pytest exits 5 when it collected no tests: that is a failure here, never a pass.
-test: host lint
+test: host lint site
 	$(BIN)/python scripts/make_learner_notebooks.py --check --execute
 	$(BIN)/python -m pytest tests $(NOTEBOOKS) --ignore=notebooks/learner \
 	    --nbval-lax --nbval-sanitize-with tests/nbval_sanitize.cfg \

@@ -1,0 +1,273 @@
+"""Build the static course site: `python docs/site/build.py` (what `make site` runs).
+
+Everything is built offline, from what the repository stores:
+
+1. **Players.** A `BackwardStepper` output in a stored notebook is a live widget, dead on
+   a static page. For each lesson that shows one, the cells up to its last stepper run in
+   a fresh kernel with `widgets.player.capture_steppers()` switched on; every stepper the
+   notebook displays is exported as a frame player (`widgets.player.FramePlayer`). The
+   players are cached under build/site/players/, keyed by the cells' code and the source
+   of minigrad and widgets, so only a change there runs a lesson again.
+2. **Sources** (build/site/src/): each lesson's stored notebook with its stepper outputs
+   replaced by the players (every other output as stored), the landing page made from
+   the README's course section, and the instructor guide (docs/instructor.md).
+3. **HTML** (build/site/html/): Sphinx with myst-nb, notebooks not executed
+   (docs/site/conf.py), warnings treated as errors so a broken cross-link fails the build.
+
+Options: `--no-players` keeps the live-widget outputs (a quick look at the text);
+`--jobs N` runs N lessons at once (default 2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
+NOTEBOOKS = REPO / "notebooks"
+OUT = REPO / "build" / "site"
+SRC, HTML, PLAYERS = OUT / "src", OUT / "html", OUT / "players"
+
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+MARKER = re.compile(r"minigrad-stepper-capture:(\d+)")
+LESSON_GLOB = "[0-9][0-9]_*.ipynb"
+KERNEL_TIMEOUT_S = 600
+GUIDE = REPO / "docs" / "instructor.md"
+
+
+def lessons() -> list[Path]:
+    """The course's lessons, in course order (their file names start with the number)."""
+    return sorted(NOTEBOOKS.glob(LESSON_GLOB))
+
+
+def read(path: Path) -> dict:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def stepper_cells(nb: dict) -> list[int]:
+    """Indices of the code cells whose stored output is a stepper (a live widget)."""
+    return [
+        i for i, cell in enumerate(nb["cells"])
+        if cell["cell_type"] == "code"
+        and "BackwardStepper" in "".join(cell["source"])
+        and any(WIDGET_VIEW in out.get("data", {}) for out in cell.get("outputs", []))
+    ]
+
+
+# --------------------------------------------------------------------------- players
+
+
+def _source_digest() -> str:
+    """What a player depends on besides the lesson itself: the library and the widgets."""
+    digest = hashlib.sha256()
+    for folder in ("minigrad", "widgets"):
+        for path in sorted((REPO / folder).rglob("*.py")):
+            digest.update(str(path.relative_to(REPO)).encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def _player_key(nb: dict, last: int, sources: str) -> str:
+    digest = hashlib.sha256(sources.encode())
+    for cell in nb["cells"][: last + 1]:
+        if cell["cell_type"] == "code":
+            digest.update("".join(cell["source"]).encode() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+def export_players(lesson: Path, folder: Path) -> dict:
+    """Run `lesson` up to its last stepper in a fresh kernel, capturing the steppers, and
+    write their players into `folder`; return {stored cell index: player file}."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(lesson, as_version=4)
+    last = max(stepper_cells(read(lesson)))
+    setup = nbformat.v4.new_code_cell(
+        "from widgets.player import capture_steppers\ncapture_steppers()"
+    )
+    export = nbformat.v4.new_code_cell(
+        "from widgets.player import export_captured\n"
+        f"export_captured({str(folder)!r})"
+    )
+    nb.cells = [setup, *nb.cells[: last + 1], export]
+    folder.mkdir(parents=True, exist_ok=True)
+    began = time.perf_counter()
+    NotebookClient(
+        nb, timeout=KERNEL_TIMEOUT_S, kernel_name="python3",
+        resources={"metadata": {"path": str(NOTEBOOKS)}},
+    ).execute()
+    where = {}
+    for i, cell in enumerate(nb.cells[1:-1]):
+        for out in cell.get("outputs", []):
+            found = MARKER.search(str(out.get("data", {}).get("text/html", "")))
+            if found:
+                where[str(i)] = f"{found.group(1)}.html"
+    report = json.loads((folder / "report.json").read_text())
+    index = {"cells": where, "seconds": round(time.perf_counter() - began, 2), "players": report}
+    (folder / "index.json").write_text(json.dumps(index, indent=1), encoding="utf-8")
+    return index
+
+
+def players_for(lesson: Path, sources: str) -> Path | None:
+    """The cached players folder of `lesson` (None if it shows no stepper)."""
+    nb = read(lesson)
+    cells = stepper_cells(nb)
+    if not cells:
+        return None
+    return PLAYERS / lesson.stem / _player_key(nb, max(cells), sources)
+
+
+def build_players(jobs: int) -> dict[str, Path]:
+    """Export the players of every lesson that needs it (cached), `jobs` lessons at once."""
+    sources = _source_digest()
+    wanted = {p.stem: players_for(p, sources) for p in lessons()}
+    wanted = {stem: folder for stem, folder in wanted.items() if folder is not None}
+    missing = [s for s, f in wanted.items() if not (f / "index.json").exists()]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        filter(None, [str(REPO), os.environ.get("PYTHONPATH")])
+    ))
+    env.pop("MPLBACKEND", None)
+
+    def run(stem: str) -> tuple[str, subprocess.CompletedProcess]:
+        folder = wanted[stem]
+        if folder.parent.exists():
+            shutil.rmtree(folder.parent)  # older players of this lesson
+        cmd = [sys.executable, __file__, "--export", str(NOTEBOOKS / f"{stem}.ipynb"),
+               str(folder)]
+        return stem, subprocess.run(cmd, env=env, capture_output=True, text=True)
+
+    if missing:
+        print(f"site: exporting steppers of {len(missing)} lesson(s): {', '.join(missing)}")
+        with concurrent.futures.ThreadPoolExecutor(max_workers=max(jobs, 1)) as pool:
+            for stem, done in pool.map(run, missing):
+                if done.returncode != 0:
+                    raise SystemExit(f"site: running {stem} failed:\n{done.stdout}{done.stderr}")
+                print(f"  {stem}: {done.stdout.strip()}")
+    return wanted
+
+
+# --------------------------------------------------------------------------- sources
+
+
+def lesson_page(lesson: Path, players: Path | None) -> dict:
+    """The stored notebook, with each stepper output replaced by its player."""
+    nb = read(lesson)
+    nb["metadata"].pop("widgets", None)  # saved widget state: nothing can use it here
+    if players is None:
+        return nb
+    index = json.loads((players / "index.json").read_text())
+    for i in stepper_cells(nb):
+        name = index["cells"].get(str(i))
+        if name is None:
+            raise SystemExit(f"site: {lesson.name} cell {i} shows a stepper that was not captured")
+        player = (players / name).read_text(encoding="utf-8")
+        cell = nb["cells"][i]
+        for out in cell["outputs"]:
+            if WIDGET_VIEW in out.get("data", {}):
+                out["data"] = {"text/html": player, "text/plain": "BackwardStepper"}
+                out.get("metadata", {}).pop(WIDGET_VIEW, None)
+    return nb
+
+
+def _site_links(markdown: str) -> str:
+    """Repository-relative links as they are on the site, where every lesson and the
+    guide are pages side by side."""
+    markdown = re.sub(r"\]\((?:\.\./)?notebooks/([^)]+\.ipynb)\)", r"](\1)", markdown)
+    markdown = re.sub(r"\]\((?:\.\./)?README\.md\)", "](index.md)", markdown)
+    markdown = re.sub(r"\]\((?:docs/)?instructor\.md\)", "](instructor.md)", markdown)
+    return re.sub(r"\]\((?:\.\./)?docs/images/", "](images/", markdown)
+
+
+def landing_page(readme: str) -> str:
+    """The README's title, opening paragraph and course section, and the table of
+    contents (lessons in course order, then the guide)."""
+    lines = readme.splitlines()
+    title = lines[0]
+    opening = readme.split("\n\n")[1]
+    start = readme.index("## The course")
+    end = readme.find("\n## ", start + 1)
+    course = readme[start : end if end != -1 else None]
+    toc = "\n".join(p.stem for p in lessons())
+    return _site_links(
+        f"{title}\n\n{opening}\n\n{course.strip()}\n\n"
+        f"```{{toctree}}\n:maxdepth: 1\n:caption: Lessons\n:hidden:\n\n{toc}\n```\n\n"
+        "```{toctree}\n:maxdepth: 2\n:caption: Teaching\n:hidden:\n\ninstructor\n```\n"
+    )
+
+
+def write_sources(players: dict[str, Path]) -> None:
+    if SRC.exists():
+        shutil.rmtree(SRC)
+    SRC.mkdir(parents=True)
+    for lesson in lessons():
+        page = lesson_page(lesson, players.get(lesson.stem))
+        (SRC / lesson.name).write_text(json.dumps(page, indent=1), encoding="utf-8")
+    (SRC / "index.md").write_text(
+        landing_page((REPO / "README.md").read_text(encoding="utf-8")), encoding="utf-8"
+    )
+    (SRC / "instructor.md").write_text(_site_links(GUIDE.read_text(encoding="utf-8")),
+                                       encoding="utf-8")
+    images = REPO / "docs" / "images"
+    if images.is_dir():
+        shutil.copytree(images, SRC / "images")
+
+
+def build_html(jobs: int) -> None:
+    if HTML.exists():
+        shutil.rmtree(HTML)
+    cmd = [sys.executable, "-m", "sphinx", "-b", "html", "-q", "-W", "--keep-going",
+           "-j", str(max(jobs, 1)), "-c", str(HERE), str(SRC), str(HTML)]
+    done = subprocess.run(cmd, cwd=OUT)
+    if done.returncode != 0:
+        raise SystemExit(f"site: sphinx failed (exit {done.returncode})")
+
+
+def inputs() -> list[Path]:
+    """The files a site build is made from (for a cheap "is the build stale?" check)."""
+    found = [*lessons(), REPO / "README.md", GUIDE, *HERE.glob("*")]
+    found += [*(REPO / "widgets").rglob("*.py"), *(REPO / "docs" / "images").glob("*")]
+    return [p for p in found if p.is_file()]
+
+
+def is_stale() -> bool:
+    """True when build/site/html is missing or older than one of its inputs."""
+    index = HTML / "index.html"
+    if not index.exists():
+        return True
+    built = index.stat().st_mtime
+    return any(p.stat().st_mtime > built for p in inputs())
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--no-players", action="store_true")
+    parser.add_argument("--export", nargs=2, metavar=("LESSON", "FOLDER"),
+                        help=argparse.SUPPRESS)  # one lesson's players (run by the build)
+    args = parser.parse_args(argv)
+    if args.export:
+        index = export_players(Path(args.export[0]), Path(args.export[1]))
+        frames = sum(p["frames"] for p in index["players"])
+        print(f"{len(index['players'])} stepper(s), {frames} frames, {index['seconds']} s")
+        return 0
+    began = time.perf_counter()
+    players = {} if args.no_players else build_players(args.jobs)
+    write_sources(players)
+    build_html(args.jobs)
+    print(f"site: {HTML / 'index.html'} ({time.perf_counter() - began:.1f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,129 @@
+"""The built course site (build/site/html): pages, order, links, players, offline."""
+
+from __future__ import annotations
+
+import json
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+REPO = Path(__file__).resolve().parents[2]
+EXTERNAL = re.compile(r"^[a-z][a-z0-9+.-]*:", re.I)  # http:, https:, mailto:, data:, ...
+
+
+class _Page(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.links, self.ids, self.loads, self.players = [], set(), [], 0
+        self.toc = []  # hrefs of the sidebar's table of contents, in order
+        self._toc_depth = 0
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if "id" in attrs:
+            self.ids.add(attrs["id"])
+        if tag == "a" and "href" in attrs:
+            self.links.append(attrs["href"])
+            if "toctree-l1" in (self._li_class or ""):
+                self.toc.append(attrs["href"])
+        if tag == "li":
+            self._li_class = attrs.get("class", "")
+        if tag in ("img", "script") and attrs.get("src"):
+            self.loads.append(attrs["src"])
+        if tag == "link" and attrs.get("href"):
+            self.loads.append(attrs["href"])
+        if tag == "div" and "minigrad-player" in attrs.get("class", "").split():
+            self.players += 1
+
+    _li_class = ""
+
+
+def _parse(path: Path) -> _Page:
+    page = _Page()
+    page.feed(path.read_text(encoding="utf-8"))
+    return page
+
+
+def _lessons() -> list[Path]:
+    return sorted((REPO / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+
+
+def test_one_page_per_lesson_in_course_order(site_html):
+    index = _parse(site_html / "index.html")
+    lessons = [p.stem + ".html" for p in _lessons()]
+    assert len(lessons) == 9
+    assert index.toc == [*lessons, "instructor.html"]
+    for name in lessons:
+        assert (site_html / name).is_file()
+
+
+def test_the_landing_page_is_the_readmes_course_table(site_html):
+    readme = (REPO / "README.md").read_text()
+    rows = re.findall(r"^\| (\d) \| \[([^\]]+)\]\(notebooks/([^)]+)\.ipynb\)", readme, re.M)
+    assert len(rows) == 9
+    text = (site_html / "index.html").read_text()
+    for number, title, stem in rows:
+        link = re.search(rf'<a class="reference internal" href="{stem}\.html">(.*?)</a>',
+                         text, re.S)
+        assert link, f"lesson {number} is not linked from the landing page"
+        assert re.sub(r"<[^>]+>", "", link.group(1)).strip() == title.replace("`", "")
+    assert 'href="instructor.html"' in text
+
+
+def test_every_internal_link_and_anchor_resolves(site_html):
+    pages = {p: _parse(p) for p in site_html.glob("*.html")}
+    checked = 0
+    for path, page in pages.items():
+        for href in page.links:
+            if EXTERNAL.match(href):
+                continue
+            parts = urlsplit(href)
+            target = (path.parent / unquote(parts.path)).resolve() if parts.path else path
+            assert target.exists(), f"{path.name}: broken link {href}"
+            if parts.fragment and target.suffix == ".html":
+                ids = pages[target].ids if target in pages else _parse(target).ids
+                assert parts.fragment in ids, f"{path.name}: no anchor for {href}"
+            checked += 1
+    assert checked > 100
+    # the lessons' own "Next:" links became links between pages
+    start = (site_html / "00_start_here.html").read_text()
+    assert 'href="01_backward_graph.html"' in start
+
+
+def test_nothing_is_loaded_from_the_network_and_every_local_file_exists(site_html):
+    for path in site_html.glob("*.html"):
+        for src in _parse(path).loads:
+            if src.startswith("data:"):
+                continue
+            assert not EXTERNAL.match(src) and not src.startswith("//"), (path.name, src)
+            assert (path.parent / unquote(urlsplit(src).path)).exists(), (path.name, src)
+        text = path.read_text()
+        assert "require.js" not in text and "widget-view+json" not in text
+
+
+def test_every_stepper_is_a_frame_player_and_graphs_are_images(site_html):
+    for lesson in _lessons():
+        nb = json.loads(lesson.read_text())
+        steppers = sum(
+            any("application/vnd.jupyter.widget-view+json" in o.get("data", {})
+                for o in c.get("outputs", []))
+            for c in nb["cells"]
+        )
+        pngs = sum("image/png" in o.get("data", {}) for c in nb["cells"]
+                   for o in c.get("outputs", []))
+        page = site_html / f"{lesson.stem}.html"
+        parsed = _parse(page)
+        assert parsed.players == steppers, lesson.name
+        images = [s for s in parsed.loads if s.startswith("_images/")]
+        assert len(images) >= pngs, f"{lesson.name}: stored figures missing on the page"
+    assert sum(_parse(site_html / f"{p.stem}.html").players for p in _lessons()) == 8
+
+
+def test_search_index_and_guide(site_html):
+    assert (site_html / "search.html").is_file()
+    index = (site_html / "searchindex.js").read_text()
+    for word in ("accumulategrad", "retain_graph", "instructor"):
+        assert word in index.lower()
+    guide = (site_html / "instructor.html").read_text()
+    assert "Instructor guide" in guide
