@@ -39,6 +39,7 @@ from .arrays.broadcasting import broadcast_shape as _broadcast_shape
 from .arrays.broadcasting import check_inplace_shape as _check_inplace_shape
 from .autograd.inplace import check_inplace as _check_inplace
 from .autograd.inplace import check_no_overlap as _check_no_overlap
+from .autograd.inplace import check_no_partial_overlap as _check_no_partial_overlap
 from .autograd.inplace import finish_inplace as _finish_inplace
 from .grad_mode import (
     enable_grad,
@@ -143,6 +144,7 @@ def _bitwise_inplace(op):
         if isinstance(other, Tensor):
             _check_inplace_shape(self._data.shape, other._data.shape)
         _check_no_overlap(self)
+        _check_no_partial_overlap(self, other)
         self._data[...] = op(self, other)._data
         _finish_inplace(self, None)
         return self

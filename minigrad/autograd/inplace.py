@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from ..arrays.layout import memory_order
+from ..arrays.layout import is_dense, memory_order
 from ..grad_mode import STATE
 from ..tensor import (
     DEFAULT,
@@ -106,16 +106,62 @@ def check_no_overlap(t: Tensor) -> None:
         )
 
 
-def begin_inplace(node_cls: type[Node], t: Tensor, *others) -> Node | None:
+def check_no_partial_overlap(t: Tensor, other) -> None:
+    """An operand that covers part of the memory an in-place op writes
+    (`t.div_(t[0])`, `a[1:].add_(a[:3])`) would be read after some of it was already
+    overwritten, so the result would depend on the order of the writes: PyTorch
+    refuses. The same memory seen the same way (`x.mul_(x)`) is fine, and so is
+    anything PyTorch does not try to decide (an operand or a target that is not
+    dense, such as `a[::2]`)."""
+    if not isinstance(other, Tensor):
+        return
+    a, b = t._data, other._data
+    if a is b or a.size == 0 or b.size == 0 or not np.may_share_memory(a, b):
+        return  # (numpy compares the two memory extents only: cheap)
+    if not (is_dense(a) and is_dense(b)):
+        return
+    a_start, b_start = _address(a), _address(b)
+    if a_start == b_start and a.nbytes == b.nbytes and _same_walk(a, b):
+        return
+    if a_start < b_start + b.nbytes and b_start < a_start + a.nbytes:
+        raise RuntimeError(
+            "unsupported operation: some elements of the input tensor and the written-to "
+            "tensor refer to a single memory location. Please clone() the tensor before "
+            "performing the operation."
+        )
+
+
+def _address(a: np.ndarray) -> int:
+    """Where `a`'s lowest element is (a dense array's first byte)."""
+    return a.__array_interface__["data"][0] + sum(
+        (n - 1) * s for n, s in zip(a.shape, a.strides) if s < 0)
+
+
+def _same_walk(a: np.ndarray, b: np.ndarray) -> bool:
+    """The same strides wherever a dim has more than one element (numpy, unlike
+    PyTorch, does not keep a meaningful stride for a dim of size 1)."""
+    if a.ndim != b.ndim:
+        return False
+    return all(sa == sb for n, m, sa, sb in zip(a.shape, b.shape, a.strides, b.strides)
+               if n > 1 or m > 1)
+
+
+def begin_inplace(node_cls: type[Node], t: Tensor, *others,
+                  overlap_matters: bool = True) -> Node | None:
     """Check the in-place rules and, if a graph must be recorded, make the node.
 
     Called *before* the data changes: `t`'s current `grad_fn` becomes the new
     node's first input, `others` (the op's other operands) the following ones.
-    After computing, the op calls `finish_inplace`.
+    After computing, the op calls `finish_inplace`. `overlap_matters=False`: PyTorch
+    does not check the operands for overlapping `t` (`fill_` reads its value's number
+    before writing; assignment stretches its value to the target's shape first).
     """
     others_require_grad = any(isinstance(x, Tensor) and x.requires_grad for x in others)
     check_inplace(t, others_require_grad)
     check_no_overlap(t)
+    if overlap_matters:
+        for other in others:
+            check_no_partial_overlap(t, other)
     return record(node_cls, None, t, *others)
 
 

@@ -356,10 +356,12 @@ def sqrt_backward(grad, y, out):
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def abs_backward(grad, x, out):
-    """The sign of x times the gradient (0 at x == 0)."""
+    """The gradient times the sign of x: 1, -1, or 0 at 0 and at nan. A product, as
+    in PyTorch's formula, so an infinite or nan gradient at x == 0 gives nan
+    (`x.abs().sqrt()` at 0), not 0."""
     for i in range(out.size):
         v = x[i]
-        out[i] = grad[i] if v > 0 else (-grad[i] if v < 0 else 0)
+        out[i] = grad[i] * (1.0 if v > 0 else (-1.0 if v < 0 else 0.0))
 
 
 @njit(cache=True, nogil=True, error_model="numpy")

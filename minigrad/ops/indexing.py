@@ -318,7 +318,7 @@ def setitem(x: Tensor, index, value) -> None:
     else:
         # PyTorch expands the value to the target's shape first (and says so).
         views.expanded_shape(value_t, target._data.shape)
-    views.copy_(target, value_t)
+    views.copy_(target, value_t, _stretched=True)
 
 
 def _index_put(x: Tensor, index: tuple, value) -> None:

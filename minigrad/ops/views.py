@@ -552,8 +552,9 @@ class CopyBackwards(Node):
         return ga, gb
 
 
-def copy_(x: Tensor, src) -> Tensor:
-    """Overwrite x's values with src's (broadcast), in place."""
+def copy_(x: Tensor, src, _stretched: bool = False) -> Tensor:
+    """Overwrite x's values with src's (broadcast), in place. (`_stretched`: the
+    caller, an assignment, stretched src to x's shape first, as PyTorch's does.)"""
     src = as_tensor_arg(src)
     if not isinstance(src, Tensor):
         src = Tensor._make(np.array(src, x._data.dtype))
@@ -562,7 +563,8 @@ def copy_(x: Tensor, src) -> Tensor:
         # An integer tensor cannot carry a gradient: PyTorch records nothing (and
         # checks nothing about grad) whatever src is.
         src = src.detach()
-    node = begin_inplace(CopyBackwards, x, src)
+    stretched = _stretched and src._data.shape != x._data.shape
+    node = begin_inplace(CopyBackwards, x, src, overlap_matters=not stretched)
     x._data[...] = src._data
     finish_inplace(x, node)
     return x
@@ -598,7 +600,7 @@ def fill_(x: Tensor, value) -> Tensor:
                 "fill_ only supports 0-dimension value tensor but got tensor with "
                 f"{value._data.ndim} dimensions."
             )
-        node = begin_inplace(FillBackward3, x, value)
+        node = begin_inplace(FillBackward3, x, value, overlap_matters=False)
         x._data[...] = value._data
     else:
         node = begin_inplace(FillBackward2, x)

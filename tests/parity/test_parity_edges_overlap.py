@@ -1,0 +1,127 @@
+"""Gradients at the edges of each formula's domain, and in-place ops whose operand
+overlaps the memory they write: each program is run under PyTorch and minigrad and
+everything observable is compared (values, gradients, nodes, versions, errors).
+
+Both families once gave wrong values silently: `x.abs().sqrt()` had a gradient of 0
+at 0 where PyTorch's is nan (inf * sign(0)), and `t.div_(t[0])` divided by a value
+the op itself had already overwritten where PyTorch refuses.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from parity_harness import check
+
+EDGES = [-2.0, -1.0, -0.0, 0.0, 0.5, 1.0, 2.0, math.inf, -math.inf, math.nan]
+TIES = [1.0, 3.0, 3.0, -1.0, 0.0, 3.0, 2.0, 1.0, 0.0, 0.0]
+
+# name -> f(module, x) for a leaf x holding EDGES or TIES
+FORMULAS = {
+    "abs then sqrt": lambda m, x: x.abs().sqrt(),
+    "abs": lambda m, x: x.abs(),
+    "sqrt": lambda m, x: x.sqrt(),
+    "log": lambda m, x: x.log(),
+    "exp": lambda m, x: x.exp(),
+    "relu": lambda m, x: x.relu(),
+    "sigmoid": lambda m, x: x.sigmoid(),
+    "tanh": lambda m, x: x.tanh(),
+    "sin": lambda m, x: x.sin(),
+    "cos": lambda m, x: x.cos(),
+    "pow 0.5": lambda m, x: x ** 0.5,
+    "pow -0.5": lambda m, x: x ** -0.5,
+    "pow -1": lambda m, x: x ** -1,
+    "pow 0": lambda m, x: x ** 0,
+    "pow 1.5": lambda m, x: x ** 1.5,
+    "pow 3": lambda m, x: x ** 3,
+    "pow x": lambda m, x: x ** x,
+    "2 ** x": lambda m, x: 2 ** x,
+    "0 ** x": lambda m, x: 0 ** x,
+    "1 / x": lambda m, x: 1 / x,
+    "x / x": lambda m, x: x / x,
+    "x / 0": lambda m, x: x / 0,
+    "x * 0": lambda m, x: x * 0,
+    "clamp 0..1": lambda m, x: x.clamp(0, 1),
+    "clamp min 0": lambda m, x: x.clamp(min=0),
+    "clamp max 0": lambda m, x: x.clamp(max=0),
+    "max": lambda m, x: x.max(),
+    "min": lambda m, x: x.min(),
+    "max dim": lambda m, x: x.reshape(2, 5).max(dim=1)[0],
+    "min dim": lambda m, x: x.reshape(2, 5).min(dim=1)[0],
+}
+
+
+@pytest.mark.parametrize("values", ["edges", "ties"])
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("name", list(FORMULAS))
+def test_gradients_at_the_edges_match_torch(torch, name, dtype, values):
+    def program(c):
+        x = c.leaf(EDGES if values == "edges" else TIES, dtype)
+        return FORMULAS[name](c.m, x)
+
+    check(torch, program)
+
+
+def _arange(c, n=4):
+    return c.keep(c.m.arange(float(n), dtype=c.m.float64))
+
+
+# In-place ops whose operand shares memory with what they write.
+OVERLAPS = {
+    # the example of the report: a 0-d view of the written tensor, made under no_grad
+    "div_ by its own element": lambda c: _div_by_own_element(c),
+    "add_ a shifted view": lambda c: _shifted(c, lambda a: a[1:].add_(a[:3])),
+    "sub_ a shifted view with alpha": lambda c: _shifted(c, lambda a: a[1:].sub_(a[:3], alpha=2)),
+    "copy_ a shifted view": lambda c: _shifted(c, lambda a: a[1:].copy_(a[:3])),
+    "add_ its own transpose": lambda c: _shifted(c, lambda a: a.view(2, 2).add_(a.view(2, 2).t())),
+    "add_ its first element": lambda c: _shifted(c, lambda a: a.add_(a[0])),
+    "add_ through a detached alias": lambda c: _shifted(c, lambda a: a[1:].add_(a.detach()[:3])),
+    "assign a shifted view": lambda c: _shifted(c, lambda a: a.__setitem__(slice(1, None), a[:3])),
+    "iand a shifted view": lambda c: _shifted_int(c, lambda a: a[1:].__iand__(a[:3])),
+    # allowed: the same memory seen the same way, disjoint halves, strided views
+    # (PyTorch does not decide those), a stretched value, fill_ with an element
+    "mul_ itself": lambda c: _shifted(c, lambda a: a.mul_(a)),
+    "copy_ itself": lambda c: _shifted(c, lambda a: a.copy_(a)),
+    "mul_ the other half": lambda c: _shifted(c, lambda a: a[:2].mul_(a[2:])),
+    "add_ the odd elements": lambda c: _shifted(c, lambda a: a[::2].add_(a[1::2])),
+    "assign one element to a slice": lambda c: _shifted(
+        c, lambda a: a.__setitem__(slice(0, 2), a[1])),
+    "assign one element to one element": lambda c: _shifted(c, lambda a: a.__setitem__(0, a[1])),
+    "fill_ with its first element": lambda c: _shifted(c, lambda a: a.fill_(a[0])),
+    "sub_ a reduction of itself": lambda c: _shifted(c, lambda a: a.view(2, 2)[0].sub_(a.sum())),
+    "a tracked op, then an overlapping one": lambda c: _tracked_overlap(c),
+}
+
+
+def _div_by_own_element(c):
+    a = c.leaf([1.0, 1.0])
+    t1 = c.keep(a + 3)
+    with c.m.no_grad():
+        t5 = c.keep(t1[0])
+    t1.div_(t5)
+    return t1
+
+
+def _shifted(c, op):
+    a = _arange(c)
+    op(a)
+    return a
+
+
+def _shifted_int(c, op):
+    a = c.keep(c.m.tensor([1, 2, 3, 4]))
+    op(a)
+    return a
+
+
+def _tracked_overlap(c):
+    x = c.leaf([1.0, 2.0, 3.0, 4.0])
+    y = c.keep(x * 2)
+    y[1:].mul_(y[:3])
+    return y
+
+
+@pytest.mark.parametrize("name", list(OVERLAPS))
+def test_overlapping_in_place_operands_as_in_torch(torch, name):
+    check(torch, OVERLAPS[name])
