@@ -14,8 +14,8 @@ Everything is built offline, from what the repository stores:
 3. **HTML** (build/site/html/): Sphinx with myst-nb, notebooks not executed
    (docs/site/conf.py), warnings treated as errors so a broken cross-link fails the build.
 
-Options: `--no-players` keeps the live-widget outputs (a quick look at the text);
-`--jobs N` runs N lessons at once (default 2).
+Nothing is done when the build is newer than everything it is made from (`--force`
+builds anyway); `--jobs N` runs N lessons at once (default 2).
 """
 
 from __future__ import annotations
@@ -236,7 +236,8 @@ def build_html(jobs: int) -> None:
 def inputs() -> list[Path]:
     """The files a site build is made from (for a cheap "is the build stale?" check)."""
     found = [*lessons(), REPO / "README.md", GUIDE, *HERE.glob("*")]
-    found += [*(REPO / "widgets").rglob("*.py"), *(REPO / "docs" / "images").glob("*")]
+    found += [*(REPO / "widgets").rglob("*.py"), *(REPO / "minigrad").rglob("*.py")]
+    found += [*(REPO / "docs" / "images").glob("*")]
     return [p for p in found if p.is_file()]
 
 
@@ -252,17 +253,22 @@ def is_stale() -> bool:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=2)
-    parser.add_argument("--no-players", action="store_true")
+    parser.add_argument("--force", action="store_true", help="build even when up to date")
     parser.add_argument("--export", nargs=2, metavar=("LESSON", "FOLDER"),
                         help=argparse.SUPPRESS)  # one lesson's players (run by the build)
     args = parser.parse_args(argv)
     if args.export:
         index = export_players(Path(args.export[0]), Path(args.export[1]))
         frames = sum(p["frames"] for p in index["players"])
-        print(f"{len(index['players'])} stepper(s), {frames} frames, {index['seconds']} s")
+        ms = sorted(1000 * s for p in index["players"] for s in p["render_s"])
+        print(f"{len(index['players'])} stepper(s), {frames} frames (stepper's frame time: "
+              f"median {ms[len(ms) // 2]:.0f} ms, max {ms[-1]:.0f} ms), {index['seconds']} s")
+        return 0
+    if not args.force and not is_stale():
+        print(f"site: up to date ({HTML / 'index.html'})")
         return 0
     began = time.perf_counter()
-    players = {} if args.no_players else build_players(args.jobs)
+    players = build_players(args.jobs)
     write_sources(players)
     build_html(args.jobs)
     print(f"site: {HTML / 'index.html'} ({time.perf_counter() - began:.1f} s)")

@@ -127,3 +127,19 @@ def test_search_index_and_guide(site_html):
         assert word in index.lower()
     guide = (site_html / "instructor.html").read_text()
     assert "Instructor guide" in guide
+
+
+def test_a_build_is_stale_when_an_input_is_newer(site_builder, site_html, tmp_path, monkeypatch):
+    inputs = site_builder.inputs()
+    for needed in ("notebooks/04_inplace_versions.ipynb", "README.md", "docs/instructor.md",
+                   "widgets/player.py", "minigrad/tensor.py", "docs/site/conf.py"):
+        assert REPO / needed in inputs
+    assert not site_builder.is_stale()
+    built = (site_html / "index.html").stat().st_mtime
+    newer = tmp_path / "edited.ipynb"
+    newer.write_text("{}")
+    import os
+
+    os.utime(newer, (built + 5, built + 5))
+    monkeypatch.setattr(site_builder, "inputs", lambda: [*inputs, newer])
+    assert site_builder.is_stale()
