@@ -689,6 +689,107 @@ HOOKS = {
                                      "lambda go: (go[0], go[0]))\ny.sum().backward()"),
     "node_hook_wrong_shape": F + ("y = x * 2\ny.grad_fn.register_hook(lambda gi, go: "
                                   "(torch.ones(4), None))\ny.sum().backward()"),
+    "hook_on_nonleaf_after_backward": F + (
+        "y = x * 2\n"
+        "z = y.sum()\n"
+        "z.backward()\n"
+        "y.register_hook(lambda g: g)"),
+    "hook_returns_none_chain": F + (
+        "x.register_hook(lambda g: None)\n"
+        "(x * 2).sum().backward()\n"
+        "x.grad"),
+    "hook_modifies_inplace": F + (
+        "y = x * 2\n"
+        "y.register_hook(lambda g: g.mul_(2))\n"
+        "y.sum().backward()\n"
+        "x.grad"),
+    "two_hooks_order": F + (
+        "out = []\n"
+        "x.register_hook(lambda g: out.append(1))\n"
+        "x.register_hook(lambda g: out.append(2))\n"
+        "(x * 2).sum().backward()\n"
+        "out"),
+    "hook_on_leaf_no_grad_mode": F + (
+        "with torch.no_grad():\n"
+        "    h = x.register_hook(lambda g: g * 2)\n"
+        "(x * 1).sum().backward()\n"
+        "x.grad"),
+    "retain_grad_then_hook": F + (
+        "y = x * 2\n"
+        "y.retain_grad()\n"
+        "y.register_hook(lambda g: g * 3)\n"
+        "y.sum().backward()\n"
+        "y.grad, x.grad"),
+    "grad_fn_hook_returns_wrong_type": F + (
+        "y = x * 2\n"
+        "y.grad_fn.register_hook(lambda gi, go: 'a')\n"
+        "y.sum().backward()"),
+    "prehook_returns_wrong_type": F + (
+        "y = x * 2\n"
+        "y.grad_fn.register_prehook(lambda go: 'a')\n"
+        "y.sum().backward()"),
+    "hook_in_thread_enable": F + (
+        "seen = []\n"
+        "def h(g):\n"
+        "    seen.append(torch.is_grad_enabled())\n"
+        "x.register_hook(h)\n"
+        "with torch.no_grad():\n"
+        "    pass\n"
+        "(x * 2).sum().backward()\n"
+        "seen"),
+    "inplace_on_leaf_in_hook": F + (
+        "w = torch.ones(3, requires_grad=True)\n"
+        "def h(g):\n"
+        "    w.add_(1)\n"
+        "y = x * 2\n"
+        "y.register_hook(h)\n"
+        "y.sum().backward()\n"
+        "w"),
+    "detach_in_hook": F + (
+        "y = x * 2\n"
+        "kept = []\n"
+        "y.register_hook(lambda g: kept.append(g.requires_grad))\n"
+        "y.sum().backward()\n"
+        "kept"),
+    "autograd_grad_in_hook": F + (
+        "w = torch.ones(3, requires_grad=True)\n"
+        "def h(g):\n"
+        "    torch.autograd.grad((w * 2).sum(), w)\n"
+        "y = x * 2\n"
+        "y.register_hook(h)\n"
+        "y.sum().backward()"),
+    "backward_in_no_grad_of_graph": F + (
+        "y = (x * 2).sum()\n"
+        "with torch.no_grad():\n"
+        "    y.backward()\n"
+        "x.grad"),
+    "grad_of_grad": F + (
+        "(x * x).sum().backward()\n"
+        "x.grad.requires_grad, x.grad.grad_fn"),
+    "zero_grad_inplace_then_backward": F + (
+        "(x * x).sum().backward()\n"
+        "x.grad.zero_()\n"
+        "(x * 2).sum().backward()\n"
+        "x.grad"),
+    "backward_grad_tensor_requires_grad": F + (
+        "g = torch.ones(3, requires_grad=True)\n"
+        "(x * 2).backward(g)\n"
+        "x.grad"),
+    "inference_then_backward": F + (
+        "with torch.inference_mode():\n"
+        "    y = x * 2\n"
+        "y.sum().backward()"),
+    "no_grad_requires_grad_leaf": (
+        "with torch.no_grad():\n"
+        "    x = torch.ones(2, requires_grad=True)\n"
+        "x.requires_grad, (x * 2).requires_grad"),
+    "set_grad_in_hook": F + (
+        "def h(g):\n"
+        "    torch.set_grad_enabled(True)\n"
+        "y = x * 2\n"
+        "y.register_hook(h)\n"
+        "y.sum().backward()\n"
+        "torch.is_grad_enabled()"),
     "retain_grad_int": I + "x.retain_grad()",
     "retain_grad_leaf": F + "x.retain_grad()\nx.retain_grad()\nx",
 }
