@@ -586,6 +586,12 @@ INDICES = {
     "setitem_inf_into_int": I + "x[0] = float('inf')",
     "setitem_bool_into_float": M + "x[0] = True\nx",
     "setitem_numpy_float": M + "x[0] = np.float64(2.5)\nx",
+    "setitem_numpy_float32": M + "x[0] = np.float32(2.5)",
+    "setitem_numpy_int": M + "x[0] = np.int64(3)\nx",
+    "setitem_numpy_bool": M + "x[0] = np.bool_(True)",
+    "setitem_numpy_array": M + "x[0] = np.array([1.0, 2.0, 3.0])",
+    "setitem_numpy_0d": M + "x[0] = np.array(2.0)",
+    "setitem_complex": M + "x[0] = 1 + 2j",
 }
 
 INPLACE = {
