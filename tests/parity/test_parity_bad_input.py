@@ -881,6 +881,25 @@ THREADS = {
                               "    t.start(); t.join()\nout"),
     "thread_backward": F + ("t = threading.Thread(target=lambda: (x * 3).sum().backward())\n"
                             "t.start(); t.join()\nx.grad"),
+    "thread_two_modes_at_once": F + (
+        "barrier = threading.Barrier(2)\nout = {}\n"
+        "def run(name, mode):\n    with mode():\n        barrier.wait(10)\n"
+        "        y = x * 2\n        barrier.wait(10)\n"
+        "        out[name] = (y.requires_grad, torch.is_grad_enabled())\n"
+        "a = threading.Thread(target=run, args=('off', torch.no_grad))\n"
+        "b = threading.Thread(target=run, args=('on', torch.enable_grad))\n"
+        "a.start(); b.start(); a.join(); b.join()\nout['off'], out['on']"),
+    "thread_inference_mode_elsewhere": F + (
+        "inside, release = threading.Event(), threading.Event()\nout = []\n"
+        "def hold():\n    with torch.inference_mode():\n        inside.set()\n"
+        "        out.append((x * 2).requires_grad)\n        release.wait(10)\n"
+        "t = threading.Thread(target=hold); t.start(); inside.wait(10)\n"
+        "r = (torch.is_inference_mode_enabled(), (x * 3).requires_grad)\n"
+        "release.set(); t.join()\nr, out"),
+    "thread_decorated_no_grad": F + (
+        "@torch.no_grad()\ndef f():\n    return x * 2\nout = []\n"
+        "t = threading.Thread(target=lambda: out.append(f()))\nt.start(); t.join()\n"
+        "out, (x * 2).requires_grad"),
     "thread_hook_grad_mode": F + (
         "seen = []\ny = x * 2\ny.register_hook(lambda g: seen.append(torch.is_grad_enabled()))\n"
         "t = threading.Thread(target=lambda: y.sum().backward())\nt.start(); t.join()\n"
