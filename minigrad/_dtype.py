@@ -27,6 +27,11 @@ class dtype:  # noqa: N801 - mirrors torch.dtype
         return self.np.itemsize
 
     @property
+    def c_name(self) -> str:
+        """The C++ type PyTorch names in its overflow errors: int64_t, float, double, bool."""
+        return _C_NAMES[self.name]
+
+    @property
     def type_name(self) -> str:
         """PyTorch's name for the type in error messages: Float, Double, Long, Bool."""
         return self.tensor_type[: -len("Tensor")]
@@ -173,4 +178,4 @@ def check_scalar_fits(value, d: dtype) -> None:
     else:
         ok = True
     if not ok:
-        raise RuntimeError(f"value cannot be converted to type {_C_NAMES[d.name]} without overflow")
+        raise RuntimeError(f"value cannot be converted to type {d.c_name} without overflow")

@@ -283,13 +283,18 @@ class IndexPutBackward0(Node):
 
 
 def _check_value(x: Tensor, value) -> None:
-    """PyTorch's checks on the value of `x[i] = value`: a tensor or a number that
-    x's dtype can hold (not a list, a string or None)."""
+    """PyTorch's checks on the value of `x[i] = value`: a tensor, or a Python number
+    (numpy ints and float64 count) that x's dtype can hold; not a list, a string,
+    None, an array or a numpy float32."""
     if isinstance(value, Tensor):
         return
-    if not isinstance(value, (int, float, np.number, np.bool_)):
-        raise TypeError(f"can't assign a {type(value).__name__} to a "
-                        f"minigrad.{x.dtype.tensor_type}")
+    if isinstance(value, complex):
+        raise RuntimeError(f"value cannot be converted to type {x.dtype.c_name} without overflow")
+    if not isinstance(value, (int, float, np.integer)):
+        kind = type(value)
+        name = kind.__name__ if kind.__module__ == "builtins" else \
+            f"{kind.__module__}.{kind.__name__}"
+        raise TypeError(f"can't assign a {name} to a minigrad.{x.dtype.tensor_type}")
     if isinstance(value, (int, np.integer)) and not -(2**63) <= int(value) < 2**63:
         raise ValueError("Overflow when unpacking long long")
     check_scalar_fits(value.item() if isinstance(value, np.generic) else value, x.dtype)

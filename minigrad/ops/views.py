@@ -718,7 +718,8 @@ def to_dtype(x: Tensor, dt) -> Tensor:
     dt = _dtype.to_dtype(dt)
     if dt is x.dtype:
         return x
-    out = Tensor._make(x._data.astype(dt.np))
+    with np.errstate(over="ignore", invalid="ignore"):  # (PyTorch converts nan, inf and
+        out = Tensor._make(x._data.astype(dt.np))     # out-of-range values silently)
     if dt.is_floating_point:
         node = record(ToCopyBackward0, out, x)
         if node is not None:

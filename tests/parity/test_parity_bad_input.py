@@ -314,6 +314,9 @@ DTYPES = {
     "long_of_nan": "torch.tensor([float('nan'), 1.5, -1.5]).long().shape",
     "long_of_big": "torch.tensor([1.5e19]).long().shape",
     "float_of_int": I + "x.float()",
+    "float_of_huge_double": "torch.tensor([1e300, -1e300], dtype=torch.float64).float()",
+    "long_of_inf": "torch.tensor([float('inf')]).long().shape",
+    "bool_of_nan": "torch.tensor([float('nan'), 0.0]).bool()",
     "double_of_bool": "torch.tensor([True, False]).double()",
     "bool_of_float": "torch.tensor([0.0, 0.1]).bool()",
     "int_tensor_requires_grad_": I + "x.requires_grad_()",
@@ -583,6 +586,12 @@ INDICES = {
     "setitem_inf_into_int": I + "x[0] = float('inf')",
     "setitem_bool_into_float": M + "x[0] = True\nx",
     "setitem_numpy_float": M + "x[0] = np.float64(2.5)\nx",
+    "setitem_numpy_float32": M + "x[0] = np.float32(2.5)",
+    "setitem_numpy_int": M + "x[0] = np.int64(3)\nx",
+    "setitem_numpy_bool": M + "x[0] = np.bool_(True)",
+    "setitem_numpy_array": M + "x[0] = np.array([1.0, 2.0, 3.0])",
+    "setitem_numpy_0d": M + "x[0] = np.array(2.0)",
+    "setitem_complex": M + "x[0] = 1 + 2j",
 }
 
 INPLACE = {
@@ -686,6 +695,107 @@ HOOKS = {
                                      "lambda go: (go[0], go[0]))\ny.sum().backward()"),
     "node_hook_wrong_shape": F + ("y = x * 2\ny.grad_fn.register_hook(lambda gi, go: "
                                   "(torch.ones(4), None))\ny.sum().backward()"),
+    "hook_on_nonleaf_after_backward": F + (
+        "y = x * 2\n"
+        "z = y.sum()\n"
+        "z.backward()\n"
+        "y.register_hook(lambda g: g)"),
+    "hook_returns_none_chain": F + (
+        "x.register_hook(lambda g: None)\n"
+        "(x * 2).sum().backward()\n"
+        "x.grad"),
+    "hook_modifies_inplace": F + (
+        "y = x * 2\n"
+        "y.register_hook(lambda g: g.mul_(2))\n"
+        "y.sum().backward()\n"
+        "x.grad"),
+    "two_hooks_order": F + (
+        "out = []\n"
+        "x.register_hook(lambda g: out.append(1))\n"
+        "x.register_hook(lambda g: out.append(2))\n"
+        "(x * 2).sum().backward()\n"
+        "out"),
+    "hook_on_leaf_no_grad_mode": F + (
+        "with torch.no_grad():\n"
+        "    h = x.register_hook(lambda g: g * 2)\n"
+        "(x * 1).sum().backward()\n"
+        "x.grad"),
+    "retain_grad_then_hook": F + (
+        "y = x * 2\n"
+        "y.retain_grad()\n"
+        "y.register_hook(lambda g: g * 3)\n"
+        "y.sum().backward()\n"
+        "y.grad, x.grad"),
+    "grad_fn_hook_returns_wrong_type": F + (
+        "y = x * 2\n"
+        "y.grad_fn.register_hook(lambda gi, go: 'a')\n"
+        "y.sum().backward()"),
+    "prehook_returns_wrong_type": F + (
+        "y = x * 2\n"
+        "y.grad_fn.register_prehook(lambda go: 'a')\n"
+        "y.sum().backward()"),
+    "hook_in_thread_enable": F + (
+        "seen = []\n"
+        "def h(g):\n"
+        "    seen.append(torch.is_grad_enabled())\n"
+        "x.register_hook(h)\n"
+        "with torch.no_grad():\n"
+        "    pass\n"
+        "(x * 2).sum().backward()\n"
+        "seen"),
+    "inplace_on_leaf_in_hook": F + (
+        "w = torch.ones(3, requires_grad=True)\n"
+        "def h(g):\n"
+        "    w.add_(1)\n"
+        "y = x * 2\n"
+        "y.register_hook(h)\n"
+        "y.sum().backward()\n"
+        "w"),
+    "detach_in_hook": F + (
+        "y = x * 2\n"
+        "kept = []\n"
+        "y.register_hook(lambda g: kept.append(g.requires_grad))\n"
+        "y.sum().backward()\n"
+        "kept"),
+    "autograd_grad_in_hook": F + (
+        "w = torch.ones(3, requires_grad=True)\n"
+        "def h(g):\n"
+        "    torch.autograd.grad((w * 2).sum(), w)\n"
+        "y = x * 2\n"
+        "y.register_hook(h)\n"
+        "y.sum().backward()"),
+    "backward_in_no_grad_of_graph": F + (
+        "y = (x * 2).sum()\n"
+        "with torch.no_grad():\n"
+        "    y.backward()\n"
+        "x.grad"),
+    "grad_of_grad": F + (
+        "(x * x).sum().backward()\n"
+        "x.grad.requires_grad, x.grad.grad_fn"),
+    "zero_grad_inplace_then_backward": F + (
+        "(x * x).sum().backward()\n"
+        "x.grad.zero_()\n"
+        "(x * 2).sum().backward()\n"
+        "x.grad"),
+    "backward_grad_tensor_requires_grad": F + (
+        "g = torch.ones(3, requires_grad=True)\n"
+        "(x * 2).backward(g)\n"
+        "x.grad"),
+    "inference_then_backward": F + (
+        "with torch.inference_mode():\n"
+        "    y = x * 2\n"
+        "y.sum().backward()"),
+    "no_grad_requires_grad_leaf": (
+        "with torch.no_grad():\n"
+        "    x = torch.ones(2, requires_grad=True)\n"
+        "x.requires_grad, (x * 2).requires_grad"),
+    "set_grad_in_hook": F + (
+        "def h(g):\n"
+        "    torch.set_grad_enabled(True)\n"
+        "y = x * 2\n"
+        "y.register_hook(h)\n"
+        "y.sum().backward()\n"
+        "torch.is_grad_enabled()"),
     "retain_grad_int": I + "x.retain_grad()",
     "retain_grad_leaf": F + "x.retain_grad()\nx.retain_grad()\nx",
 }
@@ -771,6 +881,25 @@ THREADS = {
                               "    t.start(); t.join()\nout"),
     "thread_backward": F + ("t = threading.Thread(target=lambda: (x * 3).sum().backward())\n"
                             "t.start(); t.join()\nx.grad"),
+    "thread_two_modes_at_once": F + (
+        "barrier = threading.Barrier(2)\nout = {}\n"
+        "def run(name, mode):\n    with mode():\n        barrier.wait(10)\n"
+        "        y = x * 2\n        barrier.wait(10)\n"
+        "        out[name] = (y.requires_grad, torch.is_grad_enabled())\n"
+        "a = threading.Thread(target=run, args=('off', torch.no_grad))\n"
+        "b = threading.Thread(target=run, args=('on', torch.enable_grad))\n"
+        "a.start(); b.start(); a.join(); b.join()\nout['off'], out['on']"),
+    "thread_inference_mode_elsewhere": F + (
+        "inside, release = threading.Event(), threading.Event()\nout = []\n"
+        "def hold():\n    with torch.inference_mode():\n        inside.set()\n"
+        "        out.append((x * 2).requires_grad)\n        release.wait(10)\n"
+        "t = threading.Thread(target=hold); t.start(); inside.wait(10)\n"
+        "r = (torch.is_inference_mode_enabled(), (x * 3).requires_grad)\n"
+        "release.set(); t.join()\nr, out"),
+    "thread_decorated_no_grad": F + (
+        "@torch.no_grad()\ndef f():\n    return x * 2\nout = []\n"
+        "t = threading.Thread(target=lambda: out.append(f()))\nt.start(); t.join()\n"
+        "out, (x * 2).requires_grad"),
     "thread_hook_grad_mode": F + (
         "seen = []\ny = x * 2\ny.register_hook(lambda g: seen.append(torch.is_grad_enabled()))\n"
         "t = threading.Thread(target=lambda: y.sum().backward())\nt.start(); t.join()\n"
@@ -828,8 +957,6 @@ KNOWN_GAPS = {
     "to_str": f"{_OPS}: Tensor.to's device string",
     "to_dtype_kw_str": f"{_OPS}: Tensor.to's dtype check",
     "to_number": f"{_OPS}: Tensor.to's device number",
-    "long_of_nan": f"{_OPS}: numpy's cast warning in .long()",
-    "long_of_big": f"{_OPS}: numpy's cast warning in .long()",
     "mul_1e40_float32": f"{_OPS}: numpy's cast warning in a float32 op with a Python float",
     "sum_dim_str": f"{_OPS}: sum's dim",
     "sum_dim_float": f"{_OPS}: sum's dim",
