@@ -68,7 +68,7 @@ class Generator:
         """Restart the sequence from `seed` (any int from -2**63 to 2**64 - 1)."""
         seed = _check_seed(seed)
         self._seed = seed
-        _k.seed(self._mt, seed & 0xFFFFFFFF)
+        self._mt[:] = _seeded_state(seed & 0xFFFFFFFF)
         self._normal_cache[:] = 0.0
         return self
 
@@ -90,6 +90,16 @@ class Generator:
 
     def __repr__(self) -> str:
         return f"<minigrad.Generator object at {hex(id(self))}>"
+
+
+def _seeded_state(s: int) -> list:
+    """mt19937's state after seeding with the 32-bit `s` (its init_genrand), followed
+    by the two counters: one word left, so the first draw twists first."""
+    words = [s]
+    for j in range(1, _k.N):
+        prev = words[-1]
+        words.append((1812433253 * (prev ^ (prev >> 30)) + j) & 0xFFFFFFFF)
+    return words + [1, 0]  # mt[LEFT], mt[NEXT]
 
 
 def _check_seed(seed) -> int:
@@ -164,7 +174,7 @@ def randint_into(arr: np.ndarray, low: int, high: int, generator=None) -> None:
     """Fill an array with integers from [low, high), computed in int64."""
     gen = resolve(generator)
     flat = np.empty(arr.size, np.int64)
-    _k.randint_fill(gen._mt, flat, int(low), int(high) - int(low))
+    _k.randint_fill(gen._mt, flat, int(low), np.uint64(int(high) - int(low)))
     view = _fill_order(arr)
     view[...] = flat.reshape(view.shape)
 

@@ -37,19 +37,7 @@ def fma(typingctx, a, b, c):
     return sig, codegen
 
 
-# -- the engine --------------------------------------------------------------------
-
-
-@njit(cache=True)
-def seed(mt, s):
-    """Seed the engine as mt19937's init_genrand does, from the low 32 bits of `s`."""
-    mt[0] = s & _MASK32
-    for j in range(1, N):
-        prev = mt[j - 1]
-        # 1812433253 * (...) can pass 2**63: the product wraps, the low 32 bits are right
-        mt[j] = (1812433253 * (prev ^ (prev >> 30)) + j) & _MASK32
-    mt[LEFT] = 1
-    mt[NEXT] = 0
+# -- the engine (seeding is in minigrad._generator: plain Python, run at import) ----
 
 
 @njit(cache=True)
@@ -230,7 +218,9 @@ def _box_muller_16_any_f32(data, start, mean, std, vectorised):
 # -- PyTorch's AVX2 Box-Muller: Cephes-style logf and sincosf in float32 ------------
 # PyTorch's AVX2 build (what an AVX2-only CPU runs) transforms 16 float32 uniforms
 # with vectorised approximations of log, sin and cos, not the C library's. The lane
-# arithmetic below repeats them one lane at a time, rounding where they round.
+# arithmetic below repeats them one lane at a time, rounding where they round: the
+# compiler turned each product whose only use is an addition into a fused multiply-add
+# (`fma` here), so a plain `a * b + c` would differ in the last bit now and then.
 
 _F = np.float32
 _LOG_P = (_F(7.0376836292e-2), _F(-1.1514610310e-1), _F(1.1676998740e-1),
@@ -291,8 +281,7 @@ def _avx2_sincosf(x):
     c = fma(_COS_P[0], z, _COS_P[1])
     c = fma(c, z, _COS_P[2])
     c = c * z
-    c = c * z
-    c = fma(-z, _F(0.5), c)
+    c = fma(c, z, -(z * _F(0.5)))  # the compiler fused the second product into the sub
     c = c + _F(1.0)
     s = fma(_SIN_P[0], z, _SIN_P[1])
     s = fma(s, z, _SIN_P[2])
@@ -326,30 +315,26 @@ def _avx2_box_muller_16(data, start, mean, std):
 
 @njit(cache=True)
 def _umod64(hi, lo, r):
-    """((hi << 32) | lo) % r for the unsigned 64-bit value, r < 2**63."""
-    rem = hi % r
-    for _ in range(32):  # shift the remainder left bit by bit: no overflow for r < 2**63
-        rem = rem * 2
-        if rem >= r:
-            rem -= r
-    # rem = (hi * 2**32) % r; add lo
-    rem += lo % r
-    if rem >= r:
-        rem -= r
-    return rem
+    """((hi << 32) | lo) % r in unsigned 64-bit arithmetic (r: a uint64), returned as
+    an int64 with the same bits. (Every operand is a uint64: numba would turn a mix of
+    signed and unsigned 64-bit integers into floats.)"""
+    v = (np.uint64(hi) << np.uint64(32)) | np.uint64(lo)
+    return np.int64(v % r)
 
 
 @njit(cache=True)
 def randint_fill(mt, out, low, span):
-    """Integers in [low, low + span): one word modulo span, or random64() modulo span
-    when span >= 2**28 (PyTorch's cut-off, to keep the modulo bias small)."""
-    wide = span >= (1 << 28)
-    for i in range(out.size):
-        if wide:
+    """Integers in [low, low + span) (`span`: a uint64, up to 2**64 - 1): one word
+    modulo span, or random64() modulo span when span >= 2**28 (PyTorch's cut-off, to
+    keep the modulo bias small). The sum wraps around as PyTorch's does."""
+    if span >= np.uint64(1 << 28):
+        for i in range(out.size):
             hi, lo = next_u64_parts(mt)
             out[i] = _umod64(hi, lo, span) + low
-        else:
-            out[i] = next_u32(mt) % span + low
+    else:
+        narrow = np.int64(span)
+        for i in range(out.size):
+            out[i] = next_u32(mt) % narrow + low
 
 
 @njit(cache=True)
@@ -367,6 +352,6 @@ def randperm_fill(mt, out):
     else:
         for i in range(n):
             hi, lo = next_u64_parts(mt)
-            z = _umod64(hi, lo, i + 1)
+            z = _umod64(hi, lo, np.uint64(i + 1))
             out[i] = out[z]
             out[z] = i
