@@ -44,6 +44,7 @@ def cpu_capability() -> str:
 # So the last bits of these samples differ between kinds of machine, as PyTorch's do;
 # minigrad follows the machine it runs on.
 CAPABILITY = cpu_capability()
+RANDPERM_INSIDE_OUT_FROM = 0xFFFFFFFF // 20  # PyTorch's randperm changes algorithm here
 FUSED_MULTIPLY_ADD = CAPABILITY != "default"
 VECTORISED_FLOAT32_NORMAL = CAPABILITY == "avx2"
 
@@ -183,5 +184,5 @@ def randperm_array(n: int, generator=None) -> np.ndarray:
     """A random permutation of 0..n-1 as an int64 array."""
     gen = resolve(generator)
     out = np.empty(n, np.int64)
-    _k.randperm_fill(gen._mt, out)
+    _k.randperm_fill(gen._mt, out, n >= RANDPERM_INSIDE_OUT_FROM)
     return out

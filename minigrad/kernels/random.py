@@ -338,12 +338,13 @@ def randint_fill(mt, out, low, span):
 
 
 @njit(cache=True)
-def randperm_fill(mt, out):
+def randperm_fill(mt, out, inside_out):
     """A permutation of 0..n-1. For n below 2**32 / 20 PyTorch swaps each position i
-    with one of positions i..n-1 picked by one word modulo (n - i); above that it builds
-    the permutation inside out with random64()."""
+    with one of positions i..n-1 picked by one word modulo (n - i); above that
+    (`inside_out`) it builds the permutation inside out, position i taking a place
+    picked by random64() modulo (i + 1), so the modulo's bias stays negligible."""
     n = out.size
-    if n < _MASK32 // 20:
+    if not inside_out:
         for i in range(n):
             out[i] = i
         for i in range(n - 1):
