@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from . import _dtype
 from . import _generator as _gen
 from .ops._util import copy_like, layout_matters
-from .tensor import Tensor
+from .tensor import Tensor, warn_scalar_conversion
 
 
 def _finish(data: np.ndarray, requires_grad: bool) -> Tensor:
@@ -182,16 +184,26 @@ def _build_error(data, dt: _dtype.dtype, err: Exception) -> Exception:
     return ValueError(f"could not build a tensor from {type(data).__name__}: {err}")
 
 
+_COPY_CONSTRUCT = (
+    "To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() "
+    "or sourceTensor.detach().clone().requires_grad_(True), rather than "
+    "minigrad.tensor(sourceTensor).")
+
+
 def tensor(data, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
     """A new leaf tensor holding a copy of `data` (nested lists, numbers, arrays)."""
     _check_device(device)
     if isinstance(data, Tensor):
+        warnings.warn(_COPY_CONSTRUCT, UserWarning, stacklevel=2)
         data = data._data
     if isinstance(data, (list, tuple)):
         types: set = set()
         _leaf_types(data, types)
         dt = _dtype.to_dtype(dtype) if dtype is not None else _list_dtype(data, types)
         if any(issubclass(t, Tensor) for t in types):
+            for x in _flatten(data):
+                if isinstance(x, Tensor):
+                    warn_scalar_conversion(x, stacklevel=3)
             data = [x.tolist() if isinstance(x, Tensor) else x for x in data]
     else:
         dt = _dtype.to_dtype(dtype) if dtype is not None else _infer_dtype(data)
