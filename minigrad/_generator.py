@@ -8,45 +8,20 @@ wrap them in tensors).
 
 from __future__ import annotations
 
-import os
 import secrets
 
 import numpy as np
 
+from ._cpu import CAPABILITY, FUSED_MULTIPLY_ADD
 from .kernels import random as _k
 
-
-def cpu_capability() -> str:
-    """The kernels PyTorch would run on this CPU: "avx512", "avx2" or "default" (its
-    choice by the CPU's features, or the ATEN_CPU_CAPABILITY environment variable)."""
-    try:
-        import llvmlite.binding as llvm
-
-        features = llvm.get_host_cpu_features()
-    except Exception:  # noqa: BLE001 - no way to ask: the portable kernels
-        features = {}
-    has_avx2 = bool(features.get("avx2")) and bool(features.get("fma"))
-    has_avx512 = has_avx2 and all(
-        features.get(f) for f in ("avx512f", "avx512bw", "avx512vl", "avx512dq"))
-    best = "avx512" if has_avx512 else "avx2" if has_avx2 else "default"
-    forced = os.environ.get("ATEN_CPU_CAPABILITY", "").lower()
-    order = ("default", "avx2", "avx512")
-    if forced in order and order.index(forced) <= order.index(best):
-        return forced
-    return best
-
-
-# Two things in PyTorch's samplers depend on the kernels its CPU runs:
-# - its AVX2 and AVX512 kernels are compiled with fused multiply-add, so x * span + low
-#   (uniform_, and normal_ of fewer than 16 values) is rounded once, not twice;
-# - its float32 normal sampler for 16 or more values takes log, sin and cos from
-#   vectorised approximations in the AVX2 kernels, from the C library otherwise.
-# So the last bits of these samples differ between kinds of machine, as PyTorch's do;
-# minigrad follows the machine it runs on.
-CAPABILITY = cpu_capability()
-RANDPERM_INSIDE_OUT_FROM = 0xFFFFFFFF // 20  # PyTorch's randperm changes algorithm here
-FUSED_MULTIPLY_ADD = CAPABILITY != "default"
+# PyTorch's float32 normal sampler for 16 or more values takes log, sin and cos from
+# vectorised approximations in its AVX2 kernels, from the C library otherwise (and its
+# AVX2 and AVX512 kernels round x * span + low once, see `minigrad._cpu`): the last
+# bits of these samples differ between kinds of machine, as PyTorch's do. minigrad
+# follows the machine it runs on.
 VECTORISED_FLOAT32_NORMAL = CAPABILITY == "avx2"
+RANDPERM_INSIDE_OUT_FROM = 0xFFFFFFFF // 20  # PyTorch's randperm changes algorithm here
 
 
 _NO_STATE = ("PyTorch keeps a generator's state in a uint8 tensor, a dtype minigrad does not "

@@ -16,7 +16,8 @@ import math
 
 import numpy as np
 from numba import njit
-from numba.extending import intrinsic
+
+from .fused import fma, mul_add
 
 N = 624  # words of state
 M = 397  # the twist's offset
@@ -24,17 +25,6 @@ LEFT = 624  # mt[LEFT]: words left before the next twist (1 after seeding: twist
 NEXT = 625  # mt[NEXT]: index of the next word to hand out
 STATE_SIZE = 626
 _MASK32 = 0xFFFFFFFF
-
-
-@intrinsic
-def fma(typingctx, a, b, c):
-    """a * b + c rounded once (C's std::fma), for float32 or float64 operands."""
-    sig = a(a, a, a)
-
-    def codegen(context, builder, signature, args):
-        return builder.fma(*args)
-
-    return sig, codegen
 
 
 # -- the engine (seeding is in minigrad._generator: plain Python, run at import) ----
@@ -90,13 +80,6 @@ def _u53(mt):
 
 
 @njit(cache=True)
-def _mul_add(a, b, c, fused):
-    """a * b + c, rounded once (`fused`, as a compiler that contracts it to an FMA
-    instruction computes it) or twice."""
-    return fma(a, b, c) if fused else a * b + c
-
-
-@njit(cache=True)
 def uniform_f64(mt, out, lo, hi, fused):
     """U[lo, hi) in float64: 53 random bits scaled by 2**-53, then x * (hi - lo) + lo.
 
@@ -105,7 +88,7 @@ def uniform_f64(mt, out, lo, hi, fused):
     scale = 1.0 / 9007199254740992.0  # 2**-53
     span = hi - lo
     for i in range(out.size):
-        v = _mul_add(_u53(mt) * scale, span, lo, fused)
+        v = mul_add(_u53(mt) * scale, span, lo, fused)
         out[i] = lo if v == hi else v
 
 
@@ -117,7 +100,7 @@ def uniform_f32(mt, out, lo, hi, fused):
     hi32 = np.float32(hi)
     span = hi32 - lo32
     for i in range(out.size):
-        v = _mul_add(np.float32(next_u32(mt) & 0xFFFFFF) * scale, span, lo32, fused)
+        v = mul_add(np.float32(next_u32(mt) & 0xFFFFFF) * scale, span, lo32, fused)
         out[i] = lo32 if v == hi32 else v
 
 
@@ -144,7 +127,7 @@ def normal_serial(mt, cache, out, mean, std, fused):
             cache[1] = r * math.sin(theta)
             cache[0] = 1.0
             z = r * math.cos(theta)
-        out[i] = _mul_add(z, std, mean, fused)
+        out[i] = mul_add(z, std, mean, fused)
 
 
 # -- normal: 16 at a time (16 or more values in a contiguous tensor) ---------------

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import minigrad as torch
-from minigrad import _generator
+from minigrad import _cpu
 from minigrad.kernels import random as k
 
 
@@ -163,11 +163,11 @@ def test_avx2_approximations_are_close_to_the_functions():
 
 def test_capability_follows_the_override(monkeypatch):
     monkeypatch.setenv("ATEN_CPU_CAPABILITY", "default")
-    assert _generator.cpu_capability() == "default"
+    assert _cpu.cpu_capability() == "default"
     monkeypatch.setenv("ATEN_CPU_CAPABILITY", "no such thing")
-    best = _generator.cpu_capability()
+    best = _cpu.cpu_capability()
     monkeypatch.delenv("ATEN_CPU_CAPABILITY")
-    assert best == _generator.cpu_capability() in ("default", "avx2", "avx512")
+    assert best == _cpu.cpu_capability() in ("default", "avx2", "avx512")
 
 
 def test_generators_are_independent_of_the_default():

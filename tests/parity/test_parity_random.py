@@ -4,8 +4,8 @@ fewer than 16 normal values (one at a time, with Box-Muller's cached second valu
 16 or more (16 at a time, the last block redrawn), non-contiguous tensors, and the
 integer samplers' narrow and wide ranges.
 
-PyTorch's AVX2 and AVX512 builds round some of these differently (see
-`minigrad._generator`); minigrad follows the machine, so these tests hold on both.
+PyTorch's AVX2 and AVX512 builds round some of these differently (see `minigrad._cpu`
+and `minigrad._generator`); minigrad follows the machine, so these tests hold on both.
 `test_forced_capability_matches_torch` also checks the kernels of the other kinds of
 machine that can be forced here with ATEN_CPU_CAPABILITY, in fresh processes.
 """
@@ -268,9 +268,9 @@ print(json.dumps(out))
 
 
 def _forcible_capabilities() -> list[str]:
-    from minigrad import _generator
+    from minigrad import _cpu
 
-    return ["default"] + (["avx2"] if _generator.CAPABILITY in ("avx2", "avx512") else [])
+    return ["default"] + (["avx2"] if _cpu.CAPABILITY in ("avx2", "avx512") else [])
 
 
 @pytest.mark.parametrize("capability", _forcible_capabilities())
