@@ -19,6 +19,8 @@ from ._creation import (
     eye,
     full,
     full_like,
+    get_rng_state,
+    initial_seed,
     linspace,
     manual_seed,
     normal_,
@@ -29,12 +31,16 @@ from ._creation import (
     randint,
     randn,
     randn_like,
+    randperm,
+    seed,
+    set_rng_state,
     tensor,
     uniform_,
     zeros,
     zeros_like,
 )
 from ._dtype import dtype, get_default_dtype
+from ._generator import Generator, default_generator
 from .arrays.broadcasting import broadcast_shape as _broadcast_shape
 from .arrays.broadcasting import check_inplace_shape as _check_inplace_shape
 from .autograd.inplace import check_inplace as _check_inplace
@@ -415,7 +421,9 @@ __all__ = [
     "double", "long",
     "tensor", "zeros", "ones", "full", "eye", "arange", "randn", "rand", "randint", "empty",
     "linspace", "zeros_like", "ones_like", "full_like", "empty_like", "randn_like",
-    "rand_like", "manual_seed", "no_grad", "enable_grad", "set_grad_enabled",
-    "is_grad_enabled", "inference_mode", "is_inference_mode_enabled", "is_anomaly_enabled",
-    "is_anomaly_check_nan_enabled", "autograd", "nn", "optim", "get_default_dtype",
+    "rand_like", "manual_seed", "randperm", "initial_seed", "seed", "get_rng_state",
+    "set_rng_state", "Generator", "default_generator", "no_grad", "enable_grad",
+    "set_grad_enabled", "is_grad_enabled", "inference_mode", "is_inference_mode_enabled",
+    "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "autograd", "nn", "optim",
+    "get_default_dtype",
 ]

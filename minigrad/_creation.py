@@ -7,16 +7,9 @@ import warnings
 import numpy as np
 
 from . import _args, _dtype
+from . import _generator as _gen
 from .arrays.layout import copy_like, layout_matters
-from .tensor import Tensor
-
-_rng = np.random.Generator(np.random.PCG64(0))
-
-
-def manual_seed(seed: int) -> None:
-    """Seed minigrad's random generator (its numbers differ from PyTorch's)."""
-    global _rng
-    _rng = np.random.Generator(np.random.PCG64(int(seed)))
+from .tensor import Tensor, warn_scalar_conversion
 
 
 def _finish(data: np.ndarray, requires_grad: bool) -> Tensor:
@@ -180,6 +173,12 @@ def _build_error(data, dt: _dtype.dtype, err: Exception) -> Exception:
     return ValueError(f"could not build a tensor from {type(data).__name__}: {err}")
 
 
+_COPY_CONSTRUCT = (
+    "To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() "
+    "or sourceTensor.detach().clone().requires_grad_(True), rather than "
+    "minigrad.tensor(sourceTensor).")
+
+
 def tensor(data=_args.REQUIRED, *extra, dtype=None, device=None, requires_grad: bool = False,
            pin_memory: bool = False) -> Tensor:
     """A new leaf tensor holding a copy of `data` (nested lists, numbers, arrays)."""
@@ -193,10 +192,7 @@ def tensor(data=_args.REQUIRED, *extra, dtype=None, device=None, requires_grad: 
     if isinstance(data, (str, bytes)):
         raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
     if isinstance(data, Tensor):
-        warnings.warn(
-            "To copy construct from a tensor, it is recommended to use "
-            "sourceTensor.detach().clone() or sourceTensor.detach().clone().requires_grad_(True), "
-            "rather than minigrad.tensor(sourceTensor).", UserWarning, stacklevel=2)
+        warnings.warn(_COPY_CONSTRUCT, UserWarning, stacklevel=2)
         data = data._data
     if isinstance(data, range):
         data = list(data)
@@ -206,6 +202,9 @@ def tensor(data=_args.REQUIRED, *extra, dtype=None, device=None, requires_grad: 
         _leaf_types(data, types)
         dt = dtype if dtype is not None else _list_dtype(data, types)
         if any(issubclass(t, (Tensor, range)) for t in types):
+            for x in _flatten(data):
+                if isinstance(x, Tensor):
+                    warn_scalar_conversion(x, stacklevel=3)
             data = _plain_lists(data, depth)
     else:
         dt = dtype if dtype is not None else _infer_dtype(data)
@@ -443,25 +442,64 @@ def _signatures_error(name: str, got: str, *heads: str) -> TypeError:
                      "but expected one of:\n" + "\n".join(lines) + "\n")
 
 
-def randn(*size, dtype=None, requires_grad: bool = False, generator=None, device=None) -> Tensor:
-    """Standard normal samples from minigrad's generator (see `manual_seed`)."""
+def manual_seed(seed: int) -> _gen.Generator:
+    """Seed the default generator: the random factories then give PyTorch's numbers
+    after `torch.manual_seed(seed)`, bit for bit (see `minigrad._generator`)."""
+    return _gen.default_generator.manual_seed(seed)
+
+
+def initial_seed() -> int:
+    """The seed the default generator started from."""
+    return _gen.default_generator.initial_seed()
+
+
+def seed() -> int:
+    """Seed the default generator from the operating system's randomness."""
+    return _gen.default_generator.seed()
+
+
+def get_rng_state():
+    raise NotImplementedError(_gen._NO_STATE)
+
+
+def set_rng_state(new_state) -> None:
+    raise NotImplementedError(_gen._NO_STATE)
+
+
+def _float_dt(dtype, kernel: str) -> _dtype.dtype:
+    """The dtype of a sampled tensor; PyTorch's samplers refuse integer dtypes."""
+    dt = _dt(dtype)
+    if not dt.is_floating_point:
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{dt.type_name}\'')
+    return dt
+
+
+def randn(*size, generator=None, dtype=None, requires_grad: bool = False,
+          device=None) -> Tensor:
+    """Samples from N(0, 1), PyTorch's numbers for the same seed."""
     _check_device(device)
     if not size:
         raise _signatures_error("randn", "", "tuple of ints size")
-    shape = _shape(size, "randn")
-    return _finish(_rng.standard_normal(shape).astype(_dt(dtype).np), requires_grad)
+    data = np.empty(_shape(size, "randn"), _float_dt(dtype, "normal_kernel_cpu").np)
+    _gen.normal_into(data, 0.0, 1.0, generator)
+    return _finish(data, requires_grad)
 
 
-def rand(*size, dtype=None, requires_grad: bool = False, generator=None, device=None) -> Tensor:
-    """Uniform samples in [0, 1)."""
+def rand(*size, generator=None, dtype=None, requires_grad: bool = False,
+         device=None) -> Tensor:
+    """Samples from U[0, 1), PyTorch's numbers for the same seed."""
     _check_device(device)
     if not size:
         raise _signatures_error("rand", "", "tuple of ints size")
-    return _finish(_rng.random(_shape(size, "rand")).astype(_dt(dtype).np), requires_grad)
+    data = np.empty(_shape(size, "rand"), _float_dt(dtype, "check_uniform_bounds").np)
+    _gen.uniform_into(data, 0.0, 1.0, generator)
+    return _finish(data, requires_grad)
 
 
-def randint(low, high=None, size=None, dtype=None) -> Tensor:
+def randint(low, high=None, size=None, *, generator=None, dtype=None,
+            requires_grad: bool = False, device=None) -> Tensor:
     """Random integers in [low, high): `randint(high, size)` or `randint(low, high, size)`."""
+    _check_device(device)
     if size is None and isinstance(high, (tuple, list)):
         low, high, size = 0, low, high  # the randint(high, size) form
     elif high is None and size is not None:
@@ -471,27 +509,57 @@ def randint(low, high=None, size=None, dtype=None) -> Tensor:
         raise _signatures_error("randint", got, "int high, tuple of ints size",
                                 "int low, int high, tuple of ints size")
     shape = _shape((size,), "randint")
-    return _finish(_rng.integers(low, high, size=shape).astype(
-        _dtype.to_dtype(dtype or _dtype.int64).np), False)
+    if low >= high:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got "
+                           f"from={low} >= to={high}")
+    data = np.empty(shape, _dtype.to_dtype(dtype or _dtype.int64).np)
+    _gen.randint_into(data, low, high, generator)
+    return _finish(data, requires_grad)
 
 
-def uniform_(t: Tensor, a: float = 0.0, b: float = 1.0) -> Tensor:
-    """Fill `t` in place with uniform samples (one in-place op: version + 1)."""
+def randperm(n: int, *, generator=None, dtype=None, requires_grad: bool = False,
+             device=None) -> Tensor:
+    """A random permutation of 0..n-1 (int64 unless `dtype` says otherwise)."""
+    _check_device(device)
+    if n < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
+    data = _gen.randperm_array(int(n), generator)
+    return _finish(data.astype(_dtype.to_dtype(dtype or _dtype.int64).np, copy=False),
+                   requires_grad)
+
+
+def _sample_inplace(t: Tensor, fill, kernel: str, *args, generator=None) -> Tensor:
+    """Fill `t` with `fill(data, *args, generator)`: one in-place op (version + 1)."""
     from .autograd.inplace import check_inplace
 
     check_inplace(t)
-    t._data[...] = _rng.uniform(a, b, t._data.shape)
+    if not t.dtype.is_floating_point:
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{t.dtype.type_name}\'')
+    fill(t._data, *args, generator)
     t._version_counter.value += 1
     return t
 
 
-def normal_(t: Tensor, mean: float = 0.0, std: float = 1.0) -> Tensor:
-    from .autograd.inplace import check_inplace
+def uniform_(t: Tensor, a: float = 0.0, b: float = 1.0, *, generator=None) -> Tensor:
+    """Fill `t` in place with samples from U[a, b), PyTorch's numbers for the same seed."""
+    if a > b:
+        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found "
+                           f"from={_num_text(a)} > to={_num_text(b)}")
+    return _sample_inplace(t, _gen.uniform_into, "check_uniform_bounds", a, b,
+                           generator=generator)
 
-    check_inplace(t)
-    t._data[...] = _rng.normal(mean, std, t._data.shape)
-    t._version_counter.value += 1
-    return t
+
+def normal_(t: Tensor, mean: float = 0.0, std: float = 1.0, *, generator=None) -> Tensor:
+    """Fill `t` in place with samples from N(mean, std**2), PyTorch's numbers."""
+    if std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {_num_text(std)}")
+    return _sample_inplace(t, _gen.normal_into, "normal_kernel_cpu", mean, std,
+                           generator=generator)
+
+
+def _num_text(v) -> str:
+    """A number as PyTorch's C++ prints it in these messages (1.0 as 1, 0.5 as 0.5)."""
+    return f"{v:g}"
 
 
 def _laid_out_like(t: Tensor, out: Tensor) -> Tensor:

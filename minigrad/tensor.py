@@ -42,6 +42,20 @@ class VersionCounter:
 
 _WARNED_FLOAT = False  # `float(t)` on a tensor requiring grad warns only once
 
+
+def warn_scalar_conversion(t: Tensor, stacklevel: int) -> None:
+    """PyTorch's warning when `float(t)` or `tensor([t, ...])` turns a tensor that
+    requires grad into a number (cut off from the graph): once per process, for both
+    together (`t.item()` does not warn)."""
+    global _WARNED_FLOAT
+    if t.requires_grad and not _WARNED_FLOAT:
+        _WARNED_FLOAT = True
+        warnings.warn(
+            "Converting a tensor with requires_grad=True to a scalar may lead to "
+            "unexpected behavior.\nConsider using tensor.detach() first.",
+            UserWarning, stacklevel=stacklevel,
+        )
+
 # How a view came to be, which decides whether it may be modified in place.
 DEFAULT = "default"
 NO_GRAD_MODE = "no_grad_mode"
@@ -89,6 +103,8 @@ class device:  # noqa: N801 - mirrors torch.device
 
 
 _CPU = device()
+# The C++ type names PyTorch's messages use for the dtypes (assigning a .grad)
+_CPP_TYPE = {"float32": "float", "float64": "double", "int64": "long int", "bool": "bool"}
 
 
 class Size(tuple):
@@ -286,7 +302,7 @@ class Tensor:
                 "for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. If you "
                 "access the non-leaf Tensor by mistake, make sure you access the leaf "
                 "Tensor instead. See github.com/pytorch/pytorch/pull/30531 for more "
-                "informations.",
+                "information.",
                 UserWarning,
                 stacklevel=2,
             )
@@ -300,10 +316,22 @@ class Tensor:
                     f"assigned grad expected to be a Tensor or None but got grad of type "
                     f"{type(value).__name__}"
                 )
+            if value is self:
+                raise RuntimeError("can't assign Variable as its own grad")
             if value.dtype is not self.dtype:
-                raise RuntimeError("assigned grad has data of a different type")
+                raise RuntimeError(
+                    f"attempting to assign a gradient with dtype '{_CPP_TYPE[value.dtype.name]}'"
+                    f" to a tensor with grad_dtype '{self.dtype.type_name}'. The gradient must "
+                    "match the tensor's grad_dtype (defaults to the tensor's dtype). You can "
+                    "set the tensor's grad_dtype attribute with a specific dtype, or None to "
+                    "allow any dtype. Set grad_dtype with caution. Diverging the dtypes of a "
+                    "tensor and its gradient may break downstream systems that assume they "
+                    "match.")
             if value.shape != self.shape:
-                raise RuntimeError("assigned grad has data of a different size")
+                raise RuntimeError(
+                    f"attempting to assign a gradient of size '{list(value.shape)}' to a tensor"
+                    f" of size '{list(self.shape)}'. Please ensure that the gradient and the "
+                    "tensor are the same size")
         self._grad = value
 
     @property
@@ -426,15 +454,7 @@ class Tensor:
         return self._data.tolist()
 
     def __float__(self) -> float:
-        global _WARNED_FLOAT
-        if self.requires_grad and not _WARNED_FLOAT:
-            # PyTorch warns once per process: the number is cut off from the graph.
-            _WARNED_FLOAT = True
-            warnings.warn(
-                "Converting a tensor with requires_grad=True to a scalar may lead to "
-                "unexpected behavior.\nConsider using tensor.detach() first.",
-                UserWarning, stacklevel=2,
-            )
+        warn_scalar_conversion(self, stacklevel=3)
         return float(self._one_element())
 
     def __int__(self) -> int:

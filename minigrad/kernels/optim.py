@@ -1,78 +1,79 @@
 """Optimizer updates, one fused loop per parameter: no temporary arrays.
 
-Each kernel follows PyTorch's single-tensor algorithm step by step, and the callers
-pass every hyper-parameter as a scalar of the parameter's dtype, so float32 updates
-are rounded where PyTorch rounds them.
+Each kernel follows PyTorch's single-tensor algorithm op by op, rounding where it
+rounds: every hyper-parameter arrives as a scalar of the parameter's dtype (PyTorch
+converts a Python number to the tensor's dtype before its kernel runs), every op
+stores its result in p's dtype, and where PyTorch's kernel computes `a + alpha * b`
+(add with alpha, lerp, addcmul) the product and the sum are rounded once when
+`fused` (PyTorch's AVX2 and AVX512 kernels use fused multiply-add there, see
+`minigrad.kernels.fused`), twice otherwise.
 """
 
 import math
 
-import numpy as np
 from numba import njit
+
+from .fused import mul_add
 
 
 @njit(cache=True, error_model="numpy")
-def sgd_step(p, g, buf, d, lr, momentum, keep, weight_decay, nesterov, maximize, first):
+def sgd_step(p, g, buf, d, lr, momentum, keep, weight_decay, nesterov, maximize, first,
+             fused):
     """p -= lr * d, where d is the gradient with weight decay and momentum applied.
 
     `buf` is the momentum buffer (ignored when momentum == 0); on the first step it is
-    set to the gradient itself, as PyTorch does. `keep` is 1 - dampening. Every
-    intermediate is stored in an array of p's dtype (`d`, `buf`), so a float32 update
-    is rounded at the same points as PyTorch's.
+    set to the gradient itself, as PyTorch does. `keep` is 1 - dampening. The comments
+    name the PyTorch op each line is.
     """
     for i in range(p.size):
         d[i] = -g[i] if maximize else g[i]
         if weight_decay != 0:
-            d[i] = d[i] + weight_decay * p[i]
+            d[i] = mul_add(weight_decay, p[i], d[i], fused)  # grad.add(p, alpha=wd)
         if momentum != 0:
             if first:
-                buf[i] = d[i]
+                buf[i] = d[i]  # buf = grad.clone()
             else:
-                buf[i] = buf[i] * momentum
-                buf[i] = buf[i] + keep * d[i]
+                buf[i] = buf[i] * momentum  # buf.mul_(momentum)
+                buf[i] = mul_add(keep, d[i], buf[i], fused)  # .add_(grad, alpha=keep)
             if nesterov:
-                d[i] = d[i] + momentum * buf[i]
+                d[i] = mul_add(momentum, buf[i], d[i], fused)  # grad.add(buf, alpha=m)
             else:
                 d[i] = buf[i]
-        p[i] = p[i] - lr * d[i]
+        p[i] = mul_add(-lr, d[i], p[i], fused)  # p.add_(grad, alpha=-lr)
 
 
 @njit(cache=True, error_model="numpy")
-def adam_step(p, g, exp_avg, exp_avg_sq, max_sq, d, t, neg_step_size, bias_correction2_sqrt,
-              weight1, beta2, weight2, eps, weight_decay, decay, amsgrad, maximize):
+def adam_step(p, g, exp_avg, exp_avg_sq, max_sq, d, neg_step_size, bias_correction2_sqrt,
+              weight1, weight1_minus_1, beta2, weight2, eps, weight_decay, decay, amsgrad,
+              maximize, fused):
     """One Adam step: running averages of the gradient and its square, bias-corrected.
 
     The caller computes `neg_step_size` = -lr / (1 - beta1**step), `weight1` = 1 - beta1,
-    `weight2` = 1 - beta2 and `decay` (AdamW's weight factor, else 1) as PyTorch does.
-    Intermediates are stored in the scratch arrays `d` and `t` (p's dtype), so a float32
-    step rounds where PyTorch's does. Where PyTorch's CPU kernels fuse a multiply and an
-    add (lerp, addcmul), the sum is computed in float64 from exact products instead.
+    `weight2` = 1 - beta2 and `decay` (AdamW's weight factor, else 1) as PyTorch does;
+    `weight1_minus_1` is weight1 - 1 in p's dtype (exact). `d` is scratch space for the
+    gradient (with L2 weight decay added).
     """
     for i in range(p.size):
         if decay != 1:
-            p[i] = p[i] * decay
+            p[i] = p[i] * decay  # p.mul_(1 - lr * weight_decay)
         d[i] = -g[i] if maximize else g[i]
         if weight_decay != 0:
-            d[i] = d[i] + weight_decay * p[i]
-        # exp_avg.lerp_(d, weight1): from the nearer end, as PyTorch's lerp does.
-        t[i] = d[i] - exp_avg[i]
-        if weight1 < 0.5:
-            exp_avg[i] = exp_avg[i] + weight1 * t[i]
+            d[i] = mul_add(weight_decay, p[i], d[i], fused)  # grad.add(p, alpha=wd)
+        # exp_avg.lerp_(grad, weight1): from the nearer end, as PyTorch's lerp does
+        diff = d[i] - exp_avg[i]
+        if abs(weight1) < 0.5:
+            exp_avg[i] = mul_add(weight1, diff, exp_avg[i], fused)
         else:
-            exp_avg[i] = d[i] - (1.0 - weight1) * t[i]
-        # exp_avg_sq.mul_(beta2).addcmul_(d, d, value=weight2)
+            exp_avg[i] = mul_add(weight1_minus_1, diff, d[i], fused)
+        # exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=weight2)
         exp_avg_sq[i] = exp_avg_sq[i] * beta2
-        t[i] = weight2 * d[i]
-        exp_avg_sq[i] = exp_avg_sq[i] + np.float64(t[i]) * d[i]
+        exp_avg_sq[i] = mul_add(weight2 * d[i], d[i], exp_avg_sq[i], fused)
         second = exp_avg_sq[i]
-        if amsgrad:
-            if second > max_sq[i]:
+        if amsgrad:  # torch.maximum(max_exp_avg_sq, exp_avg_sq, out=max_exp_avg_sq)
+            if second > max_sq[i] or math.isnan(second):
                 max_sq[i] = second
             second = max_sq[i]
-        t[i] = math.sqrt(second)
-        t[i] = t[i] / bias_correction2_sqrt
-        t[i] = t[i] + eps  # the denominator
-        # p.addcdiv_(exp_avg, denom, value=neg_step_size): (value * exp_avg) / denom
-        d[i] = neg_step_size * exp_avg[i]
-        d[i] = d[i] / t[i]
-        p[i] = p[i] + d[i]
+        # denom = (second.sqrt() / bias_correction2_sqrt).add_(eps)
+        denom = math.sqrt(second) / bias_correction2_sqrt + eps
+        # p.addcdiv_(exp_avg, denom, value=neg_step_size): p + (value * exp_avg) / denom
+        p[i] = p[i] + neg_step_size * exp_avg[i] / denom

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._cpu import FUSED_MULTIPLY_ADD
 from ..kernels import optim as K
 from ..tensor import Tensor
 from .optimizer import Optimizer, _as_param_scalar, _bump, _only_defaults
@@ -69,8 +70,8 @@ class Adam(Optimizer):
         step = float(state["step"]._data)
         scalar = _as_param_scalar(data.dtype)
         K.adam_step(data, grad, state["exp_avg"]._data.reshape(-1),
-                    state["exp_avg_sq"]._data.reshape(-1), max_sq,
-                    np.empty_like(data), np.empty_like(data),
+                    state["exp_avg_sq"]._data.reshape(-1), max_sq, np.empty_like(data),
                     scalar(-(lr / (1 - beta1**step))), scalar((1 - beta2**step) ** 0.5),
-                    scalar(1 - beta1), scalar(beta2), scalar(1 - beta2), scalar(group["eps"]),
-                    scalar(weight_decay), scalar(decay), group["amsgrad"], group["maximize"])
+                    scalar(1 - beta1), scalar(1 - beta1) - 1, scalar(beta2), scalar(1 - beta2),
+                    scalar(group["eps"]), scalar(weight_decay), scalar(decay),
+                    group["amsgrad"], group["maximize"], FUSED_MULTIPLY_ADD)

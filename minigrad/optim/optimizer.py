@@ -14,10 +14,9 @@ from ..tensor import Tensor, zero_grad_in_place
 
 
 def _as_param_scalar(dtype: np.dtype):
-    """How PyTorch hands a hyper-parameter to a float32 update: rounded to float32,
-    then used in a fused multiply-add (one rounding). Rounding the number first and
-    letting the kernel compute in float64 reproduces that."""
-    return lambda value: float(dtype.type(value))
+    """How PyTorch hands a Python number to a float32 (or float64) update: converted
+    to the parameter's dtype, so the kernel computes in that dtype."""
+    return dtype.type
 
 
 def _bump(t: Tensor, times: int = 1) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._cpu import FUSED_MULTIPLY_ADD
 from ..kernels import optim as K
 from ..tensor import Tensor
 from .optimizer import Optimizer, _as_param_scalar, _bump, _only_defaults
@@ -50,4 +51,5 @@ class SGD(Optimizer):
         scalar = _as_param_scalar(data.dtype)
         K.sgd_step(data, grad, buf, np.empty_like(data), scalar(group["lr"]),
                    scalar(group["momentum"]), scalar(1 - group["dampening"]),
-                   scalar(group["weight_decay"]), group["nesterov"], group["maximize"], first)
+                   scalar(group["weight_decay"]), group["nesterov"], group["maximize"], first,
+                   FUSED_MULTIPLY_ADD)

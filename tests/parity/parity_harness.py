@@ -18,7 +18,11 @@ tensors, or None); outputs are tracked too.
 * `order`: the node numbers in the order backward executed them (node pre-hooks);
 * `backward_error`, `grads` (the `.grad` of every tracked leaf, with its strides and
   `_version`), and `saved_after`:
-  the `_saved_*` attributes read again after backward (released or not).
+  the `_saved_*` attributes read again after backward (released or not);
+* `warnings`: every warning raised while the program, the description and backward
+  ran, in order, as (category name, text). Python's "show once" filters are off, so
+  a repeated warning is recorded each time it is raised (PyTorch's own warn-once
+  warnings still come only once per process, as the library decides).
 
 Backward is seeded with the same fixed, non-uniform gradient for every output that
 requires grad, so a wrong formula cannot hide behind a symmetric seed.
@@ -31,6 +35,7 @@ translated ("torch" -> "minigrad") and floats compared with rtol 1e-5 (float32) 
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -192,6 +197,21 @@ def _outputs(result) -> list:
 
 def record(m, program: Callable[[Ctx], Any]) -> dict:
     """Run `program` with module `m` and describe what happened (see module doc)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        rec = _record(m, program)
+    rec["warnings"] = [(w.category.__name__, translate(str(w.message))) for w in caught
+                       if not _numpy_deprecation(w)]
+    return rec
+
+
+def _numpy_deprecation(w: warnings.WarningMessage) -> bool:
+    """numpy's own notice that a library's array protocol (torch's `__array_wrap__`)
+    will change: about how torch is written, not how PyTorch behaves."""
+    return issubclass(w.category, DeprecationWarning) and "(Deprecated NumPy" in str(w.message)
+
+
+def _record(m, program: Callable[[Ctx], Any]) -> dict:
     c = Ctx(m)
     rec: dict = {}
     try:
