@@ -2,7 +2,7 @@
 
 They read graphs through the public PyTorch-style surface, so `draw_graph` and the
 inspectors work on real torch tensors as well as minigrad ones; `BackwardStepper`
-drives minigrad's own engine.
+drives minigrad's own engine, or replays PyTorch's engine recorded through its hooks.
 """
 
 from .draw import draw_graph, figure_to_png
