@@ -6,6 +6,7 @@ drives minigrad's own engine, or replays PyTorch's engine recorded through its h
 """
 
 from .draw import draw_graph, figure_to_png
+from .explain import explain
 from .inspectors import GradHistory, compare_graphs, saved_tensors_table
 from .stepper import BackwardStepper
 
@@ -14,6 +15,7 @@ __all__ = [
     "GradHistory",
     "compare_graphs",
     "draw_graph",
+    "explain",
     "figure_to_png",
     "saved_tensors_table",
 ]

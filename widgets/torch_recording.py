@@ -39,8 +39,8 @@ def _readable_saved(node: Any) -> set[str]:
     """Names of the node's saved tensors that can still be read now."""
     readable = set()
     for attr in saved_attribute_names(node):
-        try:
-            getattr(node, "_saved_" + attr)
+        try:  # a custom Function keeps its tensors in `saved_tensors`
+            getattr(node, "saved_tensors" if attr == "tensors" else "_saved_" + attr)
         except RuntimeError:
             continue
         readable.add(attr)

@@ -178,3 +178,31 @@ def test_only_tensors_are_recognised_as_torch(torch, mg):
     assert not is_torch_tensor(torch.nn.Linear(1, 1))
     with pytest.raises(ValueError, match="no backward graph"):
         BackwardStepper(torch.ones(2))
+
+
+def test_custom_function_nodes_are_recorded(torch):
+    class Exp(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            out = x.exp()
+            ctx.save_for_backward(out)
+            return out
+
+        @staticmethod
+        def backward(ctx, grad):
+            (out,) = ctx.saved_tensors
+            return grad * out
+
+    x = torch.tensor([0.5, 1.0], requires_grad=True)
+    stepper = BackwardStepper(Exp.apply(x).sum())
+    stepper.last()
+    names = [f.node_name for f in stepper.recording.frames[1:]]
+    assert names == ["SumBackward0", "ExpBackward", "AccumulateGrad"]
+    assert [f.released for f in stepper.recording.frames[1:]][1] == ("tensors",)
+    y = Exp.apply(x)
+    loss = y.sum()
+    y.add_(1)
+    stepper = BackwardStepper(loss)
+    stepper.last()
+    assert stepper.current_node_name == "ExpBackward"
+    assert "modified by an inplace operation" in str(stepper.error)
