@@ -12,7 +12,8 @@ on a real torch graph and on a minigrad one), changes nothing, and reports in wo
 * tensors you expect a gradient for (`expect_grads=`) that will get none, and why;
 * named non-leaf tensors whose `.grad` stays None;
 * gradients that will be inf or nan although the forward values are finite (sqrt, log,
-  division, pow, atan2 at a boundary) and ops whose gradient is zero everywhere.
+  division, pow below 1 at a boundary; PyTorch's atan2 formula guards its origin and
+  gives 0 there) and ops whose gradient is zero everywhere.
 
 Each finding says how to fix it. The report shows the graph with the nodes concerned
 outlined: saved tensors changed in place and freed buffers are drawn as such.
@@ -404,10 +405,6 @@ def _boundaries(node: GraphNode, step: int | None) -> list[Finding]:
         if x is not None and isinstance(exponent, (int, float)) and exponent < 1:
             bad = x == 0
             why = f"x ** {exponent} has slope {exponent} * x ** {exponent - 1}, infinite at 0"
-    elif name == "Atan2Backward0":
-        y, x = _saved_array(obj, "self"), _saved_array(obj, "other")
-        if y is not None and x is not None:
-            bad, why = (y == 0) & (x == 0), "atan2(y, x) has slopes divided by x^2 + y^2"
     if name in ZERO_GRADIENT:
         op = ZERO_GRADIENT[name]
         return [

@@ -217,9 +217,37 @@ def _sqrt_at_zero(lib):  # clinic: NaN/inf from a finite forward pass
 
 def _masked_sqrt(lib):  # masked assignment: the masked position still gets 0 * inf
     x = lib.tensor([0.0, 4.0, 9.0], requires_grad=True)
-    y = x.sqrt()
+    y = 2 * x.sqrt()
     y[x == 0] = 0.0
     return dict(loss=y.sum(), names={"x": x}, expect={"x": x})
+
+
+def _masked_sqrt_result_itself(lib):  # ... straight into sqrt's saved result: refused
+    x = lib.tensor([0.0, 4.0, 9.0], requires_grad=True)
+    y = x.sqrt()
+    y[x == 0] = 0.0
+    return dict(loss=y.sum(), names={"x": x, "y": y})
+
+
+def _mask_multiplied(lib):
+    x = lib.tensor([0.0, 4.0, 9.0], requires_grad=True)
+    return dict(loss=((x > 0) * x.sqrt()).sum(), names={"x": x}, expect={"x": x})
+
+
+def _where_sqrt(lib):  # torch only: minigrad has no where()
+    if not hasattr(lib, "where"):
+        pytest.skip(f"{lib.__name__} has no where()")
+    x = lib.tensor([0.0, 4.0, 9.0], requires_grad=True)
+    y = lib.where(x > 0, x.sqrt(), lib.zeros(3))
+    return dict(loss=y.sum(), names={"x": x}, expect={"x": x})
+
+
+def _atan2_at_origin(lib):  # torch only: minigrad has no atan2()
+    if not hasattr(lib, "atan2"):
+        pytest.skip(f"{lib.__name__} has no atan2()")
+    y = lib.tensor([0.0, 1.0], requires_grad=True)
+    x = lib.tensor([0.0, 1.0], requires_grad=True)
+    return dict(loss=lib.atan2(y, x).sum(), names={"x": x, "y": y}, expect={"x": x, "y": y})
 
 
 def _log_at_zero(lib):
@@ -252,6 +280,7 @@ SCENARIOS = [
     _no_requires_grad, _computed_under_no_grad, _argmax_loss, _comparison_loss,
     _rnn_hidden_carried, _rnn_hidden_detached, _to_makes_non_leaf, _reassigned_parameter,
     _frozen_by_detach, _not_scalar, _not_scalar_with_vector, _sqrt_at_zero, _masked_sqrt,
+    _masked_sqrt_result_itself, _mask_multiplied, _where_sqrt, _atan2_at_origin,
     _log_at_zero, _divide_by_zero, _pow_half_at_zero, _round_has_zero_gradient,
 ]
 
