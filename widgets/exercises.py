@@ -302,3 +302,4 @@ def next_names(node: Any) -> list:
 
 # Exercises of every lesson are in their own module to keep this one short.
 from . import _exercise_bank  # noqa: E402,F401  (registers the exercises)
+from ._clinic_exercises import CLINIC_EXERCISES  # noqa: E402,F401  (lesson 10)
