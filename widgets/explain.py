@@ -172,9 +172,7 @@ def explain(
     expected = _expected_tensors(expect_grads, tensor_names)
     root = loss_or_tensor
     if not is_tensor_like(root):
-        raise TypeError(
-            f"explain expects a tensor (e.g. a loss), not {type(root).__name__}"
-        )
+        raise TypeError(f"explain expects a tensor (e.g. a loss), not {type(root).__name__}")
     if root.grad_fn is None and not root.requires_grad:
         finding = Finding(
             "no_graph",
@@ -191,7 +189,7 @@ def explain(
 
     graph = build_graph(root, names=tensor_names, caller="explain")
     findings: list[Finding] = []
-    if root.grad_fn is not None and gradient is None and _numel(root) != 1:
+    if gradient is None and _numel(root) != 1:
         findings.append(
             Finding(
                 "not_scalar",
@@ -218,6 +216,7 @@ def explain(
         findings.extend(_boundaries(node, order.get(node.index)))
     findings.sort(key=lambda f: (f.step is None, f.step if f.step is not None else 0))
     in_graph = {id(n.variable) for n in graph.nodes if n.kind == ACCUMULATE}
+    in_graph |= {id(t) for t in graph.root_tensors if t.grad_fn is None}  # a leaf as loss
     for name, tensor in expected:
         if tensor.is_leaf and id(tensor) in in_graph and tensor.requires_grad:
             continue

@@ -210,6 +210,16 @@ def _not_scalar_with_vector(lib):  # ... and backward(gradient=v)
                 gradient=lib.tensor([1.0, 10.0]))
 
 
+def _leaf_as_loss(lib):  # a leaf that requires grad is a graph of one AccumulateGrad
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    return dict(loss=x, names={"x": x}, expect={"x": x})
+
+
+def _scalar_leaf_as_loss(lib):
+    x = lib.tensor(3.0, requires_grad=True)
+    return dict(loss=x, names={"x": x}, expect={"x": x})
+
+
 def _sqrt_at_zero(lib):  # clinic: NaN/inf from a finite forward pass
     x = lib.tensor([0.0, 4.0, 9.0], requires_grad=True)
     return dict(loss=x.sqrt().sum(), names={"x": x}, expect={"x": x})
@@ -279,7 +289,8 @@ SCENARIOS = [
     _custom_function_output_modified, _gan_step_between, _relu_inplace, _plus_equals_after_tanh,
     _no_requires_grad, _computed_under_no_grad, _argmax_loss, _comparison_loss,
     _rnn_hidden_carried, _rnn_hidden_detached, _to_makes_non_leaf, _reassigned_parameter,
-    _frozen_by_detach, _not_scalar, _not_scalar_with_vector, _sqrt_at_zero, _masked_sqrt,
+    _frozen_by_detach, _not_scalar, _not_scalar_with_vector, _leaf_as_loss,
+    _scalar_leaf_as_loss, _sqrt_at_zero, _masked_sqrt,
     _masked_sqrt_result_itself, _mask_multiplied, _where_sqrt, _atan2_at_origin,
     _log_at_zero, _divide_by_zero, _pow_half_at_zero, _round_has_zero_gradient,
 ]
