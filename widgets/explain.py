@@ -347,6 +347,11 @@ def _inplace_op(tensor: Any) -> str | None:
     grad_fn = tensor.grad_fn
     if grad_fn is None:
         return "a change autograd did not record (under no_grad(), e.g. an optimizer step)"
+    if _is_leaf_or_view_of_leaf(tensor):  # autograd refuses to record those: it was unseen
+        return (
+            "a write through this view of a leaf that autograd did not record (under "
+            "no_grad() or through .data of the view)"
+        )
     name = type(grad_fn).__name__
     if name in INPLACE_OPS:
         return INPLACE_OPS[name]

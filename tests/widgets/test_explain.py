@@ -70,6 +70,15 @@ def _transpose_inplace(lib):  # lesson 4: t_() changes no value but bumps the ve
     return dict(loss=c.sum(), names={"a": a, "b": b})
 
 
+def _view_of_leaf_changed(lib):  # a view of a saved leaf written under no_grad
+    w = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    loss = (w * w).sum()
+    head = w[:2]
+    with lib.no_grad():
+        head.mul_(2)
+    return dict(loss=loss, names={"head": head})
+
+
 def _unbind_products(lib):  # lesson 5
     a = lib.tensor([2.0, 3.0, 4.0], requires_grad=True)
     b, c, d = a.unbind()
@@ -285,7 +294,8 @@ def _round_has_zero_gradient(lib):  # clinic: ops without a useful gradient
 
 SCENARIOS = [
     _mul_chain, _reassigned_x, _mul_inplace_saved, _graph_reused_in_loop, _exp_then_inplace,
-    _times_ten_then_inplace, _transpose_inplace, _unbind_products, _detach_zero, _data_zero,
+    _times_ten_then_inplace, _transpose_inplace, _view_of_leaf_changed, _unbind_products,
+    _detach_zero, _data_zero,
     _custom_function_output_modified, _gan_step_between, _relu_inplace, _plus_equals_after_tanh,
     _no_requires_grad, _computed_under_no_grad, _argmax_loss, _comparison_loss,
     _rnn_hidden_carried, _rnn_hidden_detached, _to_makes_non_leaf, _reassigned_parameter,
@@ -388,6 +398,10 @@ def test_inplace_op_is_named_when_the_tensor_is_reachable(lib):
     report = explain(**_kw(_gan_step_between(lib)))
     assert "not record" in report.failure.details["inplace_op"]
     assert "optimizer" in report.failure.fix
+    case = _view_of_leaf_changed(lib)
+    report = explain(**_kw(case))
+    assert report.failure.tensor is case["names"]["head"]
+    assert report.failure.details["inplace_op"].startswith("a write through this view of a leaf")
 
 
 def test_a_clean_graph_says_so(lib):
