@@ -2,10 +2,11 @@
 
 They read graphs through the public PyTorch-style surface, so `draw_graph` and the
 inspectors work on real torch tensors as well as minigrad ones; `BackwardStepper`
-drives minigrad's own engine.
+drives minigrad's own engine, or replays PyTorch's engine recorded through its hooks.
 """
 
 from .draw import draw_graph, figure_to_png
+from .explain import explain
 from .inspectors import GradHistory, compare_graphs, saved_tensors_table
 from .stepper import BackwardStepper
 
@@ -14,6 +15,7 @@ __all__ = [
     "GradHistory",
     "compare_graphs",
     "draw_graph",
+    "explain",
     "figure_to_png",
     "saved_tensors_table",
 ]

@@ -301,4 +301,5 @@ def next_names(node: Any) -> list:
 
 
 # Exercises of every lesson are in their own module to keep this one short.
+from . import _clinic_exercises as _lesson_10  # noqa: E402,F401
 from . import _exercise_bank  # noqa: E402,F401  (registers the exercises)

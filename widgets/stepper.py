@@ -16,8 +16,9 @@ import ipywidgets as widgets
 
 from .draw import GraphDrawing
 from .formatting import escape, is_tensor_like, shape_text, value_text
-from .graph import ACCUMULATE, build_graph, resolve_names
+from .graph import ACCUMULATE, build_graph, check_roots, resolve_names
 from .recording import BackwardRecording, Frame, snapshot
+from .torch_recording import is_torch_tensor, torch_recording
 
 _PANEL_STYLE = "font-family: var(--jp-ui-font-family, sans-serif); font-size: 13px;"
 
@@ -69,9 +70,11 @@ class BackwardStepper:
         dpi: float = 80.0,
         interval_ms: int = 900,
     ) -> None:
-        require_minigrad_tensor(loss, "BackwardStepper")
-        from minigrad.autograd.engine import backward_events
-
+        on_torch = is_torch_tensor(loss)  # a torch loss: PyTorch's engine, run once, replayed
+        if on_torch:
+            check_roots((loss,), "BackwardStepper")
+        else:
+            require_minigrad_tensor(loss, "BackwardStepper")
         self.loss = loss
         self.retain_graph = retain_graph
         self.graph = build_graph(
@@ -80,8 +83,13 @@ class BackwardStepper:
         self.drawing = GraphDrawing(self.graph, with_status=True, show_saved=show_saved, dpi=dpi)
         self._leaves = [n for n in self.graph.nodes if n.kind == ACCUMULATE]
         self._initial_grads = {id(n.variable): snapshot(n.variable.grad) for n in self._leaves}
-        events = backward_events((loss,), grad_tensors, retain_graph, trace=True)
-        self.recording = BackwardRecording(events, [loss])
+        if on_torch:
+            self.recording = torch_recording(loss, self.graph, grad_tensors, retain_graph)
+        else:
+            from minigrad.autograd.engine import backward_events
+
+            events = backward_events((loss,), grad_tensors, retain_graph, trace=True)
+            self.recording = BackwardRecording(events, [loss])
         self._index = 0
         self._syncing = False
         self._build_widgets(interval_ms)

@@ -1,0 +1,332 @@
+"""Exercises of lesson 10, the error clinic (names start with ``l10_``).
+
+As in `_exercise_bank`, every expected answer is computed by running the scenario with
+minigrad, and coding exercises run the learner's function and describe what is wrong.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .exercises import EXERCISES, _code, _value, node_name, raised
+
+
+def _mg():
+    import minigrad
+
+    return minigrad
+
+
+def _values(t) -> list[float]:
+    return np.asarray(t.detach().numpy(), np.float64).tolist()
+
+
+# -- case 1: an optimizer step between graph and backward (the GAN pattern) --------------------
+
+
+def _gan(torch):
+    torch.manual_seed(0)
+    disc, gen = torch.nn.Linear(2, 1), torch.nn.Linear(1, 2)
+    opt_d = torch.optim.SGD(disc.parameters(), lr=0.1)
+    fake = gen(torch.ones(4, 1))
+    score = disc(fake)
+    (score ** 2).mean().backward(retain_graph=True)
+    opt_d.step()
+    return (-score).mean(), disc
+
+
+@_value("l10_gan_failing_node",
+        "the node at which loss_g.backward() stops after opt_d.step()",
+        hint="Run explain(loss_g) or step through it: which node saved the discriminator's "
+             "weight?",
+        explain="Linear's AddmmBackward0 saved the weight (as mat2) to compute the gradient "
+                "for its input; the optimizer step changed that weight in place.")
+def _l10_gan_failing_node():
+    torch = _mg()
+    loss_g, _ = _gan(torch)
+    error = raised(loss_g.backward)
+    assert error is not None and "modified by an inplace operation" in error
+    disc_node = loss_g.grad_fn.next_functions[0][0].next_functions[0][0]
+    return node_name(disc_node)
+
+
+# -- case 2: ReLU(inplace=True) or += after an op that saved its output ------------------------
+
+
+@_code("l10_relu_out_of_place",
+       "block(torch, x): sigmoid, then ReLU, so that backward works",
+       hint="sigmoid saves its result; use torch.nn.ReLU() (not inplace=True) or "
+            "torch.relu(h), which make a new tensor.",
+       explain="The out-of-place ReLU leaves sigmoid's saved result at its version.")
+def _l10_relu_out_of_place(fn):
+    torch = _mg()
+    x = torch.tensor([-1.0, 0.5, 2.0], requires_grad=True)
+    out = fn(torch, x)
+    if out is None or not hasattr(out, "grad_fn"):
+        return "return the block's output tensor."
+    want = np.maximum(1 / (1 + np.exp(-np.array([-1.0, 0.5, 2.0]))), 0)
+    if not np.allclose(_values(out), want, rtol=1e-5):
+        return f"the output is {_values(out)}, expected relu(sigmoid(x)) = {want.tolist()}."
+    error = raised(out.sum().backward)
+    if error is not None:
+        return f"backward failed: {error}"
+    s = want
+    if not np.allclose(_values(x.grad), s * (1 - s), rtol=1e-5):
+        return f"x.grad is {_values(x.grad)}, expected sigmoid'(x) = {(s * (1 - s)).tolist()}."
+    return None
+
+
+# -- case 3: a leaf that requires grad used in an in-place operation ---------------------------
+
+
+def _leaf_inplace_raises() -> set[str]:
+    torch = _mg()
+    raising = set()
+
+    def try_(key, fn):
+        if raised(fn) is not None:
+            raising.add(key)
+
+    w = torch.ones(2, requires_grad=True)
+    try_("a", lambda: w.add_(1))
+
+    def under_no_grad():
+        with torch.no_grad():
+            w.add_(1)
+
+    try_("b", under_no_grad)
+    try_("c", lambda: w.data.add_(1))
+    try_("d", lambda: w + 1)
+    try_("e", lambda: w[0].mul_(2))
+    return raising
+
+
+@_value("l10_leaf_inplace",
+        "which of a) w.add_(1) b) with no_grad(): w.add_(1) c) w.data.add_(1) d) w + 1 "
+        "e) w[0].mul_(2) raise, for a leaf w that requires grad",
+        hint="Autograd refuses to record an in-place change of a leaf (or a view of one); "
+             "under no_grad nothing is recorded, .data is outside autograd.",
+        explain="a and e would be recorded on the leaf itself; b is the optimizer's way "
+                "(no_grad), c hides the change from autograd, d makes a new tensor.")
+def _l10_leaf_inplace():
+    return _leaf_inplace_raises()
+
+
+# -- case 4: element 0 of tensors does not require grad ----------------------------------------
+
+
+@_value("l10_what_has_a_graph",
+        "which of a) (w * 2).sum() b) w.argmax() c) (w > 0).sum() d) w.detach().sum() "
+        "e) (w * 2).sum() computed under no_grad() have a grad_fn, for w requiring grad",
+        hint="Only differentiable ops on tensors that require grad, with grad mode on, "
+             "record a node.",
+        explain="Only a: argmax and comparisons give integer/bool results with no "
+                "gradient, detach() leaves the graph, no_grad() records nothing.")
+def _l10_what_has_a_graph():
+    torch = _mg()
+    w = torch.tensor([0.5, -1.0], requires_grad=True)
+    with torch.no_grad():
+        e = (w * 2).sum()
+    candidates = {"a": (w * 2).sum(), "b": w.argmax(), "c": (w > 0).sum(),
+                  "d": w.detach().sum(), "e": e}
+    return {k for k, t in candidates.items() if t.grad_fn is not None}
+
+
+# -- case 5: backward through the graph a second time in an RNN-style loop ---------------------
+
+
+def reference_rnn(torch, w, xs):
+    h = torch.zeros(1, 2)
+    losses = []
+    for x in xs:
+        h = (h.detach() @ w + x).tanh()
+        loss = (h ** 2).sum()
+        loss.backward()
+        losses.append(loss.item())
+    return losses
+
+
+def _rnn_inputs(torch):
+    w = torch.tensor([[0.5, -0.2], [0.1, 0.3]], requires_grad=True)
+    xs = [torch.tensor([[1.0, 0.0]]), torch.tensor([[0.0, 1.0]]), torch.tensor([[0.5, 0.5]])]
+    return w, xs
+
+
+@_code("l10_rnn_detach",
+       "run(torch, w, xs): h = tanh(h @ w + x) over xs, one backward per step of "
+       "(h ** 2).sum(); return the losses as floats",
+       hint="Carry h across steps, but cut it from the previous step's graph at the start "
+            "of each step: h.detach().",
+       explain="Each step's graph now starts at a detached h: backward never reaches the "
+               "previous step's freed buffers (truncated backpropagation through time).")
+def _l10_rnn_detach(fn):
+    torch = _mg()
+    w, xs = _rnn_inputs(torch)
+    try:
+        got = fn(torch, w, xs)
+    except RuntimeError as error:
+        if "second time" in str(error):
+            return "the second step went back through the first step's freed graph."
+        raise
+    ref_w, ref_xs = _rnn_inputs(torch)
+    want = reference_rnn(torch, ref_w, ref_xs)
+    if not isinstance(got, list) or len(got) != len(xs) or any(type(v) is not float for v in got):
+        return f"return one Python float per step ({len(xs)} here), got {got!r}."
+    if not np.allclose(got, want, rtol=1e-5):
+        return f"the losses are {got}, expected {want}."
+    if w.grad is None or not np.allclose(_values(w.grad), _values(ref_w.grad), rtol=1e-5):
+        return "w.grad differs from one backward per step through that step's graph only."
+    return None
+
+
+# -- case 6: .grad is None ---------------------------------------------------------------------
+
+
+@_value("l10_grad_none",
+        "after backward, which of a = leaf, b = leaf.double(), c = a * 2, d = a re-created "
+        "after the loss was built have .grad None",
+        hint="Only leaves that the loss was computed from get a .grad.",
+        explain="b and c are non-leaf results; d is a new leaf the loss never used; only a "
+                "gets its gradient.")
+def _l10_grad_none():
+    torch = _mg()
+    a = torch.tensor([1.0, 2.0], requires_grad=True)
+    b = a.double()
+    c = a * 2
+    loss = (b.sum() + (c * c).sum())
+    d = torch.tensor([1.0, 2.0], requires_grad=True)
+    loss.backward()
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return {k for k, t in {"a": a, "b": b, "c": c, "d": d}.items() if t.grad is None}
+
+
+# -- case 7: numpy() on a tensor that requires grad --------------------------------------------
+
+
+@_code("l10_to_numpy",
+       "as_array(t): the values of t as a numpy array, for a t that requires grad",
+       hint="Leave the graph explicitly first: t.detach().numpy().",
+       explain="detach() says you no longer need the graph; numpy() then shares memory "
+               "with no autograd involved.")
+def _l10_to_numpy(fn):
+    torch = _mg()
+    t = torch.tensor([1.0, 2.0], requires_grad=True) * 3
+    got = fn(t)
+    if not isinstance(got, np.ndarray):
+        return f"return a numpy array, got {type(got).__name__}."
+    if not np.allclose(got, [3.0, 6.0]):
+        return f"the values are {got.tolist()}, expected [3.0, 6.0]."
+    return None
+
+
+# -- case 8: a silent wrong gradient through .data ---------------------------------------------
+
+
+@_value("l10_data_silent_grad",
+        "a = [0, 1]; y = a.exp(); y.data.mul_(2); y.sum().backward(): a.grad",
+        hint="exp's backward multiplies by its saved result, which .data changed unseen.",
+        explain="Twice the right gradient, and no error: the version counter of y never "
+                "saw the change.")
+def _l10_data_silent_grad():
+    torch = _mg()
+    a = torch.tensor([0.0, 1.0], requires_grad=True)
+    y = a.exp()
+    y.data.mul_(2)
+    y.sum().backward()
+    return _values(a.grad)
+
+
+# -- case 9: non-scalar outputs and backward(gradient=v) ---------------------------------------
+
+
+@_value("l10_vjp",
+        "x = [1, 2, 3]; y = x * x; y.backward(gradient=[1, 0, 10]): x.grad",
+        hint="backward(gradient=v) computes v^T J, the gradient of (y * v).sum().",
+        explain="2x weighted by v: one vector-Jacobian product, not the Jacobian.")
+def _l10_vjp():
+    torch = _mg()
+    x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    (x * x).backward(gradient=torch.tensor([1.0, 0.0, 10.0]))
+    return _values(x.grad)
+
+
+# -- case 10: nan gradients from a finite forward pass -----------------------------------------
+
+
+@_code("l10_safe_sqrt",
+       "safe_sqrt(torch, x): sqrt(x) for x >= 0 whose gradient is finite everywhere",
+       hint="Keep the input of sqrt away from 0 (clamp(min=...)) so its formula never "
+            "divides by zero; a mask applied afterwards does not help (0 * inf is nan).",
+       explain="The boundary is moved before the op, so no inf is ever made.")
+def _l10_safe_sqrt(fn):
+    torch = _mg()
+    values = [0.0, 0.25, 4.0]
+    x = torch.tensor(values, requires_grad=True)
+    out = fn(torch, x)
+    if not np.allclose(_values(out), np.sqrt(values), atol=1e-5):
+        return f"the values are {_values(out)}, expected about {np.sqrt(values).tolist()}."
+    out.sum().backward()
+    grad = _values(x.grad)
+    if not all(math.isfinite(g) for g in grad):
+        return f"x.grad is {grad}: still not finite at 0."
+    if not np.allclose(grad[1:], [1.0, 0.25], rtol=1e-4):
+        return f"x.grad is {grad}; away from 0 it should be 1 / (2 sqrt(x)) = [1.0, 0.25]."
+    return None
+
+
+# -- case 11: frozen weights that still move ---------------------------------------------------
+
+
+@_value("l10_stale_grad_moves",
+        "w = [1, 1] with SGD(lr=0.1): w.sum().backward(); opt.step(); "
+        "w.requires_grad_(False); opt.step(): w",
+        hint="requires_grad_(False) stops new gradients, but w.grad from the last backward "
+             "is still there, and step() uses it.",
+        explain="Two steps with the same stale gradient: 1 - 0.1 - 0.1 = 0.8. Set "
+                "w.grad = None (or zero_grad()) as well, or leave w out of the optimizer.")
+def _l10_stale_grad_moves():
+    torch = _mg()
+    w = torch.tensor([1.0, 1.0], requires_grad=True)
+    opt = torch.optim.SGD([w], lr=0.1)
+    w.sum().backward()
+    opt.step()
+    w.requires_grad_(False)
+    opt.step()
+    return _values(w)
+
+
+@_value("l10_eval_records",
+        "after model.eval(), does model(x) still have a grad_fn?",
+        hint="eval() switches layers like dropout and batch norm to inference behaviour; "
+             "it is not a grad mode.",
+        explain="Yes: eval() does not stop recording; wrap the call in torch.no_grad() "
+                "for that.")
+def _l10_eval_records():
+    torch = _mg()
+    model = torch.nn.Linear(2, 1)
+    model.eval()
+    return model(torch.ones(1, 2)).grad_fn is not None
+
+
+# -- case 12: ops without a useful gradient ----------------------------------------------------
+
+
+@_value("l10_threshold_grad",
+        "x = [-1, 0.5, 2]; loss = (x * (x > 0)).sum(); loss.backward(): x.grad",
+        hint="The comparison is a constant mask as far as autograd is concerned: no gradient "
+             "flows through it, only through the multiplication by x.",
+        explain="The mask passes the gradient where it is 1; how the threshold moves is "
+                "invisible to autograd.")
+def _l10_threshold_grad():
+    torch = _mg()
+    x = torch.tensor([-1.0, 0.5, 2.0], requires_grad=True)
+    (x * (x > 0)).sum().backward()
+    return _values(x.grad)
+
+
+CLINIC_EXERCISES = tuple(name for name in EXERCISES if name.startswith("l10_"))
