@@ -8,10 +8,12 @@ drives minigrad's own engine, or replays PyTorch's engine recorded through its h
 from .draw import draw_graph, figure_to_png
 from .explain import explain
 from .inspectors import GradHistory, compare_graphs, saved_tensors_table
+from .player import FramePlayer
 from .stepper import BackwardStepper
 
 __all__ = [
     "BackwardStepper",
+    "FramePlayer",
     "GradHistory",
     "compare_graphs",
     "draw_graph",
