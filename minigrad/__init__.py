@@ -255,6 +255,7 @@ sigmoid, relu, sqrt, abs, clamp = _un.sigmoid, _un.relu, _un.sqrt, _un.abs, _un.
 clip = clamp
 sum, mean, max, min = _rd.sum, _rd.mean, _rd.max, _rd.min
 argmax, argmin = _rd.argmax, _rd.argmin
+maximum, minimum = _rd.maximum, _rd.minimum
 matmul, mm, mv, dot = _la.matmul, _la.mm, _la.mv, _la.dot
 reshape, flatten, squeeze, unsqueeze = _vw.reshape, _vw.flatten, _vw.squeeze, _vw.unsqueeze
 transpose, t, permute = _vw.transpose, _vw.t, _vw.permute
@@ -290,7 +291,7 @@ def _attach_methods() -> None:
         "relu_": _un.relu_, "sqrt_": _un.sqrt_, "abs_": _un.abs_, "clamp_": _un.clamp_,
         "clip_": _un.clamp_,
         "sum": _rd.sum, "mean": _rd.mean, "max": _rd.max, "min": _rd.min,
-        "argmax": argmax, "argmin": argmin,
+        "argmax": argmax, "argmin": argmin, "maximum": maximum, "minimum": minimum,
         "matmul": _la.matmul, "mm": _la.mm, "mv": _la.mv, "dot": _la.dot,
         "view": _vw.view, "view_as": _vw.view_as, "reshape": _vw.reshape,
         "reshape_as": _vw.reshape_as, "flatten": _vw.flatten, "transpose": _vw.transpose,

@@ -6,8 +6,11 @@ from collections import namedtuple
 
 import numpy as np
 
-from ..arrays.broadcasting import spread
+from .. import _dtype
+from .._dtype import result_type
+from ..arrays.broadcasting import broadcast_shape, spread
 from ..arrays.dispatch import total
+from ..arrays.layout import fresh_result
 from ..arrays.scalars import u64
 from ..autograd.graph import INPUT, OUTPUT, Node, SavedTensor, bump_version
 from ..autograd.record import record
@@ -338,8 +341,71 @@ def argmin(x: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     return _arg_extreme(x, dim, keepdim, "argmin")
 
 
-def maximum(a: Tensor, b: Tensor) -> Tensor:
-    raise NotImplementedError("minigrad does not implement element-wise maximum/minimum")
+# -- element-wise maximum and minimum of two tensors ------------------------------------------
 
 
-minimum = maximum
+class MaximumBackward0(Node):
+    """maximum(x, y): the gradient goes to the larger input; a tie splits it in halves,
+    and a nan (which wins) sends all of it to both. Saves both INPUTS."""
+
+    saves = {"self": INPUT, "other": INPUT}
+
+    def backward(self, grad):
+        return _winner_grads(grad, self.saved("self"), self.saved("other"), np.less)
+
+
+class MinimumBackward0(Node):
+    """minimum(x, y): the gradient goes to the smaller input; a tie splits it in halves.
+    Saves both INPUTS."""
+
+    saves = {"self": INPUT, "other": INPUT}
+
+    def backward(self, grad):
+        return _winner_grads(grad, self.saved("self"), self.saved("other"), np.greater)
+
+
+def _winner_grads(grad: np.ndarray, x: np.ndarray, y: np.ndarray, loses) -> tuple:
+    """PyTorch's formula for each input: `where(x == y, grad / 2, grad)`, then zeroed
+    in place where that input loses (`masked_fill_`, which the version counts). The
+    engine sums a broadcast gradient back to each input's shape."""
+    with np.errstate(invalid="ignore"):
+        tie = x == y
+        shared = np.where(tie, grad / 2, grad).astype(grad.dtype, copy=False)
+        x_loses, y_loses = loses(x, y), loses(y, x)
+    grads = []
+    for lost in (x_loses, y_loses):
+        g = shared.copy()
+        g[np.broadcast_to(lost, g.shape)] = 0
+        bump_version(g)
+        grads.append(g)
+    return tuple(grads)
+
+
+def _elementwise_extreme(a: Tensor, b, name: str, node_cls, pick) -> Tensor:
+    if not isinstance(b, Tensor):
+        raise TypeError(f"{name}(): argument 'other' (position 2) must be Tensor, "
+                        f"not {type(b).__name__}")
+    dt = result_type(a, b)
+    if a.dtype is _dtype.bool_ and b.dtype is _dtype.bool_:
+        out = Tensor._make(np.asarray(pick(a._data, b._data)))
+    else:
+        shape = broadcast_shape(a._data.shape, b._data.shape)
+        x, y = a._data.astype(dt.np, copy=False), b._data.astype(dt.np, copy=False)
+        out_data, flat_out, (flat_x, flat_y) = fresh_result(shape, dt.np, x, y)
+        pick(flat_x, flat_y, out=flat_out)  # (numpy's maximum, like PyTorch's, keeps nan)
+        out = Tensor._make(out_data)
+    node = record(node_cls, out, a, b)
+    if node is not None:
+        node._saved["self"] = SavedTensor(a)
+        node._saved["other"] = SavedTensor(b)
+    return out
+
+
+def maximum(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002 - PyTorch's name
+    """The larger of two tensors, element by element (broadcast); nan wins."""
+    return _elementwise_extreme(input, other, "maximum", MaximumBackward0, np.maximum)
+
+
+def minimum(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002 - PyTorch's name
+    """The smaller of two tensors, element by element (broadcast); nan wins."""
+    return _elementwise_extreme(input, other, "minimum", MinimumBackward0, np.minimum)

@@ -125,3 +125,29 @@ def _tracked_overlap(c):
 @pytest.mark.parametrize("name", list(OVERLAPS))
 def test_overlapping_in_place_operands_as_in_torch(torch, name):
     check(torch, OVERLAPS[name])
+
+
+# Element-wise maximum and minimum of two tensors (`torch.max(a, b)` is `maximum`):
+# a tie splits the gradient in halves, a nan wins and sends it to both.
+A = [1.0, 2.0, math.nan, 3.0, 5.0, -0.0]
+B = [1.0, 3.0, 1.0, math.nan, 4.0, 0.0]
+EXTREMES = {
+    "maximum": lambda c: c.m.maximum(c.leaf(A), c.leaf(B)),
+    "minimum": lambda c: c.m.minimum(c.leaf(A), c.leaf(B)),
+    "max of two": lambda c: c.m.max(c.leaf(A), c.leaf(B)),
+    "min of two": lambda c: c.m.min(c.leaf(A), c.leaf(B)),
+    "method": lambda c: c.leaf(A).maximum(c.leaf(B)),
+    "method max": lambda c: c.leaf(A).max(c.leaf(B)),
+    "other needs no grad": lambda c: c.m.maximum(c.leaf(A), c.leaf(B, requires_grad=False)),
+    "broadcast": lambda c: c.m.maximum(c.leaf([[1.0], [2.0]]), c.leaf([0.5, 1.0, 3.0])),
+    "float32 and float64": lambda c: c.m.minimum(c.leaf(A, "float32"), c.leaf(B)),
+    "integers and floats": lambda c: c.m.maximum(
+        c.keep(c.m.tensor([1, 2, 3, 4, 5, 0])), c.leaf(B)),
+    "a number": lambda c: c.m.maximum(c.leaf(A), 2.0),
+    "through a graph": lambda c: c.m.maximum(c.leaf(A) * 2, c.leaf(B).exp()).sum(),
+}
+
+
+@pytest.mark.parametrize("name", list(EXTREMES))
+def test_elementwise_maximum_and_minimum_as_in_torch(torch, name):
+    check(torch, EXTREMES[name])
