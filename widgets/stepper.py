@@ -54,7 +54,8 @@ class BackwardStepper:
 
     Parameters
     ----------
-    loss: a minigrad tensor with a grad_fn (scalar, or give `grad_tensors`).
+    loss: a minigrad tensor with a grad_fn (scalar, or give `grad_tensors`); or a torch
+        tensor, whose backward PyTorch runs once, recorded (`torch_recording`), replayed.
     retain_graph: passed to the engine, as in `loss.backward(retain_graph=...)`.
     names: None, ``"auto"`` (use the caller's variable names), or ``{"w": w, ...}``.
     grad_tensors: the starting gradient for a non-scalar `loss`.
