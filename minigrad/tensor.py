@@ -294,7 +294,9 @@ class Tensor:
     @property
     def grad(self) -> Tensor | None:
         """The accumulated gradient (leaves, or non-leaves that `retain_grad()`)."""
-        if self.grad_fn is not None and not self._retains_grad:
+        # (PyTorch asks the stored producer here: reading `.grad` of a view whose base
+        # was modified since never rebuilds, or refuses to rebuild, its history.)
+        if self._grad_fn is not None and not self._retains_grad:
             warnings.warn(
                 "The .grad attribute of a Tensor that is not a leaf Tensor is being "
                 "accessed. Its .grad attribute won't be populated during "
@@ -561,7 +563,9 @@ def make_view(base: Tensor, data: np.ndarray, creation_meta: str = DEFAULT) -> T
     t._version_counter = base._version_counter
     if not STATE.grad_enabled:
         creation_meta = NO_GRAD_MODE
-    elif base._view is not None and base._view.creation_meta != DEFAULT:
+    if creation_meta == DEFAULT and base._view is not None:
+        # A plain view of a special view stays special; a special kind of its own
+        # (unbind's outputs of a view made in no_grad mode) wins, as in PyTorch.
         creation_meta = base._view.creation_meta
     t._view = ViewInfo(root, creation_meta, base._version_counter.value)
     return t

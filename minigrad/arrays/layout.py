@@ -125,3 +125,19 @@ def fresh_result(shape: tuple, dtype, *operands: np.ndarray) -> tuple:
     out = empty_in_order(shape, dtype, order)
     flats = [flat(np.broadcast_to(a, shape).transpose(order)) for a in operands]
     return out, out.transpose(order).ravel(), flats
+
+
+def copy_in_order(dst: np.ndarray, src: np.ndarray) -> None:
+    """`dst[...] = src` as PyTorch copies: element by element, through `dst`'s memory in
+    order. numpy copies through a buffer when the two overlap; PyTorch does not, so
+    where `src` reads memory the copy has already written (`t[1] = t[:, 0]` of a 2x2
+    `t`) a later element gets the new value. (PyTorch refuses the overlaps it can
+    decide, see `check_no_partial_overlap`; these are the ones it leaves alone.)"""
+    if dst is src or not np.shares_memory(dst, src):
+        dst[...] = src
+        return
+    order = memory_order(dst)
+    to = dst.transpose(order)
+    source = np.broadcast_to(src, dst.shape).transpose(order)
+    for index in np.ndindex(to.shape):
+        to[index] = source[index]

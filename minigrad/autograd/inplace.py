@@ -24,7 +24,7 @@ from ..tensor import (
     Tensor,
     element_strides,
 )
-from .graph import Node, bump_version, move_retained_grad, short_name
+from .graph import FREED_MESSAGE, Node, bump_version, move_retained_grad, short_name
 from .record import record
 
 VALUE = "value"
@@ -299,12 +299,18 @@ class CopySlices(Node):
     _saves_elsewhere = True  # in the wrapped in-place node
 
     def saved_items(self) -> list:
-        return self.fn.saved_items()
+        return self.fn.saved_items() if self.fn is not None else []
 
     def release_variables(self) -> tuple[str, ...]:
-        return self.fn.release_variables()
+        # As PyTorch's CopySlices, let go of the wrapped node itself: a second backward
+        # through this node fails even when that node saved nothing (`t[0] = 2.0`).
+        released = self.fn.release_variables() if self.fn is not None else ()
+        self.fn = None
+        return released
 
     def backward(self, grad):
+        if self.fn is None:
+            raise RuntimeError(FREED_MESSAGE)
         result, region = _base_and_region(self._saved, grad.dtype)
         result[...] = grad
         fn_grads = self.fn.apply([region.copy()])

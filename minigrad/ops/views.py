@@ -14,7 +14,7 @@ import numpy as np
 from .. import _dtype
 from .._args import fill_number, int_arg, view_shape
 from ..arrays.broadcasting import check_inplace_shape, sum_to
-from ..arrays.layout import copy_like
+from ..arrays.layout import copy_in_order, copy_like
 from ..arrays.scalars import u64
 from ..autograd.graph import Node
 from ..autograd.inplace import begin_inplace, check_inplace, finish_inplace
@@ -565,7 +565,7 @@ def copy_(x: Tensor, src, _stretched: bool = False) -> Tensor:
         src = src.detach()
     stretched = _stretched and src._data.shape != x._data.shape
     node = begin_inplace(CopyBackwards, x, src, overlap_matters=not stretched)
-    x._data[...] = src._data
+    copy_in_order(x._data, src._data)
     finish_inplace(x, node)
     return x
 

@@ -151,3 +151,72 @@ EXTREMES = {
 @pytest.mark.parametrize("name", list(EXTREMES))
 def test_elementwise_maximum_and_minimum_as_in_torch(torch, name):
     check(torch, EXTREMES[name])
+
+
+# Found by random programs: views, unbind and slice assignment after in-place changes.
+def _second_backward_through_copyslices(c):
+    a = c.leaf([[-2.0, 0.25, -1.5], [1.0, 0.25, -1.5]])
+    b = c.leaf([[1.75, 1.25, 2.0], [0.75, 0.75, 1.75]], requires_grad=False)
+    t1 = c.keep(a + b)
+    t1[0] = 2.0
+    loss, loss2 = c.keep(t1.sum(), t1.relu().sum())
+    loss.backward()
+    loss2.backward()  # PyTorch: the graph's CopySlices let go of its node
+    c.run_backward = False
+
+
+def _second_backward_through_a_view_chain(c):
+    a = c.leaf([1.0, 0.0, -1.5, -0.5])
+    b = c.leaf([1.25, 1.5, 0.5, 0.75])
+    t1 = c.keep(c.m.max(b))
+    t5 = c.keep((1.5 - a[::2]).reshape(-1))
+    t6 = c.keep(t5.view(2))
+    t5.sub_(t1)
+    loss = c.keep(t6.reshape(-1).sum())
+    loss.backward()
+    c.run_backward = False
+    loss.backward()  # refused before anything is added into a.grad
+
+
+def _unbind_of_a_no_grad_view(c):
+    a = c.keep(c.leaf([1.0, 2.0]) * 1)
+    with c.m.no_grad():
+        t1 = c.keep(a.view(2))
+    t2, t3 = c.keep(*t1.unbind(0))
+    a.mul_(0.5)
+    c.run_backward = False
+    t2.grad_fn  # noqa: B018 - reading it raises; PyTorch names the multi-output rule
+
+
+def _retained_unbind_output_after_an_update(c):
+    a = c.leaf([1.5, 1.5, 1.25])
+    b = c.leaf([1.25, -0.75, -1.0])
+    t1, t2, t3 = c.keep(*a.unbind(0))
+    t1.retain_grad()
+    (t1 - b).sin().sum().backward()
+    with c.m.no_grad():
+        a -= 0.1 * a.grad
+    c.run_backward = False
+    return t1.grad  # the retained gradient, not the view's refused history
+
+
+def _copy_from_an_overlapping_view(c):
+    a = c.leaf([1.25, -1.0, -0.75, -0.5])
+    t2 = c.keep((a + a).view(2, -1))
+    t8, t9 = c.keep(*t2.unbind(1))
+    t2[1] = t8  # element by element: the second element reads the first one's write
+    return t2
+
+
+FOUND_BY_RANDOM_PROGRAMS = {
+    "second backward through CopySlices": _second_backward_through_copyslices,
+    "second backward through a view chain": _second_backward_through_a_view_chain,
+    "unbind of a view made in no_grad mode": _unbind_of_a_no_grad_view,
+    "retained unbind output after an update": _retained_unbind_output_after_an_update,
+    "copy from an overlapping view": _copy_from_an_overlapping_view,
+}
+
+
+@pytest.mark.parametrize("name", list(FOUND_BY_RANDOM_PROGRAMS))
+def test_programs_found_by_random_programs_as_in_torch(torch, name):
+    check(torch, FOUND_BY_RANDOM_PROGRAMS[name])
