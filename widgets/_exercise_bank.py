@@ -165,7 +165,6 @@ def _l1_count_leaves(fn):
     return None
 
 
-
 @_value("l1_transfer_h_grad",
         "h.grad for the same k = ((g / h + h) * (g / h)).sum() with h = [2, 1], g = [4, 3]",
         hint="dk/dh = i (through +) + (2i + h) * (-g / h**2) (through /), with i = g / h.",
@@ -226,7 +225,6 @@ def _l1_broadcast_transfer():
     b = torch.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
     (a * b).sum().backward()
     return [a.grad, b.grad]
-
 
 
 # -- lesson 2: reassignment is not in-place --------------------------------------------
@@ -312,7 +310,6 @@ def _l2_keep_intermediate(fn):
     if not _close(gx1, 2 * av * bv * cv * cv):
         return f"x1.grad is {gx1}, expected 2 * x2 * c (d(x2 ** 2).sum()/dx1)."
     return None
-
 
 
 @_value("l2_transfer_b_grad",
@@ -457,7 +454,6 @@ def _l3_fix_loop(fn):
     return None
 
 
-
 L3_TWICE = {"a.exp().sum()": lambda a: a.exp().sum(), "(a - 1).mean()": lambda a: (a - 1).mean(),
             "(a * a).sum()": lambda a: (a * a).sum(), "(a + a).sum()": lambda a: (a + a).sum()}
 
@@ -578,13 +574,19 @@ def _l4_square_raises():
         explain="SigmoidBackward0 saves its output s, so only a change to s breaks backward; "
                 "u can be modified freely.")
 def _l4_sigmoid_breaks():
+    return _which_change_breaks(lambda u: u.sigmoid(), lambda u, s: s.sum())
+
+
+def _which_change_breaks(op, make_loss) -> str:
+    """'input', 'output', 'both' or 'neither': which of u[0] = 666 and s[0] = 666, for
+    u = 2 * t, s = op(u) and loss = make_loss(u, s), makes loss.backward() raise."""
     torch = _mg()
 
     def breaks(change_output: bool) -> bool:
         t = torch.arange(3.0, requires_grad=True)
         u = 2 * t
-        s = u.sigmoid()
-        loss = s.sum()
+        s = op(u)
+        loss = make_loss(u, s)
         (s if change_output else u)[0] = 666
         return _raises(loss.backward)
 
@@ -613,7 +615,6 @@ def _l4_exp_plus_one(fn):
     return None
 
 
-
 @_value("l4_transfer_tanh_times_input",
         "u = 2 * t; s = u.tanh(); loss = (s * u).sum(): which in-place change makes "
         "loss.backward() raise: 'input' (u[0] = 666), 'output' (s[0] = 666), 'both' or "
@@ -623,20 +624,7 @@ def _l4_exp_plus_one(fn):
         explain="tanh saves its output s, and s * u saves both s and u: each change breaks "
                 "a saved tensor.")
 def _l4_transfer_tanh_times_input():
-    torch = _mg()
-
-    def breaks(change_output: bool) -> bool:
-        t = torch.arange(3.0, requires_grad=True)
-        u = 2 * t
-        s = u.tanh()
-        loss = (s * u).sum()
-        (s if change_output else u)[0] = 666
-        return _raises(loss.backward)
-
-    broken = {"input": breaks(False), "output": breaks(True)}
-    if all(broken.values()):
-        return "both"
-    return next((k for k, v in broken.items() if v), "neither")
+    return _which_change_breaks(lambda u: u.tanh(), lambda u, s: (s * u).sum())
 
 
 _choice("l4_why_10x",
@@ -714,7 +702,6 @@ def _l5_double_first(fn):
     if not _close(a.grad, [12.0, 6.0, 4.0]):
         return f"a.grad is {a.grad}, expected [12, 6, 4]."
     return None
-
 
 
 @_value("l5_transfer_grad",
@@ -814,7 +801,6 @@ def _l6_record_losses(fn):
         return (f"w.grad is {w.grad}, expected 3 steps of 2 * w = [6, -12]: call "
                 "loss.backward() in every step.")
     return None
-
 
 
 @_value("l6_transfer_detach_mul",
@@ -963,7 +949,6 @@ def _l7_fix_loop(fn):
     if not _close(model.weight, ref_model.weight):
         return "the final weights differ from plain SGD on the MSE loss."
     return None
-
 
 
 @_value("l7_transfer_accumulate",
