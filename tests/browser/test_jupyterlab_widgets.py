@@ -95,16 +95,19 @@ def test_widget_renders_and_responds_to_clicks(jupyter_lab, chromium_page):
     page = chromium_page
     page.set_default_timeout(WIDGET_TIMEOUT_MS)
     page.goto(jupyter_lab.notebook_url)
-    expect(page.locator(".jp-NotebookPanel .jp-Cell").first).to_be_visible()
-    expect(page.locator(".jp-StatusBar-TextItem", has_text=KERNEL_IDLE)).to_be_visible()
+    # expect() has its own 5 s default: a loaded 2-core machine needs the long one here
+    expect(page.locator(".jp-NotebookPanel .jp-Cell").first).to_be_visible(
+        timeout=WIDGET_TIMEOUT_MS)
+    expect(page.locator(".jp-StatusBar-TextItem", has_text=KERNEL_IDLE)).to_be_visible(
+        timeout=WIDGET_TIMEOUT_MS)
 
     page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(f"^{RUN_MENU}$")).click()
     page.locator(".lm-Menu-itemLabel", has_text=re.compile(f"^{RUN_ALL}$")).click()
 
     button, text, image = page.locator(BUTTON), page.locator(TEXT), page.locator(IMAGE)
-    expect(button).to_be_visible()
-    expect(text).to_be_visible()
-    expect(image).to_be_visible()
+    expect(button).to_be_visible(timeout=WIDGET_TIMEOUT_MS)
+    expect(text).to_be_visible(timeout=WIDGET_TIMEOUT_MS)
+    expect(image).to_be_visible(timeout=WIDGET_TIMEOUT_MS)
     page.set_default_timeout(STEP_TIMEOUT_S * 1000)
     _assert_no_widget_errors(page)
 
