@@ -13,6 +13,9 @@ PYTEST_ARGS ?=
 
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 export PIP_NO_INPUT := 1
+# Running the solved lessons (nbval, the site) must not mark exercises solved in the
+# developer's own progress file (`make lab` keeps the learner's).
+test site: export MINIGRAD_COURSE_PROGRESS := off
 
 .PHONY: lab test install lint host bench learner site clean
 

@@ -15,11 +15,15 @@ with every output cleared (so no solution leaks through an output either):
 * ``### BEGIN SOLUTION`` becomes
   ``raise NotImplementedError("not yet solved: write your code here")``.
   Use it inside functions: the exercise's checker calls the function, catches the
-  ``NotImplementedError`` and reports "not yet solved" instead of a traceback.
+  ``NotImplementedError`` and prints "not yet solved" instead of a traceback.
 * ``### BEGIN SOLUTION: answer, grads`` (a comma-separated list of names) becomes
   one line per name, ``answer = NotImplemented  # not yet solved: write your code here``.
-  Use it for top-level answers: the cell still runs (so "Run All" does not stop there)
-  and the checker reports "not yet solved" for any value that ``is NotImplemented``.
+  Use it for top-level answers: the checker prints "not yet solved" for any value
+  that ``is NotImplemented``.
+
+Either way ``check`` *prints* "Not yet solved" and returns: "Run All" goes through the
+whole lesson (a learner can answer the exercises in any order), and only a wrong
+answer stops it, with a hint.
 
 Solution blocks in markdown cells become ``*Not yet solved: write your answer here.*``.
 
@@ -30,9 +34,9 @@ Usage::
     python scripts/make_learner_notebooks.py --execute --rerun   # run them all again
 
 With ``--execute`` (what ``make learner`` and ``make test`` use), the written learner
-notebooks are then run top to bottom in a fresh kernel, errors allowed, so they open
-showing what a learner sees: every lesson cell's output, and "not yet solved" at each
-exercise. ``--check --execute`` compares the sources (outputs aside, since a run is not
+notebooks are then run top to bottom in a fresh kernel, so they open showing what a
+learner sees: every lesson cell's output, and "Not yet solved" at each exercise.
+``--check --execute`` compares the sources (outputs aside, since a run is not
 byte-identical) and fails if a learner notebook was not run top to bottom.
 
 Exit status: 0 ok, 1 learner notebooks out of date (``--check``), 2 malformed markers.
@@ -45,6 +49,7 @@ from __future__ import annotations
 import argparse
 import copy
 import hashlib
+import os
 import re
 import sys
 from dataclasses import dataclass
@@ -222,14 +227,23 @@ def ran_top_to_bottom(nb: nbformat.NotebookNode) -> bool:
 
 
 def execute(path: Path) -> None:
-    """Run the notebook at `path` top to bottom in a fresh kernel, keeping going past
-    the exercises' "not yet solved" errors, and store the outputs."""
+    """Run the notebook at `path` top to bottom in a fresh kernel and store the outputs
+    (errors allowed, so a broken cell is stored for the tests to report, not hidden)."""
     from nbclient import NotebookClient
 
     nb = nbformat.read(path, as_version=4)
-    NotebookClient(nb, timeout=300, kernel_name="python3", allow_errors=True,
-                   record_timing=False,
-                   resources={"metadata": {"path": str(path.parent)}}).execute()
+    # The stored run must not depend on (or change) this machine's course progress.
+    saved = os.environ.get("MINIGRAD_COURSE_PROGRESS")
+    os.environ["MINIGRAD_COURSE_PROGRESS"] = "off"
+    try:
+        NotebookClient(nb, timeout=300, kernel_name="python3", allow_errors=True,
+                       record_timing=False,
+                       resources={"metadata": {"path": str(path.parent)}}).execute()
+    finally:
+        if saved is None:
+            os.environ.pop("MINIGRAD_COURSE_PROGRESS", None)
+        else:
+            os.environ["MINIGRAD_COURSE_PROGRESS"] = saved
     path.write_text(render(nb), encoding="utf-8")
 
 

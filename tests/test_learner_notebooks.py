@@ -274,3 +274,24 @@ def test_rerun_runs_up_to_date_learner_notebooks_again(mln, tmp_path, monkeypatc
     mln.main(["--notebooks", str(folder), "--execute", "--rerun"])
     assert sorted(ran) == ["01_tour.ipynb", "02_inplace.ipynb"]
     assert mln.main(["--check", "--execute", "--notebooks", str(folder)]) == 0
+
+
+LESSONS = sorted((SCRIPT.parent.parent / "notebooks").glob("*.ipynb"))
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.stem)
+def test_every_lesson_asks_a_prediction_a_transfer_and_a_why(path):
+    """Exercises that test understanding: a prediction asked before the cell that
+    reveals it, a transfer to new values or ops, and a multiple-choice 'why'."""
+    nb = nbformat.read(path, as_version=4)
+    cells = nb.cells
+    text = "\n".join(c.source for c in cells if c.cell_type == "markdown")
+    assert "(predict" in text and "(transfer)" in text, path.name
+    assert any(c.cell_type == "code" and "show_choices(" in c.source for c in cells), path.name
+    # a "predict before ..." exercise's check cell comes before the lesson's first
+    # stepper or "Same code, real PyTorch" section, i.e. inside the lesson, not after it
+    first_predict = next(i for i, c in enumerate(cells)
+                         if c.cell_type == "markdown" and "(predict" in c.source)
+    torch_section = next(i for i, c in enumerate(cells)
+                         if c.cell_type == "markdown" and "Same code, real PyTorch" in c.source)
+    assert first_predict < torch_section, path.name

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .exercises import _code, _value, next_names, node_name, raised
+from .exercises import _choice, _code, _value, next_names, node_name, raised
 
 
 def _mg():
@@ -65,6 +65,34 @@ def _l0_grad_of_square(fn):
         if not _close(got, 2 * np.asarray(values)):
             return f"for {values} you returned {got}, expected twice the values."
     return None
+
+
+@_value("l0_vjp", "a.grad after c = a * b; c.backward(gradient=[2, -1]) with a = [1, 2], "
+        "b = [3, 4]",
+        hint="backward(gradient=v) puts v @ J into a.grad; for c = a * b, J = diag(b), so "
+             "a.grad = v * b.",
+        explain="The vector-Jacobian product: each element's gradient is weighted by v.")
+def _l0_vjp():
+    torch = _mg()
+    a = torch.tensor([1.0, 2.0], requires_grad=True)
+    b = torch.tensor([3.0, 4.0], requires_grad=True)
+    (a * b).backward(gradient=torch.tensor([2.0, -1.0]))
+    return a.grad
+
+
+_choice("l0_why_accumulate",
+        "You run the cell with loss.backward() a second time and a.grad doubles. Why?",
+        [("a", "The second pass computed a wrong gradient.",
+          "Both passes computed the same, right gradient; the second was added to the "
+          "first."),
+         ("b", "backward() adds into .grad; it never replaces it.", ""),
+         ("c", ".grad keeps a running average of all passes.",
+          "It is a plain sum: two passes with the same gradient give twice that gradient."),
+         ("d", "Re-running a cell re-runs every cell before it.",
+          "Only that cell runs again; the leaves keep what earlier passes put into .grad.")],
+        correct="b",
+        explain="Accumulation is on purpose (a leaf used twice gets both contributions); "
+                "clear .grad between passes unless you want the sum.")
 
 
 # -- lesson 1: the backward graph -------------------------------------------------------
@@ -137,6 +165,68 @@ def _l1_count_leaves(fn):
     return None
 
 
+@_value("l1_transfer_h_grad",
+        "h.grad for the same k = ((g / h + h) * (g / h)).sum() with h = [2, 1], g = [4, 3]",
+        hint="dk/dh = i (through +) + (2i + h) * (-g / h**2) (through /), with i = g / h.",
+        explain="Same graph, new values: both streams are still summed before h's "
+                "AccumulateGrad runs.")
+def _l1_transfer_h_grad():
+    torch = _mg()
+    h = torch.tensor([2.0, 1.0], requires_grad=True)
+    g = torch.tensor([4.0, 3.0], requires_grad=True)
+    i = g / h
+    ((i + h) * i).sum().backward()
+    return h.grad
+
+
+_choice("l1_why_once",
+        "Two gradient streams reach h's AccumulateGrad. Why does the node run only once?",
+        [("a", "The engine adds the streams in the node's input buffer and runs the node "
+               "when its dependency count says every stream has arrived.", ""),
+         ("b", "A leaf keeps only the first gradient that reaches it; the second is dropped.",
+          "Nothing is dropped: h.grad = -18 is -21 (through /) plus 3 (through +)."),
+         ("c", "AccumulateGrad runs once per stream; the stepper just draws the two runs "
+               "as one.",
+          "The stepper shows the engine's real steps, and a pre-hook on the node fires "
+          "once, with the already summed gradient [[-18, -4]]."),
+         ("d", "Leaves are visited once because their nodes have the smallest sequence "
+               "numbers.",
+          "The order of the ready queue decides *when* a node runs, not how often; the "
+          "engine counts the edges into a node and waits for all of them.")],
+        correct="a",
+        explain="One input buffer per node, one run per node: the sum happens before the "
+                "node sees anything.")
+
+@_value("l1_broadcast_shapes",
+        "[a.grad.shape, b.grad.shape] as tuples after (a + b).sum().backward() with a of "
+        "shape (3, 1) and b of shape (4,)",
+        hint="A gradient always has the shape of its tensor: the (3, 4) gradient of a + b is "
+             "summed back over the dimensions that broadcasting stretched.",
+        explain="AddBackward0 hands on a (3, 4) gradient; the engine sums it to (3, 1) for a "
+                "and to (4,) for b.")
+def _l1_broadcast_shapes():
+    torch = _mg()
+    a = torch.ones(3, 1, requires_grad=True)
+    b = torch.ones(4, requires_grad=True)
+    (a + b).sum().backward()
+    return [tuple(a.grad.shape), tuple(b.grad.shape)]
+
+
+@_value("l1_broadcast_transfer",
+        "[a.grad, b.grad] after (a * b).sum().backward() with a = [[1], [2], [3]] and "
+        "b = [1, 2, 3, 4]",
+        hint="Each a[i] multiplies every b[j]: its gradient is the sum of b. Each b[j] "
+             "meets every a[i]: its gradient is the sum of a.",
+        explain="Each input gets the (3, 4) gradient summed back to its shape: every a[i] "
+                "the sum of b, every b[j] the sum of a.")
+def _l1_broadcast_transfer():
+    torch = _mg()
+    a = torch.tensor([[1.0], [2.0], [3.0]], requires_grad=True)
+    b = torch.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+    (a * b).sum().backward()
+    return [a.grad, b.grad]
+
+
 # -- lesson 2: reassignment is not in-place --------------------------------------------
 
 
@@ -200,8 +290,8 @@ def _l2_inplace_saved_self():
 
 @_code("l2_keep_intermediate",
        "grads_with_intermediate(a, b, c): return (a.grad, x1.grad) for x1 = a*b, "
-       "x2 = x1*c, loss = x2.sum()",
-       hint="Call x1.retain_grad() before loss.backward().",
+       "x2 = x1*c, loss = (x2 ** 2).sum()",
+       hint="Call x1.retain_grad() before loss.backward(), and return x1.grad itself.",
        explain="retain_grad() asked autograd to store the gradient arriving at x1.")
 def _l2_keep_intermediate(fn):
     torch = _mg()
@@ -212,12 +302,47 @@ def _l2_keep_intermediate(fn):
     ga, gx1 = got
     if ga is None or gx1 is None:
         return "one of the gradients is None; did you call retain_grad() before backward()?"
-    if not _close(ga, b.detach() * c.detach()):
-        return f"a.grad is {ga}, expected b * c."
-    if not _close(gx1, c.detach()):
-        return f"x1.grad is {gx1}, expected c (d(x1*c)/dx1)."
+    if gx1 is c or getattr(gx1, "requires_grad", False):
+        return "the second value is not a gradient: return x1.grad after backward()."
+    av, bv, cv = (t.detach().numpy().astype(np.float64) for t in (a, b, c))
+    if not _close(ga, 2 * av * bv * bv * cv * cv):
+        return f"a.grad is {ga}, expected 2 * a * b**2 * c**2 (from the loss (x2 ** 2).sum())."
+    if not _close(gx1, 2 * av * bv * cv * cv):
+        return f"x1.grad is {gx1}, expected 2 * x2 * c (d(x2 ** 2).sum()/dx1)."
     return None
 
+
+@_value("l2_transfer_b_grad",
+        "b.grad after x = a * b; x = x + c; x = x * a; x.sum().backward() "
+        "(a = [1, 2], b = [3, 4], c = [5, 6])",
+        hint="x = (a * b + c) * a, so dx/db = a * a.",
+        explain="Every reassignment made a new node; the graph still reaches b through "
+                "the first x.")
+def _l2_transfer_b_grad():
+    a, b, c = _l2_abc(_mg())
+    x = a * b
+    x = x + c
+    x = x * a
+    x.sum().backward()
+    return b.grad
+
+
+_choice("l2_why_copy",
+        "x = a * b; x.mul_(c). Why does the in-place MulBackward0 keep a copy of x's old "
+        "values instead of x itself?",
+        [("a", "x itself now holds a * b * c, but c's gradient needs the values x had "
+               "before the multiplication, a * b.", ""),
+         ("b", "Keeping x itself would make a reference cycle.",
+          "The copy is about values, not memory management: after mul_, x holds a * b * c."),
+         ("c", "Because x is a leaf.",
+          "x = a * b has a grad_fn, so it is not a leaf; an in-place op on a leaf that "
+          "requires grad would be refused outright."),
+         ("d", "It does keep x itself, and that is why backward fails.",
+          "Backward does not fail here (exercise 2.3): _saved_self holds [3, 8] while x "
+          "holds [15, 48].")],
+        correct="a",
+        explain="The values needed for c's gradient would be overwritten, so they are kept "
+                "aside before the write.")
 
 # -- lesson 3: retain_graph and freed buffers ---------------------------------------------
 
@@ -316,12 +441,57 @@ def _l3_fix_loop(fn):
     want = reference_l3_loop(t2, a2, x2, 3)
     if not isinstance(got, list) or len(got) != 3:
         return f"return a list with one loss per step (3 here), got {got!r}."
-    if not np.allclose([float(v) for v in got], want):
+    kinds = sorted({type(v).__name__ for v in got if type(v) is not float})
+    if kinds:
+        return (f"the list holds {', '.join(kinds)} values: return Python floats "
+                "(loss.item()); a loss tensor keeps its iteration's whole graph alive.")
+    if not np.allclose(got, want):
         return f"the losses are {got}, expected {want}."
+    if t.grad is None or a.grad is None:
+        return "t.grad or a.grad is None: call loss.backward() in every iteration."
     if not _close(t.grad, t2.grad) or not _close(a.grad, a2.grad):
         return "t.grad or a.grad differ from what the loop should accumulate."
     return None
 
+
+L3_TWICE = {"a.exp().sum()": lambda a: a.exp().sum(), "(a - 1).mean()": lambda a: (a - 1).mean(),
+            "(a * a).sum()": lambda a: (a * a).sum(), "(a + a).sum()": lambda a: (a + a).sum()}
+
+
+@_value("l3_transfer_twice",
+        "which of " + ", ".join(L3_TWICE) + " can run backward twice without "
+        "retain_graph? (a set of the expressions)",
+        hint="A graph can run backward again when none of its nodes saved a tensor. "
+             "Which ops need a value from the forward pass for their gradient?",
+        explain="exp saves its result and a * a saves a; subtraction, mean and addition save "
+                "no tensor, so there is nothing to free.")
+def _l3_transfer_twice():
+    torch = _mg()
+    ok = set()
+    for expr, build in L3_TWICE.items():
+        a = torch.tensor([1.0, 2.0], requires_grad=True)
+        y = build(a)
+        y.backward()
+        if not _raises(y.backward):
+            ok.add(expr)
+    return ok
+
+
+_choice("l3_why_free",
+        "Why does backward release the saved tensors by default?",
+        [("a", "Saved activations are most of a training step's memory, and a graph is "
+               "normally used once: they go as soon as their node has run.", ""),
+         ("b", "Because computing the gradients a second time would give a wrong result.",
+          "A second backward is legitimate: retain_graph=True allows it, and graphs that "
+          "save nothing can always run twice (exercise 3.2)."),
+         ("c", "Because the values are stale after the optimizer's step anyway.",
+          "Stale values are caught by the version counter (lesson 4); buffers are freed "
+          "even when nothing changes."),
+         ("d", "backward deletes the whole graph, nodes and links included.",
+          "Only saved tensors are released: grad_fn and next_functions stay "
+          "(exercise 3.4).")],
+        correct="a",
+        explain="Freeing is a memory decision; retain_graph=True is how you opt out.")
 
 # -- lesson 4: in-place operations and version counters ---------------------------------
 
@@ -404,13 +574,19 @@ def _l4_square_raises():
         explain="SigmoidBackward0 saves its output s, so only a change to s breaks backward; "
                 "u can be modified freely.")
 def _l4_sigmoid_breaks():
+    return _which_change_breaks(lambda u: u.sigmoid(), lambda u, s: s.sum())
+
+
+def _which_change_breaks(op, make_loss) -> str:
+    """'input', 'output', 'both' or 'neither': which of u[0] = 666 and s[0] = 666, for
+    u = 2 * t, s = op(u) and loss = make_loss(u, s), makes loss.backward() raise."""
     torch = _mg()
 
     def breaks(change_output: bool) -> bool:
         t = torch.arange(3.0, requires_grad=True)
         u = 2 * t
-        s = u.sigmoid()
-        loss = s.sum()
+        s = op(u)
+        loss = make_loss(u, s)
         (s if change_output else u)[0] = 666
         return _raises(loss.backward)
 
@@ -438,6 +614,35 @@ def _l4_exp_plus_one(fn):
         return f"x.grad is {x.grad}, expected exp(x)."
     return None
 
+
+@_value("l4_transfer_tanh_times_input",
+        "u = 2 * t; s = u.tanh(); loss = (s * u).sum(): which in-place change makes "
+        "loss.backward() raise: 'input' (u[0] = 666), 'output' (s[0] = 666), 'both' or "
+        "'neither'?",
+        hint="Two nodes save something now: TanhBackward0 (see the op table) and the "
+             "MulBackward0 of s * u, whose inputs both require grad.",
+        explain="tanh saves its output s, and s * u saves both s and u: each change breaks "
+                "a saved tensor.")
+def _l4_transfer_tanh_times_input():
+    return _which_change_breaks(lambda u: u.tanh(), lambda u, s: (s * u).sum())
+
+
+_choice("l4_why_10x",
+        "y = 10 * x; y += 1 can still be backpropagated, y = x.exp(); y += 1 cannot. Why?",
+        [("a", "ExpBackward0 saved its output y, whose version has moved; nothing saved "
+               "the y of 10 * x (MulBackward0 kept only the number 10).", ""),
+         ("b", "+= on the result of a multiplication is not really in place.",
+          "It is in place in both cases: y._version goes from 0 to 1 after 10 * x too. "
+          "What differs is whether a node saved y."),
+         ("c", "exp cannot be differentiated after an addition.",
+          "The mathematics is fine; the engine refuses because a saved value changed "
+          "('is at version 1; expected version 0')."),
+         ("d", "10 * x makes a copy of x, x.exp() does not.",
+          "Neither copies x. MulBackward0 keeps the number 10, ExpBackward0 keeps its "
+          "result tensor.")],
+        correct="a",
+        explain="Only a saved tensor that changed can break backward: which one is saved "
+                "is in the op table.")
 
 # -- lesson 5: unbind and multi-output nodes -----------------------------------------------
 
@@ -499,6 +704,46 @@ def _l5_double_first(fn):
     return None
 
 
+@_value("l5_transfer_grad",
+        "a.grad after b, c, d = a.unbind(); (b * c + d * d).backward() with a = [2, 1, 4]",
+        hint="d/db = c, d/dc = b, d/dd = 2 d; UnbindBackward0 puts them back in order.",
+        explain="Each slot of the buffer got its own gradient; unbind stacked them.")
+def _l5_transfer_grad():
+    torch = _mg()
+    a = torch.tensor([2.0, 1.0, 4.0], requires_grad=True)
+    b, c, d = a.unbind()
+    (b * c + d * d).backward()
+    return a.grad
+
+
+@_value("l5_max_inplace_raises",
+        "v, i = a.max(dim=0) for a 2 x 2 a that requires grad: does v.mul_(2) raise?",
+        hint="max(dim=...) has two outputs, but is v a view of a?",
+        explain="max(dim=...) returns new tensors, not views: the in-place rule for "
+                "multi-output views does not apply.")
+def _l5_max_inplace_raises():
+    torch = _mg()
+    a = torch.tensor([[1.0, 5.0], [3.0, 2.0]], requires_grad=True)
+    v, _ = a.max(dim=0)
+    return _raises(lambda: v.mul_(2))
+
+
+_choice("l5_why_refused",
+        "Why is b.mul_(2) refused after b, c, d = a.unbind()?",
+        [("a", "b is one of several views made by one node; its history cannot be "
+               "rewritten alone, so autograd refuses instead of guessing.", ""),
+         ("b", "b is a leaf that requires grad.",
+          "b has a grad_fn (UnbindBackward0): it is a view of a, not a leaf."),
+         ("c", "In-place operations are never allowed on views.",
+          "A single-output view can be changed in place: u[0] = 666 is rewritten as "
+          "CopySlices (lesson 4)."),
+         ("d", "UnbindBackward0 saved b, and the version check would fail.",
+          "UnbindBackward0 saves no tensor, and the error comes at the in-place call, "
+          "before any backward.")],
+        correct="a",
+        explain="Multi-output views share one node; changing one output in place has no "
+                "history to be rebased onto.")
+
 # -- lesson 6: detach, .data, numpy(), item() ---------------------------------------------
 
 
@@ -550,8 +795,42 @@ def _l6_record_losses(fn):
     bad = [type(v).__name__ for v in got if type(v) is not float]
     if bad:
         return f"the list holds {', '.join(sorted(set(bad)))} values, not Python floats."
+    if not np.allclose(got, [5.0] * 3):
+        return f"the losses are {got}; (w ** 2).sum() is 1 + 4 = 5 at every step."
+    if w.grad is None or not _close(w.grad, [6.0, -12.0]):
+        return (f"w.grad is {w.grad}, expected 3 steps of 2 * w = [6, -12]: call "
+                "loss.backward() in every step.")
     return None
 
+
+@_value("l6_transfer_detach_mul",
+        "y = a * 3; y.detach().zero_(): does y.sum().backward() raise?",
+        hint="The version of y moved, but did any node save y?",
+        explain="y moved to version 1, but MulBackward0 saved only the number 3: nothing "
+                "to check, no error (and here the gradient is right).")
+def _l6_transfer_detach_mul():
+    torch = _mg()
+    a = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = a * 3
+    y.detach().zero_()
+    return _raises(lambda: y.sum().backward())
+
+
+_choice("l6_why_silent",
+        "Why does y.data.zero_() give a wrong gradient without an error, when "
+        "y.detach().zero_() raises?",
+        [("a", ".data shares y's memory but has a version counter of its own, so the "
+               "write never shows in the version ExpBackward0 checks.", ""),
+         ("b", ".data is a copy, so zeroing it changes nothing.",
+          "It is not a copy: writing through .data changed y (the first cell of the "
+          "lesson), which is why the gradient comes out as zeros."),
+         ("c", "exp's saved output is not version-checked.",
+          "It is: the same write through detach() makes backward raise."),
+         ("d", "zero_() does not count as an in-place operation.",
+          "Through detach() the same zero_() moves the version and backward raises.")],
+        correct="a",
+        explain="The version counter is the only witness of an in-place change, and .data "
+                "does not report to it.")
 
 # -- lesson 7: graphs in training loops ------------------------------------------------------
 
@@ -672,6 +951,37 @@ def _l7_fix_loop(fn):
     return None
 
 
+@_value("l7_transfer_accumulate",
+        "w = [1, 3] (requires grad): (2 * w).sum().backward() twice, then "
+        "(w * w).sum().backward(). What is w.grad?",
+        hint="Every backward adds into w.grad: 2, 2, then 2 * w.",
+        explain="Three backward calls, three contributions added: the deliberate use of "
+                "this is gradient accumulation.")
+def _l7_transfer_accumulate():
+    torch = _mg()
+    w = torch.tensor([1.0, 3.0], requires_grad=True)
+    (2 * w).sum().backward()
+    (2 * w).sum().backward()
+    (w * w).sum().backward()
+    return w.grad
+
+
+_choice("l7_why_shared_acc",
+        "compare_graphs shows w's AccumulateGrad shared by two iterations' graphs. Why?",
+        [("a", "The leaf holds its AccumulateGrad weakly: while some graph (here the kept "
+               "losses) refers to it, every new graph reuses it.", ""),
+         ("b", "Every leaf owns one AccumulateGrad for its whole life.",
+          "The leaf keeps it only weakly: drop every graph that refers to it and the next "
+          "graph gets a new one (the cell above shows the tag disappearing)."),
+         ("c", "The optimizer keeps the graph of the last step.",
+          "SGD keeps the parameters, not graphs; it is the list `losses` that keeps "
+          "graph 1 alive."),
+         ("d", "AccumulateGrad is a single global node shared by all leaves.",
+          "There is one per leaf: its `variable` is that leaf.")],
+        correct="a",
+        explain="Sharing needs a living graph: keep nothing and each iteration builds its "
+                "own accumulator.")
+
 # -- lesson 8: write your own Function ---------------------------------------------------------
 
 
@@ -777,11 +1087,13 @@ def _l8_square(cls):
         return "the output has no custom node: did forward return a tensor computed from x?"
     if not y.grad_fn.saved_tensors:
         return "nothing was saved: backward needs x, so call ctx.save_for_backward(x)."
-    err = raised(lambda: y.sum().backward())
+    # weights other than ones: backward must multiply by the incoming gradient
+    err = raised(lambda: (y * torch.tensor([1.0, 10.0, -3.0])).sum().backward())
     if err:
         return f"backward failed: {err}"
-    if not _close(x.grad, [2.0, -4.0, 6.0]):
-        return f"x.grad is {x.grad}, expected 2 * x = [2, -4, 6]."
+    if not _close(x.grad, [2.0, -40.0, -18.0]):
+        return (f"for loss = (Square.apply(x) * [1, 10, -3]).sum() x.grad is {x.grad}, "
+                "expected 2 * x * grad = [2, -40, -18]: multiply by the incoming gradient.")
     return None
 
 
@@ -804,13 +1116,195 @@ def _l8_tanh_saves_output(cls):
     if type(y.grad_fn).__name__ != f"{cls.__name__}Backward":
         return "the output has no custom node: did forward return a tensor computed from x?"
     h.mul_(3)
-    err = raised(lambda: y.sum().backward())
+    weights = [2.0, -1.0, 0.5]  # the incoming gradient is not all ones
+    err = raised(lambda: (y * torch.tensor(weights)).sum().backward())
     if err and "inplace" in err:
         return ("backward refused because the saved input was changed in place: save "
                 "something that the in-place change of the input does not touch.")
     if err:
         return f"backward failed: {err}"
-    want = 1 - np.tanh(np.asarray(values, np.float64)) ** 2
+    want = (1 - np.tanh(np.asarray(values, np.float64)) ** 2) * weights
     if a.grad is None or not _close(a.grad, want.astype(np.float32)):
-        return f"a.grad is {a.grad}, expected 1 - tanh(a)**2 = {np.round(want, 4).tolist()}."
+        return (f"for loss = (MyTanh.apply(h) * {weights}).sum() a.grad is {a.grad}, "
+                f"expected grad * (1 - tanh(a)**2) = {np.round(want, 4).tolist()}.")
+    return None
+
+
+@_value("l8_transfer_gradient_count",
+        "how many values must backward return for forward(ctx, x, weight, eps, mode)?",
+        hint="One per argument of forward after ctx.",
+        explain="Four inputs, four return values (None for the number and the string).")
+def _l8_transfer_gradient_count():
+    import re
+
+    torch = _mg()
+
+    class Four(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, weight, eps, mode):
+            return x * weight + eps
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad, grad  # short: the engine says how many it wants
+
+    x = torch.tensor([1.0], requires_grad=True)
+    w = torch.tensor([2.0], requires_grad=True)
+    error = raised(lambda: Four.apply(x, w, 0.1, "fast").sum().backward())
+    return int(re.search(r"expected (\d+)", error).group(1))
+
+
+_choice("l8_why_save_output",
+        "MyTanh saves its output rather than its input. Why is that the better choice?",
+        [("a", "1 - tanh(x)**2 needs only the output, so nothing is recomputed and an "
+               "in-place change of the input cannot invalidate it.", ""),
+         ("b", "Saving the input is not allowed in a custom Function.",
+          "It is allowed: MyExpFromInput saves its input and works."),
+         ("c", "The output is never modified in place.",
+          "It can be (y.add_(1)), and then reading the saved output raises; the choice "
+          "decides which change breaks backward, not that none can."),
+         ("d", "Saved outputs are not version-checked.",
+          "They are: MyExp's saved output raised after y.add_(1).")],
+        correct="a",
+        explain="Save what the formula needs; when that is the output, the input is free "
+                "to change.")
+
+
+# -- lesson 9: the engine ------------------------------------------------------------------
+
+
+def run_node(node, grads):
+    """Run one backward node's formula, as the engine does once the node is ready.
+
+    `grads` holds the summed gradient for each output of the node (tensors, or None
+    for an output no stream reached). Returns one gradient per entry of
+    `node.next_functions` (None where no gradient is needed). For an AccumulateGrad
+    node this adds the gradient into its leaf's `.grad` and returns ()."""
+    torch = _mg()
+    arrays = [None if g is None else np.array(g.detach().numpy(), copy=True) for g in grads]
+    outputs = node.apply(arrays)
+    return tuple(None if o is None else torch.tensor(o) for o in outputs)
+
+
+def random_graph(torch, seed: int):
+    """A small random graph of element-wise ops with shared inputs (diamonds, x * x);
+    returns (leaves, loss). The same seed builds the same graph again."""
+    rng = np.random.default_rng(seed)
+    leaves = [torch.tensor(rng.uniform(-1, 1, 3).tolist(), requires_grad=True)
+              for _ in range(int(rng.integers(2, 4)))]
+    pool = list(leaves)
+    for _ in range(int(rng.integers(3, 9))):
+        a, b = pool[int(rng.integers(len(pool)))], pool[int(rng.integers(len(pool)))]
+        pool.append(_RANDOM_OPS[int(rng.integers(len(_RANDOM_OPS)))](a, b))
+    return leaves, (pool[-1] * pool[-2]).sum()
+
+
+_RANDOM_OPS = (lambda a, b: a + b, lambda a, b: a * b, lambda a, b: a - b,
+               lambda a, b: a.tanh(), lambda a, b: a.sin(), lambda a, b: a * 0.5)
+
+
+def _engine_order(loss) -> list:
+    from minigrad.autograd.engine import backward_events
+
+    return [e.node for e in backward_events(loss, trace=True)
+            if type(e).__name__ == "NodeStarted"]
+
+
+def _diamond(torch):
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    s = x.exp()
+    loss = (s * 3 + s.sin()).sum()
+    return x, s, loss
+
+
+@_value("l9_shared_deps",
+        "in the diamond loss = (s * 3 + s.sin()).sum() with s = x.exp(), how many "
+        "streams does ExpBackward0 wait for?",
+        hint="Count the edges that point at ExpBackward0: which nodes have it in their "
+             "next_functions?",
+        explain="Two consumers of s, two edges: the engine runs ExpBackward0 when its "
+                "count drops from 2 to 0.")
+def _l9_shared_deps():
+    from minigrad.autograd.engine import backward_events
+
+    _, s, loss = _diamond(_mg())
+    events = backward_events(loss, trace=True)
+    started = next(events)
+    events.close()
+    return started.dependencies[s.grad_fn]
+
+
+@_value("l9_transfer_order",
+        "the order the engine runs the nodes of loss = (a * a + x).sum() with "
+        "a = x.tanh() (a list of node names)",
+        hint="A node is ready when all its streams arrived; among ready nodes the one "
+             "made last runs first. x feeds both tanh and +: when is its AccumulateGrad "
+             "ready?",
+        explain="x's AccumulateGrad waits for two streams, from AddBackward0 and from "
+                "TanhBackward0, so it runs last.")
+def _l9_transfer_order():
+    torch = _mg()
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    a = x.tanh()
+    return [type(n).__name__ for n in _engine_order((a * a + x).sum())]
+
+
+_choice("l9_why_not_recursion",
+        "Why does the engine count dependencies and keep a ready queue instead of "
+        "recursing from the loss?",
+        [("a", "Recursion runs a shared node once per path (2**n times for n stacked "
+               "diamonds) and needs one Python frame per node of a long chain; counting "
+               "runs each node once, with its streams summed, in a loop.", ""),
+         ("b", "Recursion gives wrong gradients on a diamond.",
+          "The sum comes out right, since gradients add up whichever way they travel; "
+          "the cost is the repeated work, and the depth."),
+         ("c", "Python has no recursion.",
+          "It has, up to sys.getrecursionlimit() frames; a 20 000-op chain goes past "
+          "that, a loop does not."),
+         ("d", "The queue makes backward run in parallel.",
+          "minigrad's engine runs one node at a time; the queue decides which ready "
+          "node runs next (the one made last).")],
+        correct="a",
+        explain="Dependency counts make 'ready' exact, so every node runs once with all of "
+                "its gradient, and an explicit queue has no depth limit.")
+
+
+@_code("l9_my_backward",
+       "my_backward(root): run backward with your own dependency counts, input buffers "
+       "and ready queue; return the nodes in the order they ran",
+       hint="Count edges with an iterative walk; start the root's buffer with "
+            "torch.ones(root.shape); pop the ready node with the largest _sequence_nr(); "
+            "sum streams per (node, output_nr); push a node when its count reaches 0.",
+       explain="Your engine ran every node once, in PyTorch's order, and filled the same "
+               ".grad as minigrad's engine on random graphs.")
+def _l9_my_backward(fn):
+    torch = _mg()
+    for seed in range(25):
+        leaves, loss = random_graph(torch, seed)
+        order = fn(loss)
+        if not isinstance(order, list):
+            return f"return the list of nodes in the order they ran, got {order!r}."
+        ref_leaves, ref_loss = random_graph(torch, seed)
+        ref = _engine_order(ref_loss)  # a full traced backward: fills ref_leaves' .grad
+        names = [type(n).__name__ for n in order]
+        counts = {}
+        for node in order:
+            counts[id(node)] = counts.get(id(node), 0) + 1
+        twice = sorted({type(n).__name__ for n in order if counts[id(n)] > 1})
+        if twice:
+            return (f"graph {seed}: {', '.join(twice)} ran more than once; a node must "
+                    "wait until every stream into it has arrived (its count is 0).")
+        if len(order) != len(ref):
+            return (f"graph {seed}: your engine ran {len(order)} nodes, minigrad's "
+                    f"{len(ref)}: {names}.")
+        mine = [n for n in names if n != "AccumulateGrad"]
+        theirs = [type(n).__name__ for n in ref if type(n).__name__ != "AccumulateGrad"]
+        if mine != theirs:
+            return (f"graph {seed}: the order {mine} differs from the engine's {theirs}: "
+                    "run the ready node with the largest _sequence_nr() first.")
+        for i, (leaf, ref_leaf) in enumerate(zip(leaves, ref_leaves)):
+            if (leaf.grad is None) != (ref_leaf.grad is None) or (
+                    leaf.grad is not None and not _close(leaf.grad, ref_leaf.grad)):
+                return (f"graph {seed}: leaf {i} has .grad {leaf.grad}, minigrad's engine "
+                        f"gives {ref_leaf.grad}.")
     return None

@@ -354,7 +354,9 @@ class GraphDrawing:
             if len(edge.graph_edges) == 1 and first.target in multi_output:
                 (x0, y0), (x1, y1) = route[-2], route[-1]
                 label_x, label_y = x1 + 0.2 * (x0 - x1) + 4, y1 + 0.2 * (y0 - y1)
-                index_labels.append((str(first.output_index), label_x, label_y, EDGE_FONT, "left"))
+                # "#1", not a bare "1": a gradient value may sit at the same arrowhead
+                index_labels.append((f"#{first.output_index}", label_x, label_y, EDGE_FONT,
+                                     "left"))
                 self.index_labels.append((first.source, first.target, str(first.output_index)))
         self._edge_lines = LineCollection(segments, zorder=1)
         self._edge_heads = PolyCollection(heads, edgecolors="none", zorder=1)

@@ -9,11 +9,20 @@ that *runs the scenario with minigrad* and returns what happened, so the answer 
 always agrees with the library. Coding exercises take the learner's function instead of
 a value and check what it does.
 
-``check`` prints a short confirmation when the answer is right. Otherwise it raises:
+``check`` prints a short confirmation when the answer is right and returns nothing (so
+a notebook shows the message only). For the untouched learner stub (``NotImplemented``,
+or a function that raises ``NotImplementedError``) it prints "not yet solved" and
+returns: *Run All* carries on to the rest of the lesson. A wrong answer raises
+``WrongAnswer`` with a hint (never a bare ``AssertionError``), so it stops a run where
+the learner has something to fix.
 
-* ``NotSolvedYet`` for the untouched learner stub (``NotImplemented``, or a function
-  that raises ``NotImplementedError``): "Run All" stops there with a clear message;
-* ``WrongAnswer`` with a hint, never a bare ``AssertionError``.
+Three kinds of exercise: value exercises (predict, then check), coding exercises (the
+learner's function or class is run on fresh inputs) and multiple-choice "why" questions
+(``show_choices(name)`` prints the options; every wrong option has its own feedback).
+
+``progress()`` lists every exercise of the course and which ones are solved (solved
+exercises are remembered across notebooks in a small JSON file, see ``progress_file``);
+``reset_exercise(name)`` puts an exercise's starter code back into the current cell.
 
 Two helpers the lessons use around the exercises:
 
@@ -26,9 +35,12 @@ Two helpers the lessons use around the exercises:
 from __future__ import annotations
 
 import contextlib
+import json
 import math
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -39,7 +51,11 @@ __all__ = [
     "WrongAnswer",
     "check",
     "expected_answer",
+    "progress",
+    "reset_exercise",
+    "run_node",
     "same_as_torch",
+    "show_choices",
     "show_error",
 ]
 
@@ -53,11 +69,22 @@ class _ShortError(Exception):
 
 
 class NotSolvedYet(_ShortError):
-    """The exercise still holds the learner stub."""
+    """The exercise still holds the learner stub (raised by helpers; ``check`` prints
+    "not yet solved" instead, so Run All goes on)."""
 
 
 class WrongAnswer(_ShortError):
     """The answer was checked and is not right; the message says why."""
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One option of a multiple-choice question, and what to tell a learner who picks
+    it when it is wrong."""
+
+    key: str
+    text: str
+    feedback: str = ""
 
 
 @dataclass(frozen=True)
@@ -68,6 +95,12 @@ class Exercise:
     explain: str
     expected: Callable[[], Any] | None = None  # value exercises: runs minigrad
     verify: Callable[[Callable], str | None] | None = None  # coding exercises
+    choices: tuple[Choice, ...] = ()  # multiple choice: the options
+    correct: str = ""  # multiple choice: the key of the right option
+
+    @property
+    def lesson(self) -> int:
+        return int(self.name.split("_")[0][1:])
 
 
 EXERCISES: dict[str, Exercise] = {}
@@ -87,6 +120,20 @@ def _code(name: str, question: str, hint: str, explain: str):
         return fn
 
     return register
+
+
+def _choice(name: str, question: str, options: list[tuple[str, str, str]], correct: str,
+            explain: str) -> None:
+    """Register a multiple-choice question: `options` are (key, text, feedback) with
+    feedback for every wrong option (why it is wrong)."""
+    choices = tuple(Choice(k, t, f) for k, t, f in options)
+    if correct not in {c.key for c in choices}:
+        raise ValueError(f"{name}: the right answer {correct!r} is not an option")
+    missing = [c.key for c in choices if c.key != correct and not c.feedback]
+    if missing:
+        raise ValueError(f"{name}: wrong options without feedback: {missing}")
+    EXERCISES[name] = Exercise(name, question, hint="", explain=explain, choices=choices,
+                               correct=correct)
 
 
 # -- comparing answers ------------------------------------------------------------------
@@ -168,29 +215,40 @@ def _exercise(name: str) -> Exercise:
         ) from None
 
 
+def _not_solved_message(name: str) -> str:
+    return (f"Not yet solved: exercise {name!r}. Replace the stub (the line saying "
+            "'not yet solved') with your answer, then run this cell again.")
+
+
 def _not_solved(name: str) -> NotSolvedYet:
-    return NotSolvedYet(
-        f"Exercise {name!r} is not yet solved: replace the stub (the line saying "
-        "'not yet solved') with your answer, then run this cell again."
-    )
+    return NotSolvedYet(_not_solved_message(name))
 
 
-def check(name: str, answer: Any) -> bool:
-    """Check `answer` to exercise `name`. Prints a confirmation and returns True when
-    right; raises NotSolvedYet for the stub and WrongAnswer (with a hint) otherwise."""
+def check(name: str, answer: Any) -> None:
+    """Check `answer` to exercise `name`.
+
+    Right: prints a confirmation (and remembers the exercise as solved). The learner
+    stub: prints "not yet solved" and returns, so Run All continues. Wrong: raises
+    WrongAnswer with a hint, or for a multiple-choice question with the feedback of
+    the option chosen."""
     ex = _exercise(name)
     if answer is NotImplemented or answer is Ellipsis:
-        raise _not_solved(name)
-    if ex.verify is not None:
+        print(_not_solved_message(name))
+        return
+    if ex.choices:
+        _check_choice(ex, answer)
+    elif ex.verify is not None:
         if not callable(answer):
             raise WrongAnswer(
                 f"Exercise {name!r} expects your function itself (without calling it), "
                 f"got {_describe(answer)}."
             )
         try:
-            problem = ex.verify(answer)
+            with _quiet_warnings():
+                problem = ex.verify(answer)
         except NotImplementedError:
-            raise _not_solved(name) from None
+            print(_not_solved_message(name))
+            return
         except (NotSolvedYet, WrongAnswer):
             raise
         except Exception as exc:
@@ -201,13 +259,158 @@ def check(name: str, answer: Any) -> bool:
         if problem:
             raise WrongAnswer(f"Exercise {name!r}: {problem}\nHint: {ex.hint}")
     else:
-        expected = ex.expected()
+        with _quiet_warnings():
+            expected = ex.expected()
         if not same(expected, answer):
             raise WrongAnswer(
                 f"Exercise {name!r}: {_describe(answer)} is not right.\nHint: {ex.hint}"
             )
+    _record_solved(name)
     print(f"Correct! {ex.explain}")
-    return True
+
+
+@contextlib.contextmanager
+def _quiet_warnings():
+    """The checkers run scenarios that may warn (reading a non-leaf's .grad, a learner's
+    float(loss)): those warnings belong to the checking, not to the learner's cell."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+
+
+def _check_choice(ex: Exercise, answer: Any) -> None:
+    keys = [c.key for c in ex.choices]
+    given = answer.strip().lower() if isinstance(answer, str) else answer
+    chosen = next((c for c in ex.choices if c.key.lower() == given), None)
+    if chosen is None:
+        raise WrongAnswer(
+            f"Exercise {ex.name!r}: answer with one of {', '.join(map(repr, keys))} "
+            f"(see show_choices({ex.name!r})), got {_describe(answer)}."
+        )
+    if chosen.key != ex.correct:
+        raise WrongAnswer(f"Exercise {ex.name!r}: ({chosen.key}) is not right. "
+                          f"{chosen.feedback}")
+
+
+def show_choices(name: str) -> None:
+    """Print a multiple-choice question and its options."""
+    ex = _exercise(name)
+    if not ex.choices:
+        raise TypeError(f"exercise {name!r} is not a multiple-choice question")
+    print(ex.question)
+    for c in ex.choices:
+        print(f"  ({c.key}) {c.text}")
+    print(f'Answer with check({name!r}, "<letter>").')
+
+
+# -- progress across the course ---------------------------------------------------------
+
+
+def progress_file() -> Path | None:
+    """Where solved exercises are remembered: $MINIGRAD_COURSE_PROGRESS if set (``off``
+    remembers nothing), else ``minigrad-course/progress.json`` in the user's cache."""
+    env = os.environ.get("MINIGRAD_COURSE_PROGRESS")
+    if env is not None:
+        return None if env.strip().lower() in ("", "off", "0", "none") else Path(env)
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(cache) / "minigrad-course" / "progress.json"
+
+
+_SOLVED_HERE: set[str] = set()  # solved in this kernel (also when no file can be written)
+
+
+def _stored_solved() -> set[str]:
+    path = progress_file()
+    if path is None or not path.exists():
+        return set()
+    try:
+        return set(json.loads(path.read_text(encoding="utf-8")).get("solved", []))
+    except (OSError, ValueError, AttributeError):
+        return set()
+
+
+def _write_solved(solved: set[str]) -> None:
+    path = progress_file()
+    if path is None:
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"solved": sorted(solved)}, indent=1), encoding="utf-8")
+    except OSError:
+        pass  # a read-only home must not break a lesson: this kernel still remembers
+
+
+def _record_solved(name: str) -> None:
+    _SOLVED_HERE.add(name)
+    stored = _stored_solved()
+    if name not in stored:
+        _write_solved(stored | {name})
+
+
+def solved_exercises() -> set[str]:
+    """Names of the exercises solved so far (this kernel and earlier sessions)."""
+    return (_SOLVED_HERE | _stored_solved()) & set(EXERCISES)
+
+
+def progress(lesson: int | None = None) -> None:
+    """Print, lesson by lesson, how many exercises are solved and which are still open
+    (all lessons, or only `lesson`)."""
+    solved = solved_exercises()
+    by_lesson: dict[int, list[Exercise]] = {}
+    for ex in EXERCISES.values():
+        by_lesson.setdefault(ex.lesson, []).append(ex)
+    total = done = 0
+    for number in sorted(by_lesson):
+        if lesson is not None and number != lesson:
+            continue
+        exercises = by_lesson[number]
+        open_ = [e.name for e in exercises if e.name not in solved]
+        total, done = total + len(exercises), done + len(exercises) - len(open_)
+        line = f"lesson {number}: {len(exercises) - len(open_)} of {len(exercises)} solved"
+        print(line + (f"; open: {', '.join(open_)}" if open_ else ""))
+    print(f"{done} of {total} exercises solved.")
+
+
+def _learner_folder() -> Path:
+    return Path(__file__).resolve().parent.parent / "notebooks" / "learner"
+
+
+def starter_code(name: str) -> str:
+    """The code cell of exercise `name` as the learner notebook has it (with the stub)."""
+    import nbformat
+
+    _exercise(name)
+    needle = f'check("{name}"'
+    for path in sorted(_learner_folder().glob("*.ipynb")):
+        for cell in nbformat.read(path, as_version=4).cells:
+            if cell.cell_type == "code" and needle in cell.source:
+                return cell.source
+    raise KeyError(f"no learner notebook has a cell checking {name!r}")
+
+
+def reset_exercise(name: str) -> None:
+    """Put the starter code of exercise `name` back: in Jupyter it replaces the cell you
+    run this in (run that cell again to see "not yet solved"); elsewhere it is printed.
+    It also forgets that the exercise was solved."""
+    code = starter_code(name)
+    _SOLVED_HERE.discard(name)
+    stored = _stored_solved()
+    if name in stored:
+        _write_solved(stored - {name})
+    shell = None
+    try:
+        from IPython import get_ipython
+
+        shell = get_ipython()
+    except ImportError:  # pragma: no cover - the course installs IPython
+        pass
+    if shell is not None and hasattr(shell, "set_next_input"):
+        shell.set_next_input(code, replace=True)
+        print(f"Exercise {name!r} is reset: this cell now holds its starter code.")
+    else:
+        print(f"Exercise {name!r} is reset. Its starter code:\n{code}")
 
 
 # -- helpers for the lessons ------------------------------------------------------------
@@ -254,10 +457,11 @@ def _plain(value: Any, module_name: str) -> Any:
     return value
 
 
-def same_as_torch(scenario: Callable[[Any], dict]) -> bool | None:
+def same_as_torch(scenario: Callable[[Any], dict]) -> None:
     """Run ``scenario(lib)`` with ``lib`` = minigrad and = the real torch, print both
-    results and whether they agree. Returns None (and says so) when torch is absent;
-    raises WrongAnswer if the two disagree."""
+    results and whether they agree (only minigrad's, and says so, when torch is
+    absent); raises WrongAnswer if the two disagree. Returns nothing, so a notebook
+    shows the printed comparison only."""
     import minigrad
 
     mine = _plain(scenario(minigrad), "minigrad")
@@ -268,7 +472,7 @@ def same_as_torch(scenario: Callable[[Any], dict]) -> bool | None:
         for key, value in mine.items():
             print(f"  {key}: {value}")
         print("(install torch==2.13.0 to compare with the real thing)")
-        return None
+        return
     torch.manual_seed(0)
     theirs = _plain(scenario(torch), "torch")
     width = max(len(k) for k in mine)
@@ -284,7 +488,6 @@ def same_as_torch(scenario: Callable[[Any], dict]) -> bool | None:
         raise WrongAnswer(f"minigrad and PyTorch disagree on: {', '.join(differ)}")
     print(f"minigrad and PyTorch {torch.__version__.split('+')[0]} agree on all "
           f"{len(mine)} results.")
-    return True
 
 
 def node_name(obj: Any) -> str | None:
@@ -303,3 +506,4 @@ def next_names(node: Any) -> list:
 # Exercises of every lesson are in their own module to keep this one short.
 from . import _clinic_exercises as _lesson_10  # noqa: E402,F401
 from . import _exercise_bank  # noqa: E402,F401  (registers the exercises)
+from ._exercise_bank import run_node  # noqa: E402,F401  (lesson 9's engine runs nodes with it)

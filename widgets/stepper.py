@@ -5,10 +5,16 @@ the generator `Tensor.backward()` itself drains, one node per click. Going back 
 recorded frames; going forward pulls more events. When the engine raises, the stepper
 stops at that node and shows the exception. Once stepped to the end, every tensor is
 exactly as `loss.backward()` would have left it.
+
+A stepper opens at step 0, before any node ran. Its notebook output also carries a PNG
+of that frame, so a saved notebook shows the graph where widgets cannot be drawn. When
+the graph already went through a backward pass (a stepper cell run a second time) or
+its leaves already hold gradients, the panel says so and how to start afresh.
 """
 
 from __future__ import annotations
 
+import base64
 import sys
 from typing import Any
 
@@ -20,7 +26,16 @@ from .graph import ACCUMULATE, build_graph, check_roots, resolve_names
 from .recording import BackwardRecording, Frame, snapshot
 from .torch_recording import is_torch_tensor, torch_recording
 
-_PANEL_STYLE = "font-family: var(--jp-ui-font-family, sans-serif); font-size: 13px;"
+# JupyterLab's theme variables (with light fallbacks), so the panel reads in dark themes too.
+_PANEL_STYLE = ("font-family: var(--jp-ui-font-family, sans-serif); font-size: 13px; "
+                "color: var(--jp-ui-font-color1, #212529);")
+_LABEL_COLOR = "var(--jp-ui-font-color2, #495057)"
+_ERROR_COLOR = "var(--jp-error-color1, #c92a2a)"
+_SUCCESS_COLOR = "var(--jp-success-color1, #2b8a3e)"
+_WARN_STYLE = ("color: var(--jp-warn-color0, #8a5a00); border: 1px solid "
+               "var(--jp-warn-color1, #e8a400); border-radius: 4px; padding: 6px; "
+               "margin-bottom: 6px")
+_SECOND_TIME = "backward through the graph a second time"
 
 
 def require_minigrad_tensor(value: Any, caller: str) -> None:
@@ -84,6 +99,7 @@ class BackwardStepper:
         self.drawing = GraphDrawing(self.graph, with_status=True, show_saved=show_saved, dpi=dpi)
         self._leaves = [n for n in self.graph.nodes if n.kind == ACCUMULATE]
         self._initial_grads = {id(n.variable): snapshot(n.variable.grad) for n in self._leaves}
+        self.notes = self._stale_state_notes()
         if on_torch:
             self.recording = torch_recording(loss, self.graph, grad_tensors, retain_graph)
         else:
@@ -147,7 +163,41 @@ class BackwardStepper:
         return self._box
 
     def _repr_mimebundle_(self, **kwargs: Any):
-        return self._box._repr_mimebundle_(**kwargs)
+        """The widget, plus a PNG of the frame on display and a plain-text line for
+        front ends that cannot draw widgets (a saved notebook on GitHub, nbviewer)."""
+        bundle = self._box._repr_mimebundle_(**kwargs)
+        data = bundle[0] if isinstance(bundle, tuple) else bundle
+        data["image/png"] = base64.b64encode(self.image.value).decode("ascii")
+        data["text/plain"] = (f"BackwardStepper at step {self._index}"
+                              f"{': ' + self.current_node_name if self._index else ''}"
+                              " (run the notebook to step through it)")
+        return bundle
+
+    # -- a graph that already ran ------------------------------------------------------------
+
+    def _stale_state_notes(self) -> list[str]:
+        """What is unusual about the graph and its leaves before the first step."""
+        notes = []
+        freed = [n.name for n in self.graph.nodes
+                 if n.is_engine_node and any(sv.released for sv in n.saved)]
+        if freed:
+            notes.append(
+                f"This graph already went through backward: the saved tensors of "
+                f"{', '.join(sorted(set(freed)))} were freed, so the engine will stop there "
+                "with 'Trying to backward through the graph a second time'. If you ran this "
+                "cell again, re-run the cells that build the loss first: they record a fresh "
+                "graph."
+            )
+        full = [n.leaf_name or "a leaf" for n in self._leaves if n.variable.grad is not None]
+        if full:
+            notes.append(
+                f"{', '.join(g + '.grad' for g in full)} already "
+                f"{'holds' if len(full) == 1 else 'hold'} a gradient from an earlier "
+                "backward: stepping adds this pass on top (gradients accumulate). To start "
+                "from None, re-run the cells that create the tensors, or set .grad = None "
+                "before making the stepper."
+            )
+        return notes
 
     # -- widgets -----------------------------------------------------------------------------
 
@@ -180,12 +230,17 @@ class BackwardStepper:
         self.image = widgets.Image(format="png", layout=widgets.Layout(max_width="100%"))
         self.panel = widgets.HTML()
         self.leaf_table = widgets.HTML()
-        controls = widgets.HBox([*self.buttons.values(), self.play, self.slider])
+        # Both rows wrap: in a narrow window (a projector at 1024 px) the buttons keep
+        # their labels and the panel moves under the graph instead of being clipped.
+        wrap = widgets.Layout(flex_flow="row wrap", align_items="flex-start")
+        controls = widgets.HBox([*self.buttons.values(), self.play, self.slider], layout=wrap)
         side = widgets.VBox(
             [self.panel, self.leaf_table],
-            layout=widgets.Layout(min_width="280px", max_width="420px", padding="0 0 0 12px"),
+            layout=widgets.Layout(min_width="280px", max_width="420px", padding="0 0 0 12px",
+                                  flex="1 1 280px"),
         )
-        self._box = widgets.VBox([controls, widgets.HBox([self.image, side])])
+        self.image.layout = widgets.Layout(max_width="100%", flex="0 1 auto")
+        self._box = widgets.VBox([controls, widgets.HBox([self.image, side], layout=wrap)])
         # Stable CSS hooks for browser tests and for styling.
         self._box.add_class("minigrad-stepper")
         for name, control in self.buttons.items():
@@ -245,7 +300,7 @@ class BackwardStepper:
     def _frame_html(self) -> str:
         frame, recording = self.frame, self.recording
         total = recording.expected_steps
-        lines = []
+        lines = [f'<div style="{_WARN_STYLE}">{escape(note)}</div>' for note in self.notes]
         if frame.index == 0:
             lines.append("<b>Before backward</b>: nothing has run yet.")
             for grad in recording.root_grads:
@@ -279,15 +334,24 @@ class BackwardStepper:
                 rows.append((".grad is now", value_text(frame.accumulation.total)))
             lines.append(_table(rows))
         if frame.error is not None:
+            advice = ""
+            if _SECOND_TIME in str(frame.error):
+                advice = (
+                    "<br><i>This node's saved tensors were freed by an earlier backward "
+                    "through the same graph (a re-run cell, or a sub-graph reused by a new "
+                    "loss). Re-run the cells that build the graph, then make the stepper "
+                    "again; or pass retain_graph=True to the first backward.</i>"
+                )
             lines.append(
-                '<div style="color:#c92a2a;border:1px solid #c92a2a;border-radius:4px;'
-                f'padding:6px;margin-top:6px"><b>{escape(type(frame.error).__name__)}</b>: '
-                f"{escape(str(frame.error))}</div>"
+                f'<div style="color:{_ERROR_COLOR};border:1px solid {_ERROR_COLOR};'
+                'border-radius:4px;padding:6px;margin-top:6px">'
+                f"<b>{escape(type(frame.error).__name__)}</b>: "
+                f"{escape(str(frame.error))}{advice}</div>"
             )
         elif recording.finished and frame.index == len(recording.frames) - 1:
             kept = "kept" if self.retain_graph else "released"
             lines.append(
-                f'<div style="color:#2b8a3e;margin-top:6px"><b>Backward finished</b>: '
+                f'<div style="color:{_SUCCESS_COLOR};margin-top:6px"><b>Backward finished</b>: '
                 f"{recording.nodes_run} nodes ran; saved tensors {kept}.</div>"
             )
         return f'<div style="{_PANEL_STYLE}">' + "<br>".join(lines) + "</div>"
@@ -308,7 +372,7 @@ class BackwardStepper:
 
 def _table(rows: list[tuple[str, str]]) -> str:
     cells = "".join(
-        f'<tr><td style="padding:1px 8px 1px 0;color:#495057">{escape(a)}</td>'
+        f'<tr><td style="padding:1px 8px 1px 0;color:{_LABEL_COLOR}">{escape(a)}</td>'
         f"<td><code>{escape(b)}</code></td></tr>"
         for a, b in rows
     )

@@ -3,6 +3,7 @@
 Fixtures:
   lab_notebook      path of the notebook to open; override it in a test module to
                     test another notebook (default: stepper_demo.ipynb beside this file).
+  lab_theme         JupyterLab theme name for the server (default None: the light theme).
   jupyter_lab       a running `jupyter lab` (the venv's), in a fresh temporary root dir
                     holding a copy of `lab_notebook`; yields a LabServer (url, token,
                     notebook_url, ...). Teardown stops the server and its kernels.
@@ -150,16 +151,18 @@ def _stop(process: subprocess.Popen) -> None:
                 pass
 
 
-def _write_lab_settings(settings: Path) -> None:
+def _write_lab_settings(settings: Path, theme: str | None = None) -> None:
     # No news/update toasts over the notebook (and no attempts to reach the network).
     notification = settings / "@jupyterlab" / "apputils-extension"
     notification.mkdir(parents=True)
     (notification / "notification.jupyterlab-settings").write_text(
         json.dumps({"checkForUpdates": False, "fetchNews": "false", "doNotDisturbMode": True})
     )
+    if theme is not None:  # e.g. "JupyterLab Dark"
+        (notification / "themes.jupyterlab-settings").write_text(json.dumps({"theme": theme}))
 
 
-def _start(root: Path, home: Path, notebook: str) -> LabServer:
+def _start(root: Path, home: Path, notebook: str, theme: str | None = None) -> LabServer:
     token = secrets.token_hex(16)
     env = dict(os.environ)
     env.update(
@@ -174,7 +177,7 @@ def _start(root: Path, home: Path, notebook: str) -> LabServer:
     env.pop("MPLBACKEND", None)
     settings, workspaces = home / "settings", home / "workspaces"
     if not settings.exists():
-        _write_lab_settings(settings)
+        _write_lab_settings(settings, theme)
     workspaces.mkdir(exist_ok=True)
 
     last_error = ""
@@ -221,7 +224,14 @@ def lab_notebook() -> Path:
 
 
 @pytest.fixture
-def jupyter_lab(lab_notebook, tmp_path, request):
+def lab_theme() -> str | None:
+    """JupyterLab's theme for `jupyter_lab` (None: the default light one). Override it
+    (or parametrize it indirectly) to test e.g. "JupyterLab Dark"."""
+    return None
+
+
+@pytest.fixture
+def jupyter_lab(lab_notebook, lab_theme, tmp_path, request):
     """A running JupyterLab whose root dir holds a copy of `lab_notebook`."""
     lab_notebook = Path(lab_notebook)
     if not lab_notebook.is_file():
@@ -231,7 +241,7 @@ def jupyter_lab(lab_notebook, tmp_path, request):
     root.mkdir()
     home.mkdir()
     shutil.copy2(lab_notebook, root / lab_notebook.name)
-    server = _start(root, home, lab_notebook.name)
+    server = _start(root, home, lab_notebook.name, lab_theme)
     yield server
     _stop(server.process)
     if _failed(request):

@@ -98,16 +98,19 @@ def test_widget_renders_and_responds_to_clicks(jupyter_lab, chromium_page):
     page.set_default_timeout(WIDGET_TIMEOUT_MS)
     expect.set_options(timeout=WIDGET_TIMEOUT_MS)
     page.goto(jupyter_lab.notebook_url)
-    expect(page.locator(".jp-NotebookPanel .jp-Cell").first).to_be_visible()
-    expect(page.locator(".jp-StatusBar-TextItem", has_text=KERNEL_IDLE)).to_be_visible()
+    # expect() has its own 5 s default: a loaded 2-core machine needs the long one here
+    expect(page.locator(".jp-NotebookPanel .jp-Cell").first).to_be_visible(
+        timeout=WIDGET_TIMEOUT_MS)
+    expect(page.locator(".jp-StatusBar-TextItem", has_text=KERNEL_IDLE)).to_be_visible(
+        timeout=WIDGET_TIMEOUT_MS)
 
     page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(f"^{RUN_MENU}$")).click()
     page.locator(".lm-Menu-itemLabel", has_text=re.compile(f"^{RUN_ALL}$")).click()
 
     button, text, image = page.locator(BUTTON), page.locator(TEXT), page.locator(IMAGE)
-    expect(button).to_be_visible()
-    expect(text).to_be_visible()
-    expect(image).to_be_visible()
+    expect(button).to_be_visible(timeout=WIDGET_TIMEOUT_MS)
+    expect(text).to_be_visible(timeout=WIDGET_TIMEOUT_MS)
+    expect(image).to_be_visible(timeout=WIDGET_TIMEOUT_MS)
     page.set_default_timeout(STEP_TIMEOUT_S * 1000)
     expect.set_options(timeout=STEP_TIMEOUT_S * 1000)
     _assert_no_widget_errors(page)
@@ -132,4 +135,62 @@ def test_widget_renders_and_responds_to_clicks(jupyter_lab, chromium_page):
     if TEXT_AT_END is not None:
         expect(text).to_contain_text(TEXT_AT_END)
         expect(button).to_be_disabled()  # the end: nothing more to run
+    _assert_no_widget_errors(page)
+
+
+# -- a projector-sized window, and the dark theme ---------------------------------------
+
+NARROW = {"width": 1024, "height": 768}  # a common projector resolution
+PANEL_LABELS = ".minigrad-stepper .stepper-panel td, .minigrad-stepper .stepper-grads td"
+STEPPER_BUTTONS = ".minigrad-stepper button"
+
+
+def _luminance(css_color: str) -> float:
+    """Relative luminance (0 black .. 1 white) of a computed `rgb(...)`/`rgba(...)`."""
+    r, g, b = (int(v) / 255 for v in re.findall(r"[\d.]+", css_color)[:3])
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+@pytest.mark.parametrize("lab_theme", ["JupyterLab Dark"])
+def test_stepper_fits_a_narrow_window_and_follows_the_dark_theme(jupyter_lab, chromium_page):
+    from playwright.sync_api import expect
+
+    page = chromium_page
+    page.set_viewport_size(NARROW)
+    page.set_default_timeout(WIDGET_TIMEOUT_MS)
+    page.goto(jupyter_lab.notebook_url)
+    expect(page.locator("body[data-jp-theme-light='false']")).to_have_count(
+        1, timeout=WIDGET_TIMEOUT_MS)
+    expect(page.locator(".jp-StatusBar-TextItem", has_text=KERNEL_IDLE)).to_be_visible(
+        timeout=WIDGET_TIMEOUT_MS)
+    page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(f"^{RUN_MENU}$")).click()
+    page.locator(".lm-Menu-itemLabel", has_text=re.compile(f"^{RUN_ALL}$")).click()
+    button, text = page.locator(BUTTON), page.locator(TEXT)
+    expect(text).to_be_visible(timeout=WIDGET_TIMEOUT_MS)
+    page.set_default_timeout(STEP_TIMEOUT_S * 1000)
+    button.click()  # step 1: the panel now has its table of gradients
+    expect(text).to_contain_text(TEXT_AFTER_CLICK.format(n=1), timeout=STEP_TIMEOUT_S * 1000)
+
+    # Nothing is cut off: every button shows its whole label, and the panel lies inside
+    # the output area (beside the graph if there is room, under it if not).
+    for handle in page.locator(STEPPER_BUTTONS).element_handles():
+        fits = handle.evaluate("el => el.scrollWidth <= el.clientWidth + 1")
+        assert fits, f"button label cut off: {handle.inner_text()!r}"
+    output = page.locator(".jp-OutputArea-output", has=page.locator(".minigrad-stepper"))
+    area, panel = output.bounding_box(), text.bounding_box()
+    assert panel["x"] >= area["x"] - 1
+    assert panel["x"] + panel["width"] <= area["x"] + area["width"] + 1, (panel, area)
+    side = page.locator(".minigrad-stepper .stepper-grads")
+    clipped = side.evaluate("el => el.parentElement.scrollWidth > el.parentElement.clientWidth + 1")
+    assert not clipped, "the side panel is wider than its box"
+
+    # Dark theme: the panel's text and its row labels are light on the dark page.
+    page_bg = page.evaluate(
+        "getComputedStyle(document.querySelector('.jp-Notebook')).backgroundColor")
+    assert _luminance(page_bg) < 0.3, page_bg
+    colors = page.locator(PANEL_LABELS).evaluate_all(
+        "els => els.map(el => getComputedStyle(el).color)")
+    assert colors, "the panel has no table rows"
+    dark = [c for c in colors if _luminance(c) < 0.5]
+    assert not dark, f"panel text too dark to read on the dark theme: {dark}"
     _assert_no_widget_errors(page)
