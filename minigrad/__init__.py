@@ -253,6 +253,8 @@ def pow(input, exponent) -> Tensor:  # noqa: A001,A002 - PyTorch's names
 exp, log, sin, cos, tanh = _un.exp, _un.log, _un.sin, _un.cos, _un.tanh
 sigmoid, relu, sqrt, abs, clamp = _un.sigmoid, _un.relu, _un.sqrt, _un.abs, _un.clamp
 clip = clamp
+round, floor, ceil, sign = _un.round, _un.floor, _un.ceil, _un.sign
+where = _ix.where
 sum, mean, max, min = _rd.sum, _rd.mean, _rd.max, _rd.min
 argmax, argmin = _rd.argmax, _rd.argmin
 maximum, minimum = _rd.maximum, _rd.minimum
@@ -290,6 +292,9 @@ def _attach_methods() -> None:
         "sin_": _un.sin_, "cos_": _un.cos_, "tanh_": _un.tanh_, "sigmoid_": _un.sigmoid_,
         "relu_": _un.relu_, "sqrt_": _un.sqrt_, "abs_": _un.abs_, "clamp_": _un.clamp_,
         "clip_": _un.clamp_,
+        "round": _un.round, "floor": _un.floor, "ceil": _un.ceil, "sign": _un.sign,
+        "round_": _un.round_, "floor_": _un.floor_, "ceil_": _un.ceil_, "sign_": _un.sign_,
+        "where": lambda self, condition, other: _ix.where(condition, self, other),
         "sum": _rd.sum, "mean": _rd.mean, "max": _rd.max, "min": _rd.min,
         "argmax": argmax, "argmin": argmin, "maximum": maximum, "minimum": minimum,
         "matmul": _la.matmul, "mm": _la.mm, "mv": _la.mv, "dot": _la.dot,

@@ -16,8 +16,8 @@ import warnings
 import numpy as np
 
 from .._creation import tensor
-from .._dtype import check_scalar_fits
-from ..autograd.graph import Node, SavedTensor, bump_version
+from .._dtype import check_scalar_fits, result_type
+from ..autograd.graph import INPUT, Node, SavedTensor, bump_version
 from ..autograd.inplace import begin_inplace, finish_inplace
 from ..autograd.record import record
 from ..tensor import Tensor
@@ -369,3 +369,41 @@ def _index_put(x: Tensor, index: tuple, value) -> None:
 def _scalar_name(t: Tensor) -> str:
     """PyTorch's scalar type name in messages: "Float" for float32, "Long" for int64."""
     return t.dtype.tensor_type.removesuffix("Tensor")
+
+
+# -- where: pick from one tensor or the other ------------------------------------------------
+
+
+class WhereBackward0(Node):
+    """where(condition, x, y): the gradient goes to x where the condition holds, to y
+    elsewhere; the branch not taken gets zeros, which its own backward may still
+    turn into nan (`where(x > 0, x.sqrt(), 0)` at 0). Saves the condition."""
+
+    saves = {"condition": INPUT}
+
+    def backward(self, grad):
+        condition = self.saved("condition")
+        zero = np.zeros((), grad.dtype)
+        return (np.where(condition, grad, zero), np.where(condition, zero, grad))
+
+
+def where(condition: Tensor, input=None, other=None):  # noqa: A002 - PyTorch's names
+    """Element by element, `input` where `condition` holds, else `other` (broadcast;
+    either may be a number). With the condition alone, the indices where it holds."""
+    if input is None and other is None:
+        # PyTorch's nonzero(condition).unbind(1): views into one (count, ndim) tensor.
+        found = np.ascontiguousarray(np.transpose(np.nonzero(condition._data)), np.int64)
+        return views.unbind(Tensor._make(found), 1)
+    if condition._data.dtype != np.bool_:
+        raise RuntimeError("where expected condition to be a boolean tensor, but got a "
+                           f"tensor with dtype {condition.dtype.type_name}")
+    dt = result_type(*(v for v in (input, other)))
+    a = input._data if isinstance(input, Tensor) else np.array(input)
+    b = other._data if isinstance(other, Tensor) else np.array(other)
+    out = Tensor._make(np.asarray(np.where(condition._data, a.astype(dt.np, copy=False),
+                                           b.astype(dt.np, copy=False))))
+    node = record(WhereBackward0, out, input if isinstance(input, Tensor) else None,
+                  other if isinstance(other, Tensor) else None)
+    if node is not None:
+        node._saved["condition"] = SavedTensor(condition)
+    return out

@@ -309,3 +309,94 @@ def clamp_(x: Tensor, min=None, max=None) -> Tensor:  # noqa: A002
     if node is not None:
         node._saved.update({"self": SavedTensor(original), "min": min, "max": max})
     return x
+
+
+# -- round, floor, ceil, sign: flat almost everywhere ---------------------------------------
+
+
+class _Steps(Node):
+    """A step function: its derivative is 0 wherever it exists, so the gradient is
+    zeros whatever the input was. Saves nothing. (Learners meet these as "my loss
+    went through round() and nothing learns".)"""
+
+    elementwise = True
+
+    def backward(self, grad):
+        return (np.zeros_like(grad),)
+
+
+class RoundBackward0(_Steps):
+    """round(x), halves to even: a zero gradient."""
+
+
+class RoundBackward1(_Steps):
+    """round(x, decimals=d): a zero gradient."""
+
+
+class FloorBackward0(_Steps):
+    """floor(x): a zero gradient."""
+
+
+class CeilBackward0(_Steps):
+    """ceil(x): a zero gradient."""
+
+
+class SignBackward0(_Steps):
+    """sign(x): -1, 0 or 1 (nan stays nan): a zero gradient."""
+
+
+def _step_values(x: np.ndarray, fn, decimals: int) -> np.ndarray:
+    if x.dtype.kind != "f":  # integers and bools are already whole numbers
+        return np.sign(x) if fn is np.sign and x.dtype != np.bool_ else x.copy()
+    if decimals:
+        return np.round(x, decimals)
+    out = fn(x)
+    if fn is np.sign:
+        out[np.isnan(out)] = 0  # (PyTorch's sign of nan is 0)
+    return out
+
+
+def _step(x: Tensor, node_cls, fn, decimals: int = 0) -> Tensor:
+    out = Tensor._make(_step_values(x._data, fn, decimals))
+    record_elementwise(node_cls, out, x)
+    return out
+
+
+def _step_(x: Tensor, node_cls, fn, decimals: int = 0) -> Tensor:
+    node = begin_inplace(node_cls, x)
+    x._data[...] = _step_values(x._data, fn, decimals)
+    finish_inplace(x, node)
+    return x
+
+
+def round(x: Tensor, decimals: int = 0) -> Tensor:  # noqa: A001 - PyTorch's name
+    """Round to the nearest integer (halves to even), or to `decimals` places."""
+    return _step(x, RoundBackward1 if decimals else RoundBackward0, np.round, decimals)
+
+
+def floor(x: Tensor) -> Tensor:
+    return _step(x, FloorBackward0, np.floor)
+
+
+def ceil(x: Tensor) -> Tensor:
+    return _step(x, CeilBackward0, np.ceil)
+
+
+def sign(x: Tensor) -> Tensor:
+    return _step(x, SignBackward0, np.sign)
+
+
+def round_(x: Tensor, decimals: int = 0) -> Tensor:
+    return _step_(x, RoundBackward1 if decimals else RoundBackward0, np.round, decimals)
+
+
+def floor_(x: Tensor) -> Tensor:
+    return _step_(x, FloorBackward0, np.floor)
+
+
+def ceil_(x: Tensor) -> Tensor:
+    return _step_(x, CeilBackward0, np.ceil)
+
+
+def sign_(x: Tensor) -> Tensor:
+    return _step_(x, SignBackward0, np.sign)

@@ -49,6 +49,14 @@ FORMULAS = {
     "min": lambda m, x: x.min(),
     "max dim": lambda m, x: x.reshape(2, 5).max(dim=1)[0],
     "min dim": lambda m, x: x.reshape(2, 5).min(dim=1)[0],
+    "round": lambda m, x: x.round(),
+    "round 1 decimal": lambda m, x: (x * 0.37).round(decimals=1),
+    "floor": lambda m, x: x.floor(),
+    "ceil": lambda m, x: x.ceil(),
+    "sign": lambda m, x: x.sign(),
+    "where sqrt": lambda m, x: m.where(x > 0, x.sqrt(), m.zeros(10, dtype=x.dtype)),
+    "where a number": lambda m, x: m.where(x > 0, x, 0.0),
+    "where method": lambda m, x: x.where(x < 1, x * 2),
 }
 
 
@@ -220,3 +228,22 @@ FOUND_BY_RANDOM_PROGRAMS = {
 @pytest.mark.parametrize("name", list(FOUND_BY_RANDOM_PROGRAMS))
 def test_programs_found_by_random_programs_as_in_torch(torch, name):
     check(torch, FOUND_BY_RANDOM_PROGRAMS[name])
+
+
+STEPS_AND_WHERE = {
+    "round_ in place": lambda c: c.keep(c.leaf([0.5, 1.5, 2.5]) * 1).round_(),
+    "sign of integers": lambda c: c.keep(c.m.tensor([-3, 0, 4])).sign(),
+    "round of integers": lambda c: c.keep(c.m.tensor([-3, 0, 4])).round(),
+    "where broadcast": lambda c: c.m.where(c.keep(c.m.tensor([[True], [False]])),
+                                           c.leaf([1.0, 2.0, 3.0]), c.leaf([[4.0], [5.0]])),
+    "where mixed dtypes": lambda c: c.m.where(c.keep(c.m.tensor([True, False])),
+                                              c.leaf([1.0, 2.0], "float32"), c.leaf([3.0, 4.0])),
+    "where of a float condition": lambda c: c.m.where(c.leaf([1.0, 0.0]), c.leaf([1.0, 2.0]),
+                                                      c.leaf([3.0, 4.0])),
+    "where, the condition alone": lambda c: c.m.where(c.keep(c.m.tensor([True, False, True]))),
+}
+
+
+@pytest.mark.parametrize("name", list(STEPS_AND_WHERE))
+def test_steps_and_where_as_in_torch(torch, name):
+    check(torch, STEPS_AND_WHERE[name])

@@ -253,7 +253,7 @@ def _mask_multiplied(lib):
     return dict(loss=((x > 0) * x.sqrt()).sum(), names={"x": x}, expect={"x": x})
 
 
-def _where_sqrt(lib):  # torch only: minigrad has no where()
+def _where_sqrt(lib):
     if not hasattr(lib, "where"):
         pytest.skip(f"{lib.__name__} has no where()")
     x = lib.tensor([0.0, 4.0, 9.0], requires_grad=True)
