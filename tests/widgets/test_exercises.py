@@ -245,13 +245,29 @@ def test_progress_can_be_switched_off(monkeypatch):
     assert exercises.solved_exercises() == set()
 
 
-def test_reset_exercise_gives_back_the_learner_stub_and_forgets_the_solution(capsys):
+def test_reset_exercise_gives_back_the_learner_stub_and_forgets_the_solution(capsys,
+                                                                             monkeypatch):
+    import IPython
+
     check("l0_is_leaf", False)
     code = starter_code("l0_is_leaf")
     assert "answer_0_2 = NotImplemented" in code and 'check("l0_is_leaf"' in code
+    # Outside IPython (whether an earlier test made a shell or not): printed.
+    monkeypatch.setattr(IPython, "get_ipython", lambda: None)
     reset_exercise("l0_is_leaf")
     assert "l0_is_leaf" not in exercises.solved_exercises()
-    assert code in capsys.readouterr().out  # no IPython shell here: printed
+    assert code in capsys.readouterr().out
+    # In a notebook: the cell itself gets the starter code back.
+    replaced = []
+
+    class Shell:
+        def set_next_input(self, text, replace=False):
+            replaced.append((text, replace))
+
+    monkeypatch.setattr(IPython, "get_ipython", lambda: Shell())
+    check("l0_is_leaf", False)
+    reset_exercise("l0_is_leaf")
+    assert replaced == [(code, True)] and "l0_is_leaf" not in exercises.solved_exercises()
     with pytest.raises(KeyError, match="no exercise called"):
         reset_exercise("l0_nonsense")
 
