@@ -683,7 +683,6 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
         pass
 
 
-
 def tensor_backward(self: Tensor, gradient: Tensor | None = None,
                     retain_graph: bool | None = None, create_graph: bool = False,
                     inputs=None) -> None:

@@ -435,8 +435,9 @@ def test_float32_updates_round_like_torch(torch, name):
         return np.array(w.detach().tolist(), np.float32)
 
     if optimizer == "SGD":
-        # Four elements take PyTorch's scalar loop (no vector code), which rounds after
-        # every multiply and every add on any x86-64 host: bit for bit holds everywhere.
+        # PyTorch's SGD is deterministic on a given host, and minigrad rounds as the
+        # host's PyTorch kernels do (a fused multiply-add in its AVX2/AVX-512 builds,
+        # twice-rounded in its portable one: see minigrad/_cpu.py): bit for bit.
         np.testing.assert_array_equal(weights(minigrad), weights(torch))
     else:
         assert_float32_step_close(weights(minigrad), weights(torch))
