@@ -21,7 +21,9 @@ class _Anomaly:
     check_nan = True
 
 
-_ANOMALY = _Anomaly()
+# Read directly where every op looks (`ANOMALY.enabled`): a plain object's attribute
+# costs half of a thread-local's, and a property on one costs three times as much.
+ANOMALY = _ANOMALY = _Anomaly()
 
 
 class _State(threading.local):

@@ -25,7 +25,7 @@ import numpy as np
 from ..arrays.broadcasting import sum_to
 from ..arrays.dispatch import binary, run_kernel
 from ..arrays.layout import flat, is_dense, memory_order
-from ..grad_mode import STATE, grad_mode_off_while_running
+from ..grad_mode import ANOMALY, grad_mode_off_while_running
 from ..kernels import elementwise as K
 from ..tensor import Tensor
 from . import events as ev
@@ -345,7 +345,7 @@ def backward_events(
     # An untraced run that captures nothing, outside anomaly mode, takes a short path
     # through plain nodes (no hooks, no retained gradients): version checks,
     # formula, release.
-    short = not trace and not capture_at and needed is None and not STATE.anomaly_enabled
+    short = not trace and not capture_at and needed is None and not ANOMALY.enabled
     step = -1
     while ready:
         node = heappop(ready)
@@ -411,7 +411,7 @@ def _apply_formula(node: Node, grads: list) -> list:
     outputs = node.apply(grads)
     if node._input_meta is not None:  # (None: an element-wise node, nothing to check)
         outputs = _validate(node, outputs)
-    if STATE.anomaly_enabled and STATE.anomaly_check_nan:
+    if ANOMALY.enabled and ANOMALY.check_nan:
         _check_nan(node, outputs)
     return outputs
 
@@ -430,7 +430,7 @@ def _run_node_events(node, grads, step, keep, accumulate, capture_at, captured, 
         )
     except Exception as error:
         yield from pending
-        if STATE.anomaly_enabled and node._forward_trace:
+        if ANOMALY.enabled and node._forward_trace:
             warnings.warn(
                 f"Error detected in {node.name()}. Traceback of forward call that caused "
                 f"the error:\n{node._forward_trace}",

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from ..grad_mode import STATE, no_grad
+from ..grad_mode import ANOMALY, STATE, no_grad
 from .graph import Node, SavedTensor, capture_forward_trace
 
 
@@ -247,7 +247,7 @@ class Function(metaclass=_FunctionMeta):
                 (t._data.shape, t._data.dtype) if fn is not None else None
                 for t, (fn, _) in zip(tensors, ctx.next_functions)
             )
-            if STATE.anomaly_enabled:
+            if ANOMALY.enabled:
                 ctx._forward_trace = capture_forward_trace()
                 ctx._plain = False
             # Outputs are saved without a reference to themselves (no cycle).

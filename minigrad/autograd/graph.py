@@ -27,7 +27,7 @@ import numpy as np
 
 from .._dtype import of_number
 from ..arrays.layout import is_dense
-from ..grad_mode import STATE
+from ..grad_mode import ANOMALY
 from ..tensor import Tensor
 from ..utils.hooks import RemovableHandle
 
@@ -60,7 +60,7 @@ def _version_error(tensor_desc: str, producer: str | None, now: int, saved: int)
     if producer:
         text += f", which is {producer},"
     text += f" is at version {now}; expected version {saved} instead."
-    if STATE.anomaly_enabled:
+    if ANOMALY.enabled:
         text += (
             " Hint: the backtrace further above shows the operation that failed to "
             "compute its gradient. The variable in question was changed in there or "

@@ -9,7 +9,7 @@ saves what its backward formula needs on the node it got back.
 
 from __future__ import annotations
 
-from ..grad_mode import STATE
+from ..grad_mode import ANOMALY, STATE
 from ..tensor import Tensor
 from .graph import Node, capture_forward_trace
 
@@ -61,7 +61,7 @@ def record(node_cls: type[Node], output: Tensor | None, *inputs,
     if output is not None:
         output._grad_fn = node
         output._output_nr = 0
-    if STATE.anomaly_enabled:
+    if ANOMALY.enabled:
         node._forward_trace = capture_forward_trace()
         node._plain = False
     return node
@@ -84,7 +84,7 @@ def record_elementwise(node_cls: type[Node], output: Tensor, t: Tensor, *numbers
         edge = (t._grad_accumulator(), 0)
     else:
         edge = None
-    if edge is None or STATE.anomaly_enabled:
+    if edge is None or ANOMALY.enabled:
         return record(node_cls, output, t, *numbers, like_output=True)
     node = node_cls((edge, _NO_EDGE) if numbers else (edge,), None)
     output._grad_fn = node
