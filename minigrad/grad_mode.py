@@ -23,32 +23,32 @@ class _Anomaly:
 
 # Read directly where every op looks (`ANOMALY.enabled`): a plain object's attribute
 # costs half of a thread-local's, and a property on one costs three times as much.
-ANOMALY = _ANOMALY = _Anomaly()
+ANOMALY = _Anomaly()
 
 
 class _State(threading.local):
     """What autograd reads on every op. A `threading.local`: each thread sees its own
     `grad_enabled` and `inference` (starting from the class defaults below); the
-    anomaly attributes are properties over the one process-wide `_ANOMALY`."""
+    anomaly attributes are properties over the one process-wide `ANOMALY`."""
 
     grad_enabled = True
     inference = False
 
     @property
     def anomaly_enabled(self) -> bool:
-        return _ANOMALY.enabled
+        return ANOMALY.enabled
 
     @anomaly_enabled.setter
     def anomaly_enabled(self, value: bool) -> None:
-        _ANOMALY.enabled = value
+        ANOMALY.enabled = value
 
     @property
     def anomaly_check_nan(self) -> bool:
-        return _ANOMALY.check_nan
+        return ANOMALY.check_nan
 
     @anomaly_check_nan.setter
     def anomaly_check_nan(self, value: bool) -> None:
-        _ANOMALY.check_nan = value
+        ANOMALY.check_nan = value
 
 
 STATE = _State()
@@ -176,33 +176,33 @@ def grad_mode_off_while_running(gen_fn: Callable[..., Iterator]) -> Callable[...
 
 def is_anomaly_enabled() -> bool:
     """Whether anomaly detection is on (one switch for every thread)."""
-    return _ANOMALY.enabled
+    return ANOMALY.enabled
 
 
 def is_anomaly_check_nan_enabled() -> bool:
     """Whether anomaly detection also checks backward results for NaN."""
-    return _ANOMALY.check_nan
+    return ANOMALY.check_nan
 
 
 def _set_anomaly(mode: bool, check_nan: bool) -> None:
     _check_bool(mode, "set_anomaly_enabled")
     _check_bool(check_nan, "set_anomaly_enabled", "check_nan", 2)
-    _ANOMALY.enabled = mode
-    _ANOMALY.check_nan = check_nan
+    ANOMALY.enabled = mode
+    ANOMALY.check_nan = check_nan
 
 
 class set_detect_anomaly:  # noqa: N801
     """Turn anomaly detection on or off (at once, and as a context manager)."""
 
     def __init__(self, mode: bool, check_nan: bool = True) -> None:
-        self._prev = (_ANOMALY.enabled, _ANOMALY.check_nan)
+        self._prev = (ANOMALY.enabled, ANOMALY.check_nan)
         _set_anomaly(mode, check_nan)
 
     def __enter__(self) -> None:
         pass
 
     def __exit__(self, *exc) -> None:
-        _ANOMALY.enabled, _ANOMALY.check_nan = self._prev
+        ANOMALY.enabled, ANOMALY.check_nan = self._prev
 
 
 class detect_anomaly(contextlib.ContextDecorator):  # noqa: N801
@@ -221,8 +221,8 @@ class detect_anomaly(contextlib.ContextDecorator):  # noqa: N801
         )
 
     def __enter__(self) -> None:
-        self._prev = (_ANOMALY.enabled, _ANOMALY.check_nan)
+        self._prev = (ANOMALY.enabled, ANOMALY.check_nan)
         _set_anomaly(True, self._check_nan)
 
     def __exit__(self, *exc) -> None:
-        _ANOMALY.enabled, _ANOMALY.check_nan = self._prev
+        ANOMALY.enabled, ANOMALY.check_nan = self._prev

@@ -397,7 +397,7 @@ def where(condition: Tensor, input=None, other=None):  # noqa: A002 - PyTorch's 
     if condition._data.dtype != np.bool_:
         raise RuntimeError("where expected condition to be a boolean tensor, but got a "
                            f"tensor with dtype {condition.dtype.type_name}")
-    dt = result_type(*(v for v in (input, other)))
+    dt = result_type(input, other)
     a = input._data if isinstance(input, Tensor) else np.array(input)
     b = other._data if isinstance(other, Tensor) else np.array(other)
     out = Tensor._make(np.asarray(np.where(condition._data, a.astype(dt.np, copy=False),
