@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import builtins as _builtins
 
-import numpy as np
+import numpy as _np
 
 from . import _dtype
 from ._creation import (
@@ -58,12 +58,14 @@ from .grad_mode import (
     set_grad_enabled,
 )
 from .ops import arithmetic as _ar
+from .ops import declaration as _declared
 from .ops import indexing as _ix
 from .ops import linalg as _la
 from .ops import reductions as _rd
 from .ops import unary as _un
 from .ops import views as _vw
-from .tensor import Size, Tensor, as_tensor_arg, device
+from .tensor import Size, Tensor, device
+from .tensor import as_tensor_arg as _as_tensor_arg
 
 float32 = float = _dtype.float32
 float64 = double = _dtype.float64
@@ -79,7 +81,7 @@ __version__ = "0.1.0"
 # What an operator like `t == x` or `t & x` accepts as `x`; for anything else it
 # returns NotImplemented, so Python decides (`t == None` is False, `t < "a"` a TypeError).
 # (`float` and `bool` in this module are minigrad's dtypes, so the types come from builtins.)
-_OPERANDS = (Tensor, int, _builtins.float, complex, np.generic, np.ndarray)
+_OPERANDS = (Tensor, int, _builtins.float, complex, _np.generic, _np.ndarray)
 
 
 def _compare(np_op, name: str):
@@ -92,21 +94,21 @@ def _compare(np_op, name: str):
         elif not isinstance(other, _OPERANDS):
             raise TypeError(f"{name}(): argument 'other' must be Tensor or Number, "
                             f"not {type(other).__name__}")
-        return Tensor._make(np.asarray(np_op(self._data, other)))
+        return Tensor._make(_np.asarray(np_op(self._data, other)))
 
     compare.__name__ = name
     return compare
 
 
-eq, ne = _compare(np.equal, "eq"), _compare(np.not_equal, "ne")
-lt, le = _compare(np.less, "lt"), _compare(np.less_equal, "le")
-gt, ge = _compare(np.greater, "gt"), _compare(np.greater_equal, "ge")
+eq, ne = _compare(_np.equal, "eq"), _compare(_np.not_equal, "ne")
+lt, le = _compare(_np.less, "lt"), _compare(_np.less_equal, "le")
+gt, ge = _compare(_np.greater, "gt"), _compare(_np.greater_equal, "ge")
 
 
 def _operator(fn, arrays: bool = True):
     """`fn` as an operator method: NotImplemented for operands it does not take (and,
     unless `arrays`, for a numpy array: see `_not_with_ndarray`)."""
-    takes = _OPERANDS if arrays else tuple(t for t in _OPERANDS if t is not np.ndarray)
+    takes = _OPERANDS if arrays else tuple(t for t in _OPERANDS if t is not _np.ndarray)
     return lambda self, other: fn(self, other) if isinstance(other, takes) else NotImplemented
 
 
@@ -114,13 +116,13 @@ def _not_with_ndarray(fn):
     """`fn` as an operator method PyTorch declines for a numpy array: a reflected
     `ndarray + t` (and `-`, `*`, `**`, `&`, ...) or an order comparison either way
     is then a TypeError, as in PyTorch; `t + ndarray`, `ndarray / t` and `==` work."""
-    return lambda self, other: NotImplemented if isinstance(other, np.ndarray) else fn(self, other)
+    return lambda self, other: NotImplemented if isinstance(other, _np.ndarray) else fn(self, other)
 
 
 def _bitwise(np_op, name: str):
     """`&`, `|`, `^`: bitwise on integers, logical on bools; never differentiable."""
     def op(self: Tensor, other) -> Tensor:
-        other = as_tensor_arg(other)
+        other = _as_tensor_arg(other)
         dt = _dtype.result_type(self, other)
         if dt.is_floating_point:
             raise NotImplementedError(f'"{name}_cpu" not implemented for \'{dt.type_name}\'')
@@ -129,22 +131,22 @@ def _bitwise(np_op, name: str):
             other = other._data.astype(dt.np, copy=False)
         elif other >= 2**63:  # PyTorch reads a uint64-sized int modulo 2**64
             other -= 2**64
-        return Tensor._make(np.asarray(np_op(self._data.astype(dt.np, copy=False), other)))
+        return Tensor._make(_np.asarray(np_op(self._data.astype(dt.np, copy=False), other)))
 
     op.__name__ = name
     return op
 
 
-bitwise_and = _bitwise(np.bitwise_and, "bitwise_and")
-bitwise_or = _bitwise(np.bitwise_or, "bitwise_or")
-bitwise_xor = _bitwise(np.bitwise_xor, "bitwise_xor")
+bitwise_and = _bitwise(_np.bitwise_and, "bitwise_and")
+bitwise_or = _bitwise(_np.bitwise_or, "bitwise_or")
+bitwise_xor = _bitwise(_np.bitwise_xor, "bitwise_xor")
 
 
 def _bitwise_inplace(op):
     """`t &= x` (and `|=`, `^=`): `op`'s result written into t, which keeps its dtype
     and shape; its version goes up by one, as for every in-place op."""
     def op_(self: Tensor, other) -> Tensor:
-        other = as_tensor_arg(other)
+        other = _as_tensor_arg(other)
         _check_inplace(self)
         _ar._check_out_dtype(self, _dtype.result_type(self, other))
         if isinstance(other, Tensor):
@@ -175,18 +177,18 @@ def bitwise_not(self: Tensor) -> Tensor:
 
 def _positive(self: Tensor) -> Tensor:
     """`+x`: x itself (refused for bool, as PyTorch does)."""
-    if self._data.dtype == np.bool_:
+    if self._data.dtype == _np.bool_:
         raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
     return self
 
 
 def allclose(a: Tensor, b: Tensor, rtol: float = 1e-5, atol: float = 1e-8,
              equal_nan: bool = False) -> bool:
-    return builtins_bool(np.allclose(a._data, b._data, rtol, atol, equal_nan))
+    return _builtins.bool(_np.allclose(a._data, b._data, rtol, atol, equal_nan))
 
 
 def equal(a: Tensor, b: Tensor) -> bool:
-    return builtins_bool(a._data.shape == b._data.shape and np.array_equal(a._data, b._data))
+    return _builtins.bool(a._data.shape == b._data.shape and _np.array_equal(a._data, b._data))
 
 
 def is_tensor(obj) -> bool:
@@ -197,9 +199,9 @@ def numel(x: Tensor) -> int:
     return x.numel()
 
 
-def from_numpy(arr: np.ndarray) -> Tensor:
+def from_numpy(arr: _np.ndarray) -> Tensor:
     """A tensor sharing memory with a numpy array (float32/float64/int64/bool)."""
-    if not isinstance(arr, np.ndarray):
+    if not isinstance(arr, _np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(arr).__name__})")
     _dtype.from_numpy_dtype(arr.dtype)
     return Tensor._make(arr)
@@ -211,7 +213,6 @@ def stack(tensors, dim: int = 0) -> Tensor:
 
 cat = stack
 
-builtins_bool = _builtins.bool
 
 
 # -- the namespace functions -------------------------------------------------------------
@@ -220,10 +221,10 @@ builtins_bool = _builtins.bool
 def _wrap_number(x) -> Tensor:
     """A Python number as the first argument of `minigrad.add(2, t)`: as in PyTorch, a
     0-d tensor (float64, int64 or bool) that promotes as the number itself would."""
-    x = as_tensor_arg(x)
+    x = _as_tensor_arg(x)
     if isinstance(x, Tensor):
         return x
-    t = Tensor._make(np.array(x, _dtype.of_number(x).np))
+    t = Tensor._make(_np.array(x, _dtype.of_number(x).np))
     t._wrapped_number = True
     return t
 
@@ -250,9 +251,9 @@ def pow(input, exponent) -> Tensor:  # noqa: A001,A002 - PyTorch's names
         return _ar.rpow(exponent, input)
     return _ar.pow(input, exponent)
 
-exp, log, sin, cos, tanh = _un.exp, _un.log, _un.sin, _un.cos, _un.tanh
-sigmoid, relu, sqrt, abs, clamp = _un.sigmoid, _un.relu, _un.sqrt, _un.abs, _un.clamp
-clip = clamp
+# Every declared op (`exp`, `atan2`, ...: see `ops/declaration.py`) under its names.
+globals().update(_declared.namespace())
+clamp = clip = _un.clamp
 round, floor, ceil, sign = _un.round, _un.floor, _un.ceil, _un.sign
 where = _ix.where
 sum, mean, max, min = _rd.sum, _rd.mean, _rd.max, _rd.min
@@ -286,12 +287,8 @@ def _attach_methods() -> None:
         "subtract": _ar.sub, "multiply": _ar.mul, "divide": _ar.div, "true_divide": _ar.div,
         "add_": _ar.add_, "sub_": _ar.sub_, "mul_": _ar.mul_, "div_": _ar.div_,
         "pow_": _ar.pow_, "neg_": _ar.neg_,
-        "exp": _un.exp, "log": _un.log, "sin": _un.sin, "cos": _un.cos, "tanh": _un.tanh,
-        "sigmoid": _un.sigmoid, "relu": _un.relu, "sqrt": _un.sqrt, "abs": _un.abs,
-        "clamp": _un.clamp, "clip": _un.clamp, "exp_": _un.exp_, "log_": _un.log_,
-        "sin_": _un.sin_, "cos_": _un.cos_, "tanh_": _un.tanh_, "sigmoid_": _un.sigmoid_,
-        "relu_": _un.relu_, "sqrt_": _un.sqrt_, "abs_": _un.abs_, "clamp_": _un.clamp_,
-        "clip_": _un.clamp_,
+        **_declared.methods(),
+        "clamp": _un.clamp, "clip": _un.clamp, "clamp_": _un.clamp_, "clip_": _un.clamp_,
         "round": _un.round, "floor": _un.floor, "ceil": _un.ceil, "sign": _un.sign,
         "round_": _un.round_, "floor_": _un.floor_, "ceil_": _un.ceil_, "sign_": _un.sign_,
         "where": lambda self, condition, other: _ix.where(condition, self, other),
@@ -329,7 +326,7 @@ def _attach_methods() -> None:
         "floor_divide": _ar.floor_divide, "remainder": _ar.remainder,
         "__pow__": _ar.pow, "__rpow__": _not_with_ndarray(_ar.rpow), "__ipow__": _ar.pow_,
         "__matmul__": _la.matmul, "__rmatmul__": rev(_la.matmul), "__neg__": _ar.neg,
-        "__abs__": _un.abs, "__pos__": _positive, "positive": _positive,
+        "__abs__": _declared.namespace()["abs"], "__pos__": _positive, "positive": _positive,
         # (PyTorch declines `!=` with a numpy array, either way round: Python then
         # compares identities, and `t != array` is True.)
         "__eq__": _operator(eq), "__ne__": _operator(ne, arrays=False),
@@ -433,3 +430,5 @@ __all__ = [
     "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "autograd", "nn", "optim",
     "get_default_dtype",
 ]
+
+del annotations  # (the __future__ switch above; not part of the namespace)

@@ -94,7 +94,7 @@ def result_type(*operands) -> dtype:
     `float32_vector * float64_scalar_tensor` stays float32, and
     `int64_tensor * 2.5` becomes the default float dtype.
     """
-    if len(operands) == 2:
+    if len(operands) == 2 and hasattr(operands[0], "_data"):
         a, b = operands
         if type(b) is float:
             # The most common case, `tensor * 0.5`: a float tensor keeps its dtype.

@@ -24,6 +24,9 @@ class OpRow:
     outputs: tuple[str, ...]  # saved outputs
     values: tuple[str, ...]  # saved non-tensor values (dims, sizes, numbers)
     summary: str  # the first line of the node's docstring
+    # The backward formula of each input ("self: grad * result"), for an op declared
+    # in `minigrad.ops.declaration`; empty for a node written by hand.
+    formulas: tuple[str, ...] = ()
 
     @property
     def keeps(self) -> str:
@@ -64,7 +67,7 @@ class OpTable:
             colour = {"input": "#e7f0ff", "output": "#fff1dc", "both": "#f3e5ff"}.get(
                 r.keeps, "#ffffff")
             cells = (r.node, r.keeps, ", ".join(r.inputs) or "-", ", ".join(r.outputs) or "-",
-                     ", ".join(r.values) or "-", r.summary)
+                     ", ".join(r.values) or "-", "; ".join(r.formulas) or r.summary)
             body.append(f"<tr style='background:{colour}'>" + "".join(
                 f"<td style='text-align:left'>{html.escape(c)}</td>" for c in cells) + "</tr>")
         return f"<table><tr>{head}</tr>{''.join(body)}</table>"
@@ -111,6 +114,7 @@ def op_table(*families: str) -> OpTable:
             outputs=tuple(n for n, role in saves.items() if role == OUTPUT),
             values=tuple(n for n, role in saves.items() if role not in (INPUT, OUTPUT)),
             summary=doc[0] if doc else "",
+            formulas=tuple(repr(f) for f in getattr(cls, "formulas", ())),
         ))
     if families:
         unknown = set(families) - {r.family for r in rows}

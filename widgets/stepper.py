@@ -313,7 +313,10 @@ class BackwardStepper:
             described = self.graph.node_of(frame.node)
             if described is not None and described.leaf_name:
                 lines.append(f"accumulates into leaf <b>{escape(described.leaf_name)}</b>")
-            rows = [
+            # A declared op's node carries its backward formulas (minigrad/ops/declaration.py).
+            rows = [(f"formula for {f.input}", f.text)
+                    for f in getattr(type(frame.node), "formulas", ())]
+            rows += [
                 ("grad in" + (f"[{i}]" if len(frame.grads_in) > 1 else ""), value_text(g))
                 for i, g in enumerate(frame.grads_in)
             ]

@@ -98,7 +98,7 @@ def _as_rows(a: np.ndarray, row: np.ndarray):
     return batch, row if row.ndim == 1 else row.reshape(-1)
 
 
-def _quietly(ufunc):
+def quietly(ufunc):
     """numpy's `ufunc(x, out)` without numpy's warnings about overflow, log(0) or
     log(-1): PyTorch gives inf and nan silently. (Each thread sets its own error
     state, so this goes inside what each core runs.)"""
@@ -109,7 +109,7 @@ def _quietly(ufunc):
     return run
 
 
-def _sigmoid_in_passes(x: np.ndarray, out: np.ndarray) -> None:
+def sigmoid_in_passes(x: np.ndarray, out: np.ndarray) -> None:
     """1 / (1 + exp(-x)) as four vectorised passes over `out`. Where exp(-x)
     overflows to inf the result is the right 0, so no branch is needed."""
     with np.errstate(all="ignore"):
@@ -119,14 +119,14 @@ def _sigmoid_in_passes(x: np.ndarray, out: np.ndarray) -> None:
         np.reciprocal(out, out=out)
 
 
-def _sin_backward_in_passes(grad: np.ndarray, x: np.ndarray, out: np.ndarray) -> None:
+def sin_backward_in_passes(grad: np.ndarray, x: np.ndarray, out: np.ndarray) -> None:
     """grad * cos(x), in two vectorised passes (the same two roundings as the kernel)."""
     with np.errstate(all="ignore"):
         np.cos(x, out=out)
         np.multiply(grad, out, out=out)
 
 
-def _cos_backward_in_passes(grad: np.ndarray, x: np.ndarray, out: np.ndarray) -> None:
+def cos_backward_in_passes(grad: np.ndarray, x: np.ndarray, out: np.ndarray) -> None:
     """-grad * sin(x), in vectorised passes (negating is exact, so its place does not
     matter)."""
     with np.errstate(all="ignore"):
@@ -140,13 +140,13 @@ def _cos_backward_in_passes(grad: np.ndarray, x: np.ndarray, out: np.ndarray) ->
 # 3-12x faster on long float arrays. Short arrays keep the numba kernel, whose call
 # costs less. As in PyTorch, whose vectorised loops and scalar tails differ the
 # same way, a result can then differ in its last bits with the array's length.
-VECTORISED = {K.exp: _quietly(np.exp), K.log: _quietly(np.log), K.sin: _quietly(np.sin),
-              K.cos: _quietly(np.cos), K.tanh: _quietly(np.tanh), K.sigmoid: _sigmoid_in_passes}
+# Filled by the op declarations (`vectorised=`, see `ops/declaration.py`): kernel ->
+# its vectorised form for long arrays, forward kernels of (x, out) ...
+VECTORISED: dict = {}
 
 
-# The same for backward kernels of (grad, x) that call the C library per element.
-VECTORISED_BACKWARD = {K.sin_backward: _sin_backward_in_passes,
-                       K.cos_backward: _cos_backward_in_passes}
+# ... and backward kernels of (grad, x, out) that call the C library per element.
+VECTORISED_BACKWARD: dict = {}
 
 
 VECTORISED_MIN = 4096

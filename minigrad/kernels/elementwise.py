@@ -12,8 +12,9 @@ memory, not three temporary arrays.
 
 import math
 
-import numpy as np
 from numba import njit
+
+from .fused import fma
 
 # Every kernel uses IEEE arithmetic, like PyTorch: 1 / 0 is inf and 0 / 0 is nan
 # (numba's default "python" error model raises ZeroDivisionError instead).
@@ -318,25 +319,25 @@ def reciprocal_backward(grad, y, out):
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def tanh_backward(grad, y, out):
-    """d tanh(x)/dx = 1 - tanh(x)**2, from the saved output y.
+    """d tanh(x)/dx = 1 - tanh(x)**2, from the saved output y: grad * (1 - y*y).
 
-    PyTorch computes 1 - y*y with one rounding (a fused multiply-add); near |y| = 1
-    the subtraction cancels, so rounding y*y first would change the result visibly.
-    So 1 - y*y is computed in float64 (where a float32 y*y is exact) and stored into
-    `out`, rounding to float32 once, as the fused operation does. (float64 still
-    rounds y*y: up to ~1e-9 relative off PyTorch where |y| is near 1.)"""
+    PyTorch's AVX2 and AVX-512 kernels compute 1 - y*y with one rounding (a fused
+    multiply-add); near |y| = 1 the subtraction cancels, so rounding y*y first would
+    change the result visibly. So does this kernel (`fma`; the 1 goes through `out`
+    to have y's dtype)."""
     for i in range(out.size):
-        g = grad[i]
-        v = np.float64(y[i])
-        out[i] = 1.0 - v * v
-        out[i] = g * out[i]
+        out[i] = 1
+        out[i] = grad[i] * fma(-y[i], y[i], out[i])
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def sigmoid_backward(grad, y, out):
-    """d sigmoid(x)/dx = y * (1 - y), from the saved output y."""
+    """d sigmoid(x)/dx = (1 - y) * y, from the saved output y: grad * (1 - y) * y in
+    PyTorch's order, each step rounded in the arrays' dtype (1 - y goes through
+    `out`: numba would subtract a float32 from an integer in float64)."""
     for i in range(out.size):
-        out[i] = grad[i] * y[i] * (1 - y[i])
+        out[i] = 1 - y[i]
+        out[i] = grad[i] * out[i] * y[i]
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -436,3 +437,65 @@ def rdiv_scalar_backward(grad, s, a, out):
     """d(s / a)/da = -s / a**2."""
     for i in range(out.size):
         out[i] = -grad[i] * s / (a[i] * a[i])
+
+
+# -- log1p, expm1, atan2 -------------------------------------------------------------
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def log1p(x, out):
+    """log(1 + x), accurate for x near 0 where 1 + x would round x away."""
+    for i in range(out.size):
+        out[i] = math.log1p(x[i])
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def log1p_backward(grad, x, out):
+    """grad / (x + 1), with x + 1 rounded in the arrays' dtype (through `out`: numba
+    would add a float32 and an integer in float64)."""
+    for i in range(out.size):
+        out[i] = x[i] + 1
+        out[i] = grad[i] / out[i]
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def expm1(x, out):
+    """exp(x) - 1, accurate for x near 0 where exp(x) - 1 cancels."""
+    for i in range(out.size):
+        out[i] = math.expm1(x[i])
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def expm1_backward(grad, y, out):
+    """grad * (y + 1), from the saved output y = exp(x) - 1 (y + 1 rounded in the
+    arrays' dtype, as in `log1p_backward`)."""
+    for i in range(out.size):
+        out[i] = y[i] + 1
+        out[i] = grad[i] * out[i]
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def atan2(a, b, out):
+    """The angle of the point (b, a): atan2(a, b), in (-pi, pi]."""
+    for i in range(out.size):
+        out[i] = math.atan2(a[i], b[i])
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def atan2_backward_self(grad, a, b, out):
+    """grad * b * (1 / (a*a + b*b)), with the reciprocal 0 at the origin (as PyTorch
+    masks it there), each step rounded in the arrays' dtype (the reciprocal goes
+    through `out`, so a float32 one is rounded as float32)."""
+    for i in range(out.size):
+        out[i] = a[i] * a[i] + b[i] * b[i]
+        out[i] = 0 if out[i] == 0 else 1 / out[i]
+        out[i] = grad[i] * b[i] * out[i]
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def atan2_backward_other(grad, a, b, out):
+    """grad * -a * (1 / (a*a + b*b)), rounded as `atan2_backward_self` is."""
+    for i in range(out.size):
+        out[i] = a[i] * a[i] + b[i] * b[i]
+        out[i] = 0 if out[i] == 0 else 1 / out[i]
+        out[i] = grad[i] * -a[i] * out[i]

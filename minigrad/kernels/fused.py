@@ -7,19 +7,33 @@ flag and call `mul_add`; `minigrad._cpu.FUSED_MULTIPLY_ADD` says which this
 machine's PyTorch does.
 """
 
-from numba import njit
+import math
+from fractions import Fraction
+
+from numba import config, njit
 from numba.extending import intrinsic
 
+if not config.DISABLE_JIT:
 
-@intrinsic
-def fma(typingctx, a, b, c):
-    """a * b + c rounded once, for three float32 or three float64 operands."""
-    sig = a(a, a, a)
+    @intrinsic
+    def fma(typingctx, a, b, c):
+        """a * b + c rounded once, for three float32 or three float64 operands."""
+        sig = a(a, a, a)
 
-    def codegen(context, builder, signature, args):
-        return builder.fma(*args)
+        def codegen(context, builder, signature, args):
+            return builder.fma(*args)
 
-    return sig, codegen
+        return sig, codegen
+
+else:  # the kernels run as plain Python (NUMBA_DISABLE_JIT=1, to step through them)
+
+    def fma(a, b, c):
+        """a * b + c computed exactly with fractions, then rounded (to float64, and
+        then to a float32 operand's type: in rare ties one rounding too many)."""
+        if not all(math.isfinite(v) for v in (a, b, c)):
+            return a * b + c
+        exact = Fraction(float(a)) * Fraction(float(b)) + Fraction(float(c))
+        return type(a)(float(exact))
 
 
 @njit(cache=True)

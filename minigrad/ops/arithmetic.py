@@ -27,6 +27,7 @@ from ..autograd.inplace import begin_inplace, finish_inplace
 from ..autograd.record import record, record_elementwise
 from ..kernels import elementwise as K
 from ..tensor import Tensor, as_tensor_arg
+from .declaration import binary_op, functions_declared_in
 
 VALUE = "value"
 
@@ -665,3 +666,28 @@ def neg_(self: Tensor) -> Tensor:
     _write_inplace(self, neg(self.detach())._data)
     finish_inplace(self, node)
     return self
+
+
+# -- declared ops: see `declaration.py` -----------------------------------------------------
+
+
+def _float_result(input: Tensor, other: Tensor):  # noqa: A002 - PyTorch's name
+    """The dtype of a floating-point op of two tensors: integers become float32."""
+    dt = _dtype.result_type(input, other)
+    return dt if dt.is_floating_point else _dtype.float32
+
+
+binary_op("atan2", node="Atan2Backward0", kernel=K.atan2,
+          # (1 / (self**2 + other**2), but 0 at the origin, where PyTorch masks it.)
+          formulas={"self": "grad * other * where(self * self + other * other == 0, 0.0, "
+                            "(self * self + other * other).reciprocal())",
+                    "other": "grad * -self * where(self * self + other * other == 0, 0.0, "
+                             "(self * self + other * other).reciprocal())"},
+          fused={"self": K.atan2_backward_self, "other": K.atan2_backward_other},
+          promote=_float_result, compute=binary,
+          doc="The angle of the point (other, input), in (-pi, pi]. Both gradients "
+              "need both inputs, so it saves both; at the origin both are 0.")
+
+
+# The functions built from this module's declarations, under their public names.
+globals().update(functions_declared_in(__name__))

@@ -14,237 +14,76 @@ import numpy as np
 
 from .._args import clamp_bounds
 from .._dtype import result_type
-from ..arrays.dispatch import backward2, unary, unary_into
-from ..arrays.layout import flat, fresh_result
-from ..arrays.scalars import as_float_data
-from ..autograd.graph import INPUT, OUTPUT, Node, SavedTensor
+from ..arrays.dispatch import cos_backward_in_passes, sigmoid_in_passes, sin_backward_in_passes
+from ..arrays.layout import fresh_result
+from ..autograd.graph import INPUT, Node, SavedTensor
 from ..autograd.inplace import begin_inplace, finish_inplace
 from ..autograd.record import record, record_elementwise
 from ..kernels import elementwise as K
 from ..tensor import Tensor
+from .declaration import functions_declared_in, unary_op
 
 VALUE = "value"
 
 
-class _Unary(Node):
-    """A one-input node whose backward is one fused kernel of (grad, saved)."""
-
-    saved_name = ""
-    grad_kernel = None
-    elementwise = True
-
-    def backward(self, grad):
-        return (backward2(type(self).grad_kernel, grad, self.saved(self.saved_name)),)
-
-
-class ExpBackward0(_Unary):
-    """exp(x): the derivative is exp(x) itself, so the OUTPUT is saved."""
-
-    saves = {"result": OUTPUT}
-    saved_name = "result"
-    grad_kernel = K.mul
-
-
-class LogBackward0(_Unary):
-    """log(x): grad / x, so the INPUT is saved."""
-
-    saves = {"self": INPUT}
-    saved_name = "self"
-    grad_kernel = K.log_backward
-
-
-class SinBackward0(_Unary):
-    """sin(x): grad * cos(x), from the saved INPUT."""
-
-    saves = {"self": INPUT}
-    saved_name = "self"
-    grad_kernel = K.sin_backward
-
-
-class CosBackward0(_Unary):
-    """cos(x): -grad * sin(x), from the saved INPUT."""
-
-    saves = {"self": INPUT}
-    saved_name = "self"
-    grad_kernel = K.cos_backward
-
-
-class TanhBackward0(_Unary):
-    """tanh(x): grad * (1 - y**2), from the saved OUTPUT y."""
-
-    saves = {"result": OUTPUT}
-    saved_name = "result"
-    grad_kernel = K.tanh_backward
-
-
-class SigmoidBackward0(_Unary):
-    """sigmoid(x): grad * y * (1 - y), from the saved OUTPUT y."""
-
-    saves = {"result": OUTPUT}
-    saved_name = "result"
-    grad_kernel = K.sigmoid_backward
-
-
-class ReluBackward0(_Unary):
-    """relu(x): the gradient passes where the saved OUTPUT is positive."""
-
-    saves = {"result": OUTPUT}
-    saved_name = "result"
-    grad_kernel = K.relu_backward
-
-
-class SqrtBackward0(_Unary):
-    """sqrt(x): grad / (2 y), from the saved OUTPUT y."""
-
-    saves = {"result": OUTPUT}
-    saved_name = "result"
-    grad_kernel = K.sqrt_backward
-
-
-class AbsBackward0(_Unary):
-    """|x|: grad * sign(x), from the saved INPUT."""
-
-    saves = {"self": INPUT}
-    saved_name = "self"
-    grad_kernel = K.abs_backward
-
-
-_FORWARD = {
-    ExpBackward0: K.exp,
-    LogBackward0: K.log,
-    SinBackward0: K.sin,
-    CosBackward0: K.cos,
-    TanhBackward0: K.tanh,
-    SigmoidBackward0: K.sigmoid,
-    ReluBackward0: K.relu,
-    SqrtBackward0: K.sqrt,
-    AbsBackward0: K.abs,
-}
-
-
-def _save(node: Node, x: Tensor, out: Tensor) -> None:
-    name = type(node).saved_name
-    if name == "result":
-        node._saved["result"] = SavedTensor(out, is_output=True)
-    else:
-        node._saved["self"] = SavedTensor(x)
-
-
-def _apply(node_cls, x: Tensor) -> Tensor:
-    data = x._data
-    if data.dtype.kind != "f":
-        # relu and abs keep integer dtypes; the others compute in floating point.
-        if node_cls not in (ReluBackward0, AbsBackward0):
-            data = as_float_data(x)
-        elif data.dtype == np.bool_:
-            raise _bool_error(node_cls)
-    out = Tensor._make(unary(_FORWARD[node_cls], data))
-    # (Only a float input can need a gradient, and then the output is just like it.)
-    node = record_elementwise(node_cls, out, x)
-    if node is not None:
-        _save(node, x, out)
-    return out
-
-
-def _bool_error(node_cls) -> Exception:
-    """PyTorch's error for relu or abs of a bool tensor (the other ops compute in float)."""
-    if node_cls is ReluBackward0:
-        return RuntimeError("Boolean inputs not supported for relu")
-    return NotImplementedError("\"abs_cpu\" not implemented for 'Bool'")
-
-
-def _apply_(node_cls, x: Tensor) -> Tensor:
-    """The in-place form: compute, write into x, then record with x as the output."""
-    if not x.dtype.is_floating_point:
-        if node_cls not in (ReluBackward0, AbsBackward0):
-            raise RuntimeError("result type Float can't be cast to the desired output type "
-                               f"{x.dtype.tensor_type[:-6]}")
-        if x._data.dtype == np.bool_:
-            raise _bool_error(node_cls)
-    node = begin_inplace(node_cls, x)
-    original = x.detach().clone() if node is not None and node_cls.saved_name == "self" else None
-    kernel = _FORWARD[node_cls]
-    if x._data.flags.c_contiguous:
-        data = flat(x._data)
-        unary_into(kernel, data, data)
-    else:
-        x._data[...] = unary(kernel, x._data)
-    finish_inplace(x, node)
-    if node is not None:
-        _save(node, original if original is not None else x, x)
-    return x
-
-
-def exp(x: Tensor) -> Tensor:
-    return _apply(ExpBackward0, x)
-
-
-def log(x: Tensor) -> Tensor:
-    return _apply(LogBackward0, x)
-
-
-def sin(x: Tensor) -> Tensor:
-    return _apply(SinBackward0, x)
-
-
-def cos(x: Tensor) -> Tensor:
-    return _apply(CosBackward0, x)
-
-
-def tanh(x: Tensor) -> Tensor:
-    return _apply(TanhBackward0, x)
-
-
-def sigmoid(x: Tensor) -> Tensor:
-    return _apply(SigmoidBackward0, x)
-
-
-def relu(x: Tensor) -> Tensor:
-    return _apply(ReluBackward0, x)
-
-
-def sqrt(x: Tensor) -> Tensor:
-    return _apply(SqrtBackward0, x)
-
-
-def abs(x: Tensor) -> Tensor:  # noqa: A001
-    return _apply(AbsBackward0, x)
-
-
-def exp_(x: Tensor) -> Tensor:
-    return _apply_(ExpBackward0, x)
-
-
-def tanh_(x: Tensor) -> Tensor:
-    return _apply_(TanhBackward0, x)
-
-
-def sigmoid_(x: Tensor) -> Tensor:
-    return _apply_(SigmoidBackward0, x)
-
-
-def relu_(x: Tensor) -> Tensor:
-    return _apply_(ReluBackward0, x)
-
-
-def sqrt_(x: Tensor) -> Tensor:
-    return _apply_(SqrtBackward0, x)
-
-
-def log_(x: Tensor) -> Tensor:
-    return _apply_(LogBackward0, x)
-
-
-def sin_(x: Tensor) -> Tensor:
-    return _apply_(SinBackward0, x)
-
-
-def cos_(x: Tensor) -> Tensor:
-    return _apply_(CosBackward0, x)
-
-
-def abs_(x: Tensor) -> Tensor:
-    return _apply_(AbsBackward0, x)
+# -- declared ops: see `declaration.py` -----------------------------------------------------
+# Each formula is PyTorch's, in minigrad code; what a node saves follows from it
+# (`result`: the output, `self`: the input). `fused` computes the same formula in one
+# pass when no graph is recorded.
+
+unary_op("exp", node="ExpBackward0", kernel=K.exp, vectorised=np.exp,
+         formula="grad * result", fused=K.mul,
+         doc="e to the power of each element. Its derivative is its own result, so it "
+             "saves its output.")
+
+unary_op("log", node="LogBackward0", kernel=K.log, vectorised=np.log,
+         formula="grad / self", fused=K.log_backward,
+         doc="The natural logarithm (-inf at 0, nan below). Saves its input.")
+
+unary_op("log1p", node="Log1PBackward0", kernel=K.log1p, vectorised=np.log1p,
+         formula="grad / (self + 1)", fused=K.log1p_backward,
+         doc="log(1 + x), exact for small x. Saves its input.")
+
+unary_op("expm1", node="Expm1Backward0", kernel=K.expm1, vectorised=np.expm1,
+         formula="grad * (result + 1)", fused=K.expm1_backward,
+         doc="exp(x) - 1, exact for small x. Saves its output.")
+
+unary_op("sin", node="SinBackward0", kernel=K.sin, vectorised=np.sin,
+         formula="grad * self.cos()", fused=K.sin_backward,
+         vectorised_fused=sin_backward_in_passes,
+         doc="The sine. Its derivative cos(x) needs the input, so it saves its input.")
+
+unary_op("cos", node="CosBackward0", kernel=K.cos, vectorised=np.cos,
+         formula="grad * -self.sin()", fused=K.cos_backward,
+         vectorised_fused=cos_backward_in_passes,
+         doc="The cosine. Its derivative -sin(x) needs the input, so it saves its input.")
+
+unary_op("tanh", node="TanhBackward0", kernel=K.tanh, vectorised=np.tanh,
+         formula="grad * (1 - result * result)", fused=K.tanh_backward,
+         doc="The hyperbolic tangent. Its derivative 1 - tanh(x)**2 needs only the "
+             "result, so it saves its output.")
+
+unary_op("sigmoid", node="SigmoidBackward0", kernel=K.sigmoid, vectorised=sigmoid_in_passes,
+         formula="grad * (1 - result) * result", fused=K.sigmoid_backward,
+         doc="1 / (1 + exp(-x)). Its derivative y * (1 - y) needs only the result y, so it "
+             "saves its output.")
+
+unary_op("relu", node="ReluBackward0", kernel=K.relu,
+         formula="where(result <= 0, 0.0, grad)", fused=K.relu_backward,
+         keeps_integers=True, bool_error=(RuntimeError, "Boolean inputs not supported for relu"),
+         doc="max(x, 0). The gradient passes where the result is positive, so it saves "
+             "its output.")
+
+unary_op("sqrt", node="SqrtBackward0", kernel=K.sqrt,
+         formula="grad / (2 * result)", fused=K.sqrt_backward,
+         doc="The square root (nan below 0). Its derivative 1 / (2 sqrt(x)) needs only the "
+             "result, so it saves its output.")
+
+unary_op("abs", node="AbsBackward0", kernel=K.abs,
+         formula="grad * self.sign()", fused=K.abs_backward,
+         keeps_integers=True,
+         bool_error=(NotImplementedError, "\"abs_cpu\" not implemented for 'Bool'"),
+         doc="|x|. Its derivative is the sign of the input, so it saves its input.")
 
 
 # -- clamp -------------------------------------------------------------------------------
@@ -400,3 +239,8 @@ def ceil_(x: Tensor) -> Tensor:
 
 def sign_(x: Tensor) -> Tensor:
     return _step_(x, SignBackward0, np.sign)
+
+
+# The functions built from this module's declarations (`exp`, `exp_`, ...), under
+# their public names, for the modules that call them directly (nn).
+globals().update(functions_declared_in(__name__))

@@ -245,3 +245,16 @@ def test_freed_buffers_stop_at_the_node_that_needs_them(mg):
     assert str(stepper.error).startswith("Trying to backward through the graph a second time")
     assert "Trying to backward through the graph a second time" in stepper.panel.value
     assert x.grad.tolist() == pytest.approx(list(3 * np.exp([1.0, 2.0])))  # first pass only
+
+
+def test_a_declared_ops_frame_shows_its_backward_formula(mg):
+    x = mg.tensor([0.5, 2.0], requires_grad=True)
+    stepper = BackwardStepper((x.exp() * 3).sum(), names={"x": x})
+    shown = {}
+    while not stepper.buttons["next"].disabled:
+        click(stepper, "next")
+        shown[stepper.current_node_name] = stepper.panel.value
+    assert "formula for self" in shown["ExpBackward0"]
+    assert "grad * result" in shown["ExpBackward0"]
+    # a node written by hand has no declared formula to show
+    assert "formula for" not in shown["MulBackward0"]

@@ -1,0 +1,328 @@
+"""Ops declared once: the name, the node, the kernel and the backward formula together.
+
+PyTorch lists every differentiable op in one table (`derivatives.yaml`): its
+signature, and for each input the formula of its gradient. minigrad does the same,
+in each family's module:
+
+    unary_op("exp", node="ExpBackward0", kernel=K.exp,
+             formula="grad * result", fused=K.mul,
+             doc="e to the power of each element.")
+
+Everything else about the op is built from that one declaration: the function
+(`minigrad.exp`), the method (`x.exp()`), the in-place variant (`x.exp_()`, with its
+checks and version bump), the node class with its `_saved_*` names, the "what does
+each op save?" table of lesson 4 and the op reference, docs/ops.md.
+
+What a node saves follows from the names its formulas use, as in PyTorch's table:
+`result` is the op's output, `self` and `other` are its inputs. exp's formula reads
+`result`, so ExpBackward0 saves the output; log's (`grad / self`) reads `self`, so
+LogBackward0 saves the input. Nobody writes a saves list that could disagree with
+the formula.
+
+A formula is minigrad code: evaluated on tensors, it computes the gradient with
+minigrad's own differentiable ops, so it could itself be recorded and differentiated
+again. A plain backward records nothing, and runs the op's `fused` kernel instead:
+the same arithmetic in one pass over numpy arrays, without making a tensor per step.
+`tests/minigrad/test_declarations.py` checks, for every declared op, that the two
+give the same values.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..arrays.broadcasting import check_inplace_shape
+from ..arrays.dispatch import VECTORISED, VECTORISED_BACKWARD, backward2, quietly, unary, unary_into
+from ..arrays.layout import flat, fresh_result
+from ..arrays.scalars import as_float_data
+from ..autograd.graph import INPUT, OUTPUT, Node, SavedTensor
+from ..autograd.inplace import begin_inplace, finish_inplace
+from ..autograd.record import record, record_elementwise
+from ..tensor import Tensor
+
+# The names a formula may use for the op's tensors, and what saving each one keeps.
+ROLES = {"self": INPUT, "other": INPUT, "result": OUTPUT}
+
+
+class Formula:
+    """The gradient of one input, written as a minigrad expression of `grad` (the
+    gradient of the output) and of `self`, `other` and `result`."""
+
+    __slots__ = ("input", "text", "uses", "_code")
+
+    def __init__(self, input: str, text: str) -> None:  # noqa: A002 - PyTorch's name
+        self.input = input
+        self.text = text
+        tree = ast.parse(text, mode="eval")
+        used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+        self.uses = tuple(name for name in ROLES if name in used)
+        self._code = compile(tree, f"<gradient of {input}: {text}>", "eval")
+
+    def __call__(self, grad: Tensor, /, **tensors: Tensor) -> Tensor:
+        """Evaluate the formula on tensors (`self=x, result=y`)."""
+        return eval(self._code, _formula_names(), {"grad": grad, **tensors})  # noqa: S307
+
+    def __repr__(self) -> str:
+        return f"{self.input}: {self.text}"
+
+
+def _formula_names() -> dict:
+    """The names a formula can call: minigrad's namespace, as a learner's code sees
+    it. (Formulas run only once `import minigrad` has finished, so this looks the
+    package up rather than importing it: the ops sit below the namespace.)"""
+    return vars(sys.modules["minigrad"])
+
+
+@dataclass(eq=False)
+class Declaration:
+    """Everything declared about one op, and what was built from it."""
+
+    name: str  # "exp"
+    family: str  # "unary": the module of minigrad.ops it is declared in
+    node: type[Node]  # the node class made for it (ExpBackward0)
+    formulas: tuple[Formula, ...]
+    doc: str
+    # public name -> function: the namespace's entries ({"exp": ..., "exp_": ...})
+    functions: dict[str, Callable] = field(default_factory=dict)
+    # Tensor method name -> function
+    methods: dict[str, Callable] = field(default_factory=dict)
+
+    @property
+    def saves(self) -> dict[str, str]:
+        return self.node.saves
+
+
+DECLARATIONS: list[Declaration] = []
+
+
+def namespace() -> dict[str, Callable]:
+    """Every declared op's functions under their public names (`minigrad.exp`, ...)."""
+    return {name: fn for d in DECLARATIONS for name, fn in d.functions.items()}
+
+
+def methods() -> dict[str, Callable]:
+    """Every declared op's Tensor methods (`x.exp()`, `x.exp_()`, ...)."""
+    return {name: fn for d in DECLARATIONS for name, fn in d.methods.items()}
+
+
+def functions_declared_in(module: str) -> dict[str, Callable]:
+    """The functions built from `module`'s declarations, under their public names
+    (`exp`, `exp_`, ...): a family module adds them to its own globals."""
+    return {name: fn for d in DECLARATIONS if d.node.__module__ == module
+            for name, fn in {**d.functions, **d.methods}.items()}
+
+
+def saves_of(formulas: tuple[Formula, ...]) -> dict[str, str]:
+    """What a node saves: every name its formulas read, in the order `self`,
+    `other`, `result`."""
+    used = {name for f in formulas for name in f.uses}
+    return {name: role for name, role in ROLES.items() if name in used}
+
+
+def _family_of_caller() -> tuple[str, str]:
+    """The module a declaration is written in, and its family ("unary")."""
+    module = sys._getframe(2).f_globals["__name__"]
+    return module, module.rsplit(".", 1)[1]
+
+
+# -- element-wise ops of one tensor ------------------------------------------------------
+
+
+class _DeclaredUnary(Node):
+    """The node of a declared element-wise op of one tensor: its backward runs the
+    fused kernel `fused(grad, saved, out)` on the one tensor the formula reads."""
+
+    elementwise = True
+    fused = None
+    saved_name = ""
+    formulas: tuple[Formula, ...] = ()
+
+    def backward(self, grad):
+        cls = type(self)
+        return (backward2(cls.fused, grad, self.saved(cls.saved_name)),)
+
+
+def unary_op(name: str, *, node: str, kernel, formula: str, fused, doc: str,
+             vectorised: Callable | None = None, vectorised_fused: Callable | None = None,
+             keeps_integers: bool = False,
+             bool_error: tuple[type[Exception], str] | None = None) -> Declaration:
+    """Declare an element-wise op of one tensor, `name(input)`.
+
+    node: PyTorch's name for its backward node.
+    kernel: the numba kernel `kernel(x, out)` computing the forward on flat arrays.
+    formula: the gradient of the input, reading `grad` and either `self` (the input)
+        or `result` (the output): what the node saves follows from it.
+    fused: the kernel `fused(grad, saved, out)` computing the same formula in one pass.
+    vectorised: numpy's ufunc for the forward (or a function of (x, out)), which long
+        arrays use instead of the kernel (see `arrays.dispatch.VECTORISED`);
+        `vectorised_fused` the same for the fused backward kernel.
+    keeps_integers: the op maps integers to integers (relu, abs); the others compute
+        an integer input in the default float dtype. Then `bool_error` is PyTorch's
+        error for a bool input.
+
+    Builds `name(input)`, the method `input.name()` and the in-place `input.name_()`.
+    """
+    module, family = _family_of_caller()
+    formulas = (Formula("self", formula),)
+    saves = saves_of(formulas)
+    if len(saves) != 1:
+        raise ValueError(f"{name}: a unary formula reads one of self or result, not {saves}")
+    saved_name = next(iter(saves))
+    node_cls = type(node, (_DeclaredUnary,), {
+        "__module__": module, "__qualname__": node, "__doc__": f"{name}: {doc}",
+        "saves": saves, "saved_name": saved_name, "fused": fused, "formulas": formulas,
+    })
+    if vectorised is not None:
+        VECTORISED[kernel] = quietly(vectorised) if isinstance(vectorised, np.ufunc) else vectorised
+    if vectorised_fused is not None:
+        VECTORISED_BACKWARD[fused] = vectorised_fused
+    save_output = saved_name == "result"
+
+    def refuse(dtype: np.dtype) -> None:
+        """The error for an input whose dtype the op cannot take (`keeps_integers`)."""
+        if dtype == np.bool_ and bool_error is not None:
+            raise bool_error[0](bool_error[1])
+
+    def op(input: Tensor) -> Tensor:  # noqa: A002 - PyTorch's name
+        data = input._data
+        if data.dtype.kind != "f":
+            if keeps_integers:
+                refuse(data.dtype)
+            else:
+                data = as_float_data(input)
+        out = Tensor._make(unary(kernel, data))
+        # (Only a float input can need a gradient, and then the output is just like it.)
+        recorded = record_elementwise(node_cls, out, input)
+        if recorded is not None:
+            recorded._saved[saved_name] = (SavedTensor(out, is_output=True) if save_output
+                                           else SavedTensor(input))
+        return out
+
+    def op_(input: Tensor) -> Tensor:  # noqa: A002
+        if not input.dtype.is_floating_point:
+            if not keeps_integers:
+                raise RuntimeError("result type Float can't be cast to the desired output "
+                                   f"type {input.dtype.tensor_type[:-6]}")
+            refuse(input._data.dtype)
+        recorded = begin_inplace(node_cls, input)
+        # The formula reads the input as it was: keep a copy before writing over it
+        # (recorded, as PyTorch records its `self.clone()`: CloneBackward0).
+        original = input.clone() if recorded is not None and not save_output else None
+        if input._data.flags.c_contiguous:
+            data = flat(input._data)
+            unary_into(kernel, data, data)
+        else:
+            input._data[...] = unary(kernel, input._data)
+        finish_inplace(input, recorded)
+        if recorded is not None:
+            recorded._saved[saved_name] = (SavedTensor(input, is_output=True) if save_output
+                                           else SavedTensor(original))
+        return input
+
+    _name_functions(module, doc, {name: op, name + "_": op_})
+    declaration = Declaration(name, family, node_cls, formulas, doc,
+                              functions={name: op, name + "_": op_},
+                              methods={name: op, name + "_": op_})
+    DECLARATIONS.append(declaration)
+    return declaration
+
+
+def _name_functions(module: str, doc: str, functions: dict[str, Callable]) -> None:
+    """Give generated functions their public names and docs, as if written by hand
+    in their family's module (what `help()` and tracebacks show)."""
+    for public, fn in functions.items():
+        fn.__name__ = fn.__qualname__ = public
+        fn.__module__ = module
+        fn.__doc__ = doc if not public.endswith("_") else f"In place: {doc}"
+
+
+# -- element-wise ops of two tensors -------------------------------------------------------
+
+
+class _DeclaredBinary(Node):
+    """The node of a declared element-wise op of two tensors (`atan2`): for each input
+    that needs a gradient, its fused kernel of (grad, self, other). Broadcast inputs
+    get a gradient of the output's shape, which the engine sums down to theirs."""
+
+    fused: tuple = ()
+
+    def backward(self, grad):
+        a, b = self.saved("self"), self.saved("other")
+        shape, dtype = grad.shape, grad.dtype
+        grads = []
+        for i, kernel in enumerate(type(self).fused):
+            if not self.needs_grad(i):
+                grads.append(None)
+                continue
+            out, flat_out, flats = fresh_result(
+                np.broadcast_shapes(shape, a.shape, b.shape), dtype,
+                grad, a.astype(dtype, copy=False), b.astype(dtype, copy=False))
+            kernel(*flats, flat_out)
+            grads.append(out)
+        return tuple(grads)
+
+
+def binary_op(name: str, *, node: str, kernel, formulas: dict[str, str], fused: dict,
+              doc: str, promote: Callable, compute: Callable) -> Declaration:
+    """Declare an element-wise op of two tensors, `name(input, other)`, computed in
+    floating point (integers promote to the default float dtype, as `atan2`'s do).
+
+    formulas: the gradient of `self` and of `other`, each reading `grad`, `self` and
+        `other` (what the node saves follows from them).
+    fused: for each input, the kernel `fused(grad, self, other, out)` computing its
+        formula in one pass.
+    promote(input, other): the result's dtype; compute(kernel, a, b, dtype): the
+        forward on arrays (broadcasting as `arrays.dispatch.binary` does).
+    """
+    module, family = _family_of_caller()
+    parsed = tuple(Formula(input, text) for input, text in formulas.items())
+    saves = saves_of(parsed)
+    node_cls = type(node, (_DeclaredBinary,), {
+        "__module__": module, "__qualname__": node, "__doc__": f"{name}: {doc}",
+        "saves": saves, "formulas": parsed,
+        "fused": tuple(fused[f.input] for f in parsed),
+    })
+
+    def op(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002 - PyTorch's names
+        if not isinstance(other, Tensor):
+            raise TypeError(f"{name}(): argument 'other' (position 2) must be Tensor, "
+                            f"not {type(other).__name__}")
+        dt = promote(input, other)
+        out = Tensor._make(compute(kernel, input._data, other._data, dt.np))
+        recorded = record(node_cls, out, input, other)
+        if recorded is not None:
+            for saved in saves:
+                recorded._saved[saved] = SavedTensor(input if saved == "self" else other)
+        return out
+
+    def op_(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
+        if not isinstance(other, Tensor):
+            raise TypeError(f"{name}_(): argument 'other' (position 1) must be Tensor, "
+                            f"not {type(other).__name__}")
+        dt = promote(input, other)
+        if dt is not input.dtype:
+            raise RuntimeError(f"result type {dt.type_name} can't be cast to the desired "
+                               f"output type {input.dtype.type_name}")
+        check_inplace_shape(input._data.shape, other._data.shape)
+        recorded = begin_inplace(node_cls, input, other)
+        # The formulas read the input as it was: keep a copy before writing over it
+        # (recorded, as PyTorch records its `self.clone()`: CloneBackward0).
+        original = input.clone() if recorded is not None and "self" in saves else None
+        input._data[...] = compute(kernel, input._data, other._data, dt.np)
+        if recorded is not None:
+            for saved in saves:  # (saved before the version bump, as PyTorch saves them)
+                recorded._saved[saved] = SavedTensor(original if saved == "self" else other)
+        finish_inplace(input, recorded)
+        return input
+
+    public = {name: op, name + "_": op_}
+    _name_functions(module, doc, public)
+    declaration = Declaration(name, family, node_cls, parsed, doc,
+                              functions={name: op}, methods=public)
+    DECLARATIONS.append(declaration)
+    return declaration

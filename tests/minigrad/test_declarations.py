@@ -1,0 +1,124 @@
+"""The op declarations (`minigrad/ops/declaration.py`): each formula, run as minigrad
+code on tensors, gives what the fused kernel a plain backward runs gives; and what is
+built from the declarations (namespace, methods, node classes) is all there."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import minigrad
+from minigrad.arrays.dispatch import VECTORISED_MIN
+from minigrad.autograd.graph import INPUT, OUTPUT
+from minigrad.ops.declaration import DECLARATIONS, ROLES, Formula
+
+EDGES = [0.0, -0.0, -1.0, 1.0, 0.5, -2.5, 30.0, -30.0, 1000.0, -1000.0, np.inf, -np.inf,
+         np.nan, 1e-30, -1e-30]
+
+UNARY = [d for d in DECLARATIONS if len(d.formulas) == 1]
+BINARY = [d for d in DECLARATIONS if len(d.formulas) == 2]
+
+
+def _values(rng, n: int, dtype) -> np.ndarray:
+    """`n` values: the edges first, then random ones of several magnitudes."""
+    random = rng.normal(0, 3, n) * rng.choice([1e-3, 1.0, 10.0], n)
+    return np.concatenate([EDGES, random])[:max(n, len(EDGES))].astype(dtype)
+
+
+def _gradient(rng, n: int, dtype) -> np.ndarray:
+    grad = rng.uniform(-2, 2, n).astype(dtype)
+    grad[:4] = [0.0, -0.0, 1.0, -1.0]
+    return grad
+
+
+def _same(fused: np.ndarray, formula: np.ndarray) -> None:
+    """Equal bit for bit: nan where the other is nan, and the same sign of zero."""
+    assert fused.dtype == formula.dtype and fused.shape == formula.shape
+    np.testing.assert_array_equal(fused, formula)
+    both = ~np.isnan(fused)
+    assert (np.signbit(fused) == np.signbit(formula))[both].all()
+
+
+@pytest.mark.parametrize("n", [40, VECTORISED_MIN + 7])  # short: numba; long: numpy's ufuncs
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("d", UNARY, ids=lambda d: d.name)
+def test_unary_formula_and_fused_kernel_agree(d, dtype, n):
+    rng = np.random.default_rng(7)
+    x = minigrad.tensor(_values(rng, n, dtype), requires_grad=True)
+    y = getattr(minigrad, d.name)(x)
+    grad = _gradient(rng, y.numel(), dtype)
+    (fused,) = y.grad_fn.backward(grad)  # what a plain backward runs
+    with minigrad.no_grad():
+        formula = d.formulas[0](minigrad.tensor(grad), self=x.detach(),
+                                result=y.detach()).numpy()
+    if d.name == "tanh":
+        # The fused kernel rounds 1 - y*y once, as PyTorch's (a fused multiply-add)
+        # does; the formula rounds y*y first, an error of at most half an ulp of 1 in
+        # 1 - y*y (which near |y| = 1 is most of it). Times grad, plus the last
+        # rounding of each: |fused - formula| <= |grad| * eps + 2 ulps.
+        eps = np.finfo(dtype).eps
+        both = np.isnan(fused) & np.isnan(formula)
+        gap = np.abs(fused.astype(np.float64) - formula)
+        assert (both | (gap <= np.abs(grad) * eps + 2 * np.spacing(np.abs(fused)))).all()
+    else:
+        _same(fused, formula)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("shapes", [((60,), (60,)), ((3, 20), (20,)), ((4, 1), (1, 15))])
+@pytest.mark.parametrize("d", BINARY, ids=lambda d: d.name)
+def test_binary_formulas_and_fused_kernels_agree(d, shapes, dtype):
+    rng = np.random.default_rng(11)
+    a_shape, b_shape = shapes
+    a = minigrad.tensor(_values(rng, int(np.prod(a_shape)), dtype)[:int(np.prod(a_shape))]
+                        .reshape(a_shape), requires_grad=True)
+    b = minigrad.tensor(rng.permutation(_values(rng, int(np.prod(b_shape)), dtype))
+                        [:int(np.prod(b_shape))].reshape(b_shape), requires_grad=True)
+    y = getattr(minigrad, d.name)(a, b)
+    grad = _gradient(rng, y.numel(), dtype).reshape(y.shape)
+    fused = y.grad_fn.backward(grad)
+    for formula, from_kernel in zip(d.formulas, fused):
+        with minigrad.no_grad():
+            by_formula = formula(minigrad.tensor(grad), self=a.detach(), other=b.detach())
+        _same(from_kernel, by_formula.numpy())
+
+
+def test_what_a_node_saves_follows_from_its_formulas():
+    for d in DECLARATIONS:
+        used = {name for f in d.formulas for name in f.uses}
+        assert set(d.saves) == used, d.name
+        assert all(d.saves[name] == ROLES[name] for name in used)
+    saves = {d.node.__name__: d.saves for d in DECLARATIONS}
+    assert saves["ExpBackward0"] == {"result": OUTPUT}
+    assert saves["LogBackward0"] == {"self": INPUT}
+    assert saves["Atan2Backward0"] == {"self": INPUT, "other": INPUT}
+
+
+def test_a_formula_reads_only_the_names_it_uses():
+    f = Formula("self", "grad * (result + 1)")
+    assert f.uses == ("result",)
+    assert repr(f) == "self: grad * (result + 1)"
+    assert Formula("other", "grad * -self * other.exp()").uses == ("self", "other")
+
+
+def test_every_declared_name_is_a_function_and_a_method():
+    for d in DECLARATIONS:
+        for name, fn in d.functions.items():
+            assert getattr(minigrad, name) is fn
+            assert fn.__name__ == name and fn.__module__ == d.node.__module__
+        for name, fn in d.methods.items():
+            assert getattr(minigrad.Tensor, name) is fn
+        assert d.node.__module__ == f"minigrad.ops.{d.family}"
+    assert minigrad.log1p.__doc__.startswith("log(1 + x)")
+    assert hasattr(minigrad.Tensor, "atan2_") and not hasattr(minigrad, "atan2_")
+
+
+def test_in_place_variants_bump_the_version_and_keep_the_input_as_pytorch_does():
+    x = minigrad.tensor([0.5, 2.0], dtype=minigrad.float64, requires_grad=True)
+    y = x * 1
+    y.log1p_()
+    assert y._version == 1 and type(y.grad_fn).__name__ == "Log1PBackward0"
+    saved = y.grad_fn._saved_self  # a recorded copy of y from before the write
+    assert saved.tolist() == [0.5, 2.0] and type(saved.grad_fn).__name__ == "CloneBackward0"
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [1 / 1.5, 1 / 3.0])
