@@ -277,13 +277,9 @@ def test_rerun_runs_up_to_date_learner_notebooks_again(mln, tmp_path, monkeypatc
 
 
 LESSONS = sorted((SCRIPT.parent.parent / "notebooks").glob("*.ipynb"))
-# The scenario lessons (0-9) follow this pattern. The error clinic (10) is built
-# differently: each of its cases ends in a checked exercise of its own, with PyTorch
-# beside minigrad throughout rather than in a closing section.
-SCENARIO_LESSONS = [p for p in LESSONS if not p.name.startswith("10_")]
 
 
-@pytest.mark.parametrize("path", SCENARIO_LESSONS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.stem)
 def test_every_lesson_asks_a_prediction_a_transfer_and_a_why(path):
     """Exercises that test understanding: a prediction asked before the cell that
     reveals it, a transfer to new values or ops, and a multiple-choice 'why'."""
@@ -292,10 +288,17 @@ def test_every_lesson_asks_a_prediction_a_transfer_and_a_why(path):
     text = "\n".join(c.source for c in cells if c.cell_type == "markdown")
     assert "(predict" in text and "(transfer)" in text, path.name
     assert any(c.cell_type == "code" and "show_choices(" in c.source for c in cells), path.name
-    # a "predict before ..." exercise's check cell comes before the lesson's first
-    # stepper or "Same code, real PyTorch" section, i.e. inside the lesson, not after it
+    # every prediction is answered (its check cell) right where it is asked, before the
+    # cells that follow reveal it
+    for i, cell in enumerate(cells):
+        if cell.cell_type == "markdown" and "(predict" in cell.source:
+            assert cells[i + 1].cell_type == "code" and "check(" in cells[i + 1].source, (
+                path.name, i)
+    # ... and the first one comes inside the lesson: before its "Same code, real PyTorch"
+    # section (the error clinic, which shows PyTorch throughout, has none: its summary)
     first_predict = next(i for i, c in enumerate(cells)
                          if c.cell_type == "markdown" and "(predict" in c.source)
     torch_section = next(i for i, c in enumerate(cells)
-                         if c.cell_type == "markdown" and "Same code, real PyTorch" in c.source)
+                         if c.cell_type == "markdown" and ("Same code, real PyTorch" in c.source
+                                                           or c.source.startswith("## Summary")))
     assert first_predict < torch_section, path.name

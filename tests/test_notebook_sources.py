@@ -13,7 +13,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb")) + sorted(
     (ROOT / "notebooks" / "learner").glob("*.ipynb"))
-SOURCE = "\n".join(p.read_text() for p in sorted((ROOT / "minigrad").rglob("*.py")))
+SOURCE = "\n".join(p.read_text() for folder in ("minigrad", "widgets")
+                   for p in sorted((ROOT / folder).rglob("*.py")))
 # A line the engine lesson prints between two excerpts of one function.
 ELISION = "        ..."
 

@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from .exercises import EXERCISES, _code, _value, node_name, raised
+from .exercises import EXERCISES, _choice, _code, _value, node_name, raised
 
 
 def _mg():
@@ -52,7 +52,39 @@ def _l10_gan_failing_node():
     return node_name(disc_node)
 
 
+_choice("l10_why_gan",
+        "After opt_d.step(), loss_g.backward() fails although loss_g was built before the "
+        "step. Why?",
+        [("a", "step() changed the discriminator's weight in place (its version went up), and "
+               "AddmmBackward0 had saved that weight to compute the gradient for its input.",
+          ""),
+         ("b", "step() frees the buffers of every graph the parameters belong to.",
+          "Only backward frees buffers, and only those of the graph it ran through; step() "
+          "writes new values into the parameters and nothing else."),
+         ("c", "The first backward already used the discriminator's part of the graph.",
+          "It kept it: retain_graph=True. Without the step, the second backward would run."),
+         ("d", "zero_grad() was not called between the two backward passes.",
+          "Missing zero_grad() makes gradients add up (a silent mistake), it never raises.")],
+        correct="a",
+        explain="The version check is what fails: the message shows the weight as the "
+                "transposed [2, 1] tensor Linear multiplied by, and a version that has moved "
+                "on since it was saved.")
+
+
 # -- case 2: ReLU(inplace=True) or += after an op that saved its output ------------------------
+
+
+@_value("l10_predict_inplace_relu",
+        "h = x.sigmoid(); out = nn.ReLU(inplace=True)(h): does out.sum().backward() raise?",
+        hint="What does sigmoid keep for its backward formula, its input or its output? And "
+             "what does an in-place ReLU write into?",
+        explain="SigmoidBackward0 saved its output h; the in-place ReLU wrote into h, so the "
+                "saved value is stale and backward refuses.")
+def _l10_predict_inplace_relu():
+    torch = _mg()
+    x = torch.tensor([-1.0, 0.5, 2.0], requires_grad=True)
+    out = torch.nn.ReLU(inplace=True)(x.sigmoid())
+    return raised(out.sum().backward) is not None
 
 
 @_code("l10_relu_out_of_place",
@@ -252,6 +284,19 @@ def _l10_vjp():
     torch = _mg()
     x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
     (x * x).backward(gradient=torch.tensor([1.0, 0.0, 10.0]))
+    return _values(x.grad)
+
+
+@_value("l10_transfer_vjp_exp",
+        "x = [0, 1]; y = x.exp(); y.backward(gradient=[2, 0]): x.grad",
+        hint="The gradient of (y * v).sum(): each element of v weights the derivative of its "
+             "own y, here exp(x).",
+        explain="v * exp(x) = [2 * e**0, 0 * e**1] = [2, 0]: the 0 in v switches the second "
+                "element off entirely.")
+def _l10_transfer_vjp_exp():
+    torch = _mg()
+    x = torch.tensor([0.0, 1.0], requires_grad=True)
+    x.exp().backward(gradient=torch.tensor([2.0, 0.0]))
     return _values(x.grad)
 
 

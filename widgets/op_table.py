@@ -9,11 +9,12 @@ table in lesson 4 is the library itself, not a copy of it.
 from __future__ import annotations
 
 import html
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from minigrad.autograd.graph import INPUT, OUTPUT, Node
 
-__all__ = ["OpRow", "OpTable", "op_table"]
+__all__ = ["OpRow", "OpTable", "op_table", "which_changes_break"]
 
 
 @dataclass(frozen=True)
@@ -123,3 +124,45 @@ def op_table(*families: str) -> OpTable:
                              "modules of minigrad.ops (arithmetic, unary, views, ...)")
     rows.sort(key=lambda r: (r.family, r.node))
     return OpTable(rows)
+
+
+# -- the experiment that confirms the table ---------------------------------------------------
+
+
+def which_changes_break(ops: dict[str, Callable]) -> str:
+    """For each op (`{"u.exp()": lambda u: u.exp(), ...}`), build `loss = op(u).sum()`
+    from an intermediate `u = 2 * t`, overwrite `u[0]` (the op's input) or `out[0]`
+    (its output), run backward, and tabulate: the node, what the op table says it
+    keeps, what it saved in this very run, and whether each change broke backward."""
+    import minigrad
+    from minigrad.autograd.graph import SavedNumber
+
+    def backward_after_change(op, change: str) -> str:
+        t = minigrad.arange(3.0, requires_grad=True)
+        u = 2 * t
+        out = op(u)
+        loss = out.sum()
+        (u if change == "input" else out)[0] = 666
+        try:
+            loss.backward()
+            return "ok"
+        except RuntimeError:
+            return "RuntimeError"
+
+    def describe(node, name: str, saved) -> str:
+        """'result (output)', 'self (input)' or, for a saved Python number, its value."""
+        if isinstance(saved, SavedNumber):
+            return f"{name} (the number {getattr(node, '_saved_' + name).item()})"
+        return f"{name} ({'output' if saved.is_output else 'input'})"
+
+    table = op_table()
+    lines = [f"{'op':<9} {'node':<13} {'keeps':<7} {'saved right now':<28} "
+             f"{'u[0] = 666':<13} out[0] = 666"]
+    for expr, op in ops.items():
+        node = op(2 * minigrad.arange(3.0, requires_grad=True)).grad_fn
+        name = type(node).__name__
+        saved = ", ".join(describe(node, n, s) for n, s in node.saved_items())
+        lines.append(f"{expr:<9} {name:<13} {table[name].keeps:<7} {saved:<28} "
+                     f"{backward_after_change(op, 'input'):<13} "
+                     f"{backward_after_change(op, 'output')}")
+    return "\n".join(lines)

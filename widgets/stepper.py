@@ -32,6 +32,13 @@ _PANEL_STYLE = ("font-family: var(--jp-ui-font-family, sans-serif); font-size: 1
 _LABEL_COLOR = "var(--jp-ui-font-color2, #495057)"
 _ERROR_COLOR = "var(--jp-error-color1, #c92a2a)"
 _SUCCESS_COLOR = "var(--jp-success-color1, #2b8a3e)"
+# The graph is a PNG drawn on white. In a dark JupyterLab theme it is shown inverted
+# (white becomes near-black, black text near-white) and hue-rotated back, so the
+# status colours keep their hues: the picture follows the theme as the panel does.
+DARK_THEME_CSS = (
+    "<style>body[data-jp-theme-light='false'] .minigrad-stepper .stepper-image "
+    "{filter: invert(0.88) hue-rotate(180deg);}</style>"
+)
 _WARN_STYLE = ("color: var(--jp-warn-color0, #8a5a00); border: 1px solid "
                "var(--jp-warn-color1, #e8a400); border-radius: 4px; padding: 6px; "
                "margin-bottom: 6px")
@@ -357,7 +364,8 @@ class BackwardStepper:
                 f'<div style="color:{_SUCCESS_COLOR};margin-top:6px"><b>Backward finished</b>: '
                 f"{recording.nodes_run} nodes ran; saved tensors {kept}.</div>"
             )
-        return f'<div style="{_PANEL_STYLE}">' + "<br>".join(lines) + "</div>"
+        return (DARK_THEME_CSS + f'<div style="{_PANEL_STYLE}">' + "<br>".join(lines)
+                + "</div>")
 
     def _leaves_html(self) -> str:
         grads = self.recording.leaf_grads(self._index, self._initial_grads)

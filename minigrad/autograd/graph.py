@@ -95,6 +95,7 @@ class SavedTensor:
         "_data",
         "_counter",
         "_output_nr",
+        "_view_fn",
         "saved_version",
         "is_output",
         "is_released",
@@ -106,9 +107,15 @@ class SavedTensor:
         counter = self._counter = tensor._version_counter
         self.saved_version = counter.value
         self._output_nr = tensor._output_nr
+        self._view_fn = None
         if is_output:
             self._tensor = None
             self._data = tensor._data
+            if tensor._view is not None:
+                # An in-place op on a view saved its output: the view's producer at
+                # this moment (its rebuilt AsStridedBackward0) is, for as long as
+                # something else keeps it alive, the node the version error names.
+                self._view_fn = weakref.ref(tensor.grad_fn)
         else:
             self._tensor = tensor
             self._data = None
@@ -132,7 +139,9 @@ class SavedTensor:
             data = self._data if self.is_output else self._tensor._data
             desc = f"minigrad.{_tensor_type(data.dtype)} [{', '.join(map(str, data.shape))}]"
             if self.is_output:
-                producer = f"output {self._output_nr} of {short_name(node.name())}"
+                view_fn = self._view_fn() if self._view_fn is not None else None
+                named = view_fn if view_fn is not None else node
+                producer = f"output {self._output_nr} of {short_name(named.name())}"
             else:
                 grad_fn = self._tensor.grad_fn
                 producer = (

@@ -87,8 +87,9 @@ class MvBackward0(Node):
     saves = {"self": INPUT, "vec": INPUT}
 
     def backward(self, grad):
-        ga = np.outer(grad, self.saved("vec")) if self.needs_grad(0) else None
-        gv = self.saved("self").T @ grad if self.needs_grad(1) else None
+        with np.errstate(all="ignore"):  # (inf * 0 is nan, silently, as in PyTorch)
+            ga = np.outer(grad, self.saved("vec")) if self.needs_grad(0) else None
+            gv = self.saved("self").T @ grad if self.needs_grad(1) else None
         return ga, gv
 
 
@@ -98,8 +99,9 @@ class DotBackward0(Node):
     saves = {"self": INPUT, "tensor": INPUT}
 
     def backward(self, grad):
-        gu = grad * self.saved("tensor") if self.needs_grad(0) else None
-        gv = grad * self.saved("self") if self.needs_grad(1) else None
+        with np.errstate(all="ignore"):
+            gu = grad * self.saved("tensor") if self.needs_grad(0) else None
+            gv = grad * self.saved("self") if self.needs_grad(1) else None
         return gu, gv
 
 
@@ -110,7 +112,10 @@ def product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     by a row-major matrix up to twice as fast as by a transposed one there."""
     if not b.flags.c_contiguous and b.size * 8 <= a.size:
         b = np.ascontiguousarray(b)
-    return a @ b
+    # inf * 0 inside a product is nan, without numpy's "invalid value" warning (PyTorch
+    # gives none; about 0.5 us a call)
+    with np.errstate(all="ignore"):
+        return a @ b
 
 
 def _save_each_for_the_other(node: Node, first: int, a: Tensor, b: Tensor, a_name: str,
@@ -193,7 +198,8 @@ def mv(a: Tensor, v: Tensor) -> Tensor:
             f"{v.dtype.type_name}, {a.dtype.type_name}, and {v.dtype.type_name}"
         )
     _refuse_bool(a, "addmv_impl_cpu")
-    out = Tensor._make(a._data @ v._data)
+    with np.errstate(all="ignore"):
+        out = Tensor._make(a._data @ v._data)
     node = record(MvBackward0, out, a, v)
     if node is not None:
         _save_each_for_the_other(node, 0, a, v, "self", "vec")
@@ -215,7 +221,8 @@ def dot(u: Tensor, v: Tensor) -> Tensor:
             f"[{v._data.shape[0]}] to have the same number of elements, but got "
             f"{u._data.shape[0]} and {v._data.shape[0]} elements respectively"
         )
-    out = Tensor._make(np.asarray(np.dot(u._data, v._data), u._data.dtype))
+    with np.errstate(all="ignore"):
+        out = Tensor._make(np.asarray(np.dot(u._data, v._data), u._data.dtype))
     node = record(DotBackward0, out, u, v)
     if node is not None:
         _save_each_for_the_other(node, 0, u, v, "self", "tensor")
@@ -343,9 +350,10 @@ def addmm(bias: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tenso
         )
     _check_float(mat1, mat2)
     result = product(mat1._data, mat2._data)
-    if alpha != 1:
-        result *= alpha
-    result += bias._data if beta == 1 else beta * bias._data
+    with np.errstate(all="ignore"):
+        if alpha != 1:
+            result *= alpha
+        result += bias._data if beta == 1 else beta * bias._data
     out = Tensor._make(result)
     node = record(AddmmBackward0, out, bias, mat1, mat2)
     if node is not None:

@@ -113,6 +113,8 @@ def test_widget_renders_and_responds_to_clicks(jupyter_lab, chromium_page):
     expect(image).to_be_visible(timeout=WIDGET_TIMEOUT_MS)
     page.set_default_timeout(STEP_TIMEOUT_S * 1000)
     expect.set_options(timeout=STEP_TIMEOUT_S * 1000)
+    # The light theme shows the graph as drawn.
+    assert image.first.evaluate("el => getComputedStyle(el).filter") == "none"
     _assert_no_widget_errors(page)
 
     texts = [text.inner_text()]
@@ -193,4 +195,7 @@ def test_stepper_fits_a_narrow_window_and_follows_the_dark_theme(jupyter_lab, ch
     assert colors, "the panel has no table rows"
     dark = [c for c in colors if _luminance(c) < 0.5]
     assert not dark, f"panel text too dark to read on the dark theme: {dark}"
+    # ... and the graph, drawn on white, is shown inverted (a dark background).
+    image_filter = page.locator(IMAGE).first.evaluate("el => getComputedStyle(el).filter")
+    assert "invert" in image_filter, image_filter
     _assert_no_widget_errors(page)

@@ -216,7 +216,25 @@ def _copy_from_an_overlapping_view(c):
     return t2
 
 
+def _in_place_error_on_a_view_of_a_modified_tensor(kept: bool):
+    """exp_ on a view saves its output; a later in-place change breaks backward. The
+    error names the view's producer at the time exp_ saved it (AsStridedBackward0)
+    while something keeps that node alive (`t3.mean()` recorded on it), else exp's
+    own node."""
+    def program(c):
+        a = c.leaf([[1.5, -0.5, 2.0], [0.25, 1.0, -1.25]])
+        t1 = c.keep(a * 2)
+        t3 = c.keep(t1.reshape(6))
+        t3.exp_()
+        t3.div_(t3.mean(0) if kept else t3.detach().mean(0))
+        return t3
+
+    return program
+
+
 FOUND_BY_RANDOM_PROGRAMS = {
+    "in-place error names AsStrided": _in_place_error_on_a_view_of_a_modified_tensor(True),
+    "in-place error names Exp": _in_place_error_on_a_view_of_a_modified_tensor(False),
     "second backward through CopySlices": _second_backward_through_copyslices,
     "second backward through a view chain": _second_backward_through_a_view_chain,
     "unbind of a view made in no_grad mode": _unbind_of_a_no_grad_view,

@@ -1,23 +1,35 @@
 """Random small programs, run under minigrad and PyTorch, compared gradient for gradient.
 
 hypothesis draws a few leaves with shapes that sometimes broadcast and sometimes do
-not, then a sequence of operations (unary, binary with tensors or Python numbers on
-either side, reductions, views, and now and then an in-place op). Both libraries run
-the same program; forward values, `grad_fn` names, every leaf's gradient (with its
-strides and `_version`), every tensor's strides and any error (type and message) must
-agree.
+not, holding either ordinary values or edge values (0, -0, negatives, inf, and ties
+for max/min), then a sequence of operations (unary, binary with tensors or Python
+numbers on either side, reductions, views, views made under `no_grad`, `retain_grad`
+on unbind's outputs, now and then an in-place op, sometimes with an operand that is
+a view of the tensor it writes). Both libraries run the same program, then two
+backward passes; forward values, `grad_fn` names, every leaf's gradient (with its
+strides and `_version`), retained gradients, every tensor's strides, any error (type
+and message) and every warning (category and text, in order) must agree.
+
+`make test` runs 300 programs each way; `MINIGRAD_RANDOM_PROGRAMS=10000` runs more.
 """
 
 from __future__ import annotations
+
+import os
+import warnings
 
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from parity_harness import translate
 
 import minigrad
 
 SHAPES = [(3,), (2, 3), (1, 3), (2, 1), ()]
+# Values where formulas meet their edges: zeros of both signs (sqrt, log, division),
+# negatives (sqrt, log, fractional powers), inf, and repeats (ties for max and min).
+EDGE_VALUES = [0.0, -0.0, 1.0, -1.0, 2.0, 0.5, -0.5, float("inf")]
 
 UNARY = {
     "exp": lambda t: t.exp(), "sin": lambda t: t.sin(), "cos": lambda t: t.cos(),
@@ -37,6 +49,12 @@ UNARY = {
     "mask": lambda t: t[t > 0] if t.ndim else t,
     "list_index": lambda t: t[[0, 0]] if t.ndim else t,
     "gram": lambda t: t @ t.t() if t.ndim == 2 else (t @ t if t.ndim == 1 else t),
+    # at the edges of their formulas (edge-valued leaves reach 0, negatives and inf)
+    "sqrt": lambda t: t.sqrt(), "log": lambda t: t.log(), "pow_half": lambda t: t ** 0.5,
+    "pow_neg": lambda t: t ** -1.5, "over_self": lambda t: t / t,
+    "reciprocal": lambda t: t.reciprocal(), "max_all": lambda t: t.max(),
+    "maximum_neg": lambda t: t.maximum(-t),
+    "atan2_self": lambda t: t.atan2(t * 0), "log1p": lambda t: t.log1p(),
 }
 BINARY = {
     "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
@@ -53,7 +71,13 @@ INPLACE = {
     "view_mul_": lambda a, s: a[..., :1].mul_(s) if a.ndim else a.mul_(s),
     "clamp_": lambda a, s: a.clamp_(-s, s),
     "exp_": lambda a, s: a.exp_(),
+    # an operand that is a view of the written tensor (overlap: PyTorch's rules)
+    "mul_own_row": lambda a, s: a.mul_(a[0]) if a.ndim else a.mul_(a),
+    "add_own_view": lambda a, s: a.add_(a.view(a.shape)),
+    "div_own_mean": lambda a, s: a.div_(a.mean() + s),
+    "sqrt_": lambda a, s: a.sqrt_(),
 }
+
 
 step = st.one_of(
     st.tuples(st.just("unary"), st.sampled_from(sorted(UNARY)), st.integers(0, 9)),
@@ -63,21 +87,39 @@ step = st.one_of(
               st.sampled_from([-1.5, 0.5, 2.0, 3])),
     st.tuples(st.just("inplace"), st.sampled_from(sorted(INPLACE)), st.integers(0, 9),
               st.sampled_from([0.5, 2.0])),
+    # a view made under no_grad (later unbound, modified or used like any tensor)
+    st.tuples(st.just("nograd_view"), st.just(""), st.integers(0, 9)),
+    # an output of unbind whose gradient is retained (read after both backwards)
+    st.tuples(st.just("retain_unbind"), st.just(""), st.integers(0, 9)),
+    # reading `.grad` of a tensor mid-program (a non-leaf's warns)
+    st.tuples(st.just("peek_grad"), st.just(""), st.integers(0, 9)),
 )
 program = st.tuples(
     st.lists(st.sampled_from(SHAPES), min_size=1, max_size=3),
     st.lists(step, min_size=1, max_size=7),
     st.integers(0, 2**16),
+    st.booleans(),  # leaves of edge values rather than ordinary ones
 )
 
 
-def run(lib, shapes, steps, seed, traced=False):
-    """Execute the program; return what happened in plain Python values. `traced`:
-    minigrad's two backward passes run traced, as the stepper runs them."""
+def run(lib, shapes, steps, seed, edges=False, traced=False):
+    """Execute the program; return what happened in plain Python values, warnings
+    included. `traced`: minigrad's two backward passes run traced, as the stepper
+    runs them."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        record = _run(lib, shapes, steps, seed, edges, traced)
+    record["warnings"] = [(w.category.__name__, translate(str(w.message)))
+                          for w in caught if "(Deprecated NumPy" not in str(w.message)]
+    return record
+
+
+def _run(lib, shapes, steps, seed, edges, traced):
     rng = np.random.default_rng(seed)
-    leaves = [lib.tensor(rng.uniform(-1.5, 1.5, s), dtype=lib.float64, requires_grad=True)
-              for s in shapes]
+    leaves = [lib.tensor(rng.choice(EDGE_VALUES, s) if edges else rng.uniform(-1.5, 1.5, s),
+                         dtype=lib.float64, requires_grad=True) for s in shapes]
     pool = list(leaves)
+    retained = []
     record = {"nodes": []}
     try:
         for kind, name, *args in steps:
@@ -88,6 +130,16 @@ def run(lib, shapes, steps, seed, traced=False):
                 out = BINARY[name](a, pool[args[1] % len(pool)])
             elif kind == "scalar":
                 out = SCALAR[name](a, args[1])
+            elif kind == "nograd_view":
+                with lib.no_grad():
+                    out = a.view(a.shape)
+            elif kind == "retain_unbind":
+                out = a.unbind()[0] if a.ndim else a * 1
+                out.retain_grad()
+                retained.append(out)
+            elif kind == "peek_grad":
+                record.setdefault("peeked", []).append(_grad_of(a))
+                out = a
             else:
                 if a.is_leaf:
                     a = a * 1  # in-place on a leaf is its own (tested) error
@@ -111,8 +163,9 @@ def run(lib, shapes, steps, seed, traced=False):
             loss.backward(retain_graph=True)
             loss.backward()
     except Exception as exc:  # noqa: BLE001 - the error itself is compared
-        record["error"] = (type(exc).__name__, str(exc).replace("torch", "minigrad"))
+        record["error"] = (type(exc).__name__, translate(str(exc)))
     record["grads"] = [None if t.grad is None else np.asarray(t.grad.tolist()) for t in leaves]
+    record["retained"] = [_grad_of(t) for t in retained]
     # How the gradients and the program's tensors are laid out, and the gradients'
     # versions (strides only where a dim has more than one element).
     record["layouts"] = [_layout(t) for t in pool]
@@ -122,12 +175,25 @@ def run(lib, shapes, steps, seed, traced=False):
     return record
 
 
+def _grad_of(t):
+    """`t.grad` as plain values, or the error reading it raises."""
+    try:
+        grad = t.grad
+    except Exception as exc:  # noqa: BLE001 - the error itself is compared
+        return (type(exc).__name__, translate(str(exc)))
+    return None if grad is None else grad.tolist()
+
+
 def _layout(t) -> tuple:
     return tuple(s if n > 1 else None for s, n in zip(t.stride(), t.shape))
 
 
 def assert_same(expected, actual):
     assert actual.get("error") == expected.get("error")
+    assert actual["warnings"] == expected["warnings"]
+    np.testing.assert_equal(actual.get("peeked"), expected.get("peeked"))
+    np.testing.assert_allclose(_flat(actual["retained"]), _flat(expected["retained"]),
+                               rtol=1e-6, atol=1e-12)
     assert actual["nodes"] == expected["nodes"]
     assert actual["layouts"] == expected["layouts"]
     assert actual["grad_layouts"] == expected["grad_layouts"]
@@ -142,14 +208,26 @@ def assert_same(expected, actual):
             np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-12, err_msg=f"leaf {i}")
 
 
+def _flat(values) -> list:
+    """Retained gradients (nested lists, None or errors) as one comparable list."""
+    out = []
+    for v in values:
+        numbers = isinstance(v, (list, float))  # (a 0-d gradient's `tolist()` is a float)
+        out.extend(np.ravel(v).tolist() if numbers else [repr(v)])
+    return [x if isinstance(x, float) else hash(x) for x in out]
+
+
+PROGRAMS = int(os.environ.get("MINIGRAD_RANDOM_PROGRAMS", "300"))
+
+
 @pytest.mark.parity
 @pytest.mark.parametrize("traced", [False, True], ids=["backward", "traced"])
-@settings(max_examples=300, deadline=None, derandomize=True,
+@settings(max_examples=PROGRAMS, deadline=None, derandomize=PROGRAMS <= 300,
           suppress_health_check=[HealthCheck.too_slow])
 @given(program)
 def test_random_programs_match_torch(torch, traced, prog):
     # Traced: the stepper's runs decide exactly as untraced ones do (its events hold
     # copies), so gradients, their layouts and versions match PyTorch's there too.
-    shapes, steps, seed = prog
-    assert_same(run(torch, shapes, steps, seed),
-                run(minigrad, shapes, steps, seed, traced=traced))
+    shapes, steps, seed, edges = prog
+    assert_same(run(torch, shapes, steps, seed, edges),
+                run(minigrad, shapes, steps, seed, edges, traced=traced))

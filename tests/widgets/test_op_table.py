@@ -87,3 +87,16 @@ def test_unknown_family_and_node_are_clear_errors():
         op_table("nonsense")
     with pytest.raises(KeyError, match="no backward node named"):
         op_table()["FooBackward0"]
+
+
+def test_which_changes_break_runs_each_experiment():
+    from widgets.op_table import which_changes_break
+
+    text = which_changes_break({"u.exp()": lambda u: u.exp(), "u ** 2": lambda u: u ** 2,
+                                "10 * u": lambda u: 10 * u, "u + 1": lambda u: u + 1})
+    rows = {line[:9].strip(): line[9:].split() for line in text.splitlines()[1:]}
+    assert rows["u.exp()"][:2] == ["ExpBackward0", "output"]
+    assert rows["u.exp()"][-2:] == ["ok", "RuntimeError"]  # changing the output breaks it
+    assert rows["u ** 2"][-2:] == ["RuntimeError", "ok"]  # changing the input does
+    assert "the number 10" in text and rows["10 * u"][-2:] == ["ok", "ok"]
+    assert rows["u + 1"][:2] == ["AddBackward0", "nothing"] and rows["u + 1"][-2:] == ["ok", "ok"]
