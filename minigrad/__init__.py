@@ -8,10 +8,11 @@ values and gradients, `grad_fn` names, `next_functions`, `_saved_*` attributes,
 from __future__ import annotations
 
 import builtins as _builtins
+import re as _re
 
 import numpy as _np
 
-from . import _dtype
+from . import _args, _dtype
 from ._creation import (
     arange,
     empty,
@@ -66,6 +67,7 @@ from .ops import unary as _un
 from .ops import views as _vw
 from .tensor import Size, Tensor, device
 from .tensor import as_tensor_arg as _as_tensor_arg
+from .tensor import not_an_operand as _not_an_operand
 
 float32 = float = _dtype.float32
 float64 = double = _dtype.float64
@@ -234,7 +236,10 @@ def _number_first(op):
     def fn(input, other, *args, **kwargs):  # noqa: A002 - PyTorch's argument name
         if not isinstance(input, Tensor):
             input = _wrap_number(input)
-        return op(input, other, *args, **kwargs)
+        result = op(input, other, *args, **kwargs)
+        if result is NotImplemented:  # (the function's `other` comes second)
+            raise _not_an_operand(op.__name__, other, position=2)
+        return result
 
     fn.__name__, fn.__qualname__, fn.__doc__ = op.__name__, op.__name__, op.__doc__
     return fn
@@ -248,8 +253,15 @@ neg, negative, reciprocal = _ar.neg, _ar.neg, _ar.reciprocal
 def pow(input, exponent) -> Tensor:  # noqa: A001,A002 - PyTorch's names
     """input ** exponent; either may be a number (`minigrad.pow(2, t)` is `2 ** t`)."""
     if not isinstance(input, Tensor) and isinstance(exponent, Tensor):
-        return _ar.rpow(exponent, input)
-    return _ar.pow(input, exponent)
+        result = _ar.rpow(exponent, input)
+    else:
+        result = _ar.pow(input, exponent)
+    if result is NotImplemented:
+        raise _args.combination_error("pow", (input, exponent), {}, [
+            "Tensor input, Tensor exponent, *, Tensor out = None",
+            "Number self, Tensor exponent, *, Tensor out = None",
+            "Tensor input, Number exponent, *, Tensor out = None"], tail=False)
+    return result
 
 # Every declared op (`exp`, `atan2`, ...: see `ops/declaration.py`) under its names.
 globals().update(_declared.namespace())
@@ -281,12 +293,43 @@ def _attach_methods() -> None:
     def rev(fn):
         return lambda self, other: fn(other, self) if isinstance(other, Tensor) else NotImplemented
 
+    def method(op, name: str | None = None, heads: list | None = None):
+        """`op` as a method (`t.add(x)`): the operators take the op itself, which
+        returns NotImplemented for an operand it cannot take, so Python can ask the
+        other operand; called by name, that is PyTorch's TypeError."""
+        name = name or op.__name__
+
+        def call(self, other, *args, **kwargs):
+            result = op(self, other, *args, **kwargs)
+            if result is NotImplemented:
+                if heads:  # (an overloaded op: PyTorch lists its signatures)
+                    raise _args.combination_error(name, (other,), {}, heads, tail=False)
+                raise _not_an_operand(name, other)
+            return result
+
+        call.__name__ = call.__qualname__ = name
+        call.__doc__ = op.__doc__
+        return call
+
+    def tensors_only(fn):  # (`@` takes no numbers: `t @ 2` is Python's TypeError)
+        return lambda self, other: fn(self, other) if isinstance(other, Tensor) else NotImplemented
+
     methods = {
-        "add": _ar.add, "sub": _ar.sub, "mul": _ar.mul, "div": _ar.div, "pow": _ar.pow,
+        "add": method(_ar.add), "sub": method(_ar.sub), "mul": method(_ar.mul),
+        "div": method(_ar.div),
+        "pow": method(_ar.pow, heads=["Tensor exponent", "Number exponent"]),
         "neg": _ar.neg, "negative": _ar.neg, "reciprocal": _ar.reciprocal,
-        "subtract": _ar.sub, "multiply": _ar.mul, "divide": _ar.div, "true_divide": _ar.div,
-        "add_": _ar.add_, "sub_": _ar.sub_, "mul_": _ar.mul_, "div_": _ar.div_,
-        "pow_": _ar.pow_, "neg_": _ar.neg_,
+        # (the aliases are overloaded in PyTorch: a bad operand lists their signatures)
+        "subtract": method(_ar.sub, "subtract", ["Tensor other, *, Number alpha = 1",
+                                                 "Number other, Number alpha = 1"]),
+        "multiply": method(_ar.mul, "multiply", ["Tensor other", "Number other"]),
+        "divide": method(_ar.div, "divide", [
+            "Tensor other", "Tensor other, *, str rounding_mode", "Number other",
+            "Number other, *, str rounding_mode"]),
+        "true_divide": method(_ar.div, "true_divide", ["Tensor other", "Number other"]),
+        "add_": method(_ar.add_), "sub_": method(_ar.sub_), "mul_": method(_ar.mul_),
+        "div_": method(_ar.div_),
+        "pow_": method(_ar.pow_, heads=["Tensor exponent", "Number exponent"]), "neg_": _ar.neg_,
         **_declared.methods(),
         "clamp": _un.clamp, "clip": _un.clamp, "clamp_": _un.clamp_, "clip_": _un.clamp_,
         "round": _un.round, "floor": _un.floor, "ceil": _un.ceil, "sign": _un.sign,
@@ -325,7 +368,7 @@ def _attach_methods() -> None:
         "__mod__": _ar.remainder, "__rmod__": _not_with_ndarray(_ar.remainder),
         "floor_divide": _ar.floor_divide, "remainder": _ar.remainder,
         "__pow__": _ar.pow, "__rpow__": _not_with_ndarray(_ar.rpow), "__ipow__": _ar.pow_,
-        "__matmul__": _la.matmul, "__rmatmul__": rev(_la.matmul), "__neg__": _ar.neg,
+        "__matmul__": tensors_only(_la.matmul), "__rmatmul__": rev(_la.matmul), "__neg__": _ar.neg,
         "__abs__": _declared.namespace()["abs"], "__pos__": _positive, "positive": _positive,
         # (PyTorch declines `!=` with a numpy array, either way round: Python then
         # compares identities, and `t != array` is True.)
@@ -372,17 +415,46 @@ _PYTHON_TYPES = (_builtins.float, _builtins.int, _builtins.bool)
 def _to(self: Tensor, *args, **kwargs) -> Tensor:
     """`to(dtype)` converts; `to("cpu")` is a no-op; any other device is refused."""
     target = kwargs.get("dtype")
+    if target is not None and not isinstance(target, _dtype.dtype):
+        raise _args.combination_error("to", args, kwargs, _TO_HEADS, tail=False)
     for a in args:
         if isinstance(a, _dtype.dtype):
             target = a
         elif a in _PYTHON_TYPES:  # `float` means float64, as in PyTorch
             target = _dtype.to_dtype(a)
-        elif isinstance(a, str) and a != "cpu":
-            raise RuntimeError(f"minigrad runs on the CPU only (got device={a!r})")
+        elif isinstance(a, (str, int, device)) and not isinstance(a, _builtins.bool):
+            _check_device(a)
     where = kwargs.get("device")
-    if where is not None and str(where) != "cpu":
-        raise RuntimeError(f"minigrad runs on the CPU only (got device={where!r})")
+    if where is not None:
+        _check_device(where)
     return self if target is None else _vw.to_dtype(self, target)
+
+
+_TO_TAIL = ("bool non_blocking = False, bool copy = False, *, "
+            "minigrad.memory_format memory_format = None")
+_TO_HEADS = [f"minigrad.device device = None, minigrad.dtype dtype = None, {_TO_TAIL}",
+             f"minigrad.dtype dtype, {_TO_TAIL}", f"Tensor tensor, {_TO_TAIL}"]
+# The device types PyTorch knows by name (only "cpu" is one minigrad has).
+_DEVICE_TYPES = ("cpu, cuda, ipu, xpu, mkldnn, opengl, opencl, ideep, hip, ve, fpga, maia, "
+                 "xla, lazy, vulkan, mps, meta, hpu, mtia, privateuseone")
+
+
+def _check_device(where) -> None:
+    """A device argument, read as PyTorch reads it: "cpu" or "cpu:0" is this machine;
+    a device index, a malformed string or an unknown type gets PyTorch's error; any
+    other device, minigrad's own refusal."""
+    if isinstance(where, int):
+        raise RuntimeError("Device index must not be negative" if where < 0 else
+                           "Cannot access accelerator device when none is available.")
+    text = str(where)
+    found = _re.fullmatch(r"([a-zA-Z_]+)(?::([1-9]\d*|0))?", text)
+    if found is None:
+        raise RuntimeError(f"Invalid device string: '{text}'")
+    if found.group(1) not in _DEVICE_TYPES.split(", "):
+        raise RuntimeError(f"Expected one of {_DEVICE_TYPES} device type at start of device "
+                           f"string: {text}")
+    if found.group(1) != "cpu":
+        raise RuntimeError(f"minigrad runs on the CPU only (got device={where!r})")
 
 
 def _type(self: Tensor, dtype=None):

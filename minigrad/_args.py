@@ -110,13 +110,10 @@ def size_arg(size: tuple, fn: str) -> tuple:
 def view_shape(shape: tuple, fn: str, name: str) -> tuple:
     """The new shape of `view` / `reshape` / `expand` (an int list). `view` also takes
     a dtype, so PyTorch lists both of its signatures when the argument is neither."""
-    if fn == "view" and len(shape) == 1 and not (is_int(shape[0]) or isinstance(
-            shape[0], (tuple, list))):
-        why = f"      didn't match because some of the arguments have invalid types: " \
-              f"(!{type_name(shape[0])}!)\n"
-        raise TypeError(f"view() received an invalid combination of arguments - got "
-                        f"({type_name(shape[0])}), but expected one of:\n"
-                        f" * (minigrad.dtype dtype)\n{why} * (tuple of ints size)\n{why}")
+    if fn == "view" and ((len(shape) == 1 and not (is_int(shape[0]) or isinstance(
+            shape[0], (tuple, list)))) or (len(shape) > 1 and not is_int(shape[0]))):
+        raise combination_error("view", shape, {}, ["minigrad.dtype dtype", "tuple of ints size"],
+                                tail=False)
     return int_list_arg(shape, fn, name)
 
 
@@ -161,15 +158,23 @@ def fill_number(x: Tensor, value):
     return value
 
 
-def clamp_bounds(x: Tensor, fn: str, lo, hi) -> None:
+# clamp's two signatures, as PyTorch lists them when a call fits neither
+CLAMP_HEADS = ["Tensor min = None, Tensor max = None", "Number min = None, Number max = None"]
+
+
+def clamp_bounds(x: Tensor, fn: str, lo, hi, positional: int = 0) -> None:
     """`clamp`'s bounds: Numbers or tensors (or None); a number x's dtype cannot hold
-    is refused, as PyTorch refuses it."""
-    given = {k: v for k, v in (("min", lo), ("max", hi)) if v is not None}
-    for v in given.values():
-        if not (isinstance(v, Tensor) or is_number(v)):
-            raise combination_error(fn, (), given, ["Tensor min = None, Tensor max = None",
-                                                    "Number min = None, Number max = None"],
-                                    tail=False)
+    is refused, as PyTorch refuses it. (`positional`: how many of them were given
+    positionally, which PyTorch's message shows apart.)"""
+    bounds = (("min", lo), ("max", hi))
+    args = tuple(v for _, v in bounds[:positional])
+    given = {k: v for k, v in bounds[positional:] if v is not None}
+    for v in (*args, *given.values()):
+        if not (v is None or isinstance(v, Tensor) or is_number(v)):
+            raise combination_error(fn, args, given, CLAMP_HEADS, tail=False)
+    for v in (lo, hi):
+        if v is None:
+            continue
         if isinstance(v, int) and not isinstance(v, bool):
             _dtype.check_int_range(v)
         if isinstance(v, (int, float)):
@@ -180,14 +185,54 @@ def combination_error(fn: str, args: tuple, kwargs: dict, heads: list[str],
                       tail: bool = True) -> TypeError:
     """PyTorch's error when no signature of an overloaded function fits: what it got,
     and every signature (`heads`: each one up to the keyword arguments the factories
-    all share, which `tail` adds)."""
-    got = ", ".join([type_name(a) for a in args]
-                    + [f"{k}={type_name(v)}" for k, v in kwargs.items()])
-    if kwargs and not args:
-        got += ", "  # (PyTorch's own formatting)
-    lines = [f" * ({head}, {FACTORY_TAIL})" if tail else f" * ({head})" for head in heads]
+    all share, which `tail` adds). Under a signature that takes as many arguments as
+    were given, PyTorch says why it still did not match: a keyword it lacks, or the
+    arguments of the wrong type (marked `!str!`)."""
+    lines = []
+    for head in heads:
+        option = f"{head}, {FACTORY_TAIL}" if tail else head
+        lines.append(f" * ({option})")
+        why = _why_not(option, args, kwargs)
+        if why:
+            lines.append(f"      didn't match because {why}")
     return TypeError(f"{fn}() received an invalid combination of arguments - got "
-                     f"({got}), but expected one of:\n" + "\n".join(lines) + "\n")
+                     f"{_given(args, kwargs)}, but expected one of:\n" + "\n".join(lines) + "\n")
+
+
+def _given(args: tuple, kwargs: dict) -> str:
+    """`(float, int)`, `(dim=str, )`: what a call got, in PyTorch's formatting."""
+    parts = [f"{type_name(a)}, " for a in args] + [f"{k}={type_name(v)}, "
+                                                   for k, v in kwargs.items()]
+    text = "".join(parts)
+    return f"({text[:-2] if args else text})"
+
+
+def _why_not(option: str, args: tuple, kwargs: dict) -> str | None:
+    """PyTorch's reading of one signature, as its message shows it. The signature is
+    cut at ", " into arguments, each "type name" split at its last space (so `*` and
+    the empty `()` count as one argument, and `bool keepdim = False` is named
+    "False"): only a signature with as many arguments as were given gets a reason."""
+    params = [(p[:p.rfind(" ")] if " " in p else "", p[p.rfind(" ") + 1:])
+              for p in option.split(", ")]
+    if len(params) != len(args) + len(kwargs):
+        return None
+    start = max(len(params) - len(kwargs), 0)
+    names = [name for _, name in params[start:]]
+    unmatched = [k for k in kwargs if k not in names]
+    if unmatched:
+        return "some of the keywords were incorrect: " + ", ".join(unmatched)
+    given = list(args) + [kwargs[name] for _, name in params[len(args):len(args) + len(kwargs)]]
+    text = ""
+    for i, ((kind, name), value) in enumerate(zip(params, given)):
+        shown = (f"{name}=" if i >= len(args) else "") + type_name(value)
+        text += (shown if _matches(kind, value) else f"!{shown}!") + ", "
+    return f"some of the arguments have invalid types: ({text[:-2] if args else text})"
+
+
+def _matches(kind: str, value) -> bool:
+    """Whether PyTorch's message counts `value` as of type `kind` (by type name only)."""
+    accepted = {"float": ("float", "int"), "int": ("int",)}.get(kind, (kind,))
+    return type_name(value) in accepted
 
 
 def storage_check(shape: tuple, itemsize: int) -> None:

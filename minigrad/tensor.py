@@ -571,8 +571,10 @@ def make_view(base: Tensor, data: np.ndarray, creation_meta: str = DEFAULT) -> T
     return t
 
 
-def as_tensor_arg(x: Any) -> Tensor | float | int | bool:
-    """Pass tensors and Python numbers through; reject everything else clearly."""
+def operand(x: Any) -> Tensor | float | int | bool:
+    """An op's other operand: tensors and Python numbers pass through (a numpy array
+    becomes a tensor, a numpy number a Python one); anything else is NotImplemented,
+    which an operator's method hands back to Python (see `as_tensor_arg`)."""
     if isinstance(x, (Tensor, float, int)):  # (a bool is an int)
         return x
     if isinstance(x, np.generic):
@@ -582,4 +584,19 @@ def as_tensor_arg(x: Any) -> Tensor | float | int | bool:
     if isinstance(x, complex):
         raise NotImplementedError("minigrad has no complex dtypes (float32, float64, int64 "
                                   "and bool only)")
-    raise TypeError(f"unsupported operand type for a minigrad op: '{type(x).__name__}'")
+    return NotImplemented
+
+
+def not_an_operand(op: str, x: Any, position: int = 1) -> TypeError:
+    """PyTorch's error for an operand op `op` cannot take (`t.add("a")`)."""
+    return TypeError(f"{op}(): argument 'other' (position {position}) must be Tensor, "
+                     f"not {type(x).__name__}")
+
+
+def as_tensor_arg(x: Any, op: str = "") -> Tensor | float | int | bool:
+    """`operand(x)`, or a clear error for anything else (PyTorch's, for op `op`)."""
+    value = operand(x)
+    if value is NotImplemented:
+        raise not_an_operand(op, x) if op else TypeError(
+            f"unsupported operand type for a minigrad op: '{type(x).__name__}'")
+    return value

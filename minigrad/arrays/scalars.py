@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -24,7 +25,15 @@ def scalar_of(value, dtype) -> np.generic | float:
     float64)."""
     if dtype is float64 and type(value) is float:
         return value
+    if dtype is float32 and isinstance(value, (int, float)) and abs(value) >= _F32_OVERFLOW:
+        # Rounds to inf in float32; numpy's cast would say so with a RuntimeWarning,
+        # PyTorch silently gives inf.
+        return np.float32(math.copysign(math.inf, value))
     return dtype.np.type(value)
+
+
+# The smallest magnitude that rounds to inf in float32: 2**128 less half an ulp.
+_F32_OVERFLOW = 2.0**128 * (1 - 2.0**-25)
 
 
 def float_dtype(x: Tensor):

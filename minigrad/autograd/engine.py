@@ -295,7 +295,7 @@ def backward_events(
     grad_tensors = _as_tuple(grad_tensors)
     for t in tensors:
         if not isinstance(t, Tensor):
-            raise TypeError(f"backward expects tensors, got {type(t).__name__}")
+            raise AssertionError("Expected output to be a minigrad.Tensor")
     keep = bool(retain_graph)
     root_grads = _root_gradients(tensors, grad_tensors)
     roots: list = []
@@ -528,14 +528,17 @@ def _run_node(node, grads, step, keep, accumulate, capture_at, captured, trace, 
     # leaf's AccumulateGrad nor that node's hooks (the leaf's tensor hooks ran above).
     captures_only = not accumulate and type(node) is AccumulateGrad
     if node._pre_hooks and not captures_only:
+        # `grads` ends at the last output that received a gradient; a hook sees (and
+        # must return) one per output of the node's forward.
+        count = node._num_outputs()
+        if count is not None and len(grads) < count:
+            grads = [*grads, *([None] * (count - len(grads)))]
         for hook in list(node._pre_hooks.values()):
             shown = tuple(_snapshot(g) for g in grads) if trace else None
             before = tuple(_tensor(g) for g in grads)
             result = hook(before)
             if result is not None:
-                # (The count is not checked: `grads` ends at the last output that
-                # received a gradient, PyTorch's has one entry per output.)
-                grads = _hook_grads(hook, grads, result, check_count=False)
+                grads = _hook_grads(hook, grads, result, check_count=count is not None)
             if trace:
                 pending.append(ev.HookFired(step, node, "prehook", hook, shown,
                                             tuple(_snapshot(g) for g in grads)))
@@ -721,6 +724,10 @@ def grad(
     inputs_t: Sequence = _as_tuple(inputs)
     if not inputs_t:
         raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
+    for x in inputs_t:
+        if not isinstance(x, Tensor):
+            raise RuntimeError("all inputs have to be Tensors or GradientEdges, but got "
+                               f"{type(x).__name__}")
     for x in inputs_t:
         if not x.requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")

@@ -40,6 +40,10 @@ class FunctionCtx(Node):
     )  # Node's __dict__ lets forward stash plain values too: ctx.k = 2.0
     _saves_elsewhere = True  # save_for_backward's tensors, in `_ctx_saved`
 
+    def _num_outputs(self) -> int | None:
+        meta = getattr(self, "_output_meta", None)
+        return None if meta is None else len(meta)
+
     def __init__(self, next_functions: tuple = ()) -> None:
         super().__init__(next_functions)
         self._to_save: tuple = ()

@@ -372,6 +372,11 @@ class Node:
                 released.append(name)
         return tuple(released)
 
+    def _num_outputs(self) -> int | None:
+        """How many outputs the node's forward had (a pre-hook must return one
+        gradient for each), or None where minigrad does not know. One for most ops."""
+        return 1
+
     def needs_grad(self, i: int) -> bool:
         """Whether input `i` wants a gradient (PyTorch's `should_compute_output`)."""
         return self.next_functions[i][0] is not None

@@ -26,7 +26,7 @@ from ..autograd.graph import INPUT, OUTPUT, Node, SavedNumber, SavedTensor
 from ..autograd.inplace import begin_inplace, finish_inplace
 from ..autograd.record import record, record_elementwise
 from ..kernels import elementwise as K
-from ..tensor import Tensor, as_tensor_arg
+from ..tensor import Tensor, as_tensor_arg, operand
 from .declaration import binary_op, functions_declared_in
 
 VALUE = "value"
@@ -172,7 +172,9 @@ def add(self: Tensor, other, alpha=1) -> Tensor:
     """self + alpha * other."""
     dt = _kept_dtype(self, other)
     if dt is None:
-        other = as_tensor_arg(other)
+        other = operand(other)
+        if other is NotImplemented:  # (the method raises; an operator asks Python)
+            return other
         dt = _dtype.result_type(self, other)
     if alpha != 1 or type(alpha) is not int:  # rare: a scaled sum (or a refused alpha)
         _check_alpha(alpha, dt)
@@ -213,7 +215,9 @@ def sub(self: Tensor, other, alpha=1) -> Tensor:
     """self - alpha * other."""
     dt = _kept_dtype(self, other)
     if dt is None:
-        other = as_tensor_arg(other)
+        other = operand(other)
+        if other is NotImplemented:  # (the method raises; an operator asks Python)
+            return other
         if (self._data.dtype is _NP_BOOL or other.__class__ is bool
                 or (isinstance(other, Tensor) and other._data.dtype is _NP_BOOL)):
             _refuse_bool_sub(self, other)
@@ -234,7 +238,9 @@ def sub(self: Tensor, other, alpha=1) -> Tensor:
 
 def rsub(self: Tensor, other, alpha=1) -> Tensor:
     """other - alpha * self, for a Python number `other` (`2 - x`)."""
-    other = as_tensor_arg(other)
+    other = operand(other)
+    if other is NotImplemented:
+        return other
     if isinstance(other, Tensor):
         return sub(other, self, alpha)
     _refuse_bool_sub(other, self)
@@ -289,7 +295,9 @@ def mul(self: Tensor, other) -> Tensor:
     """Element-wise self * other."""
     dt = _kept_dtype(self, other)
     if dt is None:
-        other = as_tensor_arg(other)
+        other = operand(other)
+        if other is NotImplemented:  # (the method raises; an operator asks Python)
+            return other
         dt = _dtype.result_type(self, other)
     if isinstance(other, Tensor):
         out = Tensor._make(binary(K.mul, self._data, other._data, dt.np))
@@ -333,8 +341,10 @@ def div(self: Tensor, other, *, rounding_mode: str | None = None) -> Tensor:
     """Element-wise true division (integers divide into the default float dtype), or
     with `rounding_mode` "trunc" / "floor" rounded division in the operands' dtype."""
     if rounding_mode is not None:
-        return _div_rounded(self, as_tensor_arg(other), rounding_mode)
-    other = as_tensor_arg(other)
+        return _div_rounded(self, as_tensor_arg(other, "div"), rounding_mode)
+    other = operand(other)
+    if other is NotImplemented:
+        return other
     dt = _dtype.result_type(self, other)
     if not dt.is_floating_point:
         dt = _dtype.float32
@@ -422,7 +432,9 @@ def reciprocal(self: Tensor) -> Tensor:
 
 def rdiv(self: Tensor, other) -> Tensor:
     """other / self for a Python number: PyTorch computes it as other * (1 / self)."""
-    other = as_tensor_arg(other)
+    other = operand(other)
+    if other is NotImplemented:
+        return other
     if isinstance(other, Tensor):
         return div(other, self)
     return mul(reciprocal(self), other)
@@ -516,7 +528,9 @@ def _refuse_bool_pow(dt) -> None:
 
 def pow(self: Tensor, exponent) -> Tensor:  # noqa: A001
     """self ** exponent, for a number or a tensor exponent."""
-    exponent = as_tensor_arg(exponent)
+    exponent = operand(exponent)
+    if exponent is NotImplemented:
+        return exponent
     dt = _dtype.result_type(self, exponent)
     if isinstance(exponent, Tensor):
         _refuse_bool_pow(dt)
@@ -545,7 +559,9 @@ def pow(self: Tensor, exponent) -> Tensor:  # noqa: A001
 
 def rpow(self: Tensor, base) -> Tensor:
     """base ** self for a Python number base (`2 ** x`)."""
-    base = as_tensor_arg(base)
+    base = operand(base)
+    if base is NotImplemented:
+        return base
     if isinstance(base, Tensor):
         return pow(base, self)
     dt = _dtype.result_type(self, base)
@@ -572,7 +588,9 @@ def _inplace(node_cls, forward, self: Tensor, other, save) -> Tensor:
     `forward(self, other)` computes the new values out of place; `save(node)` keeps
     what backward needs (the operands; `original` is a copy of self from before).
     """
-    other = as_tensor_arg(other)
+    other = operand(other)
+    if other is NotImplemented:
+        return other
     dt = _dtype.result_type(self, other)
     _check_out_dtype(self, dt)
     if isinstance(other, Tensor):
@@ -649,7 +667,9 @@ def div_(self: Tensor, other) -> Tensor:
 
 
 def pow_(self: Tensor, exponent) -> Tensor:
-    exponent = as_tensor_arg(exponent)
+    exponent = operand(exponent)
+    if exponent is NotImplemented:
+        return exponent
     if isinstance(exponent, Tensor):
         raise NotImplementedError("minigrad supports pow_ with a number exponent only")
 

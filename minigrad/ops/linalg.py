@@ -233,7 +233,8 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
     """`a @ b` for 1-D and 2-D operands, dispatched as PyTorch does (mm, mv, dot,
     and vector @ matrix as unsqueeze -> mm -> squeeze)."""
     if not isinstance(b, Tensor):
-        raise TypeError(f"matmul(): argument 'other' must be Tensor, not {type(b).__name__}")
+        raise TypeError("matmul(): argument 'other' (position 1) must be Tensor, not "
+                        f"{type(b).__name__}")
     da, db = a._data.ndim, b._data.ndim
     if da == 2 and db == 2:  # (the usual case, asked first)
         return mm(a, b)

@@ -7,6 +7,7 @@ from collections import namedtuple
 import numpy as np
 
 from .. import _dtype
+from .._args import combination_error, is_int, type_name, unpack_error
 from .._dtype import result_type
 from ..arrays.broadcasting import broadcast_shape, spread
 from ..arrays.dispatch import total
@@ -30,6 +31,53 @@ class _AllDims:
 
 
 ALL_DIMS = _AllDims()
+
+
+# The signatures PyTorch lists when a call to sum or mean fits none of them, and max's
+# and min's.
+_SUM_HEADS = ["*, minigrad.dtype dtype = None",
+              "tuple of ints dim, bool keepdim = False, *, minigrad.dtype dtype = None"]
+_MAX_HEADS = ["", "Tensor other", "int dim, bool keepdim = False"]
+_NO_DIM = object()
+
+
+def _dim_and_keepdim(name: str, args: tuple, dim, keepdim, default, ints_only: bool):
+    """`dim` and `keepdim` given positionally (`x.sum(0, True)`) or by keyword, checked
+    as PyTorch's argument parser checks them: an int or (unless `ints_only`) a tuple
+    or list of ints for dim, a bool for keepdim; anything else gets PyTorch's error."""
+    kwargs = {}
+    if dim is not default:
+        kwargs["dim"] = dim
+    if keepdim is not False:
+        kwargs["keepdim"] = keepdim
+    heads = _MAX_HEADS if ints_only else _SUM_HEADS
+    if len(args) > 2:
+        if ints_only:
+            raise combination_error(name, args, kwargs, heads, tail=False)
+        raise TypeError(f"{name}() takes from 1 to 2 positional arguments but {len(args)} "
+                        "were given")
+    for arg in ("dim", "keepdim")[:len(args)]:
+        if arg in kwargs:
+            if ints_only and arg == "keepdim":  # (max/min's parser: no signature fits)
+                raise combination_error(name, args, kwargs, heads, tail=False)
+            raise TypeError(f"{name}() got multiple values for argument '{arg}'")
+    if args:
+        dim = args[0]
+        if len(args) == 2:
+            keepdim = args[1]
+    if dim is not default and dim is not None or (dim is None and not ints_only):
+        if isinstance(dim, (list, tuple)) and not ints_only:
+            for i, d in enumerate(dim):
+                if not is_int(d):
+                    raise unpack_error(name, "dim", i + 1, "type must be tuple of ints,but "
+                                       f"got {type_name(d)}")
+        elif not (is_int(dim) or (dim is None and not ints_only)):
+            raise combination_error(name, args, kwargs, heads, tail=False)
+    if not isinstance(keepdim, bool):
+        where = " (position 2)" if len(args) == 2 else ""
+        raise TypeError(f"{name}(): argument 'keepdim'{where} must be bool, not "
+                        f"{type_name(keepdim)}")
+    return dim, keepdim
 
 
 def _no_dim_keepdim(name: str) -> TypeError:
@@ -94,9 +142,11 @@ class SumBackward1(Node):
         return (_expand_back(grad, shape, self._saved["_dims"], self._saved["keepdim"]),)
 
 
-def sum(x: Tensor, dim=ALL_DIMS, keepdim: bool = False) -> Tensor:  # noqa: A001
+def sum(x: Tensor, *args, dim=ALL_DIMS, keepdim: bool = False) -> Tensor:  # noqa: A001
     """Sum of all elements, or along `dim` (an int, a tuple of ints, or None or () for
     every dim, which keeps the dims with `keepdim=True`)."""
+    if args or dim is not ALL_DIMS or keepdim is not False:
+        dim, keepdim = _dim_and_keepdim("sum", args, dim, keepdim, ALL_DIMS, False)
     dt = _sum_dtype(x)
     if dim is ALL_DIMS:
         if keepdim:
@@ -155,8 +205,10 @@ class MeanBackward1(Node):
         return (np.array(spread_out, copy=True, order="C"),)
 
 
-def mean(x: Tensor, dim=ALL_DIMS, keepdim: bool = False) -> Tensor:
+def mean(x: Tensor, *args, dim=ALL_DIMS, keepdim: bool = False) -> Tensor:
     """Average of all elements, or along `dim` (as for `sum`)."""
+    if args or dim is not ALL_DIMS or keepdim is not False:
+        dim, keepdim = _dim_and_keepdim("mean", args, dim, keepdim, ALL_DIMS, False)
     if not x.dtype.is_floating_point:
         raise RuntimeError(
             "mean(): could not infer output dtype. Input dtype must be either a floating "
@@ -300,13 +352,23 @@ def _extreme(x: Tensor, dim, keepdim, is_max: bool):
     return (max_result if is_max else min_result)(out, indices)
 
 
-def max(x: Tensor, dim=None, keepdim: bool = False):  # noqa: A001
-    """The largest element; with `dim`, a (values, indices) pair."""
+def max(x: Tensor, *args, dim=None, keepdim: bool = False):  # noqa: A001
+    """The largest element; with `dim`, a (values, indices) pair; with a tensor, the
+    element-wise `maximum`."""
+    if args and isinstance(args[0], Tensor) and len(args) == 1:
+        return maximum(x, args[0])
+    if args or dim is not None or keepdim is not False:
+        dim, keepdim = _dim_and_keepdim("max", args, dim, keepdim, None, True)
     return _extreme(x, dim, keepdim, True)
 
 
-def min(x: Tensor, dim=None, keepdim: bool = False):  # noqa: A001
-    """The smallest element; with `dim`, a (values, indices) pair."""
+def min(x: Tensor, *args, dim=None, keepdim: bool = False):  # noqa: A001
+    """The smallest element; with `dim`, a (values, indices) pair; with a tensor, the
+    element-wise `minimum`."""
+    if args and isinstance(args[0], Tensor) and len(args) == 1:
+        return minimum(x, args[0])
+    if args or dim is not None or keepdim is not False:
+        dim, keepdim = _dim_and_keepdim("min", args, dim, keepdim, None, True)
     return _extreme(x, dim, keepdim, False)
 
 

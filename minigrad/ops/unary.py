@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from .._args import clamp_bounds
+from .._args import CLAMP_HEADS, clamp_bounds, combination_error
 from .._dtype import result_type
 from ..arrays.dispatch import cos_backward_in_passes, sigmoid_in_passes, sin_backward_in_passes
 from ..arrays.layout import fresh_result
@@ -123,9 +123,22 @@ def _clamp_data(x: np.ndarray, lo, hi, out_dtype=None) -> np.ndarray:
     return out
 
 
-def clamp(x: Tensor, min=None, max=None) -> Tensor:  # noqa: A002
+def _bounds(fn: str, args: tuple, min, max) -> tuple:  # noqa: A002
+    """clamp's bounds, given positionally (`clamp(0, 1)`) or by keyword."""
+    if len(args) > 2 or (args and min is not None) or (len(args) == 2 and max is not None):
+        given = {k: v for k, v in (("min", min), ("max", max)) if v is not None}
+        raise combination_error(fn, args, given, CLAMP_HEADS, tail=False)
+    if args:
+        min = args[0]  # noqa: A001
+    if len(args) == 2:
+        max = args[1]  # noqa: A001
+    return min, max
+
+
+def clamp(x: Tensor, *args, min=None, max=None) -> Tensor:  # noqa: A002
     """Limit every element to [min, max]."""
-    clamp_bounds(x, "clamp", min, max)
+    min, max = _bounds("clamp", args, min, max)  # noqa: A001
+    clamp_bounds(x, "clamp", min, max, len(args))
     lo, hi = _clamp_bounds(min, max)
     # Float bounds on an integer tensor promote the result, as in PyTorch.
     dt = result_type(x, *(b for b in (min, max) if b is not None))
@@ -136,8 +149,10 @@ def clamp(x: Tensor, min=None, max=None) -> Tensor:  # noqa: A002
     return out
 
 
-def clamp_(x: Tensor, min=None, max=None) -> Tensor:  # noqa: A002
-    clamp_bounds(x, "clamp_", min, max)
+def clamp_(x: Tensor, *args, min=None, max=None) -> Tensor:  # noqa: A002
+    """`clamp` in place."""
+    min, max = _bounds("clamp_", args, min, max)  # noqa: A001
+    clamp_bounds(x, "clamp_", min, max, len(args))
     lo, hi = _clamp_bounds(min, max)
     if result_type(x, *(b for b in (min, max) if b is not None)) is not x.dtype:
         raise RuntimeError("result type Float can't be cast to the desired output type long int")

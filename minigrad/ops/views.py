@@ -12,7 +12,15 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtype
-from .._args import fill_number, int_arg, view_shape
+from .._args import (
+    combination_error,
+    fill_number,
+    int_arg,
+    is_int,
+    type_name,
+    unpack_error,
+    view_shape,
+)
 from ..arrays.broadcasting import check_inplace_shape, sum_to
 from ..arrays.layout import copy_in_order, copy_like
 from ..arrays.scalars import u64
@@ -200,7 +208,15 @@ class PermuteBackward0(Node):
         return (np.transpose(grad, np.argsort(self._saved["_perm"])),)
 
 
-def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
+_MISSING = object()
+
+
+def transpose(x: Tensor, dim0: int = _MISSING, dim1: int = _MISSING) -> Tensor:
+    """Swap two dims (a view; also `swapdims`, `swapaxes`)."""
+    missing = [f'"{n}"' for n, v in (("dim0", dim0), ("dim1", dim1)) if v is _MISSING]
+    if missing:  # (PyTorch's own wording, plural and all)
+        raise TypeError(f"transpose() missing {len(missing)} required positional "
+                        f"argument{'s' if len(missing) == 1 else ''}: {', '.join(missing)}")
     dim0, dim1 = int_arg(dim0, "transpose", "dim0", 1), int_arg(dim1, "transpose", "dim1", 2)
     d0 = _wrap_dim(dim0, x._data.ndim)
     d1 = _wrap_dim(dim1, x._data.ndim)
@@ -218,8 +234,18 @@ def t(x: Tensor) -> Tensor:
 
 
 def permute(x: Tensor, *dims) -> Tensor:
+    """The dims in a new order (a view)."""
     if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
         dims = tuple(dims[0])
+    elif dims and not is_int(dims[0]):  # PyTorch's parser reads dims as one argument
+        if len(dims) > 1:
+            raise TypeError(f"permute() takes 1 positional argument but {len(dims)} were given")
+        raise TypeError("permute(): argument 'dims' (position 1) must be tuple of ints, not "
+                        f"{type_name(dims[0])}")
+    for i, d in enumerate(dims):
+        if not is_int(d):
+            raise unpack_error("permute", "dims", i + 1,
+                               f"type must be tuple of ints,but got {type_name(d)}")
     if len(dims) != x._data.ndim:
         raise RuntimeError(
             "permute(sparse_coo): number of dimensions in the tensor input does not match "
@@ -272,8 +298,10 @@ def _squeezed(shape: tuple, dims) -> tuple:
     return tuple(n for i, n in enumerate(shape) if not (i in wrapped and n == 1))
 
 
-def squeeze(x: Tensor, dim=None) -> Tensor:
+def squeeze(x: Tensor, *args, dim=None) -> Tensor:
     """Remove size-1 dims (all of them, or those of the given dim or dims)."""
+    if args or dim is not None:
+        dim = _squeeze_dim(args, dim)
     shape = x._data.shape
     if dim is None:
         new = tuple(s for s in shape if s != 1)
@@ -282,6 +310,19 @@ def squeeze(x: Tensor, dim=None) -> Tensor:
     saved_dim = tuple(map(u64, dim)) if node_cls is SqueezeBackward2 else u64(dim)
     return _view_of(x, x._data.reshape(_squeezed(shape, dim)), node_cls, dim=saved_dim,
                     self_sym_sizes=shape)
+
+
+def _squeeze_dim(args: tuple, dim, fn: str = "squeeze"):
+    """squeeze's dim, given positionally or by keyword: an int or a tuple of ints, as
+    PyTorch's parser takes it, else its error listing squeeze's three signatures."""
+    kwargs = {} if dim is None else {"dim": dim}
+    if len(args) == 1 and not kwargs:
+        dim = args[0]
+    ok = is_int(dim) or (isinstance(dim, (tuple, list)) and all(is_int(d) for d in dim))
+    if len(args) + len(kwargs) > 1 or not ok:
+        raise combination_error(fn, args, kwargs, ["", "int dim", "tuple of ints dim"],
+                                tail=False)
+    return dim
 
 
 # -- in-place view ops: the tensor itself takes the new shape ----------------------------
@@ -352,8 +393,10 @@ def unsqueeze_(x: Tensor, dim: int) -> Tensor:
                           _dim=d)
 
 
-def squeeze_(x: Tensor, dim=None) -> Tensor:
+def squeeze_(x: Tensor, *args, dim=None) -> Tensor:
     """`squeeze(...)` in place."""
+    if args or dim is not None:
+        dim = _squeeze_dim(args, dim, "squeeze_")
     shape = x._data.shape
     if dim is None:
         new = tuple(s for s in shape if s != 1)
@@ -624,6 +667,9 @@ class UnbindBackward0(Node):
 
     saves = {"dim": VALUE}
 
+    def _num_outputs(self) -> int:
+        return self._input_meta[0][0][self._saved["_dim"]]
+
     def apply(self, grads):
         shape, dt = self._input_meta[0]
         d = self._saved["_dim"]
@@ -638,6 +684,9 @@ class SplitBackward0(Node):
     """split/chunk: concatenate the pieces' gradients (zeros for unused pieces)."""
 
     saves = {"dim": VALUE, "self_sym_sizes": VALUE, "split_size": VALUE}
+
+    def _num_outputs(self) -> int:
+        return len(self._saved["_pieces"])
 
     def apply(self, grads):
         shape, dt = self._input_meta[0]

@@ -937,7 +937,60 @@ REPRS = {
     "repr_grad_fn_none": "repr(torch.ones(2).grad_fn)",
 }
 
-_GROUPS = (FACTORIES, DTYPES, DIMS, INDICES, INPLACE, HOOKS, GRAD_MODES, THREADS, REPRS)
+# Argument parsing: PyTorch's parser reads positional and keyword arguments apart, and
+# an overloaded op's error lists its signatures with why each did not match.
+ARGUMENTS = {
+    "args_sum_positional_keepdim_str": M + "x.sum(0, 'yes')",
+    "args_sum_three": M + "x.sum(0, True, 1)",
+    "args_max_three": M + "x.max(0, True, 1)",
+    "args_sum_dim_twice": M + "x.sum(0, dim=1)",
+    "args_max_keepdim_twice": M + "x.max(0, True, keepdim=True)",
+    "args_sum_list_dim": M + "x.sum([0, 1]).item()",
+    "args_mean_dim_str": M + "x.mean(dim='a')",
+    "args_mean_positional": M + "x.mean(1, True).shape",
+    "args_max_positional_str": M + "x.max('a')",
+    "args_max_tensor": M + "x.max(torch.zeros(2, 3)).tolist()",
+    "args_min_keepdim_str": M + "x.min(0, keepdim=1)",
+    "args_view_str": M + "x.view('a')",
+    "args_view_str_first": M + "x.view('a', 3)",
+    "args_view_none_second": M + "x.view(2, None)",
+    "args_transpose_none": M + "x.transpose()",
+    "args_permute_one_str": M + "x.permute('a')",
+    "args_permute_tuple_str": M + "x.permute((0, 'a'))",
+    "args_squeeze_float": M + "x.squeeze(1.5)",
+    "args_squeeze_kw_str": M + "x.squeeze(dim='a')",
+    "args_squeeze_kw": M + "x.unsqueeze(1).squeeze(dim=1).shape",
+    "args_clamp_three": M + "x.clamp(0, 1, 2)",
+    "args_clamp_str_int": M + "x.clamp('a', 1)",
+    "args_clamp_min_positional_max_kw": M + "x.clamp(2, max=4).tolist()",
+    "args_clamp_inplace_str": M + "x.clamp_('a')",
+    "args_to_unknown_device": M + "x.to('xyz')",
+    "args_to_negative_index": M + "x.to(-1)",
+    "args_to_device_kw_number": M + "x.to(device=3)",
+    "args_to_cpu_index": M + "x.to('cpu:0').dtype",
+    "args_pow_method_str": M + "x.pow('a')",
+    "args_pow_function_str": M + "torch.pow(x, 'a')",
+    "args_add_function_str": M + "torch.add(x, 'a')",
+    "args_sub_method_list": M + "x.sub([1.0])",
+    "args_divide_str": M + "x.divide('a')",
+    "args_subtract_str": M + "x.subtract('a')",
+    "args_multiply_str": M + "x.multiply('a')",
+    "args_true_divide_none": M + "x.true_divide(None)",
+    "args_iadd_str": M + "x += 'a'",
+    "args_rtruediv_str": M + "'a' / x",
+    "args_matmul_method_number": M + "x.matmul(2)",
+    "args_prehook_unbind_count": F + ("a, b, c = x.unbind(0)\na.grad_fn.register_prehook("
+                                      "lambda go: (go[0],))\na.sum().backward()"),
+    "args_prehook_split_full": F + ("p = x.split(1)\np[0].grad_fn.register_prehook("
+                                    "lambda go: tuple(go))\np[0].sum().backward()\nx.grad"),
+    "args_grad_inputs_list_str": F + "torch.autograd.grad((x * 2).sum(), [x, 'a'])",
+    "args_grad_outputs_str": F + "torch.autograd.grad('a', x)",
+    "args_float32_times_huge_int": "torch.ones(2) * 10**40",
+    "args_float32_minus_huge": "torch.ones(2) - 1e39",
+}
+
+_GROUPS = (FACTORIES, DTYPES, DIMS, INDICES, INPLACE, HOOKS, GRAD_MODES, THREADS, REPRS,
+           ARGUMENTS)
 SUITES = {name: code for group in _GROUPS for name, code in group.items()}
 assert len(SUITES) == sum(map(len, _GROUPS)), "a snippet name is used twice"
 
@@ -949,41 +1002,9 @@ DELIBERATE = {
     "cat_empty_list", "cat_not_tensors", "clamp_tensor_bound",
 }
 
-_OPS = "argument parsing inside minigrad/ops and the method table (being restructured)"
-_ENGINE = "argument checks of the engine (being refactored elsewhere)"
-# Differences that remain, each with where its fix belongs. They are strict xfails: a fix
-# makes the test pass, and then the entry must go.
-KNOWN_GAPS = {
-    "to_str": f"{_OPS}: Tensor.to's device string",
-    "to_dtype_kw_str": f"{_OPS}: Tensor.to's dtype check",
-    "to_number": f"{_OPS}: Tensor.to's device number",
-    "mul_1e40_float32": f"{_OPS}: numpy's cast warning in a float32 op with a Python float",
-    "sum_dim_str": f"{_OPS}: sum's dim",
-    "sum_dim_float": f"{_OPS}: sum's dim",
-    "sum_dim_none_in_tuple": f"{_OPS}: sum's dim",
-    "sum_keepdim_str": f"{_OPS}: sum's keepdim",
-    "max_dim_str": f"{_OPS}: max's dim",
-    "max_two_dims": f"{_OPS}: max's dim",
-    "view_float": f"{_OPS}: view's overloads",
-    "transpose_one_arg": f"{_OPS}: Python's own text for a missing argument",
-    "permute_str": f"{_OPS}: permute's dims",
-    "squeeze_str": f"{_OPS}: squeeze's overloads",
-    "clamp_positional_str": f"{_OPS}: clamp cannot tell a positional from a keyword bound",
-    "matmul_number": f"{_OPS}: `@` should return NotImplemented",
-    "matmul_str": f"{_OPS}: `@` should return NotImplemented",
-    "add_str": f"{_OPS}: binary operators should return NotImplemented",
-    "add_none": f"{_OPS}: binary operators should return NotImplemented",
-    "add_list": f"{_OPS}: binary operators should return NotImplemented",
-    "mul_tuple": f"{_OPS}: binary operators should return NotImplemented",
-    "radd_str": f"{_OPS}: binary operators should return NotImplemented",
-    "pow_str": f"{_OPS}: binary operators should return NotImplemented",
-    "pow_none": f"{_OPS}: binary operators should return NotImplemented",
-    "inplace_str": f"{_OPS}: in-place ops' argument check",
-    "inplace_none": f"{_OPS}: in-place ops' argument check",
-    "node_prehook_wrong_count": _ENGINE,
-    "autograd_grad_str": _ENGINE,
-    "autograd_backward_str": _ENGINE,
-}
+# Differences that remain, each with where its fix belongs: strict xfails, so a fix
+# makes the test pass and then the entry must go. (None remain.)
+KNOWN_GAPS: dict[str, str] = {}
 
 
 def _case(name: str):
