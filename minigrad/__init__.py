@@ -247,7 +247,6 @@ def _number_first(op):
 
 add, sub, mul, div = (_number_first(op) for op in (_ar.add, _ar.sub, _ar.mul, _ar.div))
 subtract, multiply, divide, true_divide = sub, mul, div, div
-neg, negative, reciprocal = _ar.neg, _ar.neg, _ar.reciprocal
 
 
 def pow(input, exponent) -> Tensor:  # noqa: A001,A002 - PyTorch's names
@@ -266,7 +265,7 @@ def pow(input, exponent) -> Tensor:  # noqa: A001,A002 - PyTorch's names
 # Every declared op (`exp`, `atan2`, ...: see `ops/declaration.py`) under its names.
 globals().update(_declared.namespace())
 clamp = clip = _un.clamp
-round, floor, ceil, sign = _un.round, _un.floor, _un.ceil, _un.sign
+round = _un.round
 where = _ix.where
 sum, mean, max, min = _rd.sum, _rd.mean, _rd.max, _rd.min
 argmax, argmin = _rd.argmax, _rd.argmin
@@ -318,7 +317,6 @@ def _attach_methods() -> None:
         "add": method(_ar.add), "sub": method(_ar.sub), "mul": method(_ar.mul),
         "div": method(_ar.div),
         "pow": method(_ar.pow, heads=["Tensor exponent", "Number exponent"]),
-        "neg": _ar.neg, "negative": _ar.neg, "reciprocal": _ar.reciprocal,
         # (the aliases are overloaded in PyTorch: a bad operand lists their signatures)
         "subtract": method(_ar.sub, "subtract", ["Tensor other, *, Number alpha = 1",
                                                  "Number other, Number alpha = 1"]),
@@ -329,11 +327,10 @@ def _attach_methods() -> None:
         "true_divide": method(_ar.div, "true_divide", ["Tensor other", "Number other"]),
         "add_": method(_ar.add_), "sub_": method(_ar.sub_), "mul_": method(_ar.mul_),
         "div_": method(_ar.div_),
-        "pow_": method(_ar.pow_, heads=["Tensor exponent", "Number exponent"]), "neg_": _ar.neg_,
+        "pow_": method(_ar.pow_, heads=["Tensor exponent", "Number exponent"]),
         **_declared.methods(),
         "clamp": _un.clamp, "clip": _un.clamp, "clamp_": _un.clamp_, "clip_": _un.clamp_,
-        "round": _un.round, "floor": _un.floor, "ceil": _un.ceil, "sign": _un.sign,
-        "round_": _un.round_, "floor_": _un.floor_, "ceil_": _un.ceil_, "sign_": _un.sign_,
+        "round": _un.round, "round_": _un.round_,
         "where": lambda self, condition, other: _ix.where(condition, self, other),
         "sum": _rd.sum, "mean": _rd.mean, "max": _rd.max, "min": _rd.min,
         "argmax": argmax, "argmin": argmin, "maximum": maximum, "minimum": minimum,
@@ -368,8 +365,9 @@ def _attach_methods() -> None:
         "__mod__": _ar.remainder, "__rmod__": _not_with_ndarray(_ar.remainder),
         "floor_divide": _ar.floor_divide, "remainder": _ar.remainder,
         "__pow__": _ar.pow, "__rpow__": _not_with_ndarray(_ar.rpow), "__ipow__": _ar.pow_,
-        "__matmul__": tensors_only(_la.matmul), "__rmatmul__": rev(_la.matmul), "__neg__": _ar.neg,
-        "__abs__": _declared.namespace()["abs"], "__pos__": _positive, "positive": _positive,
+        "__matmul__": tensors_only(_la.matmul), "__rmatmul__": rev(_la.matmul),
+        "__neg__": _declared.namespace()["neg"], "__abs__": _declared.namespace()["abs"],
+        "__pos__": _positive, "positive": _positive,
         # (PyTorch declines `!=` with a numpy array, either way round: Python then
         # compares identities, and `t != array` is True.)
         "__eq__": _operator(eq), "__ne__": _operator(ne, arrays=False),

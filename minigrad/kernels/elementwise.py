@@ -12,6 +12,7 @@ memory, not three temporary arrays.
 
 import math
 
+import numpy as np
 from numba import njit
 
 from .fused import fma
@@ -312,9 +313,10 @@ def cos_backward(grad, x, out):
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def reciprocal_backward(grad, y, out):
-    """d (1/x)/dx = -1/x**2, from the saved output y = 1/x: -grad * y * y."""
+    """d (1/x)/dx = -1/x**2, from the saved output y = 1/x: -grad * (y * y), in
+    PyTorch's order."""
     for i in range(out.size):
-        out[i] = -grad[i] * y[i] * y[i]
+        out[i] = -grad[i] * (y[i] * y[i])
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -499,3 +501,42 @@ def atan2_backward_other(grad, a, b, out):
         out[i] = a[i] * a[i] + b[i] * b[i]
         out[i] = 0 if out[i] == 0 else 1 / out[i]
         out[i] = grad[i] * -a[i] * out[i]
+
+
+# -- reciprocal, and the step functions (flat almost everywhere) ----------------------
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def reciprocal(x, out):
+    """1 / x (1 / 0 is inf)."""
+    for i in range(out.size):
+        out[i] = 1 / x[i]
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def floor(x, out):
+    """The largest whole number <= x (nan stays nan, -0.0 stays -0.0)."""
+    for i in range(out.size):
+        out[i] = np.floor(x[i])
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def ceil(x, out):
+    """The smallest whole number >= x (ceil(-0.5) is -0.0)."""
+    for i in range(out.size):
+        out[i] = np.ceil(x[i])
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def sign(x, out):
+    """1, -1 or 0; PyTorch's sign of nan (and of -0.0) is 0."""
+    for i in range(out.size):
+        v = x[i]
+        out[i] = 1 if v > 0 else (-1 if v < 0 else 0)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def zero(grad, out):
+    """The gradient of a step function: 0 everywhere, whatever came in."""
+    for i in range(out.size):
+        out[i] = 0

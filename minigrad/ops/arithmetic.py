@@ -19,15 +19,15 @@ import numpy as np
 from .. import _dtype
 from .._dtype import _BY_NUMPY, float64
 from ..arrays.broadcasting import broadcast_shape, check_inplace_shape
-from ..arrays.dispatch import PARALLEL_MIN, backward2, binary, run_kernel, unary
+from ..arrays.dispatch import PARALLEL_MIN, binary, run_kernel, unary
 from ..arrays.layout import fresh_result
-from ..arrays.scalars import float_dtype, scalar_of
+from ..arrays.scalars import scalar_of
 from ..autograd.graph import INPUT, OUTPUT, Node, SavedNumber, SavedTensor
 from ..autograd.inplace import begin_inplace, finish_inplace
 from ..autograd.record import record, record_elementwise
 from ..kernels import elementwise as K
 from ..tensor import Tensor, as_tensor_arg, operand
-from .declaration import binary_op, functions_declared_in
+from .declaration import binary_op, functions_declared_in, unary_op
 
 VALUE = "value"
 
@@ -412,24 +412,6 @@ def remainder(self: Tensor, other) -> Tensor:
     )
 
 
-class ReciprocalBackward0(Node):
-    """1 / x: -grad / x**2, written with the saved output as -grad * y**2."""
-
-    saves = {"result": OUTPUT}
-
-    def backward(self, grad):
-        return (backward2(K.reciprocal_backward, grad, self.saved("result")),)
-
-
-def reciprocal(self: Tensor) -> Tensor:
-    dt = float_dtype(self)
-    out = Tensor._make(_scalar_op(K.rdiv_scalar, self._data, 1.0, dt, reverse=True))
-    node = record(ReciprocalBackward0, out, self)
-    if node is not None:
-        node._saved["result"] = SavedTensor(out, is_output=True)
-    return out
-
-
 def rdiv(self: Tensor, other) -> Tensor:
     """other / self for a Python number: PyTorch computes it as other * (1 / self)."""
     other = operand(other)
@@ -437,27 +419,7 @@ def rdiv(self: Tensor, other) -> Tensor:
         return other
     if isinstance(other, Tensor):
         return div(other, self)
-    return mul(reciprocal(self), other)
-
-
-class NegBackward0(Node):
-    """-x: -grad. Nothing saved."""
-
-    elementwise = True
-
-    def backward(self, grad):
-        return (unary(K.neg, grad),)
-
-
-def neg(self: Tensor) -> Tensor:
-    if self.dtype is _dtype.bool_:
-        raise RuntimeError(
-            "Negation, the `-` operator, on a bool tensor is not supported. If you are "
-            "trying to invert a mask, use the `~` or `logical_not()` operator instead."
-        )
-    out = Tensor._make(unary(K.neg, self._data))
-    record_elementwise(NegBackward0, out, self)
-    return out
+    return mul(self.reciprocal(), other)
 
 
 # -- powers ------------------------------------------------------------------------------
@@ -681,11 +643,7 @@ def pow_(self: Tensor, exponent) -> Tensor:
                     _Save(save, needs_original=lambda node: True))
 
 
-def neg_(self: Tensor) -> Tensor:
-    node = begin_inplace(NegBackward0, self)
-    _write_inplace(self, neg(self.detach())._data)
-    finish_inplace(self, node)
-    return self
+
 
 
 # -- declared ops: see `declaration.py` -----------------------------------------------------
@@ -696,6 +654,17 @@ def _float_result(input: Tensor, other: Tensor):  # noqa: A002 - PyTorch's name
     dt = _dtype.result_type(input, other)
     return dt if dt.is_floating_point else _dtype.float32
 
+
+unary_op("neg", node="NegBackward0", kernel=K.neg, aliases=("negative",),
+         formula="-grad", fused=K.neg, keeps_integers=True,
+         bool_error=(RuntimeError, "Negation, the `-` operator, on a bool tensor is not "
+                     "supported. If you are trying to invert a mask, use the `~` or "
+                     "`logical_not()` operator instead."),
+         doc="-x. Its derivative is -1 whatever x is, so it saves nothing.")
+
+unary_op("reciprocal", node="ReciprocalBackward0", kernel=K.reciprocal,
+         formula="-grad * (result * result)", fused=K.reciprocal_backward,
+         doc="1 / x. Its derivative -1 / x**2 is -(1 / x)**2, so it saves its output.")
 
 binary_op("atan2", node="Atan2Backward0", kernel=K.atan2,
           # (1 / (self**2 + other**2), but 0 at the origin, where PyTorch masks it.)

@@ -135,7 +135,8 @@ def _family_of_caller() -> tuple[str, str]:
 
 class _DeclaredUnary(Node):
     """The node of a declared element-wise op of one tensor: its backward runs the
-    fused kernel `fused(grad, saved, out)` on the one tensor the formula reads."""
+    fused kernel `fused(grad, saved, out)` on the one tensor the formula reads (or
+    `fused(grad, out)` when it reads none)."""
 
     elementwise = True
     fused = None
@@ -147,33 +148,44 @@ class _DeclaredUnary(Node):
         return (backward2(cls.fused, grad, self.saved(cls.saved_name)),)
 
 
+class _DeclaredUnarySavingNothing(_DeclaredUnary):
+    def backward(self, grad):
+        return (unary(type(self).fused, grad),)
+
+
 def unary_op(name: str, *, node: str, kernel, formula: str, fused, doc: str,
              vectorised: Callable | None = None, vectorised_fused: Callable | None = None,
              keeps_integers: bool = False,
-             bool_error: tuple[type[Exception], str] | None = None) -> Declaration:
+             bool_error: tuple[type[Exception], str] | None = None,
+             aliases: tuple[str, ...] = (), function_inplace: bool = True) -> Declaration:
     """Declare an element-wise op of one tensor, `name(input)`.
 
     node: PyTorch's name for its backward node.
     kernel: the numba kernel `kernel(x, out)` computing the forward on flat arrays.
-    formula: the gradient of the input, reading `grad` and either `self` (the input)
-        or `result` (the output): what the node saves follows from it.
-    fused: the kernel `fused(grad, saved, out)` computing the same formula in one pass.
+    formula: the gradient of the input, reading `grad` and at most one of `self` (the
+        input) or `result` (the output): what the node saves follows from it.
+    fused: the kernel `fused(grad, saved, out)` computing the same formula in one pass
+        (`fused(grad, out)` for a formula that reads neither).
     vectorised: numpy's ufunc for the forward (or a function of (x, out)), which long
         arrays use instead of the kernel (see `arrays.dispatch.VECTORISED`);
         `vectorised_fused` the same for the fused backward kernel.
     keeps_integers: the op maps integers to integers (relu, abs); the others compute
         an integer input in the default float dtype. Then `bool_error` is PyTorch's
         error for a bool input.
+    aliases: other names of the op (`negative` for `neg`), each with its in-place form.
+    function_inplace: whether the namespace has `name_` too (PyTorch's has `exp_`,
+        not `sign_`, which is a method only).
 
     Builds `name(input)`, the method `input.name()` and the in-place `input.name_()`.
     """
     module, family = _family_of_caller()
     formulas = (Formula("self", formula),)
     saves = saves_of(formulas)
-    if len(saves) != 1:
+    if len(saves) > 1:
         raise ValueError(f"{name}: a unary formula reads one of self or result, not {saves}")
-    saved_name = next(iter(saves))
-    node_cls = type(node, (_DeclaredUnary,), {
+    saved_name = next(iter(saves), None)
+    base = _DeclaredUnary if saved_name else _DeclaredUnarySavingNothing
+    node_cls = type(node, (base,), {
         "__module__": module, "__qualname__": node, "__doc__": f"{name}: {doc}",
         "saves": saves, "saved_name": saved_name, "fused": fused, "formulas": formulas,
     })
@@ -198,7 +210,7 @@ def unary_op(name: str, *, node: str, kernel, formula: str, fused, doc: str,
         out = Tensor._make(unary(kernel, data))
         # (Only a float input can need a gradient, and then the output is just like it.)
         recorded = record_elementwise(node_cls, out, input)
-        if recorded is not None:
+        if recorded is not None and saved_name:
             recorded._saved[saved_name] = (SavedTensor(out, is_output=True) if save_output
                                            else SavedTensor(input))
         return out
@@ -212,22 +224,24 @@ def unary_op(name: str, *, node: str, kernel, formula: str, fused, doc: str,
         recorded = begin_inplace(node_cls, input)
         # The formula reads the input as it was: keep a copy before writing over it
         # (recorded, as PyTorch records its `self.clone()`: CloneBackward0).
-        original = input.clone() if recorded is not None and not save_output else None
+        original = (input.clone() if recorded is not None and saved_name == "self"
+                    else None)
         if input._data.flags.c_contiguous:
             data = flat(input._data)
             unary_into(kernel, data, data)
         else:
             input._data[...] = unary(kernel, input._data)
         finish_inplace(input, recorded)
-        if recorded is not None:
+        if recorded is not None and saved_name:
             recorded._saved[saved_name] = (SavedTensor(input, is_output=True) if save_output
                                            else SavedTensor(original))
         return input
 
     _name_functions(module, doc, {name: op, name + "_": op_})
+    methods = {n: f for alias in (name, *aliases) for n, f in ((alias, op), (alias + "_", op_))}
+    functions = {n: f for n, f in methods.items() if function_inplace or not n.endswith("_")}
     declaration = Declaration(name, family, node_cls, formulas, doc,
-                              functions={name: op, name + "_": op_},
-                              methods={name: op, name + "_": op_})
+                              functions=functions, methods=methods)
     DECLARATIONS.append(declaration)
     return declaration
 

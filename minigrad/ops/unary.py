@@ -165,7 +165,7 @@ def clamp_(x: Tensor, *args, min=None, max=None) -> Tensor:  # noqa: A002
     return x
 
 
-# -- round, floor, ceil, sign: flat almost everywhere ---------------------------------------
+# -- round, floor, ceil, sign: flat almost everywhere --------------------------------------
 
 
 class _Steps(Node):
@@ -187,73 +187,41 @@ class RoundBackward1(_Steps):
     """round(x, decimals=d): a zero gradient."""
 
 
-class FloorBackward0(_Steps):
-    """floor(x): a zero gradient."""
-
-
-class CeilBackward0(_Steps):
-    """ceil(x): a zero gradient."""
-
-
-class SignBackward0(_Steps):
-    """sign(x): -1, 0 or 1 (nan stays nan): a zero gradient."""
-
-
-def _step_values(x: np.ndarray, fn, decimals: int) -> np.ndarray:
+def _rounded(x: np.ndarray, decimals: int) -> np.ndarray:
     if x.dtype.kind != "f":  # integers and bools are already whole numbers
-        return np.sign(x) if fn is np.sign and x.dtype != np.bool_ else x.copy()
-    if decimals:
-        return np.round(x, decimals)
-    out = fn(x)
-    if fn is np.sign:
-        out[np.isnan(out)] = 0  # (PyTorch's sign of nan is 0)
-    return out
-
-
-def _step(x: Tensor, node_cls, fn, decimals: int = 0) -> Tensor:
-    out = Tensor._make(_step_values(x._data, fn, decimals))
-    record_elementwise(node_cls, out, x)
-    return out
-
-
-def _step_(x: Tensor, node_cls, fn, decimals: int = 0) -> Tensor:
-    node = begin_inplace(node_cls, x)
-    x._data[...] = _step_values(x._data, fn, decimals)
-    finish_inplace(x, node)
-    return x
+        return x.copy()
+    return np.round(x, decimals) if decimals else np.round(x)
 
 
 def round(x: Tensor, decimals: int = 0) -> Tensor:  # noqa: A001 - PyTorch's name
     """Round to the nearest integer (halves to even), or to `decimals` places."""
-    return _step(x, RoundBackward1 if decimals else RoundBackward0, np.round, decimals)
-
-
-def floor(x: Tensor) -> Tensor:
-    return _step(x, FloorBackward0, np.floor)
-
-
-def ceil(x: Tensor) -> Tensor:
-    return _step(x, CeilBackward0, np.ceil)
-
-
-def sign(x: Tensor) -> Tensor:
-    return _step(x, SignBackward0, np.sign)
+    out = Tensor._make(_rounded(x._data, decimals))
+    record_elementwise(RoundBackward1 if decimals else RoundBackward0, out, x)
+    return out
 
 
 def round_(x: Tensor, decimals: int = 0) -> Tensor:
-    return _step_(x, RoundBackward1 if decimals else RoundBackward0, np.round, decimals)
+    """`round` in place."""
+    node = begin_inplace(RoundBackward1 if decimals else RoundBackward0, x)
+    x._data[...] = _rounded(x._data, decimals)
+    finish_inplace(x, node)
+    return x
 
 
-def floor_(x: Tensor) -> Tensor:
-    return _step_(x, FloorBackward0, np.floor)
+unary_op("floor", node="FloorBackward0", kernel=K.floor, vectorised=np.floor,
+         formula="zeros_like(grad)", fused=K.zero, keeps_integers=True,
+         bool_error=(NotImplementedError, "\"floor_vml_cpu\" not implemented for 'Bool'"),
+         doc="The largest whole number <= x. Flat almost everywhere: a zero gradient, "
+             "nothing saved.")
 
+unary_op("ceil", node="CeilBackward0", kernel=K.ceil, vectorised=np.ceil,
+         formula="zeros_like(grad)", fused=K.zero, keeps_integers=True,
+         bool_error=(NotImplementedError, "\"ceil_vml_cpu\" not implemented for 'Bool'"),
+         doc="The smallest whole number >= x. A zero gradient, nothing saved.")
 
-def ceil_(x: Tensor) -> Tensor:
-    return _step_(x, CeilBackward0, np.ceil)
-
-
-def sign_(x: Tensor) -> Tensor:
-    return _step_(x, SignBackward0, np.sign)
+unary_op("sign", node="SignBackward0", kernel=K.sign, function_inplace=False,
+         formula="zeros_like(grad)", fused=K.zero, keeps_integers=True,
+         doc="-1, 0 or 1 (0 for nan and -0.0). A zero gradient, nothing saved.")
 
 
 # The functions built from this module's declarations (`exp`, `exp_`, ...), under

@@ -105,12 +105,16 @@ def test_every_declared_name_is_a_function_and_a_method():
     for d in DECLARATIONS:
         for name, fn in d.functions.items():
             assert getattr(minigrad, name) is fn
-            assert fn.__name__ == name and fn.__module__ == d.node.__module__
+            # (an alias, `negative`, is the op's own function, named after the op)
+            assert fn.__name__ in (name, d.name, d.name + "_")
+            assert fn.__module__ == d.node.__module__
         for name, fn in d.methods.items():
             assert getattr(minigrad.Tensor, name) is fn
         assert d.node.__module__ == f"minigrad.ops.{d.family}"
     assert minigrad.log1p.__doc__.startswith("log(1 + x)")
     assert hasattr(minigrad.Tensor, "atan2_") and not hasattr(minigrad, "atan2_")
+    assert minigrad.negative is minigrad.neg and minigrad.Tensor.negative_ is minigrad.neg_
+    assert hasattr(minigrad.Tensor, "sign_") and not hasattr(minigrad, "sign_")
 
 
 def test_in_place_variants_bump_the_version_and_keep_the_input_as_pytorch_does():

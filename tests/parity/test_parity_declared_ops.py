@@ -128,7 +128,8 @@ def test_binary_op_cases_match_torch(torch, d, case):
 # implementation (SLEEF, within 1 ulp) and the C library's: 2 ulps allowed. tanh's
 # rounds as PyTorch's AVX2 and AVX-512 kernels do (one fused multiply-add): bit for
 # bit there, 2 ulps on a host whose PyTorch runs its portable kernel.
-IEEE_ONLY = {"exp", "log", "log1p", "expm1", "sigmoid", "relu", "sqrt", "abs", "atan2"}
+IEEE_ONLY = {"exp", "log", "log1p", "expm1", "sigmoid", "relu", "sqrt", "abs", "atan2", "neg",
+             "reciprocal", "floor", "ceil", "sign"}
 
 
 def _torch_gradients(torch, d, inputs: list[np.ndarray], grad: np.ndarray):
@@ -165,4 +166,6 @@ def test_fused_kernels_on_pytorchs_saved_values_give_pytorchs_gradients(torch, d
             np.testing.assert_array_equal(g, e)
         else:
             same = (g == e) | (np.isnan(g) & np.isnan(e))
-            assert (same | (np.abs(g - e) <= 2 * np.spacing(np.abs(e)))).all()
+            with np.errstate(invalid="ignore"):  # (inf - inf where both are inf)
+                close = np.abs(g - e) <= 2 * np.spacing(np.abs(e))
+            assert (same | close).all()
