@@ -14,6 +14,10 @@ import numpy as _np
 
 from . import _args, _dtype
 from ._creation import (
+    BoolTensor,
+    DoubleTensor,
+    FloatTensor,
+    LongTensor,
     arange,
     empty,
     empty_like,
@@ -344,7 +348,7 @@ def _attach_methods() -> None:
         "expand": _vw.expand,
         "expand_as": _vw.expand_as, "select": _vw.select, "narrow": _vw.narrow,
         "unbind": _vw.unbind, "split": _vw.split, "chunk": _vw.chunk, "clone": _vw.clone,
-        "contiguous": _vw.contiguous, "copy_": _vw.copy_, "fill_": _vw.fill_,
+        "cpu": _tensor_cpu, "contiguous": _vw.contiguous, "copy_": _vw.copy_, "fill_": _vw.fill_,
         "zero_": _vw.zero_, "to": _to, "type": _type,
         "float": lambda self: _vw.to_dtype(self, _dtype.float32),
         "double": lambda self: _vw.to_dtype(self, _dtype.float64),
@@ -410,6 +414,11 @@ def _matrix_transpose(self: Tensor) -> Tensor:
 _PYTHON_TYPES = (_builtins.float, _builtins.int, _builtins.bool)
 
 
+def _tensor_cpu(self: Tensor, memory_format=None) -> Tensor:
+    """`x.cpu()`: x itself, already on the only device minigrad has."""
+    return self
+
+
 def _to(self: Tensor, *args, **kwargs) -> Tensor:
     """`to(dtype)` converts; `to("cpu")` is a no-op; any other device is refused."""
     target = kwargs.get("dtype")
@@ -418,6 +427,8 @@ def _to(self: Tensor, *args, **kwargs) -> Tensor:
     for a in args:
         if isinstance(a, _dtype.dtype):
             target = a
+        elif isinstance(a, Tensor):  # `to(other)`: other's dtype (and device: the CPU)
+            target = a.dtype
         elif a in _PYTHON_TYPES:  # `float` means float64, as in PyTorch
             target = _dtype.to_dtype(a)
         elif isinstance(a, (str, int, device)) and not isinstance(a, _builtins.bool):
@@ -487,7 +498,7 @@ def _subset_hint(name: str) -> str:
     return " (minigrad has part of PyTorch's API: see the README's list)"
 
 
-from . import autograd, nn, optim  # noqa: E402,F401
+from . import accelerator, autograd, backends, cuda, nn, optim  # noqa: E402,F401
 
 __all__ = [
     "Size", "Tensor", "device", "dtype", "float32", "float64", "int64", "bool", "float",
@@ -498,7 +509,8 @@ __all__ = [
     "set_rng_state", "Generator", "default_generator", "no_grad", "enable_grad",
     "set_grad_enabled", "is_grad_enabled", "inference_mode", "is_inference_mode_enabled",
     "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "autograd", "nn", "optim",
-    "get_default_dtype",
+    "get_default_dtype", "FloatTensor", "DoubleTensor", "LongTensor", "BoolTensor", "cuda",
+    "accelerator", "backends",
 ]
 
 del annotations  # (the __future__ switch above; not part of the namespace)

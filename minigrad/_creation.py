@@ -605,3 +605,58 @@ def full_like(t: Tensor, fill_value, dtype=None, requires_grad: bool = False,
     value, d = _fill_value(fill_value, "full_like", d)
     out = full(tuple(t.shape), value, dtype=d, requires_grad=requires_grad, device=device)
     return _laid_out_like(t, out)
+
+
+# -- the legacy constructors: Tensor(...), FloatTensor(...), ... ----------------------------
+
+
+def legacy_tensor(*args, dtype=None, device=None) -> Tensor:
+    """`Tensor(data)` (a copy of a list, or of a numpy array), `Tensor(*sizes)` (an
+    uninitialised tensor; minigrad's are zeros) or `Tensor()` (empty), in float32,
+    the way old tutorials and micrograd's tests make tensors. (`Tensor.__new__`.)"""
+    d = _dtype.float32 if dtype is None else dtype
+    _check_device(device)
+    if not args:
+        return empty(0, dtype=d)
+    if all(_args.is_int(a) for a in args):
+        return empty(*args, dtype=d)
+    if len(args) == 1:
+        data = args[0]
+        if isinstance(data, Tensor):
+            if data.dtype is not d:
+                raise TypeError(f"expected {_options_text(d)} (got {_options_text(data.dtype)})")
+            return data.detach()  # (PyTorch's alias: the same memory)
+        if isinstance(data, (list, tuple, np.ndarray)):
+            return tensor(data, dtype=d)
+        if isinstance(data, str):
+            raise TypeError("new(): invalid data type 'str'")
+        raise TypeError(f"new(): data must be a sequence (got {type(data).__name__})")
+    bad = next(i for i, a in enumerate(args) if not _args.is_int(a))
+    raise _args.unpack_error("new", "size", bad + 1,
+                             f"type must be tuple of ints,but got {_args.type_name(args[bad])}")
+
+
+def _options_text(d: _dtype.dtype) -> str:
+    """How PyTorch's message shows a tensor's options (C++'s names for the dtype)."""
+    name = {"float32": "float", "float64": "double", "int64": "long int"}.get(d.name, d.name)
+    return (f"TensorOptions(dtype={name}, device=cpu, layout=Strided, requires_grad=false "
+            "(default), pinned_memory=false (default), memory_format=(nullopt))")
+
+
+Tensor._legacy_new = staticmethod(legacy_tensor)
+
+
+def _typed_constructor(name: str, d: _dtype.dtype):
+    def make(*args, device=None) -> Tensor:
+        return legacy_tensor(*args, dtype=d, device=device)
+
+    make.__name__ = make.__qualname__ = name
+    make.__doc__ = f"`{name}(data)` / `{name}(*sizes)`: the legacy constructor, in {d.name}."
+    make.dtype = d
+    return make
+
+
+FloatTensor = _typed_constructor("FloatTensor", _dtype.float32)
+DoubleTensor = _typed_constructor("DoubleTensor", _dtype.float64)
+LongTensor = _typed_constructor("LongTensor", _dtype.int64)
+BoolTensor = _typed_constructor("BoolTensor", _dtype.bool_)

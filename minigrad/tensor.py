@@ -151,10 +151,14 @@ class Tensor:
     # numpy should defer to Tensor's reflected operators (ndarray * Tensor).
     __array_priority__ = 1000
 
-    def __init__(self, *args, **kwargs) -> None:
-        raise TypeError(
-            "create tensors with minigrad.tensor(...), minigrad.zeros(...) and friends"
-        )
+    def __new__(cls, *args, **kwargs) -> Tensor:
+        """`minigrad.Tensor(data)` / `Tensor(*sizes)`: PyTorch's legacy constructor
+        (float32). It is `_creation.legacy_tensor`, attached when minigrad is imported:
+        the factories sit above this module."""
+        return cls._legacy_new(*args, **kwargs)
+
+    def __init__(self, *args, **kwargs) -> None:  # (everything happens in __new__)
+        pass
 
     @classmethod
     def _make(cls, data: np.ndarray, requires_grad: bool = False) -> Tensor:

@@ -16,8 +16,21 @@ from . import events, graph
 from .engine import backward, backward_events, grad
 from .function import Function, FunctionCtx
 
+
+def Variable(data, requires_grad: bool = False, volatile: bool = False):  # noqa: N802
+    """The pre-2018 wrapper, kept for old code: `Variable(t, requires_grad=True)` is a
+    new leaf sharing `t`'s memory, as in PyTorch (where Variable and Tensor merged)."""
+    if volatile:
+        raise NotImplementedError("minigrad does not implement volatile=True; use "
+                                  "minigrad.no_grad()")
+    t = data.detach()
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
 __all__ = [
-    "Function", "FunctionCtx",
+    "Function", "FunctionCtx", "Variable",
     "backward", "backward_events", "grad", "events", "graph", "grad_mode", "no_grad",
     "enable_grad",
     "set_grad_enabled", "is_grad_enabled", "inference_mode", "set_detect_anomaly",
