@@ -12,7 +12,7 @@ on a real torch graph and on a minigrad one), changes nothing, and reports in wo
 * tensors you expect a gradient for (`expect_grads=`) that will get none, and why;
 * named non-leaf tensors whose `.grad` stays None;
 * gradients that will be inf or nan although the forward values are finite (sqrt, log,
-  division, pow below 1 at a boundary; PyTorch's atan2 formula guards its origin and
+  division, pow below 1 at a boundary; atan2's formula guards its origin and
   gives 0 there) and ops whose gradient is zero everywhere.
 
 Each finding says how to fix it. The report shows the graph with the nodes concerned
