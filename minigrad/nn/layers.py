@@ -1,4 +1,5 @@
-"""The layers of the course's models: Linear, activations, Sequential, MSELoss."""
+"""The layers of the course's models: Linear, activations, Identity, Flatten,
+Sequential, MSELoss."""
 
 from __future__ import annotations
 
@@ -75,6 +76,33 @@ class Sigmoid(Module):
 
     def forward(self, x: Tensor) -> Tensor:
         return sigmoid(x)
+
+
+class Identity(Module):
+    """Returns its input unchanged (the input itself: no node is recorded). Takes and
+    ignores any arguments, as PyTorch's does, so it can stand in for another layer."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__()
+
+    def forward(self, x: Tensor) -> Tensor:
+        return x
+
+
+class Flatten(Module):
+    """Merges dims `start_dim`..`end_dim` (by default all but the batch dim) into one:
+    a view when the memory allows it (ViewBackward0), as `Tensor.flatten`."""
+
+    def __init__(self, start_dim: int = 1, end_dim: int = -1) -> None:
+        super().__init__()
+        self.start_dim = start_dim
+        self.end_dim = end_dim
+
+    def forward(self, x: Tensor) -> Tensor:
+        return x.flatten(self.start_dim, self.end_dim)
+
+    def extra_repr(self) -> str:
+        return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
 
 
 class Sequential(Module):
