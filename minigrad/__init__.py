@@ -274,7 +274,15 @@ where = _ix.where
 sum, mean, max, min = _rd.sum, _rd.mean, _rd.max, _rd.min
 argmax, argmin = _rd.argmax, _rd.argmin
 maximum, minimum = _rd.maximum, _rd.minimum
-matmul, mm, mv, dot = _la.matmul, _la.mm, _la.mv, _la.dot
+mm, mv, dot = _la.mm, _la.mv, _la.dot
+
+
+def matmul(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002 - PyTorch's names
+    """`input @ other` (the function form: a non-tensor `other` is its 2nd argument)."""
+    if not isinstance(other, Tensor):
+        raise TypeError("matmul(): argument 'other' (position 2) must be Tensor, not "
+                        f"{type(other).__name__}")
+    return _la.matmul(input, other)
 reshape, flatten, squeeze, unsqueeze = _vw.reshape, _vw.flatten, _vw.squeeze, _vw.unsqueeze
 transpose, t, permute = _vw.transpose, _vw.t, _vw.permute
 swapaxes = swapdims = _vw.transpose

@@ -559,8 +559,9 @@ def _inplace(node_cls, forward, self: Tensor, other, save) -> Tensor:
         check_inplace_shape(self._data.shape, other._data.shape)
     inputs = (self,) if node_cls is PowBackward0 else (self, other)
     node = begin_inplace(node_cls, *inputs)
-    original = Tensor._make(self._data.copy()) if node is not None and save.needs_original(
-        node) else None
+    # The values from before the write, recorded as PyTorch records its `self.clone()`
+    # (the saved tensor's grad_fn is a CloneBackward0).
+    original = self.clone() if node is not None and save.needs_original(node) else None
     result = forward(self, other)
     _write_inplace(self, result._data)
     if node is not None:

@@ -157,7 +157,7 @@ def clamp_(x: Tensor, *args, min=None, max=None) -> Tensor:  # noqa: A002
     if result_type(x, *(b for b in (min, max) if b is not None)) is not x.dtype:
         raise RuntimeError("result type Float can't be cast to the desired output type long int")
     node = begin_inplace(ClampBackward1, x)
-    original = x.detach().clone() if node is not None else None
+    original = x.clone() if node is not None else None  # (PyTorch's recorded clone)
     x._data[...] = _clamp_data(x._data, lo, hi)
     finish_inplace(x, node)
     if node is not None:

@@ -979,6 +979,7 @@ ARGUMENTS = {
     "args_iadd_str": M + "x += 'a'",
     "args_rtruediv_str": M + "'a' / x",
     "args_matmul_method_number": M + "x.matmul(2)",
+    "args_matmul_function_number": M + "torch.matmul(x, 2)",
     "args_prehook_unbind_count": F + ("a, b, c = x.unbind(0)\na.grad_fn.register_prehook("
                                       "lambda go: (go[0],))\na.sum().backward()"),
     "args_prehook_split_full": F + ("p = x.split(1)\np[0].grad_fn.register_prehook("
