@@ -50,9 +50,29 @@ def test_the_course_prints_source_somewhere():
     assert len(printed) >= 8, printed  # lessons 1-8 each show some of the library
 
 
+def _definitions(text: str) -> list[str]:
+    """A printout cut into whole top-level definitions (each starts at column 0 with
+    `def`, `class` or a decorator): each must appear in the library as it is, so a
+    method added inside a printed class makes the printout stale too."""
+    blocks: list[list[str]] = []
+    for line in text.rstrip("\n").splitlines():
+        if line.startswith(("def ", "class ", "@")) and not (
+                blocks and blocks[-1] and blocks[-1][-1].startswith("@")):
+            blocks.append([])
+        if blocks:
+            blocks[-1].append(line)
+    return ["\n".join(b).rstrip() for b in blocks]
+
+
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: f"{p.parent.name}/{p.stem}")
 def test_printed_source_matches_the_library(path):
     for text in _printed_sources(path):
+        if ELISION not in text:  # (a printout with lines left out is checked by runs)
+            for definition in _definitions(text):
+                assert definition in SOURCE, (
+                    f"{path.name} shows source that is not current (re-run the course "
+                    "notebooks, then `scripts/make_learner_notebooks.py --execute --rerun`):\n"
+                    + definition)
         for excerpt in _excerpts(text):
             assert excerpt in SOURCE, (
                 f"{path.name} shows source that is not current (re-run the course notebooks, "
