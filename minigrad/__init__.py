@@ -300,6 +300,7 @@ def detach(x: Tensor) -> Tensor:
 
 def _attach_methods() -> None:
     T = Tensor
+    declared = _declared.namespace()
 
     def rev(fn):
         return lambda self, other: fn(other, self) if isinstance(other, Tensor) else NotImplemented
@@ -340,7 +341,7 @@ def _attach_methods() -> None:
         "add_": method(_ar.add_), "sub_": method(_ar.sub_), "mul_": method(_ar.mul_),
         "div_": method(_ar.div_),
         "pow_": method(_ar.pow_, heads=["Tensor exponent", "Number exponent"]),
-        **_declared.methods(),
+        **_declared.methods(),  # (every declared op: exp, exp_, atan2, neg, ...)
         "clamp": _un.clamp, "clip": _un.clamp, "clamp_": _un.clamp_, "clip_": _un.clamp_,
         "round": _un.round, "round_": _un.round_,
         "where": lambda self, condition, other: _ix.where(condition, self, other),
@@ -378,7 +379,7 @@ def _attach_methods() -> None:
         "floor_divide": _ar.floor_divide, "remainder": _ar.remainder,
         "__pow__": _ar.pow, "__rpow__": _not_with_ndarray(_ar.rpow), "__ipow__": _ar.pow_,
         "__matmul__": tensors_only(_la.matmul), "__rmatmul__": rev(_la.matmul),
-        "__neg__": _declared.namespace()["neg"], "__abs__": _declared.namespace()["abs"],
+        "__neg__": declared["neg"], "__abs__": declared["abs"],
         "__pos__": _positive, "positive": _positive,
         # (PyTorch declines `!=` with a numpy array, either way round: Python then
         # compares identities, and `t != array` is True.)

@@ -266,16 +266,15 @@ class _DeclaredBinary(Node):
     fused: tuple = ()
 
     def backward(self, grad):
-        a, b = self.saved("self"), self.saved("other")
-        shape, dtype = grad.shape, grad.dtype
+        dtype = grad.dtype  # (grad has the output's shape, which both inputs broadcast to)
+        a = self.saved("self").astype(dtype, copy=False)
+        b = self.saved("other").astype(dtype, copy=False)
         grads = []
         for i, kernel in enumerate(type(self).fused):
             if not self.needs_grad(i):
                 grads.append(None)
                 continue
-            out, flat_out, flats = fresh_result(
-                np.broadcast_shapes(shape, a.shape, b.shape), dtype,
-                grad, a.astype(dtype, copy=False), b.astype(dtype, copy=False))
+            out, flat_out, flats = fresh_result(grad.shape, dtype, grad, a, b)
             kernel(*flats, flat_out)
             grads.append(out)
         return tuple(grads)

@@ -65,7 +65,7 @@ def _dim_and_keepdim(name: str, args: tuple, dim, keepdim, default, ints_only: b
         dim = args[0]
         if len(args) == 2:
             keepdim = args[1]
-    if dim is not default and dim is not None or (dim is None and not ints_only):
+    if dim is not default:  # (sum's and mean's None means every dim)
         if isinstance(dim, (list, tuple)) and not ints_only:
             for i, d in enumerate(dim):
                 if not is_int(d):
@@ -312,10 +312,12 @@ class MinBackward0(_ExtremeDim):
     __doc__ = _ExtremeDim.__doc__
 
 
-def _extreme(x: Tensor, dim, keepdim, is_max: bool):
+def _extreme(x: Tensor, args: tuple, dim, keepdim, is_max: bool):
     name = "max" if is_max else "min"
-    if isinstance(dim, Tensor):
-        return (maximum if is_max else minimum)(x, dim)
+    if len(args) == 1 and isinstance(args[0], Tensor):  # `max(a, b)`: element-wise
+        return (maximum if is_max else minimum)(x, args[0])
+    if args or dim is not None or keepdim is not False:
+        dim, keepdim = _dim_and_keepdim(name, args, dim, keepdim, None, True)
     if dim is None:
         if x._data.size == 0:
             raise RuntimeError(
@@ -355,21 +357,13 @@ def _extreme(x: Tensor, dim, keepdim, is_max: bool):
 def max(x: Tensor, *args, dim=None, keepdim: bool = False):  # noqa: A001
     """The largest element; with `dim`, a (values, indices) pair; with a tensor, the
     element-wise `maximum`."""
-    if args and isinstance(args[0], Tensor) and len(args) == 1:
-        return maximum(x, args[0])
-    if args or dim is not None or keepdim is not False:
-        dim, keepdim = _dim_and_keepdim("max", args, dim, keepdim, None, True)
-    return _extreme(x, dim, keepdim, True)
+    return _extreme(x, args, dim, keepdim, True)
 
 
 def min(x: Tensor, *args, dim=None, keepdim: bool = False):  # noqa: A001
     """The smallest element; with `dim`, a (values, indices) pair; with a tensor, the
     element-wise `minimum`."""
-    if args and isinstance(args[0], Tensor) and len(args) == 1:
-        return minimum(x, args[0])
-    if args or dim is not None or keepdim is not False:
-        dim, keepdim = _dim_and_keepdim("min", args, dim, keepdim, None, True)
-    return _extreme(x, dim, keepdim, False)
+    return _extreme(x, args, dim, keepdim, False)
 
 
 def _arg_extreme(x: Tensor, dim, keepdim: bool, name: str) -> Tensor:
