@@ -8,6 +8,12 @@ The rule of thumb the in-place lesson is built on shows up plainly here:
 
 Broadcasting is undone by the engine (it sums a gradient down to its input's
 shape), so the formulas below are written for equal shapes.
+
+These functions are also the operators' methods (`Tensor.__add__` is `add`): given an
+operand they cannot take (a string, a list, None) they return NotImplemented, as
+Python asks of an operator, so Python tries the other operand and then raises its
+own TypeError. Called by name (`t.add("a")`), the method table in
+`minigrad/__init__.py` turns that into PyTorch's TypeError instead.
 """
 
 from __future__ import annotations
