@@ -63,6 +63,7 @@ from .grad_mode import (
     set_grad_enabled,
 )
 from .ops import arithmetic as _ar
+from .ops import copies as _cp
 from .ops import declaration as _declared
 from .ops import indexing as _ix
 from .ops import linalg as _la
@@ -287,7 +288,7 @@ reshape, flatten, squeeze, unsqueeze = _vw.reshape, _vw.flatten, _vw.squeeze, _v
 transpose, t, permute = _vw.transpose, _vw.t, _vw.permute
 swapaxes = swapdims = _vw.transpose
 unbind, split, chunk, clone, narrow, select = (
-    _vw.unbind, _vw.split, _vw.chunk, _vw.clone, _vw.narrow, _vw.select,
+    _vw.unbind, _vw.split, _vw.chunk, _cp.clone, _vw.narrow, _vw.select,
 )
 
 
@@ -356,13 +357,13 @@ def _attach_methods() -> None:
         "swapdims_": _vw.transpose_, "unsqueeze_": _vw.unsqueeze_, "squeeze_": _vw.squeeze_,
         "expand": _vw.expand,
         "expand_as": _vw.expand_as, "select": _vw.select, "narrow": _vw.narrow,
-        "unbind": _vw.unbind, "split": _vw.split, "chunk": _vw.chunk, "clone": _vw.clone,
-        "cpu": _tensor_cpu, "contiguous": _vw.contiguous, "copy_": _vw.copy_, "fill_": _vw.fill_,
-        "zero_": _vw.zero_, "to": _to, "type": _type,
-        "float": lambda self: _vw.to_dtype(self, _dtype.float32),
-        "double": lambda self: _vw.to_dtype(self, _dtype.float64),
-        "long": lambda self: _vw.to_dtype(self, _dtype.int64),
-        "bool": lambda self: _vw.to_dtype(self, _dtype.bool_),
+        "unbind": _vw.unbind, "split": _vw.split, "chunk": _vw.chunk, "clone": _cp.clone,
+        "cpu": _tensor_cpu, "contiguous": _cp.contiguous, "copy_": _cp.copy_, "fill_": _cp.fill_,
+        "zero_": _cp.zero_, "to": _to, "type": _type,
+        "float": lambda self: _cp.to_dtype(self, _dtype.float32),
+        "double": lambda self: _cp.to_dtype(self, _dtype.float64),
+        "long": lambda self: _cp.to_dtype(self, _dtype.int64),
+        "bool": lambda self: _cp.to_dtype(self, _dtype.bool_),
         "eq": eq, "ne": ne, "lt": lt, "le": le, "gt": gt, "ge": ge,
         "uniform_": uniform_, "normal_": normal_,
         "new_zeros": lambda self, *s, **kw: zeros(*s, dtype=kw.get("dtype", self.dtype)),
@@ -445,7 +446,7 @@ def _to(self: Tensor, *args, **kwargs) -> Tensor:
     where = kwargs.get("device")
     if where is not None:
         _check_device(where)
-    return self if target is None else _vw.to_dtype(self, target)
+    return self if target is None else _cp.to_dtype(self, target)
 
 
 _TO_TAIL = ("bool non_blocking = False, bool copy = False, *, "
@@ -478,7 +479,7 @@ def _check_device(where) -> None:
 def _type(self: Tensor, dtype=None):
     if dtype is None:
         return f"minigrad.{self.dtype.tensor_type}"
-    return _vw.to_dtype(self, dtype)
+    return _cp.to_dtype(self, dtype)
 
 
 _attach_methods()

@@ -512,7 +512,7 @@ class Tensor:
     # This module sits beneath the graph and the engine and imports neither. What a
     # tensor needs from them is attached to the class when they are imported (as the
     # ops are attached as methods by `minigrad/__init__.py`):
-    #   backward(gradient, retain_graph, create_graph, inputs)   autograd/engine.py
+    #   backward(gradient, retain_graph, create_graph, inputs)   autograd/entry_points.py
     #   _grad_accumulator()  a leaf's one AccumulateGrad          autograd/graph.py
     #   _refresh_view_grad_fn()  a view's history after its base
     #                        was modified in place (AsStrided)    autograd/inplace.py

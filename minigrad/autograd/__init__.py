@@ -13,7 +13,8 @@ from ..grad_mode import (
     set_grad_enabled,
 )
 from . import events, graph
-from .engine import backward, backward_events, grad
+from .engine import backward_events
+from .entry_points import backward, grad
 from .function import Function, FunctionCtx
 
 

@@ -21,7 +21,7 @@ from ..autograd.graph import INPUT, Node, SavedTensor, bump_version
 from ..autograd.inplace import begin_inplace, finish_inplace
 from ..autograd.record import record
 from ..tensor import Tensor
-from . import views
+from . import copies, views
 
 VALUE = "value"
 
@@ -310,9 +310,9 @@ def setitem(x: Tensor, index, value) -> None:
         # x[...] = v, x[:] = v, x[:, 0:3] = v (slices that take whole dims): PyTorch
         # writes into x itself, no view involved.
         if value_t is None:
-            views.fill_(x, Tensor._make(np.array(value, x._data.dtype)))
+            copies.fill_(x, Tensor._make(np.array(value, x._data.dtype)))
         else:
-            views.copy_(x, value_t)
+            copies.copy_(x, value_t)
         return
     if any(_is_advanced(i) for i in index):
         _index_put(x, index, value)
@@ -323,7 +323,7 @@ def setitem(x: Tensor, index, value) -> None:
     else:
         # PyTorch expands the value to the target's shape first (and says so).
         views.expanded_shape(value_t, target._data.shape)
-    views.copy_(target, value_t, _stretched=True)
+    copies.copy_(target, value_t, _stretched=True)
 
 
 def _index_put(x: Tensor, index: tuple, value) -> None:

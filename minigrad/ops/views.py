@@ -1,4 +1,4 @@
-"""Views (tensors that look at another tensor's memory) and whole-tensor copies.
+"""Views: tensors that look at another tensor's memory (copies are in `copies.py`).
 
 A view shares its base's data *and version counter*, so modifying either in place
 is seen by both, and by every saved tensor that points at that memory. Modifying a
@@ -11,23 +11,21 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _dtype
 from .._args import (
     combination_error,
-    fill_number,
     int_arg,
     is_int,
     type_name,
     unpack_error,
     view_shape,
 )
-from ..arrays.broadcasting import check_inplace_shape, sum_to
-from ..arrays.layout import copy_in_order, copy_like
+from ..arrays.broadcasting import sum_to
 from ..arrays.scalars import u64
 from ..autograd.graph import Node
-from ..autograd.inplace import begin_inplace, check_inplace, finish_inplace
+from ..autograd.inplace import check_inplace
 from ..autograd.record import record
-from ..tensor import MULTI_OUTPUT_NODE, Tensor, _wrap_dim, as_tensor_arg, make_view
+from ..tensor import MULTI_OUTPUT_NODE, Tensor, _wrap_dim, make_view
+from .copies import clone
 
 VALUE = "value"
 INT64_MAX = 2**63 - 1
@@ -555,110 +553,6 @@ def alias(x: Tensor) -> Tensor:
     return _view_of(x, x._data.view(), AliasBackward0)
 
 
-# -- copies --------------------------------------------------------------------------------
-
-
-class CloneBackward0(Node):
-    """clone(): the gradient passes unchanged."""
-
-    def backward(self, grad):
-        return (grad,)
-
-
-def clone(x: Tensor, row_major: bool = False) -> Tensor:
-    """A copy with its own memory and version counter, still in the graph. Laid out
-    as x is (PyTorch's `preserve_format`: a transposed tensor's clone is transposed
-    too), or row-major if asked (`contiguous`)."""
-    data = x._data
-    out = Tensor._make(np.array(data, copy=True, order="C") if row_major
-                       else copy_like(data, data))
-    record(CloneBackward0, out, x)
-    return out
-
-
-def contiguous(x: Tensor) -> Tensor:
-    return x if x._data.flags.c_contiguous else clone(x, row_major=True)
-
-
-class CopyBackwards(Node):
-    """self.copy_(src): self's old values are gone (zero gradient); src gets the
-    gradient, summed to its shape."""
-
-    _display_name = "minigrad::autograd::CopyBackwards"
-
-    def backward(self, grad):
-        ga = np.zeros_like(grad) if self.needs_grad(0) else None
-        gb = None
-        if self.needs_grad(1):
-            shape, dt = self._input_meta[1]
-            gb = sum_to(grad, shape).astype(dt, copy=False)
-        return ga, gb
-
-
-def copy_(x: Tensor, src, _stretched: bool = False) -> Tensor:
-    """Overwrite x's values with src's (broadcast), in place. (`_stretched`: the
-    caller, an assignment, stretched src to x's shape first, as PyTorch's does.)"""
-    src = as_tensor_arg(src)
-    if not isinstance(src, Tensor):
-        src = Tensor._make(np.array(src, x._data.dtype))
-    check_inplace_shape(x._data.shape, src._data.shape)
-    if not x.dtype.is_floating_point:
-        # An integer tensor cannot carry a gradient: PyTorch records nothing (and
-        # checks nothing about grad) whatever src is.
-        src = src.detach()
-    stretched = _stretched and src._data.shape != x._data.shape
-    node = begin_inplace(CopyBackwards, x, src, overlap_matters=not stretched)
-    copy_in_order(x._data, src._data)
-    finish_inplace(x, node)
-    return x
-
-
-class FillBackward2(Node):
-    """fill_(number): every old value is overwritten, so the gradient is zero."""
-
-    def backward(self, grad):
-        return (np.zeros_like(grad),)
-
-
-class FillBackward3(Node):
-    """fill_(0-d tensor): zero for self; the value gets the sum of the gradient."""
-
-    def backward(self, grad):
-        gv = np.asarray(grad.sum(), self._input_meta[1][1]) if self.needs_grad(1) else None
-        return (np.zeros_like(grad) if self.needs_grad(0) else None, gv)
-
-
-class ZeroBackward0(Node):
-    """zero_(): every old value is overwritten, so the gradient is zero."""
-
-    def backward(self, grad):
-        return (np.zeros_like(grad),)
-
-
-def fill_(x: Tensor, value) -> Tensor:
-    value = fill_number(x, value)
-    if isinstance(value, Tensor):
-        if value._data.ndim:
-            raise RuntimeError(
-                "fill_ only supports 0-dimension value tensor but got tensor with "
-                f"{value._data.ndim} dimensions."
-            )
-        node = begin_inplace(FillBackward3, x, value, overlap_matters=False)
-        x._data[...] = value._data
-    else:
-        node = begin_inplace(FillBackward2, x)
-        x._data[...] = value
-    finish_inplace(x, node)
-    return x
-
-
-def zero_(x: Tensor) -> Tensor:
-    node = begin_inplace(ZeroBackward0, x)
-    x._data[...] = 0
-    finish_inplace(x, node)
-    return x
-
-
 # -- multi-output views --------------------------------------------------------------------
 
 
@@ -760,24 +654,3 @@ def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple:
         raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
     n = x._data.shape[_wrap_dim(dim, x._data.ndim)]
     return split(x, max(-(-n // chunks), 1), dim)
-
-
-def to_dtype(x: Tensor, dt) -> Tensor:
-    """A copy in another dtype (the same tensor if the dtype already matches)."""
-    dt = _dtype.to_dtype(dt)
-    if dt is x.dtype:
-        return x
-    with np.errstate(over="ignore", invalid="ignore"):  # (PyTorch converts nan, inf and
-        out = Tensor._make(x._data.astype(dt.np))     # out-of-range values silently)
-    if dt.is_floating_point:
-        node = record(ToCopyBackward0, out, x)
-        if node is not None:
-            node._input_meta = ((x._data.shape, x._data.dtype),)
-    return out
-
-
-class ToCopyBackward0(Node):
-    """A dtype conversion: the gradient converted back."""
-
-    def backward(self, grad):
-        return (grad.astype(self._input_meta[0][1]),)

@@ -1,0 +1,114 @@
+"""The public ways into the engine: `backward()`, `Tensor.backward` and `grad()`.
+Each checks its arguments as PyTorch does, then drains `engine.backward_events`
+untraced.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..tensor import Tensor
+from .engine import as_tuple, backward_events
+from .graph import first_grad, fits_layout
+from .hook_calls import as_tensor
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
+             inputs=None) -> None:
+    """Compute and accumulate gradients of `tensors` into the leaves' `.grad`."""
+    if create_graph:
+        raise NotImplementedError(
+            "minigrad does not support create_graph=True (no double backward)"
+        )
+    if inputs is not None:
+        inputs = as_tuple(inputs)
+        if not inputs:
+            raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
+        captured: dict = {}
+        for _ in backward_events(tensors, grad_tensors, retain_graph, inputs,
+                                 trace=False, captured=captured):
+            pass
+        for x in inputs:
+            g = captured.get(id(x))
+            if g is None or x.grad_fn is not None:
+                continue  # (a non-leaf's retained gradient is already in its .grad)
+            if x._grad is None:
+                # (PyTorch would run the leaf's AccumulateGrad: `first_grad` tells the
+                # version as it would, with the engine's references to `g` left out.)
+                x._grad = first_grad(g, x._data, stolen=fits_layout(g, x._data))
+            else:
+                x._grad._data += g
+                x._grad._version_counter.value += 1
+        return
+    for _ in backward_events(tensors, grad_tensors, retain_graph, trace=False):
+        pass
+
+
+def tensor_backward(self: Tensor, gradient: Tensor | None = None,
+                    retain_graph: bool | None = None, create_graph: bool = False,
+                    inputs=None) -> None:
+    """Compute the gradient of this tensor w.r.t. graph leaves (see `backward`).
+    (`Tensor.backward`.)"""
+    backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+
+Tensor.backward = tensor_backward
+
+
+def grad(
+    outputs,
+    inputs,
+    grad_outputs=None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    allow_unused: bool | None = None,
+    is_grads_batched: bool = False,
+    materialize_grads: bool = False,
+) -> tuple:
+    """The gradients of `outputs` w.r.t. `inputs`, returned (not accumulated)."""
+    if create_graph:
+        raise NotImplementedError(
+            "minigrad does not support create_graph=True (no double backward)"
+        )
+    if is_grads_batched:
+        raise NotImplementedError("minigrad does not support is_grads_batched=True")
+    if materialize_grads and allow_unused is False:
+        raise ValueError(
+            "Expected allow_unused to be True or not passed when materialize_grads=True, "
+            "but got: allow_unused=False."
+        )
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    inputs_t: Sequence = as_tuple(inputs)
+    if not inputs_t:
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
+    for x in inputs_t:
+        if not isinstance(x, Tensor):
+            raise RuntimeError("all inputs have to be Tensors or GradientEdges, but got "
+                               f"{type(x).__name__}")
+    for x in inputs_t:
+        if not x.requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+    captured: dict = {}
+    for _ in backward_events(outputs, grad_outputs, retain_graph, inputs_t, accumulate=False,
+                             trace=False, captured=captured):
+        pass
+    result = []
+    for index, x in enumerate(inputs_t):
+        g = captured.get(id(x))
+        if g is None:
+            if materialize_grads:
+                result.append(as_tensor(np.zeros(x._data.shape, x._data.dtype)))
+                continue
+            if not allow_unused:
+                raise RuntimeError(
+                    f"The differentiated Tensor at index {index} appears to not have been used "
+                    "in the graph. Set allow_unused=True if this is the desired behavior."
+                )
+            result.append(None)
+        else:
+            result.append(as_tensor(np.array(g, copy=True), copy_of=g))
+    return tuple(result)
+

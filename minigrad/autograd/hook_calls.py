@@ -1,0 +1,80 @@
+"""How the engine calls the hooks registered on tensors and nodes, with PyTorch's
+checks of what a hook returns (a hook may change a gradient's values, not its type or
+size). Hooks are given tensors; the engine carries arrays, so it wraps them here.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..tensor import Tensor
+from . import events as ev
+from .graph import _tensor_type, version_of
+
+
+def as_tensor(data, copy_of=None):
+    """`data` as a tensor, at the version PyTorch's gradient tensor would have (that
+    of `copy_of`, when `data` is its copy): see `version_of`."""
+    if data is None:
+        return None
+    t = Tensor._make(data)
+    version = version_of(data if copy_of is None else copy_of)
+    if version:
+        t._version_counter.value = version
+    return t
+
+
+def snapshot(data):
+    """A copy of the gradient `data` as it is now, as a tensor, for an event. Events
+    hold copies: the engine goes on to add streams into the arrays it hands on and
+    to keep gradients as `.grad`, and it decides that by who else refers to them, so
+    a traced run does what an untraced one does, and its events still show each
+    gradient as it was."""
+    return None if data is None else as_tensor(np.array(data, copy=True), copy_of=data)
+
+
+def run_hooks(hooks: dict | None, grad, step, node, kind, trace, out_events):
+    """Apply tensor hooks in registration order; each may replace the gradient."""
+    if not hooks or grad is None:
+        return grad
+    for hook in list(hooks.values()):
+        shown = snapshot(grad) if trace else None  # (what the hook is given, as it is)
+        before = as_tensor(grad)
+        result = hook(before)
+        if result is not None:
+            grad = hook_grad(hook, grad, result)
+        if trace:
+            out_events.append(ev.HookFired(step, node, kind, hook, shown, snapshot(grad)))
+    return grad
+
+
+def hook_grad(hook, old: np.ndarray | None, new) -> np.ndarray | None:
+    """The gradient a hook returned in place of `old`, with PyTorch's checks: a hook
+    may change the values of a gradient, not its type or size."""
+    if new is None:
+        return None
+    name = getattr(hook, "__name__", "<unknown>")
+    if old is None:
+        raise RuntimeError("can't replace a None gradient with a non-None value")
+    if not isinstance(new, Tensor):
+        raise TypeError(f"expected Variable, but hook returned '{type(new).__name__}'")
+    if new._data.dtype != old.dtype:
+        raise RuntimeError(
+            f"hook '{name}' has changed the type of value (was "
+            f"minigrad.{_tensor_type(old.dtype)} got minigrad.{_tensor_type(new._data.dtype)})"
+        )
+    if new._data.shape != old.shape:
+        raise RuntimeError(f"hook '{name}' has changed the size of value")
+    return new._data
+
+
+def hook_grads(hook, old: list, new, check_count: bool) -> list:
+    """`hook_grad` for a node hook, which returns a tuple of gradients."""
+    if not isinstance(new, tuple):
+        raise TypeError(f"expected tuple, but hook returned '{type(new).__name__}'")
+    if check_count and len(new) != len(old):
+        raise RuntimeError(
+            f"hook '{getattr(hook, '__name__', '<unknown>')}' has returned an incorrect "
+            f"number of values (got {len(new)}, but expected {len(old)})"
+        )
+    return [hook_grad(hook, g, r) for g, r in zip(old, new)]

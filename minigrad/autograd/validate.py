@@ -1,0 +1,122 @@
+"""What the engine checks of gradients: the ones backward starts from (PyTorch's
+checks of `grad_tensors`, in PyTorch's order) and the ones each formula returns
+(PyTorch's `validate_outputs`: one per input, summed back down to a broadcast
+input's shape and cast to its dtype).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..arrays.broadcasting import sum_to
+from ..tensor import Tensor
+from .graph import Node
+
+
+def _shape_str(shape) -> str:
+    return f"minigrad.Size([{', '.join(map(str, shape))}])"
+
+
+def root_gradients(tensors: tuple, grad_tensors: tuple) -> list:
+    """The starting gradient of each root, with PyTorch's checks in PyTorch's order.
+
+    Extra gradients are ignored (PyTorch zips the two lists). A root that does not
+    require grad and has no gradient given gets None: it needs no implicit gradient,
+    and the caller then reports "element i of tensors does not require grad".
+    """
+    if 0 < len(grad_tensors) < len(tensors):
+        raise RuntimeError(f"got {len(tensors)} tensors and {len(grad_tensors)} gradients")
+    grads = []
+    for i, t in enumerate(tensors):
+        g = grad_tensors[i] if grad_tensors else None
+        if g is None:
+            if not t.requires_grad:
+                grads.append(None)
+                continue
+            if t._data.size != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            if not t.dtype.is_floating_point:
+                raise RuntimeError(
+                    f"grad can be implicitly created only for real scalar outputs but got {t.dtype}"
+                )
+            grads.append(np.ones(t._data.shape, t._data.dtype))
+            continue
+        if not isinstance(g, Tensor):
+            raise TypeError(
+                f"gradients can be either Tensors or None, but got {type(g).__name__}"
+            )
+        if g._data.shape != t._data.shape:
+            raise RuntimeError(
+                f"Mismatch in shape: grad_output[{i}] has a shape of {_shape_str(g._data.shape)} "
+                f"and output[{i}] has a shape of {_shape_str(t._data.shape)}."
+            )
+        grads.append(g._data.astype(t._data.dtype, copy=False))
+    return grads
+
+
+def validate(node: Node, grads) -> list:
+    """Shape/dtype of each gradient must match the input it is for; broadcasting is
+    undone by summing (PyTorch's `validate_outputs`). Gradients for inputs that
+    need none are dropped."""
+    meta = node._input_meta  # None where the input needs no gradient
+    if len(grads) == len(meta):
+        for g, m in zip(grads, meta):
+            if g is not None and (m is None or g.shape != m[0] or g.dtype is not m[1]):
+                break
+        else:
+            return grads  # the usual case: every gradient is what its input expects
+    return _conform_all(node, grads)
+
+
+def _conform_all(node: Node, grads) -> list:
+    """`validate` for gradients that need work (or an error)."""
+    next_functions = node.next_functions
+    if len(grads) != len(next_functions):
+        raise RuntimeError(
+            f"function {node.name()} returned an incorrect number of gradients (expected "
+            f"{len(next_functions)}, got {len(grads)})"
+        )
+    meta = node._input_meta
+    out = None  # copied only if some gradient has to change
+    for i, g in enumerate(grads):
+        if g is None:
+            continue
+        m = meta[i] if i < len(meta) else None
+        if next_functions[i][0] is None:
+            g = None
+        elif m is None or (g.shape == m[0] and g.dtype == m[1]):
+            continue  # exactly what the input expects
+        else:
+            g = _conform(node, i, g, m)
+        if out is None:
+            out = list(grads)
+        out[i] = g
+    return grads if out is None else out
+
+
+def _conform(node: Node, i: int, g: np.ndarray, meta: tuple) -> np.ndarray:
+    """Sum a broadcast gradient down to its input's shape and cast it to the input's
+    dtype, or raise PyTorch's error when the shapes cannot match."""
+    shape, dtype = meta
+    if g.shape != shape:
+        if not _expands_to(shape, g.shape):
+            raise RuntimeError(
+                f"Function {node.name()} returned an invalid gradient at index {i} - got "
+                f"[{', '.join(map(str, g.shape))}] but expected shape compatible with "
+                f"[{', '.join(map(str, shape))}]"
+            )
+        g = sum_to(g, shape)
+    if g.dtype != dtype:
+        g = g.astype(dtype)
+    return g
+
+
+def _expands_to(shape: tuple, target: tuple) -> bool:
+    """Whether broadcasting turns `shape` into exactly `target` (so a gradient of
+    `target`'s shape can be summed back down to `shape`)."""
+    lead = len(target) - len(shape)
+    if lead < 0:
+        return False
+    trailing = target[lead:]
+    # (Equal trailing dims, a bias's gradient over a batch, is the usual case.)
+    return trailing == shape or all(s == t or s == 1 for s, t in zip(shape, trailing))
