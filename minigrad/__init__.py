@@ -508,7 +508,8 @@ def _subset_hint(name: str) -> str:
     return " (minigrad has part of PyTorch's API: see the README's list)"
 
 
-from . import accelerator, autograd, backends, cuda, nn, optim  # noqa: E402,F401
+from . import accelerator, autograd, backends, cuda, nn, optim, serialization  # noqa: E402,F401
+from .serialization import load, save  # noqa: E402
 
 __all__ = [
     "Size", "Tensor", "device", "dtype", "float32", "float64", "int64", "bool", "float",
@@ -520,7 +521,7 @@ __all__ = [
     "set_grad_enabled", "is_grad_enabled", "inference_mode", "is_inference_mode_enabled",
     "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "autograd", "nn", "optim",
     "get_default_dtype", "FloatTensor", "DoubleTensor", "LongTensor", "BoolTensor", "cuda",
-    "accelerator", "backends",
+    "accelerator", "backends", "save", "load", "serialization",
 ]
 
 del annotations  # (the __future__ switch above; not part of the namespace)

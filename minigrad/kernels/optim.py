@@ -77,3 +77,40 @@ def adam_step(p, g, exp_avg, exp_avg_sq, max_sq, d, neg_step_size, bias_correcti
         denom = math.sqrt(second) / bias_correction2_sqrt + eps
         # p.addcdiv_(exp_avg, denom, value=neg_step_size): p + (value * exp_avg) / denom
         p[i] = p[i] + neg_step_size * exp_avg[i] / denom
+
+
+@njit(cache=True, error_model="numpy")
+def rmsprop_step(p, g, square_avg, grad_avg, buf, neg_lr, alpha, weight, weight_minus_1, eps,
+                 weight_decay, momentum, centered, maximize, fused):
+    """One RMSprop step: divide the gradient by the root of a running average of its
+    square (minus the square of its running average, when `centered`).
+
+    `weight` is 1 - alpha and `weight_minus_1` is weight - 1 in p's dtype (exact);
+    `grad_avg` is used only when `centered`, `buf` only when momentum > 0. The
+    comments name the PyTorch op each line is.
+    """
+    for i in range(p.size):
+        d = -g[i] if maximize else g[i]
+        if weight_decay != 0:
+            d = mul_add(weight_decay, p[i], d, fused)  # grad.add(p, alpha=wd)
+        # square_avg.mul_(alpha).addcmul_(grad, grad, value=weight)
+        square_avg[i] = square_avg[i] * alpha
+        square_avg[i] = mul_add(weight * d, d, square_avg[i], fused)
+        if centered:
+            # grad_avg.lerp_(grad, weight): from the nearer end, as PyTorch's lerp does
+            diff = d - grad_avg[i]
+            if abs(weight) < 0.5:
+                grad_avg[i] = mul_add(weight, diff, grad_avg[i], fused)
+            else:
+                grad_avg[i] = mul_add(weight_minus_1, diff, d, fused)
+            # square_avg.addcmul(grad_avg, grad_avg, value=-1).sqrt_()
+            avg = math.sqrt(mul_add(-grad_avg[i], grad_avg[i], square_avg[i], fused))
+        else:
+            avg = math.sqrt(square_avg[i])  # square_avg.sqrt()
+        avg = avg + eps  # .add_(eps)
+        if momentum > 0:
+            buf[i] = buf[i] * momentum  # buf.mul_(momentum)
+            buf[i] = buf[i] + d / avg  # .addcdiv_(grad, avg)
+            p[i] = mul_add(neg_lr, buf[i], p[i], fused)  # p.add_(buf, alpha=-lr)
+        else:
+            p[i] = p[i] + neg_lr * d / avg  # p.addcdiv_(grad, avg, value=-lr)

@@ -1,4 +1,4 @@
-"""Adam: per-parameter step sizes from running averages of the gradient."""
+"""Adam and AdamW: per-parameter step sizes from running averages of the gradient."""
 
 from __future__ import annotations
 
@@ -7,7 +7,14 @@ import numpy as np
 from .._cpu import FUSED_MULTIPLY_ADD
 from ..kernels import optim as K
 from ..tensor import Tensor
-from .optimizer import Optimizer, _as_param_scalar, _bump, _only_defaults
+from .optimizer import (
+    Optimizer,
+    _as_param_scalar,
+    _bump,
+    _check_at_least_zero,
+    _new_step,
+    _only_defaults,
+)
 
 
 class Adam(Optimizer):
@@ -23,28 +30,34 @@ class Adam(Optimizer):
                  foreach: bool | None = None, maximize: bool = False, capturable: bool = False,
                  differentiable: bool = False, fused: bool | None = None,
                  decoupled_weight_decay: bool = False) -> None:
-        if lr < 0.0:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if eps < 0.0:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= betas[0] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
-        if not 0.0 <= betas[1] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
-        if weight_decay < 0.0:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        _only_defaults("Adam", foreach=foreach, capturable=capturable,
+        name = type(self).__name__
+        _check_at_least_zero(name, ("learning rate", lr), ("epsilon value", eps))
+        for i in (0, 1):
+            if isinstance(betas[i], Tensor):
+                raise NotImplementedError(f"minigrad's {name} takes Python numbers as its "
+                                          "betas, not Tensors")
+            if not 0.0 <= betas[i] < 1.0:
+                raise ValueError(f"Invalid beta parameter at index {i}: {betas[i]}")
+        _check_at_least_zero(name, ("weight_decay value", weight_decay))
+        if not all(isinstance(beta, float) for beta in betas):
+            raise ValueError("betas must be either both floats or both Tensors")
+        _only_defaults(name, foreach=foreach, capturable=capturable,
                        differentiable=differentiable, fused=fused)
         # Same keys (and so the same repr) as PyTorch's parameter groups.
-        super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
-                                      amsgrad=amsgrad, maximize=maximize, foreach=foreach,
-                                      capturable=capturable, differentiable=differentiable,
-                                      fused=fused, decoupled_weight_decay=decoupled_weight_decay))
+        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
+                                      weight_decay=weight_decay, amsgrad=amsgrad,
+                                      maximize=maximize, foreach=foreach, capturable=capturable,
+                                      differentiable=differentiable, fused=fused,
+                                      decoupled_weight_decay=decoupled_weight_decay))
+
+    _ADDED_SETTINGS = dict(amsgrad=False, maximize=False, foreach=None, capturable=False,
+                           differentiable=False, decoupled_weight_decay=False, fused=None)
+    _COUNTS_STEPS = True
 
     def _update(self, p: Tensor, group: dict) -> None:
         state = self.state[p]
         if not state:  # new tensors, version 0
-            state["step"] = Tensor._make(np.array(0.0, np.float32))
+            state["step"] = _new_step()
             state["exp_avg"] = Tensor._make(np.zeros_like(p._data))
             state["exp_avg_sq"] = Tensor._make(np.zeros_like(p._data))
             if group["amsgrad"]:
@@ -75,3 +88,25 @@ class Adam(Optimizer):
                     scalar(1 - beta1), scalar(1 - beta1) - 1, scalar(beta2), scalar(1 - beta2),
                     scalar(group["eps"]), scalar(weight_decay), scalar(decay),
                     group["amsgrad"], group["maximize"], FUSED_MULTIPLY_ADD)
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay (Loshchilov & Hutter): each step first shrinks
+    the weights by `1 - lr * weight_decay`, instead of adding `weight_decay * p` to the
+    gradient. PyTorch's AdamW is exactly `Adam(..., decoupled_weight_decay=True)`, with
+    a weight decay of 0.01 unless told otherwise.
+    """
+
+    def __init__(self, params, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
+                 eps: float = 1e-8, weight_decay: float = 1e-2, amsgrad: bool = False, *,
+                 maximize: bool = False, foreach: bool | None = None, capturable: bool = False,
+                 differentiable: bool = False, fused: bool | None = None) -> None:
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach,
+                         maximize=maximize, capturable=capturable,
+                         differentiable=differentiable, fused=fused,
+                         decoupled_weight_decay=True)
+
+    def _fill_in_old_groups(self) -> None:
+        super()._fill_in_old_groups()
+        for group in self.param_groups:  # whatever was loaded, AdamW decouples
+            group["decoupled_weight_decay"] = True

@@ -21,6 +21,7 @@ class SGD(Optimizer):
                  weight_decay: float = 0, nesterov: bool = False, *, maximize: bool = False,
                  foreach: bool | None = None, differentiable: bool = False,
                  fused: bool | None = None) -> None:
+        # (`< 0.0`, as PyTorch's SGD writes it: a nan learning rate passes, unlike Adam's)
         if lr < 0.0:
             raise ValueError(f"Invalid learning rate: {lr}")
         if momentum < 0.0:
@@ -35,6 +36,9 @@ class SGD(Optimizer):
                                       weight_decay=weight_decay, nesterov=nesterov,
                                       maximize=maximize, foreach=foreach,
                                       differentiable=differentiable, fused=fused))
+
+    _ADDED_SETTINGS = dict(nesterov=False, maximize=False, foreach=None, differentiable=False,
+                           fused=False)
 
     def _update(self, p: Tensor, group: dict) -> None:
         data, grad = self._flat(p)

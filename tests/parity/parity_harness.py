@@ -58,6 +58,15 @@ def error_of(exc: BaseException) -> tuple[str, str]:
     return ("error", type(exc).__name__, translate(str(exc)))
 
 
+def raised(fn: Callable[[], Any]) -> tuple[str, str]:
+    """What calling `fn` raises, (type name, translated message), or ("no error", "")."""
+    try:
+        fn()
+    except Exception as exc:  # noqa: BLE001 - comparing whatever each library raises
+        return type(exc).__name__, translate(str(exc))
+    return ("no error", "")
+
+
 # -- running a program ---------------------------------------------------------------------
 
 
