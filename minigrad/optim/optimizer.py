@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from ..grad_mode import no_grad
-from ..ops.views import to_dtype
+from ..ops.copies import to_dtype
 from ..tensor import Tensor, zero_grad_in_place
 
 
