@@ -151,18 +151,20 @@ class set_grad_enabled(_GradModeContext):  # noqa: N801
         STATE.grad_enabled = self._prev
 
 
-def grad_mode_off_while_running(gen_fn: Callable[..., Iterator]) -> Callable[..., Iterator]:
+def grad_mode_while_running(gen_fn: Callable[..., Iterator]) -> Callable[..., Iterator]:
     """Run generator function `gen_fn` with grad mode off in this thread, as PyTorch's
-    engine runs backward (unless `create_graph`, which minigrad does not support): a
-    hook's `g * w` records nothing. While the generator is suspended at a `yield`
-    (a stepper showing an event), its caller's grad mode is back in force."""
+    engine runs backward: a hook's `g * w` records nothing. With `create_graph=True`
+    (a keyword argument of `gen_fn`) grad mode is on instead, so that the backward
+    formulas record a graph of their own. While the generator is suspended at a
+    `yield` (a stepper showing an event), its caller's grad mode is back in force."""
 
     @functools.wraps(gen_fn)
     def run(*args, **kwargs) -> Iterator:
+        mode = bool(kwargs.get("create_graph", False))
         gen = gen_fn(*args, **kwargs)
         while True:
             prev = STATE.grad_enabled
-            STATE.grad_enabled = False
+            STATE.grad_enabled = mode
             try:
                 event = next(gen)
             except StopIteration:

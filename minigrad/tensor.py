@@ -440,9 +440,10 @@ class Tensor:
 
     # -- conversion -----------------------------------------------------------------------
 
-    def numpy(self) -> np.ndarray:
-        """The underlying array (shared memory, like PyTorch)."""
-        if self.requires_grad:
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        """The underlying array (shared memory, like PyTorch). `force=True` also
+        gives it for a tensor that requires grad (as `detach().numpy()` would)."""
+        if self.requires_grad and not force:
             raise RuntimeError(
                 "Can't call numpy() on Tensor that requires grad. Use "
                 "tensor.detach().numpy() instead."

@@ -62,15 +62,19 @@ def render() -> str:
     declared = {d.node.__name__ for d in DECLARATIONS}
     lines += ["", "## Ops written by hand", "",
               "These nodes are still written as classes with their own `backward` (and are "
-              "being moved to declarations).", "",
-              "| node | family | saved inputs | saved outputs | other values | what it does |",
-              "| --- | --- | --- | --- | --- | --- |"]
+              "being moved to declarations). Those with a backward formula written as "
+              "minigrad code can be differentiated again (`create_graph=True`); the others "
+              "refuse it with a `NotImplementedError`.", "",
+              "| node | family | saved inputs | saved outputs | other values | what it does "
+              "| backward formula |",
+              "| --- | --- | --- | --- | --- | --- | --- |"]
     for row in op_table().rows:
         if row.node in declared:
             continue
+        formulas = "<br>".join(f"`{f}`" for f in row.formulas) or "-"
         lines.append(f"| {row.node} | {row.family} | {_code(row.inputs)} | "
                      f"{_code(row.outputs)} | {_code(row.values)} | "
-                     f"{row.summary.replace('|', '&#124;')} |")
+                     f"{row.summary.replace('|', '&#124;')} | {formulas} |")
     return "\n".join(lines) + "\n"
 
 

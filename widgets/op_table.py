@@ -82,7 +82,8 @@ def _node_classes() -> list[type[Node]]:
         cls = stack.pop()
         stack.extend(cls.__subclasses__())
         if cls.__module__ in _FAMILY_OF_MODULE or cls.__module__.startswith("minigrad.ops."):
-            if not cls.__name__.startswith("_"):
+            # (base classes: `_DeclaredUnary`, ..., and formulas.py's FormulaNode)
+            if not cls.__name__.startswith("_") and cls.__module__ != "minigrad.ops.formulas":
                 found.append(cls)
     return found
 

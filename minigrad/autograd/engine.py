@@ -29,13 +29,13 @@ from heapq import heappop, heappush
 
 import numpy as np
 
-from ..grad_mode import ANOMALY, grad_mode_off_while_running
+from ..grad_mode import ANOMALY, grad_mode_while_running
 from ..tensor import Tensor
 from . import events as ev
 from .graph import AccumulateGrad, Node, SavedTensor
 from .hook_calls import as_tensor, hook_grads, run_hooks, snapshot
 from .input_buffer import add_to_buffer
-from .validate import root_gradients, validate
+from .validate import root_gradients, validate, validate_recorded
 
 
 def as_tuple(x) -> tuple:
@@ -94,7 +94,7 @@ def _needed(roots: list[Node], targets: set) -> set:
     return needed
 
 
-@grad_mode_off_while_running  # as PyTorch's engine: hooks record nothing
+@grad_mode_while_running  # as PyTorch's engine: hooks record nothing
 def backward_events(
     tensors,
     grad_tensors=None,
@@ -104,12 +104,18 @@ def backward_events(
     accumulate: bool = True,
     trace: bool = True,
     captured: dict | None = None,
+    create_graph: bool = False,
 ) -> Iterator:
     """Run backward from `tensors`, yielding events as it goes (when `trace`).
 
     With `inputs`, only the parts of the graph leading to those tensors run. With
     `accumulate=False` (as `autograd.grad` uses) their gradients are stored in
     `captured[id(tensor)]` instead of being added to `.grad`.
+
+    The gradients it carries are numpy arrays, each formula a fused kernel: nothing
+    is recorded. With `create_graph=True` they are tensors instead, and each node
+    runs its formula as minigrad code (`Node.apply_recording`) with grad mode on, so
+    the backward pass records a graph of its own that can be differentiated again.
     """
     tensors = as_tuple(tensors)
     grad_tensors = as_tuple(grad_tensors)
@@ -117,7 +123,7 @@ def backward_events(
         if not isinstance(t, Tensor):
             raise AssertionError("Expected output to be a minigrad.Tensor")
     keep = bool(retain_graph)
-    root_grads = root_gradients(tensors, grad_tensors)
+    root_grads = root_gradients(tensors, grad_tensors, create_graph)
     roots: list = []
     for i, t in enumerate(tensors):
         edge = t._edge()
@@ -164,7 +170,8 @@ def backward_events(
 
     # An untraced run that captures nothing, outside anomaly mode, takes the short
     # path through plain nodes (no hooks, no retained gradients): see `_run_plain_node`.
-    short = not trace and not capture_at and needed is None and not ANOMALY.enabled
+    short = (not trace and not capture_at and needed is None and not ANOMALY.enabled
+             and not create_graph)
     step = -1
     while ready:
         node = heappop(ready)
@@ -174,7 +181,8 @@ def backward_events(
             outputs = _run_plain_node(node, grads, keep)
         else:
             outputs = yield from _run_node_events(
-                node, grads, step, keep, accumulate, capture_at, captured, trace, needed
+                node, grads, step, keep, accumulate, capture_at, captured, trace, needed,
+                create_graph,
             )
         grads = None  # (a formula may hand on its incoming gradient itself: see below)
 
@@ -232,17 +240,22 @@ def _release(node: Node, held) -> None:
         node.release_variables()
 
 
-def _apply_formula(node: Node, grads: list) -> list:
-    """The node's backward formula, its gradients checked against its inputs."""
-    outputs = node.apply(grads)
-    if node._input_meta is not None:  # (None: an element-wise node, nothing to check)
-        outputs = validate(node, outputs)
+def _apply_formula(node: Node, grads: list, recording: bool) -> list:
+    """The node's backward formula, its gradients checked against its inputs: the
+    fused kernels on arrays, or (`recording`) the formula as minigrad code."""
+    if recording:
+        outputs = validate_recorded(node, node.apply_recording(grads))
+    else:
+        outputs = node.apply(grads)
+        if node._input_meta is not None:  # (None: element-wise, nothing to check)
+            outputs = validate(node, outputs)
     if ANOMALY.enabled and ANOMALY.check_nan:
         _check_nan(node, outputs)
     return outputs
 
 
-def _run_node_events(node, grads, step, keep, accumulate, capture_at, captured, trace, needed):
+def _run_node_events(node, grads, step, keep, accumulate, capture_at, captured, trace, needed,
+                     recording):
     """A node's turn the long way round (hooks, retained gradients, captured inputs,
     events): yields its events and returns its gradients for `next_functions`."""
     pending: list = []
@@ -252,7 +265,7 @@ def _run_node_events(node, grads, step, keep, accumulate, capture_at, captured, 
         if trace:
             yield ev.NodeStarted(step, node, tuple(snapshot(g) for g in grads))
         outputs = _run_node(
-            node, grads, step, keep, accumulate, capture_at, captured, trace, pending
+            node, grads, step, keep, accumulate, capture_at, captured, trace, pending, recording
         )
     except Exception as error:
         yield from pending
@@ -270,9 +283,11 @@ def _run_node_events(node, grads, step, keep, accumulate, capture_at, captured, 
     return outputs
 
 
-def _run_node(node, grads, step, keep, accumulate, capture_at, captured, trace, pending):
+def _run_node(node, grads, step, keep, accumulate, capture_at, captured, trace, pending,
+              recording=False):
     """One node's turn: hooks, the backward formula, releasing what it saved. Events
-    go to `pending` (in order), which the caller yields once the node is done."""
+    go to `pending` (in order), which the caller yields once the node is done.
+    (`recording`: the gradients are tensors, and the formula records a graph.)"""
     # Hooks registered on the tensors this node produced, then retain_grad. (A leaf's
     # hooks are its AccumulateGrad's: they too run before the node's own pre-hooks.)
     if node._tensor_pre_hooks:
@@ -287,7 +302,9 @@ def _run_node(node, grads, step, keep, accumulate, capture_at, captured, trace, 
             t = ref()
             if t is not None and nr < len(grads) and grads[nr] is not None:
                 g = grads[nr]
-                if t._grad is None:
+                if recording:  # (as PyTorch's retain_grad hook: clone, then add)
+                    t._grad = g.clone() if t._grad is None else t._grad + g
+                elif t._grad is None:
                     t._grad = as_tensor(g.copy())
                 else:
                     t._grad = as_tensor(t._grad._data + g)
@@ -330,7 +347,8 @@ def _run_node(node, grads, step, keep, accumulate, capture_at, captured, trace, 
             else:
                 # A gradient someone else still refers to (a hook's result the user
                 # kept) is copied: see `ENGINE_REFS`.
-                total = node.accumulate(grad)
+                total = (node.accumulate_recorded(grad) if recording
+                         else node.accumulate(grad))
                 if trace:
                     pending.append(ev.GradAccumulated(step, node, leaf, snapshot(grad), total))
         outputs: list = []
@@ -347,7 +365,7 @@ def _run_node(node, grads, step, keep, accumulate, capture_at, captured, trace, 
                     step, node, name, saved.saved_version, saved.current_version))
         else:
             held = _check_saved(node) if node._saved else ()
-        outputs = _apply_formula(node, grads)
+        outputs = _apply_formula(node, grads, recording)
     if trace:
         pending.append(ev.NodeFinished(step, node, tuple(snapshot(g) for g in grads),
                                        tuple(snapshot(g) for g in outputs)))
@@ -415,7 +433,8 @@ def _raise_saved_error(node: Node) -> None:
 def _check_nan(node: Node, outputs) -> None:
     """Anomaly mode's check of a node's gradients."""
     for i, g in enumerate(outputs):
-        if g is not None and g.dtype.kind == "f" and np.isnan(g).any():
+        data = g._data if isinstance(g, Tensor) else g
+        if data is not None and data.dtype.kind == "f" and np.isnan(data).any():
             raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")
 
 

@@ -1,40 +1,66 @@
 """The public ways into the engine: `backward()`, `Tensor.backward` and `grad()`.
 Each checks its arguments as PyTorch does, then drains `engine.backward_events`
-untraced.
+untraced. With `create_graph=True` the engine carries tensors and records the
+backward pass as a graph of its own (see `engine.backward_events`).
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 
 import numpy as np
 
+from ..grad_mode import enable_grad
 from ..tensor import Tensor
 from .engine import as_tuple, backward_events
 from .graph import first_grad, fits_layout
 from .hook_calls import as_tensor
 
+_CYCLE_WARNING = (
+    "Using backward() with create_graph=True will create a reference cycle between the "
+    "parameter and its gradient which can cause a memory leak. We recommend using "
+    "autograd.grad when creating the graph to avoid this. If you have to use this "
+    "function, make sure to reset the .grad fields of your parameters to None after use "
+    "to break the cycle and avoid the leak."
+)
+_warned_of_cycle = False
+
+
+def _warn_of_cycle() -> None:
+    """PyTorch's warning for `backward(create_graph=True)`: a leaf's `.grad` then has
+    a graph leading back to the leaf. Given once per process, as PyTorch's is."""
+    global _warned_of_cycle
+    if not _warned_of_cycle:
+        _warned_of_cycle = True
+        warnings.warn(_CYCLE_WARNING, UserWarning, stacklevel=3)
+
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
              inputs=None) -> None:
-    """Compute and accumulate gradients of `tensors` into the leaves' `.grad`."""
+    """Compute and accumulate gradients of `tensors` into the leaves' `.grad`.
+    With `create_graph=True` the gradients have a graph of their own (and the graph
+    is kept, unless `retain_graph=False`)."""
+    if retain_graph is None:
+        retain_graph = create_graph
     if create_graph:
-        raise NotImplementedError(
-            "minigrad does not support create_graph=True (no double backward)"
-        )
+        _warn_of_cycle()
     if inputs is not None:
         inputs = as_tuple(inputs)
         if not inputs:
             raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
         captured: dict = {}
         for _ in backward_events(tensors, grad_tensors, retain_graph, inputs,
-                                 trace=False, captured=captured):
+                                 trace=False, captured=captured, create_graph=create_graph):
             pass
         for x in inputs:
             g = captured.get(id(x))
             if g is None or x.grad_fn is not None:
                 continue  # (a non-leaf's retained gradient is already in its .grad)
-            if x._grad is None:
+            if create_graph:
+                with enable_grad():  # (as the engine accumulates, recording)
+                    x._grad_accumulator().accumulate_recorded(g)
+            elif x._grad is None:
                 # (PyTorch would run the leaf's AccumulateGrad: `first_grad` tells the
                 # version as it would, with the engine's references to `g` left out.)
                 x._grad = first_grad(g, x._data, stolen=fits_layout(g, x._data))
@@ -42,7 +68,8 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
                 x._grad._data += g
                 x._grad._version_counter.value += 1
         return
-    for _ in backward_events(tensors, grad_tensors, retain_graph, trace=False):
+    for _ in backward_events(tensors, grad_tensors, retain_graph, trace=False,
+                             create_graph=create_graph):
         pass
 
 
@@ -67,11 +94,11 @@ def grad(
     is_grads_batched: bool = False,
     materialize_grads: bool = False,
 ) -> tuple:
-    """The gradients of `outputs` w.r.t. `inputs`, returned (not accumulated)."""
-    if create_graph:
-        raise NotImplementedError(
-            "minigrad does not support create_graph=True (no double backward)"
-        )
+    """The gradients of `outputs` w.r.t. `inputs`, returned (not accumulated). With
+    `create_graph=True` they have a graph of their own, which can be differentiated
+    again (and the graph is kept, unless `retain_graph=False`)."""
+    if retain_graph is None:
+        retain_graph = create_graph
     if is_grads_batched:
         raise NotImplementedError("minigrad does not support is_grads_batched=True")
     if materialize_grads and allow_unused is False:
@@ -93,7 +120,7 @@ def grad(
             raise RuntimeError("One of the differentiated Tensors does not require grad")
     captured: dict = {}
     for _ in backward_events(outputs, grad_outputs, retain_graph, inputs_t, accumulate=False,
-                             trace=False, captured=captured):
+                             trace=False, captured=captured, create_graph=create_graph):
         pass
     result = []
     for index, x in enumerate(inputs_t):
@@ -108,6 +135,8 @@ def grad(
                     "in the graph. Set allow_unused=True if this is the desired behavior."
                 )
             result.append(None)
+        elif create_graph:
+            result.append(g)  # (the tensor the backward pass computed, graph and all)
         else:
             result.append(as_tensor(np.array(g, copy=True), copy_of=g))
     return tuple(result)

@@ -250,6 +250,15 @@ class Node:
     # such a node never keeps input shapes, and the engine checks none of its
     # gradients.
     exact = False
+    # Each input's backward formula as minigrad code, in the order of
+    # `next_functions` (`ops/formulas.py`): what a `create_graph=True` backward runs,
+    # through `apply_recording` (attached by `ops/formulas.py`, which stands above).
+    # `scalars`: the saved values PyTorch keeps as C++ Scalars (pow's exponent), which
+    # the formulas see as such. `recordable`: False where running the formulas would
+    # not record PyTorch's graph (such a node refuses create_graph=True).
+    formulas: tuple = ()
+    scalars: tuple[str, ...] = ()
+    recordable = True
 
     _pre_hooks: dict | None = None
     _post_hooks: dict | None = None
@@ -421,6 +430,20 @@ class AccumulateGrad(Node):
         self.accumulate(grad)
         return ()
 
+    def accumulate_recorded(self, grad: Tensor) -> Tensor:
+        """`accumulate` in a `create_graph=True` backward, where grad mode is on and
+        the gradient is a tensor, as PyTorch's AccumulateGrad does then: the first
+        gradient is copied into a new tensor laid out as the leaf (`copy_`, recorded
+        as CopyBackwards: version 1), a later one is added out of place (recorded as
+        AddBackward0: version 0), so that `.grad` can be differentiated again."""
+        leaf = self.variable
+        if leaf._grad is None:
+            fresh = Tensor._make(np.empty_like(leaf._data, dtype=grad._data.dtype))
+            leaf._grad = fresh.copy_(grad)  # (a method the ops attach to Tensor)
+        else:
+            leaf._grad = leaf._grad + grad
+        return leaf._grad
+
     def accumulate(self, grad: np.ndarray):
         """Add `grad` into the leaf's `.grad` and return `.grad`.
 
@@ -442,7 +465,8 @@ class AccumulateGrad(Node):
                 if _VERSIONS:  # (the stolen array keeps its version, as in PyTorch)
                     leaf._grad._version_counter.value = version_of(grad)
             else:
-                leaf._grad = first_grad(grad, data, stolen=kept)
+                # (PyTorch keeps its efficient zero tensor too: see `is_efficient_zeros`)
+                leaf._grad = first_grad(grad, data, stolen=kept or is_efficient_zeros(grad))
         else:
             g = leaf._grad
             g._data += grad
@@ -532,6 +556,26 @@ def first_grad(grad: np.ndarray, leaf: np.ndarray, stolen: bool):
     if version:
         t._version_counter.value = version
     return t
+
+
+# One 0-d zero per dtype, which every efficient zero array of that dtype views.
+_ZEROS: dict = {}
+
+
+def efficient_zeros(shape: tuple, dtype: np.dtype) -> np.ndarray:
+    """minigrad's form of PyTorch's efficient zero tensor (the gradient of `sgn`): a
+    read-only array of zeros that owns no memory (it views one 0-d zero). PyTorch
+    never adds into one in place, and keeps one as a leaf's `.grad` as is."""
+    zero = _ZEROS.get(dtype)
+    if zero is None:
+        zero = _ZEROS[dtype] = np.zeros((), dtype)
+    return np.broadcast_to(zero, shape)
+
+
+def is_efficient_zeros(array: np.ndarray) -> bool:
+    """Whether `array` was made by `efficient_zeros`."""
+    base = array.base
+    return base is not None and base is _ZEROS.get(array.dtype)
 
 
 def alone_on_its_memory(array: np.ndarray) -> bool:

@@ -1,6 +1,7 @@
 """How the engine calls the hooks registered on tensors and nodes, with PyTorch's
 checks of what a hook returns (a hook may change a gradient's values, not its type or
-size). Hooks are given tensors; the engine carries arrays, so it wraps them here.
+size). Hooks are given tensors; a plain backward carries arrays, so it wraps them
+here (a `create_graph=True` backward carries tensors already).
 """
 
 from __future__ import annotations
@@ -14,9 +15,10 @@ from .graph import _tensor_type, version_of
 
 def as_tensor(data, copy_of=None):
     """`data` as a tensor, at the version PyTorch's gradient tensor would have (that
-    of `copy_of`, when `data` is its copy): see `version_of`."""
-    if data is None:
-        return None
+    of `copy_of`, when `data` is its copy): see `version_of`. A tensor (the
+    gradients of a `create_graph=True` backward) is itself."""
+    if data is None or isinstance(data, Tensor):
+        return data
     t = Tensor._make(data)
     version = version_of(data if copy_of is None else copy_of)
     if version:
@@ -30,6 +32,8 @@ def snapshot(data):
     to keep gradients as `.grad`, and it decides that by who else refers to them, so
     a traced run does what an untraced one does, and its events still show each
     gradient as it was."""
+    if isinstance(data, Tensor):
+        data = data._data
     return None if data is None else as_tensor(np.array(data, copy=True), copy_of=data)
 
 
@@ -48,9 +52,10 @@ def run_hooks(hooks: dict | None, grad, step, node, kind, trace, out_events):
     return grad
 
 
-def hook_grad(hook, old: np.ndarray | None, new) -> np.ndarray | None:
+def hook_grad(hook, old, new):
     """The gradient a hook returned in place of `old`, with PyTorch's checks: a hook
-    may change the values of a gradient, not its type or size."""
+    may change the values of a gradient, not its type or size. (An array in a plain
+    backward, the tensor itself in a `create_graph=True` one.)"""
     if new is None:
         return None
     name = getattr(hook, "__name__", "<unknown>")
@@ -58,6 +63,9 @@ def hook_grad(hook, old: np.ndarray | None, new) -> np.ndarray | None:
         raise RuntimeError("can't replace a None gradient with a non-None value")
     if not isinstance(new, Tensor):
         raise TypeError(f"expected Variable, but hook returned '{type(new).__name__}'")
+    carries_tensors = isinstance(old, Tensor)
+    if carries_tensors:
+        old = old._data
     if new._data.dtype != old.dtype:
         raise RuntimeError(
             f"hook '{name}' has changed the type of value (was "
@@ -65,7 +73,7 @@ def hook_grad(hook, old: np.ndarray | None, new) -> np.ndarray | None:
         )
     if new._data.shape != old.shape:
         raise RuntimeError(f"hook '{name}' has changed the size of value")
-    return new._data
+    return new if carries_tensors else new._data
 
 
 def hook_grads(hook, old: list, new, check_count: bool) -> list:

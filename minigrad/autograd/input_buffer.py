@@ -12,7 +12,8 @@ import numpy as np
 from ..arrays.dispatch import binary, run_kernel
 from ..arrays.layout import flat, is_dense, memory_order
 from ..kernels import elementwise as K
-from .graph import Node, bump_version
+from ..tensor import Tensor
+from .graph import Node, bump_version, is_efficient_zeros
 
 
 def add_to_buffer(buffers: dict, node: Node, nr: int, grad, siblings=()) -> None:
@@ -31,6 +32,10 @@ def add_to_buffer(buffers: dict, node: Node, nr: int, grad, siblings=()) -> None
     summed = buf[nr]
     if summed is None:
         buf[nr] = grad
+    elif isinstance(grad, Tensor):
+        # A `create_graph=True` backward carries tensors: the sum is recorded
+        # (AddBackward0) and made anew, as PyTorch's buffer adds with grad mode on.
+        buf[nr] = summed + grad
     elif summable_in_place(summed, grad, siblings):
         # Only this buffer refers to the sum so far: add into it, as PyTorch's
         # InputBuffer does, instead of making a new array. (A transposed or permuted
@@ -41,8 +46,9 @@ def add_to_buffer(buffers: dict, node: Node, nr: int, grad, siblings=()) -> None
             into, stream = summed.transpose(order), grad.transpose(order)
         run_kernel(K.add_into, flat(into), flat(stream))
         bump_version(summed)  # (as there, the gradient's version goes up)
-    else:
+    elif not (is_efficient_zeros(summed) and is_efficient_zeros(grad)):
         buf[nr] = binary(K.add, summed, grad, summed.dtype)
+    # (else: zero plus zero stays PyTorch's efficient zero tensor: see `graph.py`)
 
 
 def summable_in_place(summed: np.ndarray, grad: np.ndarray, siblings) -> bool:

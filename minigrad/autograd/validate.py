@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._dtype import from_numpy_dtype as _dtype_of
 from ..arrays.broadcasting import sum_to
 from ..tensor import Tensor
 from .graph import Node
@@ -17,8 +18,10 @@ def _shape_str(shape) -> str:
     return f"minigrad.Size([{', '.join(map(str, shape))}])"
 
 
-def root_gradients(tensors: tuple, grad_tensors: tuple) -> list:
-    """The starting gradient of each root, with PyTorch's checks in PyTorch's order.
+def root_gradients(tensors: tuple, grad_tensors: tuple, as_tensors: bool = False) -> list:
+    """The starting gradient of each root, with PyTorch's checks in PyTorch's order:
+    arrays, or (`as_tensors`, for `create_graph=True`) tensors, a given gradient
+    itself with whatever graph it has.
 
     Extra gradients are ignored (PyTorch zips the two lists). A root that does not
     require grad and has no gradient given gets None: it needs no implicit gradient,
@@ -39,7 +42,8 @@ def root_gradients(tensors: tuple, grad_tensors: tuple) -> list:
                 raise RuntimeError(
                     f"grad can be implicitly created only for real scalar outputs but got {t.dtype}"
                 )
-            grads.append(np.ones(t._data.shape, t._data.dtype))
+            ones = np.ones(t._data.shape, t._data.dtype)
+            grads.append(Tensor._make(ones) if as_tensors else ones)
             continue
         if not isinstance(g, Tensor):
             raise TypeError(
@@ -50,7 +54,10 @@ def root_gradients(tensors: tuple, grad_tensors: tuple) -> list:
                 f"Mismatch in shape: grad_output[{i}] has a shape of {_shape_str(g._data.shape)} "
                 f"and output[{i}] has a shape of {_shape_str(t._data.shape)}."
             )
-        grads.append(g._data.astype(t._data.dtype, copy=False))
+        if as_tensors:
+            grads.append(g if g._data.dtype == t._data.dtype else g.to(t.dtype))
+        else:
+            grads.append(g._data.astype(t._data.dtype, copy=False))
     return grads
 
 
@@ -68,14 +75,21 @@ def validate(node: Node, grads) -> list:
     return _conform_all(node, grads)
 
 
-def _conform_all(node: Node, grads) -> list:
-    """`validate` for gradients that need work (or an error)."""
+def _check_count(node: Node, grads) -> tuple:
+    """PyTorch's error for a formula that returned too few or too many gradients;
+    the node's edges otherwise."""
     next_functions = node.next_functions
     if len(grads) != len(next_functions):
         raise RuntimeError(
             f"function {node.name()} returned an incorrect number of gradients (expected "
             f"{len(next_functions)}, got {len(grads)})"
         )
+    return next_functions
+
+
+def _conform_all(node: Node, grads) -> list:
+    """`validate` for gradients that need work (or an error)."""
+    next_functions = _check_count(node, grads)
     meta = node._input_meta
     out = None  # copied only if some gradient has to change
     for i, g in enumerate(grads):
@@ -120,3 +134,28 @@ def _expands_to(shape: tuple, target: tuple) -> bool:
     trailing = target[lead:]
     # (Equal trailing dims, a bias's gradient over a batch, is the usual case.)
     return trailing == shape or all(s == t or s == 1 for s, t in zip(shape, trailing))
+
+
+def validate_recorded(node: Node, grads) -> list:
+    """`validate` for gradients that are tensors (`create_graph=True`): a broadcast
+    gradient is summed down (`sum_to_size`: SumBackward1, and ViewBackward0 where
+    dims go) and a gradient of another dtype cast (ToCopyBackward0) with minigrad's
+    own ops, so that the graph records them as PyTorch's does."""
+    next_functions = _check_count(node, grads)
+    meta = node._input_meta
+    out = []
+    for i, g in enumerate(grads):
+        if g is None or next_functions[i][0] is None:
+            out.append(None)
+            continue
+        m = meta[i] if meta is not None and i < len(meta) else None
+        if m is not None:
+            shape, dtype = m
+            if g._data.shape != shape:
+                if not _expands_to(shape, g._data.shape):
+                    _conform(node, i, g._data, m)  # raises PyTorch's error
+                g = g.sum_to_size(shape)  # (a method the ops attach to Tensor)
+            if g._data.dtype != dtype:
+                g = g.to(_dtype_of(dtype))
+        out.append(g)
+    return out

@@ -34,6 +34,7 @@ from ..autograd.record import record, record_elementwise
 from ..kernels import elementwise as K
 from ..tensor import Tensor, as_tensor_arg, operand
 from .declaration import binary_op, functions_declared_in, unary_op
+from .formulas import BACKWARD_OPS, Formula
 
 VALUE = "value"
 
@@ -96,6 +97,8 @@ class AddBackward0(Node):
 
     saves = {"alpha": VALUE}
     saved_defaults = {"alpha": 1}
+    scalars = ("alpha",)
+    formulas = (Formula("self", "grad"), Formula("other", "maybe_multiply(grad, alpha)"))
     elementwise = True
 
     def backward(self, grad):
@@ -115,6 +118,8 @@ class SubBackward0(Node):
 
     saves = {"alpha": VALUE}
     saved_defaults = {"alpha": 1}
+    scalars = ("alpha",)
+    formulas = (Formula("self", "grad"), Formula("other", "maybe_multiply(-grad, alpha)"))
     elementwise = True
 
     def backward(self, grad):
@@ -132,6 +137,8 @@ class RsubBackward1(Node):
 
     saves = {"alpha": VALUE}
     saved_defaults = {"alpha": 1}
+    scalars = ("alpha",)
+    formulas = (Formula("self", "maybe_multiply(-grad, alpha)"),)
 
     def backward(self, grad):
         return (_times_number(grad, -self._saved.get("alpha", 1)),)
@@ -267,6 +274,7 @@ class MulBackward0(Node):
     *other* one needs a gradient, so `10 * x` saves nothing of x."""
 
     saves = {"self": INPUT, "other": INPUT}
+    formulas = (Formula("self", "grad * other"), Formula("other", "grad * self"))
     elementwise = True
 
     def backward(self, grad):
@@ -321,6 +329,8 @@ class DivBackward0(Node):
     only for b's gradient."""
 
     saves = {"self": INPUT, "other": INPUT}
+    formulas = (Formula("self", "grad / other"),
+                Formula("other", "-grad * ((self / other) / other)"))
 
     def backward(self, grad):
         b = self.saved("other")
@@ -428,6 +438,85 @@ def rdiv(self: Tensor, other) -> Tensor:
     return mul(self.reciprocal(), other)
 
 
+# -- a tensor and a C++ Scalar: what backward formulas record ---------------------------
+# PyTorch's formulas are C++, where `result + 1` calls the Scalar overload of add
+# (AddBackward1), not the tensor one Python's `x + 1` calls (AddBackward0). A
+# `create_graph=True` backward records these (see `formulas.Scalar`).
+
+
+class AddBackward1(Node):
+    """t + Scalar: the gradient passes unchanged."""
+
+    formulas = (Formula("self", "grad"),)
+    elementwise = True
+
+    def backward(self, grad):
+        return (grad,)
+
+
+class SubBackward1(AddBackward1):
+    """t - Scalar: the gradient passes unchanged."""
+
+
+class MulBackward1(Node):
+    """t * Scalar: grad * Scalar. Saves the Scalar."""
+
+    saves = {"other": VALUE}
+    scalars = ("other",)
+    formulas = (Formula("self", "grad * other"),)
+    elementwise = True
+
+    def backward(self, grad):
+        return (_times_number(grad, self._saved["other"]),)
+
+
+class DivBackward1(Node):
+    """t / Scalar: grad / Scalar. Saves the Scalar."""
+
+    saves = {"other": VALUE}
+    scalars = ("other",)
+    formulas = (Formula("self", "grad / other"),)
+    elementwise = True
+
+    def backward(self, grad):
+        return (_scalar_op(K.div_scalar, grad, self._saved["other"], _BY_NUMPY[grad.dtype]),)
+
+
+def _with_scalar(node_cls, kernel, t: Tensor, s, operand=None) -> Tensor:
+    """`kernel(t, operand)` (by default `operand` is `s`), recorded as `node_cls`,
+    which saves `s` if it saves anything."""
+    dt = _dtype.result_type(t, s)
+    out = Tensor._make(_scalar_op(kernel, t._data, s if operand is None else operand, dt))
+    node = record_elementwise(node_cls, out, t)
+    if node is not None and node_cls.saves:
+        node._saved["other"] = s
+    return out
+
+
+def add_scalar(t: Tensor, s) -> Tensor:
+    """t + s for a C++ Scalar s (AddBackward1)."""
+    return _with_scalar(AddBackward1, K.add_scalar, t, s)
+
+
+def sub_scalar(t: Tensor, s) -> Tensor:
+    """t - s for a C++ Scalar s (SubBackward1)."""
+    return _with_scalar(SubBackward1, K.add_scalar, t, s, operand=-s)
+
+
+def mul_scalar(t: Tensor, s) -> Tensor:
+    """t * s for a C++ Scalar s (MulBackward1)."""
+    return _with_scalar(MulBackward1, K.mul_scalar, t, s)
+
+
+def div_scalar(t: Tensor, s) -> Tensor:
+    """t / s for a C++ Scalar s (DivBackward1)."""
+    return _with_scalar(DivBackward1, K.div_scalar, t, s)
+
+
+BACKWARD_OPS.update(add_scalar=add_scalar, sub_scalar=sub_scalar, mul_scalar=mul_scalar,
+                    div_scalar=div_scalar)
+
+
 # -- powers ------------------------------------------------------------------------------
 
 
@@ -435,6 +524,7 @@ class PowBackward0(Node):
     """x ** p for a number p: grad * p * x**(p-1). Saves the input x."""
 
     saves = {"self": INPUT, "exponent": VALUE}
+    formulas = (Formula("self", "pow_backward(grad, self, exponent)"),)
 
     def backward(self, grad):
         x = self.saved("self").astype(grad.dtype, copy=False)
@@ -681,6 +771,9 @@ binary_op("atan2", node="Atan2Backward0", kernel=K.atan2,
                              "(self * self + other * other).reciprocal())"},
           fused={"self": K.atan2_backward_self, "other": K.atan2_backward_other},
           promote=_float_result, compute=binary,
+          # (PyTorch's formula masks the reciprocal in place, recording a
+          # MaskedFillBackward0 minigrad does not have: no create_graph=True yet.)
+          recordable=False,
           doc="The angle of the point (other, input), in (-pi, pi]. Both gradients "
               "need both inputs, so it saves both; at the origin both are 0.")
 

@@ -18,10 +18,13 @@ from ..autograd.graph import Node
 from ..autograd.inplace import begin_inplace, finish_inplace
 from ..autograd.record import record
 from ..tensor import Tensor, as_tensor_arg
+from .formulas import Formula
 
 
 class CloneBackward0(Node):
     """clone(): the gradient passes unchanged."""
+
+    formulas = (Formula("self", "grad"),)
 
     def backward(self, grad):
         return (grad,)
@@ -47,6 +50,8 @@ class CopyBackwards(Node):
     gradient, summed to its shape."""
 
     _display_name = "minigrad::autograd::CopyBackwards"
+    # (src's gradient is summed to its shape and cast to its dtype by the engine)
+    formulas = (Formula("self", "zeros_like(grad)"), Formula("src", "grad"))
 
     def backward(self, grad):
         ga = np.zeros_like(grad) if self.needs_grad(0) else None
@@ -137,7 +142,10 @@ def to_dtype(x: Tensor, dt) -> Tensor:
 
 
 class ToCopyBackward0(Node):
-    """A dtype conversion: the gradient converted back."""
+    """A dtype conversion: the gradient converted back (by the engine, which casts a
+    gradient to its input's dtype)."""
+
+    formulas = (Formula("self", "grad"),)
 
     def backward(self, grad):
         return (grad.astype(self._input_meta[0][1]),)

@@ -19,9 +19,10 @@ What a node saves follows from the names its formulas use, as in PyTorch's table
 LogBackward0 saves the input. Nobody writes a saves list that could disagree with
 the formula.
 
-A formula is minigrad code: evaluated on tensors, it computes the gradient with
-minigrad's own differentiable ops, so it could itself be recorded and differentiated
-again. A plain backward records nothing, and runs the op's `fused` kernel instead:
+A formula is minigrad code (`ops/formulas.py`): evaluated on tensors, it computes the
+gradient with minigrad's own differentiable ops, and a `create_graph=True` backward
+runs it so, recording a graph that can be differentiated again. A plain backward
+records nothing, and runs the op's `fused` kernel instead:
 the same arithmetic in one pass over numpy arrays, without making a tensor per step.
 `tests/minigrad/test_declarations.py` checks, for every declared op, that the two
 give the same values.
@@ -29,7 +30,6 @@ give the same values.
 
 from __future__ import annotations
 
-import ast
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -40,42 +40,11 @@ from ..arrays.broadcasting import check_inplace_shape
 from ..arrays.dispatch import VECTORISED, VECTORISED_BACKWARD, backward2, quietly, unary, unary_into
 from ..arrays.layout import flat, fresh_result
 from ..arrays.scalars import as_float_data
-from ..autograd.graph import INPUT, OUTPUT, Node, SavedTensor
+from ..autograd.graph import Node, SavedTensor, efficient_zeros
 from ..autograd.inplace import begin_inplace, finish_inplace
 from ..autograd.record import record, record_elementwise
 from ..tensor import Tensor
-
-# The names a formula may use for the op's tensors, and what saving each one keeps.
-ROLES = {"self": INPUT, "other": INPUT, "result": OUTPUT}
-
-
-class Formula:
-    """The gradient of one input, written as a minigrad expression of `grad` (the
-    gradient of the output) and of `self`, `other` and `result`."""
-
-    __slots__ = ("input", "text", "uses", "_code")
-
-    def __init__(self, input: str, text: str) -> None:  # noqa: A002 - PyTorch's name
-        self.input = input
-        self.text = text
-        tree = ast.parse(text, mode="eval")
-        used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
-        self.uses = tuple(name for name in ROLES if name in used)
-        self._code = compile(tree, f"<gradient of {input}: {text}>", "eval")
-
-    def __call__(self, grad: Tensor, /, **tensors: Tensor) -> Tensor:
-        """Evaluate the formula on tensors (`self=x, result=y`)."""
-        return eval(self._code, _formula_names(), {"grad": grad, **tensors})  # noqa: S307
-
-    def __repr__(self) -> str:
-        return f"{self.input}: {self.text}"
-
-
-def _formula_names() -> dict:
-    """The names a formula can call: minigrad's namespace, as a learner's code sees
-    it. (Formulas run only once `import minigrad` has finished, so this looks the
-    package up rather than importing it: the ops sit below the namespace.)"""
-    return vars(sys.modules["minigrad"])
+from .formulas import ROLES, Formula
 
 
 @dataclass(eq=False)
@@ -153,11 +122,22 @@ class _DeclaredUnarySavingNothing(_DeclaredUnary):
         return (unary(type(self).fused, grad),)
 
 
+class _DeclaredZeroGradient(_DeclaredUnary):
+    """The node of an op declared with `fused=None`, whose gradient is zero by
+    definition: it returns `efficient_zeros`, as PyTorch returns its efficient zero
+    tensor (which an input buffer never adds into, so the versions of the gradients
+    it meets stay PyTorch's)."""
+
+    def backward(self, grad):
+        return (efficient_zeros(grad.shape, grad.dtype),)
+
+
 def unary_op(name: str, *, node: str, kernel, formula: str, fused, doc: str,
              vectorised: Callable | None = None, vectorised_fused: Callable | None = None,
              keeps_integers: bool = False,
              bool_error: tuple[type[Exception], str] | None = None,
-             aliases: tuple[str, ...] = (), function_inplace: bool = True) -> Declaration:
+             aliases: tuple[str, ...] = (), function_inplace: bool = True,
+             fused_reads: str | None = "") -> Declaration:
     """Declare an element-wise op of one tensor, `name(input)`.
 
     node: PyTorch's name for its backward node.
@@ -165,7 +145,9 @@ def unary_op(name: str, *, node: str, kernel, formula: str, fused, doc: str,
     formula: the gradient of the input, reading `grad` and at most one of `self` (the
         input) or `result` (the output): what the node saves follows from it.
     fused: the kernel `fused(grad, saved, out)` computing the same formula in one pass
-        (`fused(grad, out)` for a formula that reads neither).
+        (`fused(grad, out)` for a formula that reads neither); None for a gradient that
+        is zero by definition (`sgn`'s), which PyTorch returns as an efficient zero
+        tensor.
     vectorised: numpy's ufunc for the forward (or a function of (x, out)), which long
         arrays use instead of the kernel (see `arrays.dispatch.VECTORISED`);
         `vectorised_fused` the same for the fused backward kernel.
@@ -175,25 +157,30 @@ def unary_op(name: str, *, node: str, kernel, formula: str, fused, doc: str,
     aliases: other names of the op (`negative` for `neg`), each with its in-place form.
     function_inplace: whether the namespace has `name_` too (PyTorch's has `exp_`,
         not `sign_`, which is a method only).
+    fused_reads: which saved tensor the fused kernel takes, for a formula that reads
+        both `self` and `result` (`sgn`'s); None: neither. By default, the one the
+        formula reads.
 
     Builds `name(input)`, the method `input.name()` and the in-place `input.name_()`.
     """
     module, family = _family_of_caller()
     formulas = (Formula("self", formula),)
     saves = saves_of(formulas)
-    if len(saves) > 1:
-        raise ValueError(f"{name}: a unary formula reads one of self or result, not {saves}")
-    saved_name = next(iter(saves), None)
-    base = _DeclaredUnary if saved_name else _DeclaredUnarySavingNothing
+    saved_names = tuple(saves)
+    if fused_reads == "":
+        if len(saves) > 1:
+            raise ValueError(f"{name}: say which of {saved_names} the fused kernel reads")
+        fused_reads = next(iter(saves), None)
+    base = (_DeclaredZeroGradient if fused is None
+            else _DeclaredUnary if fused_reads else _DeclaredUnarySavingNothing)
     node_cls = type(node, (base,), {
         "__module__": module, "__qualname__": node, "__doc__": f"{name}: {doc}",
-        "saves": saves, "saved_name": saved_name, "fused": fused, "formulas": formulas,
+        "saves": saves, "saved_name": fused_reads, "fused": fused, "formulas": formulas,
     })
     if vectorised is not None:
         VECTORISED[kernel] = quietly(vectorised) if isinstance(vectorised, np.ufunc) else vectorised
     if vectorised_fused is not None:
         VECTORISED_BACKWARD[fused] = vectorised_fused
-    save_output = saved_name == "result"
 
     def refuse(dtype: np.dtype) -> None:
         """The error for an input whose dtype the op cannot take (`keeps_integers`)."""
@@ -210,9 +197,10 @@ def unary_op(name: str, *, node: str, kernel, formula: str, fused, doc: str,
         out = Tensor._make(unary(kernel, data))
         # (Only a float input can need a gradient, and then the output is just like it.)
         recorded = record_elementwise(node_cls, out, input)
-        if recorded is not None and saved_name:
-            recorded._saved[saved_name] = (SavedTensor(out, is_output=True) if save_output
-                                           else SavedTensor(input))
+        if recorded is not None:
+            for saved in saved_names:
+                recorded._saved[saved] = (SavedTensor(out, is_output=True) if saved == "result"
+                                          else SavedTensor(input))
         return out
 
     def op_(input: Tensor) -> Tensor:  # noqa: A002
@@ -224,7 +212,7 @@ def unary_op(name: str, *, node: str, kernel, formula: str, fused, doc: str,
         recorded = begin_inplace(node_cls, input)
         # The formula reads the input as it was: keep a copy before writing over it
         # (recorded, as PyTorch records its `self.clone()`: CloneBackward0).
-        original = (input.clone() if recorded is not None and saved_name == "self"
+        original = (input.clone() if recorded is not None and "self" in saves
                     else None)
         if input._data.flags.c_contiguous:
             data = flat(input._data)
@@ -232,9 +220,10 @@ def unary_op(name: str, *, node: str, kernel, formula: str, fused, doc: str,
         else:
             input._data[...] = unary(kernel, input._data)
         finish_inplace(input, recorded)
-        if recorded is not None and saved_name:
-            recorded._saved[saved_name] = (SavedTensor(input, is_output=True) if save_output
-                                           else SavedTensor(original))
+        if recorded is not None:
+            for saved in saved_names:
+                recorded._saved[saved] = (SavedTensor(input, is_output=True)
+                                          if saved == "result" else SavedTensor(original))
         return input
 
     _name_functions(module, doc, {name: op, name + "_": op_})
@@ -281,7 +270,8 @@ class _DeclaredBinary(Node):
 
 
 def binary_op(name: str, *, node: str, kernel, formulas: dict[str, str], fused: dict,
-              doc: str, promote: Callable, compute: Callable) -> Declaration:
+              doc: str, promote: Callable, compute: Callable,
+              recordable: bool = True) -> Declaration:
     """Declare an element-wise op of two tensors, `name(input, other)`, computed in
     floating point (integers promote to the default float dtype, as `atan2`'s do).
 
@@ -291,6 +281,8 @@ def binary_op(name: str, *, node: str, kernel, formulas: dict[str, str], fused: 
         formula in one pass.
     promote(input, other): the result's dtype; compute(kernel, a, b, dtype): the
         forward on arrays (broadcasting as `arrays.dispatch.binary` does).
+    recordable: False where the formulas, run on tensors, would not record the
+        graph PyTorch records (see `Node.recordable`).
     """
     module, family = _family_of_caller()
     parsed = tuple(Formula(input, text) for input, text in formulas.items())
@@ -298,7 +290,7 @@ def binary_op(name: str, *, node: str, kernel, formulas: dict[str, str], fused: 
     node_cls = type(node, (_DeclaredBinary,), {
         "__module__": module, "__qualname__": node, "__doc__": f"{name}: {doc}",
         "saves": saves, "formulas": parsed,
-        "fused": tuple(fused[f.input] for f in parsed),
+        "fused": tuple(fused[f.input] for f in parsed), "recordable": recordable,
     })
 
     def op(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002 - PyTorch's names

@@ -11,6 +11,7 @@ from ..autograd.graph import INPUT, Node, SavedTensor
 from ..autograd.record import record
 from ..tensor import Tensor, element_strides
 from . import views
+from .formulas import Formula
 
 VALUE = "value"
 
@@ -67,6 +68,10 @@ class MmBackward0(Node):
         "self": INPUT, "mat2": INPUT, "self_sym_sizes": VALUE, "self_sym_strides": VALUE,
         "mat2_sym_sizes": VALUE, "mat2_sym_strides": VALUE,
     }
+    formulas = (
+        Formula("self", "mm_mat1_backward(grad, mat2, self_sym_sizes, self_sym_strides, 1)"),
+        Formula("mat2", "mm_mat2_backward(grad, self, mat2_sym_sizes, mat2_sym_strides, 1)"),
+    )
     exact = True  # (both matrices have one dtype, which `mm` checks)
 
     def backward(self, grad):
@@ -321,6 +326,12 @@ class AddmmBackward0(Node):
         "mat1_sym_sizes": VALUE, "mat1_sym_strides": VALUE,
         "mat2_sym_sizes": VALUE, "mat2_sym_strides": VALUE,
     }
+    scalars = ("alpha", "beta")
+    formulas = (
+        Formula("self", "maybe_multiply(grad, beta)"),
+        Formula("mat1", "mm_mat1_backward(grad, mat2, mat1_sym_sizes, mat1_sym_strides, alpha)"),
+        Formula("mat2", "mm_mat2_backward(grad, mat1, mat2_sym_sizes, mat2_sym_strides, alpha)"),
+    )
 
     def backward(self, grad):
         alpha, beta = self._saved["alpha"], self._saved["beta"]

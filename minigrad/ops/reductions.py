@@ -7,7 +7,7 @@ from collections import namedtuple
 import numpy as np
 
 from .. import _dtype
-from .._args import combination_error, is_int, type_name, unpack_error
+from .._args import combination_error, is_int, type_name, unpack_error, view_shape
 from .._dtype import result_type
 from ..arrays.broadcasting import broadcast_shape, spread
 from ..arrays.dispatch import total
@@ -17,6 +17,7 @@ from ..autograd.graph import INPUT, OUTPUT, Node, SavedTensor, bump_version
 from ..autograd.record import record
 from ..kernels import reductions as R
 from ..tensor import Tensor, _wrap_dim
+from .formulas import Formula
 
 VALUE = "value"
 
@@ -126,6 +127,7 @@ class SumBackward0(Node):
     """sum(): every element gets the incoming (scalar) gradient."""
 
     saves = {"self_sym_sizes": VALUE}
+    formulas = (Formula("self", "grad.expand(self_sym_sizes)"),)
     exact = True  # (a float sum keeps its input's dtype; other sums need no gradient)
 
     def backward(self, grad):
@@ -136,6 +138,7 @@ class SumBackward1(Node):
     """sum(dim): the gradient is broadcast back along the summed dims."""
 
     saves = {"dim": VALUE, "keepdim": VALUE, "self_sym_sizes": VALUE}
+    formulas = (Formula("self", "sum_backward(grad, self_sym_sizes, dim, keepdim)"),)
 
     def backward(self, grad):
         shape = self._saved["self_sym_sizes"]
@@ -171,10 +174,30 @@ def sum(x: Tensor, *args, dim=ALL_DIMS, keepdim: bool = False) -> Tensor:  # noq
     return out
 
 
+def sum_to_size(x: Tensor, *size) -> Tensor:
+    """`x` summed down to `size`, a shape that broadcasts to x's (how a broadcast
+    gradient is summed back): one sum over the leading dims and the dims that are 1
+    in `size`, keeping them, then a view without the leading ones. `x` itself when
+    it has that shape already."""
+    shape = tuple(view_shape(size, "sum_to_size", "size"))
+    have = x._data.shape
+    lead = len(have) - len(shape)
+    if lead < 0 or any(n != 1 and n != h for n, h in zip(shape, have[lead:])):
+        raise RuntimeError(f"size {{[{', '.join(map(str, shape))}]}} is not expandable to "
+                           f"size {{[{', '.join(map(str, have))}]}}.")
+    dims = [*range(lead), *(lead + i for i, n in enumerate(shape)
+                            if n == 1 and have[lead + i] != 1)]
+    if dims:
+        x = sum(x, dims, keepdim=True)
+    return x.view(shape) if lead else x
+
+
 class MeanBackward0(Node):
     """mean(): each element gets grad / numel."""
 
     saves = {"self_sym_numel": VALUE, "self_sym_sizes": VALUE}
+    formulas = (Formula("self", "mean_backward(grad, self_sym_sizes, (), self_sym_numel, "
+                                "False)"),)
     exact = True
 
     def backward(self, grad):
@@ -192,6 +215,8 @@ class MeanBackward1(Node):
     """mean(dim): grad / (number of elements averaged), broadcast back."""
 
     saves = {"dim": VALUE, "keepdim": VALUE, "self_sym_numel": VALUE, "self_sym_sizes": VALUE}
+    formulas = (Formula("self", "mean_backward(grad, self_sym_sizes, dim, self_sym_numel, "
+                                "keepdim)"),)
 
     def backward(self, grad):
         shape = self._saved["self_sym_sizes"]

@@ -14,7 +14,12 @@ import numpy as np
 
 from .._args import CLAMP_HEADS, clamp_bounds, combination_error
 from .._dtype import result_type
-from ..arrays.dispatch import cos_backward_in_passes, sigmoid_in_passes, sin_backward_in_passes
+from ..arrays.dispatch import (
+    backward2,
+    cos_backward_in_passes,
+    sigmoid_in_passes,
+    sin_backward_in_passes,
+)
 from ..arrays.layout import fresh_result
 from ..autograd.graph import INPUT, Node, SavedTensor
 from ..autograd.inplace import begin_inplace, finish_inplace
@@ -22,6 +27,7 @@ from ..autograd.record import record, record_elementwise
 from ..kernels import elementwise as K
 from ..tensor import Tensor
 from .declaration import functions_declared_in, unary_op
+from .formulas import BACKWARD_OPS, Formula, FormulaNode
 
 VALUE = "value"
 
@@ -59,17 +65,17 @@ unary_op("cos", node="CosBackward0", kernel=K.cos, vectorised=np.cos,
          doc="The cosine. Its derivative -sin(x) needs the input, so it saves its input.")
 
 unary_op("tanh", node="TanhBackward0", kernel=K.tanh, vectorised=np.tanh,
-         formula="grad * (1 - result * result)", fused=K.tanh_backward,
+         formula="tanh_backward(grad, result)", fused=K.tanh_backward,
          doc="The hyperbolic tangent. Its derivative 1 - tanh(x)**2 needs only the "
              "result, so it saves its output.")
 
 unary_op("sigmoid", node="SigmoidBackward0", kernel=K.sigmoid, vectorised=sigmoid_in_passes,
-         formula="grad * (1 - result) * result", fused=K.sigmoid_backward,
+         formula="sigmoid_backward(grad, result)", fused=K.sigmoid_backward,
          doc="1 / (1 + exp(-x)). Its derivative y * (1 - y) needs only the result y, so it "
              "saves its output.")
 
 unary_op("relu", node="ReluBackward0", kernel=K.relu,
-         formula="where(result <= 0, 0.0, grad)", fused=K.relu_backward,
+         formula="threshold_backward(grad, result, 0)", fused=K.relu_backward,
          keeps_integers=True, bool_error=(RuntimeError, "Boolean inputs not supported for relu"),
          doc="max(x, 0). The gradient passes where the result is positive, so it saves "
              "its output.")
@@ -80,7 +86,7 @@ unary_op("sqrt", node="SqrtBackward0", kernel=K.sqrt,
              "result, so it saves its output.")
 
 unary_op("abs", node="AbsBackward0", kernel=K.abs,
-         formula="grad * self.sign()", fused=K.abs_backward,
+         formula="grad * self.sgn()", fused=K.abs_backward,
          keeps_integers=True,
          bool_error=(NotImplementedError, "\"abs_cpu\" not implemented for 'Bool'"),
          doc="|x|. Its derivative is the sign of the input, so it saves its input.")
@@ -222,6 +228,92 @@ unary_op("ceil", node="CeilBackward0", kernel=K.ceil, vectorised=np.ceil,
 unary_op("sign", node="SignBackward0", kernel=K.sign, function_inplace=False,
          formula="zeros_like(grad)", fused=K.zero, keeps_integers=True,
          doc="-1, 0 or 1 (0 for nan and -0.0). A zero gradient, nothing saved.")
+
+unary_op("sgn", node="SgnBackward0", kernel=K.sign, function_inplace=False,
+         formula="sgn_backward(self, grad, result)", fused=None, fused_reads=None,
+         keeps_integers=True,
+         doc="The sign, as `sign` for real tensors (`sgn` extends it to complex ones). Its "
+             "formula reads the input and the result, so it saves both; for real "
+             "tensors the gradient is zero.")
+
+
+# -- the backward ops of tanh, sigmoid and relu ------------------------------------------
+# PyTorch's formulas for these three call an op of their own (`tanh_backward`, ...),
+# which a `create_graph=True` backward records with a node of its own: the gradient
+# of `x.tanh()` is a TanhBackwardBackward0. Their own formulas are PyTorch's too.
+
+
+class TanhBackwardBackward0(FormulaNode):
+    """tanh_backward(grad_output, output) = grad_output * (1 - output**2)."""
+
+    saves = {"grad_output": INPUT, "output": INPUT}
+    formulas = (Formula("grad_output", "tanh_backward(grad, output)"),
+                Formula("output", "grad * (-2 * output * grad_output)"))
+    elementwise = True
+
+
+class SigmoidBackwardBackward0(FormulaNode):
+    """sigmoid_backward(grad_output, output) = grad_output * (1 - output) * output."""
+
+    saves = {"grad_output": INPUT, "output": INPUT}
+    formulas = (Formula("grad_output", "sigmoid_backward(grad, output)"),
+                Formula("output", "grad * grad_output * (-2 * output + 1)"))
+    elementwise = True
+
+
+class ThresholdBackwardBackward0(FormulaNode):
+    """threshold_backward(grad_output, self, threshold): grad_output where self is
+    above the threshold, else 0."""
+
+    saves = {"self": INPUT, "threshold": VALUE}
+    formulas = (Formula("grad_output", "threshold_backward(grad, self, threshold)"),
+                Formula("self", "zeros_like(grad)"))
+    elementwise = True
+
+
+def _backward_op(node_cls, kernel, grad_output: Tensor, saved: Tensor, name: str) -> Tensor:
+    """`kernel(grad_output, saved)`, recorded as `node_cls`, which saves both tensors its
+    formulas read (PyTorch's backward ops save theirs whether needed or not)."""
+    out = Tensor._make(backward2(kernel, grad_output._data, saved._data))
+    node = record(node_cls, out, grad_output, saved,
+                  like_output=grad_output._data.shape == saved._data.shape)
+    if node is not None:
+        node._saved[name] = SavedTensor(saved)
+        if "grad_output" in node_cls.saves:
+            node._saved["grad_output"] = SavedTensor(grad_output)
+    return out
+
+
+def tanh_backward(grad_output: Tensor, output: Tensor) -> Tensor:
+    """The gradient of tanh from its output (PyTorch's aten::tanh_backward)."""
+    return _backward_op(TanhBackwardBackward0, K.tanh_backward, grad_output, output, "output")
+
+
+def sigmoid_backward(grad_output: Tensor, output: Tensor) -> Tensor:
+    """The gradient of sigmoid from its output (PyTorch's aten::sigmoid_backward)."""
+    return _backward_op(SigmoidBackwardBackward0, K.sigmoid_backward, grad_output, output,
+                        "output")
+
+
+def threshold_backward(grad_output: Tensor, self: Tensor, threshold) -> Tensor:
+    """grad_output where `self` > threshold, else 0 (PyTorch's aten::threshold_backward;
+    relu's gradient is threshold_backward(grad, result, 0))."""
+    if threshold == 0:
+        out = _backward_op(ThresholdBackwardBackward0, K.relu_backward, grad_output, self,
+                           "self")
+    else:
+        data = np.where(self._data <= threshold, 0, grad_output._data)
+        out = Tensor._make(data.astype(grad_output._data.dtype, copy=False))
+        node = record(ThresholdBackwardBackward0, out, grad_output, self)
+        if node is not None:
+            node._saved["self"] = SavedTensor(self)
+    if out.grad_fn is not None:
+        out.grad_fn._saved["threshold"] = threshold
+    return out
+
+
+BACKWARD_OPS.update(tanh_backward=tanh_backward, sigmoid_backward=sigmoid_backward,
+                    threshold_backward=threshold_backward)
 
 
 # The functions built from this module's declarations (`exp`, `exp_`, ...), under

@@ -26,6 +26,7 @@ from ..autograd.inplace import check_inplace
 from ..autograd.record import record
 from ..tensor import MULTI_OUTPUT_NODE, Tensor, _wrap_dim, make_view
 from .copies import clone
+from .formulas import Formula
 
 VALUE = "value"
 INT64_MAX = 2**63 - 1
@@ -46,9 +47,19 @@ class _ReshapeBack(Node):
     """The gradient is the incoming one reshaped back to the input's shape."""
 
     saves = {"self_sym_sizes": VALUE}
+    formulas = (Formula("self", "grad.reshape(self_sym_sizes)"),)
 
     def backward(self, grad):
-        return (grad.reshape(self._saved["self_sym_sizes"]),)
+        shape = self._saved["self_sym_sizes"]
+        try:
+            return (np.reshape(grad, shape, copy=False),)  # a view, where one can be
+        except ValueError:
+            # A copy that owns its memory, as PyTorch's reshape makes (numpy's own
+            # copy would be a view of a temporary, which an input buffer could not
+            # add into in place as PyTorch's does).
+            out = np.empty(shape, grad.dtype)
+            out.reshape(grad.shape)[...] = grad
+            return (out,)
 
 
 class ViewBackward0(_ReshapeBack):
@@ -66,6 +77,8 @@ class ReshapeAliasBackward0(_ReshapeBack):
 class _UnsqueezeBack(_ReshapeBack):
     """The gradient with the squeezed dims put back (itself when there were none)."""
 
+    formulas = (Formula("self", "unsqueeze_to(grad, self_sym_sizes)"),)
+
     def backward(self, grad):
         shape = self._saved["self_sym_sizes"]
         return (grad if grad.shape == shape else grad.reshape(shape),)
@@ -78,6 +91,7 @@ class SqueezeBackward0(_UnsqueezeBack):
 class SqueezeBackward1(_UnsqueezeBack):
     __doc__ = _UnsqueezeBack.__doc__
     saves = {"dim": VALUE, "self_sym_sizes": VALUE}
+    formulas = (Formula("self", "unsqueeze_to(grad, self_sym_sizes, dim)"),)
 
 
 class SqueezeBackward2(SqueezeBackward1):
@@ -191,6 +205,7 @@ class TransposeBackward0(Node):
 class TBackward0(Node):
     """t(): transpose the gradient back. Nothing saved."""
 
+    formulas = (Formula("self", "grad.t()"),)
     exact = True
 
     def backward(self, grad):
@@ -272,6 +287,7 @@ class UnsqueezeBackward0(Node):
     """unsqueeze(dim): squeeze that dim out of the gradient."""
 
     saves = {"dim": VALUE}
+    formulas = (Formula("self", "grad.squeeze(dim)"),)
 
     def backward(self, grad):
         return (np.squeeze(grad, self._saved["_dim"]),)
@@ -409,6 +425,7 @@ class ExpandBackward0(Node):
     """expand(): sum the gradient over the expanded dims."""
 
     saves = {"self_sym_sizes": VALUE}
+    formulas = (Formula("self", "grad.sum_to_size(self_sym_sizes)"),)
 
     def backward(self, grad):
         return (sum_to(grad, self._saved["self_sym_sizes"]),)

@@ -103,7 +103,9 @@ def _safe(fn: Callable[[], Any]) -> Any:
 
 
 def _values(t) -> np.ndarray:
-    return np.array(t.detach().numpy(), copy=True)
+    # (`force`: PyTorch's efficient zero gradients, such as sgn's, are ZeroTensors,
+    # which give their values only when forced)
+    return np.array(t.detach().numpy(force=True), copy=True)
 
 
 def _dtype_name(t) -> str:

@@ -1,0 +1,334 @@
+"""Backward formulas as minigrad code, and how a node runs them to record a graph.
+
+PyTorch writes each op's gradient in `derivatives.yaml` as C++ that calls ordinary
+differentiable ops, so that a `create_graph=True` backward records a graph of its
+own, which can be differentiated again. minigrad's formulas are the same thing in
+minigrad code: a `Formula` is a string such as `"grad * result"`, and
+`apply_recording` runs a node's formulas on tensors, with grad mode on, when the
+engine carries tensors.
+
+Three details make the recorded graph PyTorch's, node for node:
+
+* A number in a formula is a C++ `at::Scalar`. In PyTorch's formulas `result + 1`
+  calls the Scalar overload of add and records AddBackward1, where Python's `x + 1`
+  records AddBackward0 (Python wraps the number into a tensor first). So the numbers
+  written in a formula, and the values a node saved as Scalars (`Node.scalars`:
+  pow's exponent, add's alpha), are `Scalar`s here.
+* The helpers PyTorch's formulas call (its "FunctionsManual": `pow_backward`,
+  `maybe_multiply`, ...) are written below in minigrad code, and the ops that only
+  backward formulas call (`tanh_backward`, which has a node of its own,
+  TanhBackwardBackward0) are registered in `BACKWARD_OPS` by their family modules.
+* In `a * b`, PyTorch's build evaluates `b` first (C++ leaves the order of an
+  operator's operands open, and its compiler takes the right one first), so the
+  nodes `b` records are numbered before those of `a`; the numbers decide which
+  nodes a later backward runs first. A formula's operators here do the same.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from collections.abc import Callable
+
+from ..autograd.graph import INPUT, OUTPUT, Node, SavedNumber, SavedTensor
+from ..tensor import Tensor
+
+# The names a declared op's formula may use for its tensors, and what saving each one
+# keeps (see `ops/declaration.py`).
+ROLES = {"self": INPUT, "other": INPUT, "result": OUTPUT}
+
+# Ops that backward formulas call but minigrad's namespace does not have (PyTorch
+# keeps them under torch.ops.aten): the Scalar overloads and the backward ops.
+BACKWARD_OPS: dict[str, Callable] = {}
+
+
+class Scalar:
+    """A number in a formula, as C++'s `at::Scalar`: arithmetic of a tensor with a
+    Scalar records PyTorch's Scalar overloads (`t + s` AddBackward1, `t - s`
+    SubBackward1, `t * s` and `s * t` MulBackward1, `t / s` DivBackward1), and
+    arithmetic of two Scalars gives a Scalar."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value) -> None:
+        self.value = value.value if isinstance(value, Scalar) else value
+
+    def __repr__(self) -> str:
+        return f"Scalar({self.value!r})"
+
+    def __eq__(self, other) -> bool:
+        return self.value == _value(other)
+
+    __hash__ = None  # (compared by value, like the number it holds)
+
+    def __float__(self) -> float:
+        return float(self.value)
+
+    def __neg__(self) -> Scalar:
+        return Scalar(-self.value)
+
+    def __add__(self, other):
+        if isinstance(other, Tensor):
+            return BACKWARD_OPS["add_scalar"](other, self.value)
+        return Scalar(self.value + _value(other))
+
+    __radd__ = __add__
+
+    def __mul__(self, other):
+        if isinstance(other, Tensor):
+            return BACKWARD_OPS["mul_scalar"](other, self.value)
+        return Scalar(self.value * _value(other))
+
+    __rmul__ = __mul__
+
+    def __sub__(self, other):
+        if isinstance(other, Tensor):
+            raise NotImplementedError("a formula cannot subtract a tensor from a Scalar")
+        return Scalar(self.value - _value(other))
+
+    def __rsub__(self, other):  # other - self
+        if isinstance(other, Tensor):
+            return BACKWARD_OPS["sub_scalar"](other, self.value)
+        return Scalar(_value(other) - self.value)
+
+    def __truediv__(self, other):
+        if isinstance(other, Tensor):
+            # (C++'s Scalar / Tensor is the reciprocal times the Scalar)
+            return BACKWARD_OPS["mul_scalar"](other.reciprocal(), self.value)
+        return Scalar(self.value / _value(other))
+
+    def __rtruediv__(self, other):  # other / self
+        if isinstance(other, Tensor):
+            return BACKWARD_OPS["div_scalar"](other, self.value)
+        return Scalar(_value(other) / self.value)
+
+    def __rpow__(self, other):  # other ** self
+        if isinstance(other, Tensor):
+            return other.pow(self.value)
+        return Scalar(_value(other) ** self.value)
+
+
+def _value(x):
+    return x.value if isinstance(x, Scalar) else x
+
+
+class _AsInCpp(ast.NodeTransformer):
+    """Evaluate a formula as PyTorch's C++ does: every number that is an operand of
+    arithmetic (`result + 1`, `-2 * output`) becomes a `Scalar(...)` (numbers passed
+    to a function stay numbers), and `a op b` becomes `_RIGHT_FIRST[op](b, a)`, which
+    evaluates `b` before `a` and then computes `a op b`."""
+
+    def visit_BinOp(self, node: ast.BinOp) -> ast.expr:
+        self.generic_visit(node)
+        left, right = _as_scalar(node.left), _as_scalar(node.right)
+        op = ast.Subscript(ast.Name("_RIGHT_FIRST", ast.Load()),
+                           ast.Constant(type(node.op).__name__), ast.Load())
+        return ast.Call(op, [right, left], [])
+
+
+_RIGHT_FIRST = {
+    "Add": lambda b, a: a + b, "Sub": lambda b, a: a - b, "Mult": lambda b, a: a * b,
+    "Div": lambda b, a: a / b, "Pow": lambda b, a: a ** b,
+}
+
+
+def _as_scalar(operand: ast.expr) -> ast.expr:
+    number = operand
+    if isinstance(operand, ast.UnaryOp) and isinstance(operand.op, ast.USub):
+        number = operand.operand
+    if isinstance(number, ast.Constant) and type(number.value) in (int, float):
+        return ast.Call(ast.Name("Scalar", ast.Load()), [operand], [])
+    return operand
+
+
+class Formula:
+    """The gradient of one input, written as a minigrad expression of `grad` (the
+    gradient of the output) and of the names the node saved (`self`, `other`,
+    `result`, or a value such as `exponent`)."""
+
+    __slots__ = ("input", "text", "names", "uses", "_code")
+
+    def __init__(self, input: str, text: str) -> None:  # noqa: A002 - PyTorch's name
+        self.input = input
+        self.text = text
+        tree = ast.parse(text, mode="eval")
+        self.names = frozenset(n.id for n in ast.walk(tree) if isinstance(n, ast.Name))
+        # (the op's tensors it reads, in the order self, other, result)
+        self.uses = tuple(name for name in ROLES if name in self.names)
+        tree = ast.fix_missing_locations(_AsInCpp().visit(tree))
+        self._code = compile(tree, f"<gradient of {input}: {text}>", "eval")
+
+    def __call__(self, grad: Tensor, /, **saved) -> Tensor:
+        """Evaluate the formula on tensors (`self=x, result=y`)."""
+        return eval(self._code, _names(), {"grad": grad, **saved})  # noqa: S307
+
+    def __repr__(self) -> str:
+        return f"{self.input}: {self.text}"
+
+
+_NAMES: dict | None = None
+
+
+def _names() -> dict:
+    """The names a formula can call: minigrad's namespace, as a learner's code sees
+    it, the backward ops and the helpers below. (Formulas run only once `import
+    minigrad` has finished, so this looks the package up rather than importing it:
+    the ops sit below the namespace.)"""
+    global _NAMES
+    if _NAMES is None:
+        _NAMES = {**vars(sys.modules["minigrad"]), **BACKWARD_OPS, **_HELPERS,
+                  "Scalar": Scalar, "_RIGHT_FIRST": _RIGHT_FIRST}
+    return _NAMES
+
+
+# -- running a node's formulas ------------------------------------------------------------
+
+
+def apply_recording(node: Node, grads: list) -> list:
+    """Run `node`'s backward formulas on the tensors `grads` (`Node.apply_recording`).
+
+    Each formula sees `grad` and the node's saved values: a saved tensor unpacked (an
+    output gets the node back as its `grad_fn`, so the new graph leads through the
+    old one), a saved Python number as that number, and the values PyTorch keeps as
+    Scalars as `Scalar`s. With grad mode on (a `create_graph=True` backward) the
+    ops the formulas call record a graph; with it off (`FormulaNode.backward`)
+    they just compute."""
+    cls = type(node)
+    if not cls.formulas or not cls.recordable:
+        raise NotImplementedError(
+            f"minigrad cannot differentiate through the backward of {node.name()} yet "
+            f"(create_graph=True): it has no backward formula written as minigrad code "
+            f"that records PyTorch's graph"
+        )
+    saved = {}
+    for name in cls.saves:
+        value = node._saved.get(name, cls.saved_defaults.get(name))
+        if type(value) is SavedNumber:
+            value = value.number(node)
+        elif isinstance(value, SavedTensor):
+            value = value.unpack(node)
+        elif name in cls.scalars:
+            value = Scalar(value)
+        else:
+            value = _signed(value)
+        saved[name] = value
+    grad = grads[0]
+    out: list = [None] * len(cls.formulas)
+    # In the order PyTorch's generated code computes them, by input name (`other`
+    # before `self`): the nodes they record are numbered in that order, and the
+    # numbers decide which of them a later backward runs first.
+    for i, formula in sorted(enumerate(cls.formulas), key=lambda f: f[1].input):
+        if node.needs_grad(i):
+            out[i] = formula(grad, **saved)
+    return out
+
+
+Node.apply_recording = apply_recording
+
+
+def _signed(value):
+    """A saved dim as the int it is: PyTorch shows saved int64 dims as unsigned
+    (`_saved_dim` of `sum(-1)` is 2**64 - 1), and minigrad saves them so."""
+    if type(value) is int and value >= 2**63:
+        return value - 2**64
+    if type(value) is tuple and any(type(v) is int and v >= 2**63 for v in value):
+        return tuple(_signed(v) for v in value)
+    return value
+
+
+class FormulaNode(Node):
+    """A node whose plain backward runs its formulas too (on tensors, recording
+    nothing: the engine runs a plain backward with grad mode off), for the ops that
+    only backward formulas make (TanhBackwardBackward0, ...): rare enough to need no
+    fused kernel, and so computed in exactly PyTorch's order of operations."""
+
+    def backward(self, *grads):
+        tensors = [None if g is None else Tensor._make(g) for g in grads]
+        return tuple(None if g is None else g._data for g in apply_recording(self, tensors))
+
+
+# -- the helpers PyTorch's formulas call, in minigrad code ------------------------------------
+
+_HELPERS: dict[str, Callable] = {}
+
+
+def _helper(fn: Callable) -> Callable:
+    _HELPERS[fn.__name__] = fn
+    return fn
+
+
+@_helper
+def maybe_multiply(t: Tensor, s) -> Tensor:
+    """`t * s`, or `t` itself when the Scalar `s` is 1 (add's and sub's alpha)."""
+    return t if s == 1 else t * Scalar(s)
+
+
+@_helper
+def pow_backward(grad: Tensor, self: Tensor, exponent) -> Tensor:
+    """The gradient of `self ** exponent` for a number: zero for the exponent 0, else
+    `grad * (exponent * self ** (exponent - 1))`, computed in double as PyTorch."""
+    if exponent == 0:
+        return _names()["zeros_like"](self)
+    p = Scalar(float(_value(exponent)))
+    return grad * (p * self ** (p - 1))
+
+
+@_helper
+def sgn_backward(self: Tensor, grad: Tensor, result: Tensor) -> Tensor:
+    """The gradient of `sgn` for real tensors: zero (its Jacobian is zero wherever it
+    has one)."""
+    return _names()["zeros_like"](grad)
+
+
+@_helper
+def sum_backward(grad: Tensor, sizes: tuple, dims, keepdim: bool) -> Tensor:
+    """The gradient of a sum over `dims`: the reduced dims put back (unless kept),
+    then expanded to the input's sizes."""
+    if not keepdim and sizes:
+        for d in sorted(d % len(sizes) for d in dims):
+            grad = grad.unsqueeze(d)
+    return grad.expand(sizes)
+
+
+@_helper
+def mean_backward(grad: Tensor, sizes: tuple, dims, numel: int, keepdim: bool) -> Tensor:
+    """The gradient of a mean over `dims` (all of them when empty): the sum's,
+    divided by how many elements each mean took."""
+    if not dims:
+        return grad.expand(sizes) / Scalar(numel)
+    count = 1
+    for d in dims:
+        count *= sizes[d % len(sizes)]
+    return sum_backward(grad, sizes, dims, keepdim) / Scalar(count)
+
+
+@_helper
+def mm_mat1_backward(grad: Tensor, mat2: Tensor, sizes: tuple, strides: tuple,
+                     alpha) -> Tensor:
+    """The gradient of the first matrix of a product: grad @ mat2.T, or, when that
+    matrix was column-major, (mat2 @ grad.T).T, which comes out column-major too."""
+    if len(sizes) == 2 and strides[0] == 1 and strides[1] == sizes[0]:
+        return maybe_multiply(mat2.mm(grad.t()).t(), alpha)
+    return maybe_multiply(grad.mm(mat2.t()), alpha)
+
+
+@_helper
+def mm_mat2_backward(grad: Tensor, mat1: Tensor, sizes: tuple, strides: tuple,
+                     alpha) -> Tensor:
+    """The gradient of the second matrix of a product: mat1.T @ grad, or (grad.T @
+    mat1).T when that matrix was column-major."""
+    if len(sizes) == 2 and strides[0] == 1 and strides[1] == sizes[0]:
+        return maybe_multiply(grad.t().mm(mat1).t(), alpha)
+    return maybe_multiply(mat1.t().mm(grad), alpha)
+
+
+@_helper
+def unsqueeze_to(grad: Tensor, sizes: tuple, dims=None) -> Tensor:
+    """The gradient of a squeeze: the squeezed dims (those of `dims`, or all) put back
+    where the input had a 1."""
+    if dims is not None:
+        dims = {d % len(sizes) for d in (dims if isinstance(dims, tuple) else (dims,))}
+    for d, n in enumerate(sizes):
+        if n == 1 and (dims is None or d in dims):
+            grad = grad.unsqueeze(d)
+    return grad
