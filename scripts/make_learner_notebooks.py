@@ -27,6 +27,13 @@ answer stops it, with a hint.
 
 Solution blocks in markdown cells become ``*Not yet solved: write your answer here.*``.
 
+Code between ``### BEGIN HIDDEN TESTS`` and ``### END HIDDEN TESTS`` lines is removed
+(no stub). The lessons use it in the nbgrader grade cell that follows each exercise
+(``scripts/nbgrader_course.py``): the learner sees only the cell's comment, and "Run
+All" is not stopped by a test of an exercise not yet done. These are the rules of
+nbgrader's own ``generate_assignment`` (which the course configures with these stubs),
+so both make the same learner notebooks.
+
 Usage::
 
     python scripts/make_learner_notebooks.py           # (re)write notebooks/learner/
@@ -68,9 +75,18 @@ MARKDOWN_STUB = "*Not yet solved: write your answer here.*"
 
 BEGIN_RE = re.compile(r"^(?P<indent>[ \t]*)### BEGIN SOLUTION(?::(?P<names>.*))?[ \t\r]*$")
 END_RE = re.compile(r"^[ \t]*### END SOLUTION[ \t\r]*$")
+HIDDEN_BEGIN_RE = re.compile(r"^[ \t]*### BEGIN HIDDEN TESTS[ \t\r]*$")
+HIDDEN_END_RE = re.compile(r"^[ \t]*### END HIDDEN TESTS[ \t\r]*$")
 # Anything that looks like a marker but does not match exactly is an error: a typo in
-# a marker must not leak a solution into the learner notebook.
-LOOSE_MARKER_RE = re.compile(r"(BEGIN|END)\s+SOLUTION", re.IGNORECASE)
+# a marker must not leak a solution (or a hidden test) into the learner notebook.
+LOOSE_MARKER_RE = re.compile(r"(BEGIN|END)\s+(SOLUTION|HIDDEN\s+TESTS)", re.IGNORECASE)
+SOLUTION, HIDDEN_TESTS = "SOLUTION", "HIDDEN TESTS"
+MALFORMED_HINT = {
+    SOLUTION: "write exactly '### BEGIN SOLUTION' (optionally ': name, ...') or "
+              "'### END SOLUTION' on a line of its own",
+    HIDDEN_TESTS: "write exactly '### BEGIN HIDDEN TESTS' or '### END HIDDEN TESTS' on a "
+                  "line of its own",
+}
 
 # Per-cell metadata that only records a past execution or a UI state.
 VOLATILE_CELL_METADATA = ("execution", "ExecuteTime", "collapsed", "scrolled")
@@ -103,45 +119,73 @@ def _stub_lines(indent: str, names: str | None, cell_type: str, where: str) -> l
     return [indent + NAME_STUB.format(name=n) for n in parsed]
 
 
-def strip_solutions(source: str, *, cell_type: str = "code", where: str = "cell") -> str:
-    """Return ``source`` with every solution block replaced by its stub.
+def _marker(line: str) -> tuple[str, str] | None:
+    """("BEGIN" or "END", block kind) if `line` is an exact marker line, else None."""
+    for kind, begin, end in ((SOLUTION, BEGIN_RE, END_RE),
+                             (HIDDEN_TESTS, HIDDEN_BEGIN_RE, HIDDEN_END_RE)):
+        if begin.match(line):
+            return "BEGIN", kind
+        if end.match(line):
+            return "END", kind
+    return None
+
+
+def strip_solutions(source: str, *, cell_type: str = "code", where: str = "cell",
+                    remove_hidden_tests: bool = True) -> str:
+    """Return ``source`` with every solution block replaced by its stub and every hidden
+    test block removed (kept, markers and all, with ``remove_hidden_tests=False``: nbgrader
+    stores a grade cell's hidden tests after clearing the solutions, and removes them later).
 
     Raises SolutionMarkerError (naming ``where`` and the line) for a BEGIN without END,
-    an END without BEGIN, nested blocks, or a line that looks like a marker but is not one.
+    an END without BEGIN, nested blocks, hidden tests outside a code cell, or a line that
+    looks like a marker but is not one.
     """
+    def copied(kind: str) -> bool:  # a block kept as it is, markers and all
+        return kind == HIDDEN_TESTS and not remove_hidden_tests
+
     out: list[str] = []
-    open_at: int | None = None
+    open_block: tuple[str, int] | None = None  # (kind, line number of its BEGIN)
     lines = source.split("\n")
     for line_no, line in enumerate(lines, start=1):
-        begin = BEGIN_RE.match(line)
-        end = END_RE.match(line)
+        marker = _marker(line)
         loc = f"{where}, line {line_no}"
-        if begin:
-            if open_at is not None:
+        if marker is not None and marker[0] == "BEGIN":
+            kind = marker[1]
+            if open_block is not None:
+                outer, at = open_block
                 raise SolutionMarkerError(
-                    f"{loc}: '### BEGIN SOLUTION' inside the block opened at line {open_at} "
-                    "(blocks cannot nest; is an '### END SOLUTION' missing?)"
+                    f"{loc}: '### BEGIN {kind}' inside the block opened at line {at} "
+                    f"(blocks cannot nest; is an '### END {outer}' missing?)"
                 )
-            open_at = line_no
-            out.extend(_stub_lines(begin["indent"], begin["names"], cell_type, loc))
-        elif end:
-            if open_at is None:
+            if kind == HIDDEN_TESTS and cell_type != "code":
+                raise SolutionMarkerError(f"{loc}: hidden tests belong in a code cell")
+            open_block = (kind, line_no)
+            if copied(kind):
+                out.append(line)
+            elif kind == SOLUTION:
+                begin = BEGIN_RE.match(line)
+                out.extend(_stub_lines(begin["indent"], begin["names"], cell_type, loc))
+        elif marker is not None:
+            kind = marker[1]
+            if open_block is None or open_block[0] != kind:
                 raise SolutionMarkerError(
-                    f"{loc}: '### END SOLUTION' without a matching '### BEGIN SOLUTION'"
+                    f"{loc}: '### END {kind}' without a matching '### BEGIN {kind}'"
                 )
-            open_at = None
-        elif LOOSE_MARKER_RE.search(line):
+            if copied(kind):
+                out.append(line)
+            open_block = None
+        elif loose := LOOSE_MARKER_RE.search(line):
+            kind = SOLUTION if loose[2].upper() == SOLUTION else HIDDEN_TESTS
+            what = "solution" if kind == SOLUTION else "hidden-tests"
             raise SolutionMarkerError(
-                f"{loc}: malformed solution marker {line.strip()!r}; write exactly "
-                "'### BEGIN SOLUTION' (optionally ': name, ...') or '### END SOLUTION' "
-                "on a line of its own"
+                f"{loc}: malformed {what} marker {line.strip()!r}; {MALFORMED_HINT[kind]}"
             )
-        elif open_at is None:
+        elif open_block is None or copied(open_block[0]):
             out.append(line)
-    if open_at is not None:
+    if open_block is not None:
+        kind, at = open_block
         raise SolutionMarkerError(
-            f"{where}, line {open_at}: '### BEGIN SOLUTION' is never closed by "
-            "'### END SOLUTION'"
+            f"{where}, line {at}: '### BEGIN {kind}' is never closed by '### END {kind}'"
         )
     return "\n".join(out)
 
@@ -166,7 +210,8 @@ def make_learner(nb: nbformat.NotebookNode, origin: str) -> nbformat.NotebookNod
             cell.source = strip_solutions(source, cell_type=cell.cell_type, where=where)
         elif LOOSE_MARKER_RE.search(source):
             raise SolutionMarkerError(
-                f"{where}: solution markers are only supported in code and markdown cells"
+                f"{where}: solution and hidden-test markers are only supported in code "
+                "and markdown cells"
             )
         if cell.cell_type == "code":
             cell.outputs = []

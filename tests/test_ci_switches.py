@@ -18,6 +18,14 @@ def test_parity(torch):
     assert False, "must not run without torch"
 """
 
+USES_NBGRADER = """
+import sys
+sys.modules["nbgrader"] = None  # make `import nbgrader` fail, as if it were not installed
+
+def test_round_trip(nbgrader):
+    assert False, "must not run without nbgrader"
+"""
+
 USES_BROWSER = """
 def test_page(chromium_context):
     assert False, "must not run without chromium"
@@ -34,29 +42,41 @@ def _fast_inner_pytest(monkeypatch):
 def project(pytester, monkeypatch):
     monkeypatch.delenv("MINIGRAD_REQUIRE_TORCH", raising=False)
     monkeypatch.delenv("MINIGRAD_REQUIRE_BROWSER", raising=False)
+    monkeypatch.delenv("MINIGRAD_REQUIRE_NBGRADER", raising=False)
     pytester.makeconftest((TESTS / "conftest.py").read_text())
-    pytester.makeini("[pytest]\nmarkers =\n    parity: x\n    browser: x\n")
+    pytester.makeini("[pytest]\nmarkers =\n    parity: x\n    browser: x\n    nbgrader: x\n")
     return pytester
 
 
-def test_missing_torch_skips(project):
-    project.makepyfile(test_parity=USES_TORCH)
+# (test file, the switch, what the skip says, the marker its fixture adds)
+FIXTURES = {
+    "torch": (USES_TORCH, "MINIGRAD_REQUIRE_TORCH", "PyTorch is not installed", "parity"),
+    "nbgrader": (USES_NBGRADER, "MINIGRAD_REQUIRE_NBGRADER", "nbgrader is not installed",
+                 "nbgrader"),
+}
+
+
+@pytest.mark.parametrize("required", [False, True])
+@pytest.mark.parametrize("fixture", sorted(FIXTURES))
+def test_missing_package_skips_or_fails(project, monkeypatch, fixture, required):
+    source, switch, reason, _ = FIXTURES[fixture]
+    if required:
+        monkeypatch.setenv(switch, "1")
+    project.makepyfile(test_needs_it=source)
     result = project.runpytest_subprocess("-rs")
-    result.assert_outcomes(skipped=1)
-    result.stdout.fnmatch_lines(["*PyTorch is not installed*"])
+    if required:
+        result.assert_outcomes(errors=1)
+        result.stdout.fnmatch_lines([f"*{reason}*{switch} is set*"])
+    else:
+        result.assert_outcomes(skipped=1)
+        result.stdout.fnmatch_lines([f"*{reason}*"])
 
 
-def test_missing_torch_fails_when_required(project, monkeypatch):
-    monkeypatch.setenv("MINIGRAD_REQUIRE_TORCH", "1")
-    project.makepyfile(test_parity=USES_TORCH)
-    result = project.runpytest_subprocess()
-    result.assert_outcomes(errors=1)
-    result.stdout.fnmatch_lines(["*PyTorch is not installed*MINIGRAD_REQUIRE_TORCH is set*"])
-
-
-def test_torch_fixture_marks_tests_parity(project):
-    project.makepyfile(test_parity=USES_TORCH)
-    result = project.runpytest_subprocess("-m", "not parity")
+@pytest.mark.parametrize("fixture", sorted(FIXTURES))
+def test_the_fixture_marks_its_tests(project, fixture):
+    source, _, _, marker = FIXTURES[fixture]
+    project.makepyfile(test_needs_it=source)
+    result = project.runpytest_subprocess("-m", f"not {marker}")
     result.assert_outcomes(deselected=1)
 
 

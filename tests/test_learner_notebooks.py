@@ -125,6 +125,38 @@ def test_markdown_solution_is_replaced(mln):
                        "\nNext part.")
 
 
+def test_hidden_tests_are_removed_without_a_stub(mln):
+    # an nbgrader grade cell: the learner keeps the comment, not the test
+    source = ('# nbgrader grades exercise "l0_x" here\n### BEGIN HIDDEN TESTS\n'
+              'grade("l0_x", answer_0_1)\n### END HIDDEN TESTS\nafter = 1')
+    assert mln.strip_solutions(source) == '# nbgrader grades exercise "l0_x" here\nafter = 1'
+    # nbgrader's ClearSolutions step leaves them for its own ClearHiddenTests step
+    kept = mln.strip_solutions("### BEGIN SOLUTION\nx = 1\n### END SOLUTION\n" + source,
+                               remove_hidden_tests=False)
+    assert kept == 'raise NotImplementedError("not yet solved: write your code here")\n' + source
+
+
+@pytest.mark.parametrize(
+    ("source", "cell_type", "message"),
+    [
+        ("### BEGIN HIDDEN TESTS\nx = 2", "code",
+         r"line 1: '### BEGIN HIDDEN TESTS' is never closed by '### END HIDDEN TESTS'"),
+        ("### BEGIN HIDDEN TESTS\nx = 2\n### END SOLUTION", "code",
+         r"line 3: '### END SOLUTION' without a matching '### BEGIN SOLUTION'"),
+        ("### BEGIN SOLUTION\n### BEGIN HIDDEN TESTS\n### END HIDDEN TESTS", "code",
+         r"line 2: '### BEGIN HIDDEN TESTS' inside the block opened at line 1 .*"
+         r"'### END SOLUTION' missing"),
+        ("# BEGIN HIDDEN TESTS\nx = 2\n### END HIDDEN TESTS", "code",
+         r"line 1: malformed hidden-tests marker"),
+        ("### BEGIN HIDDEN TESTS\nx\n### END HIDDEN TESTS", "markdown",
+         r"line 1: hidden tests belong in a code cell"),
+    ],
+)
+def test_bad_hidden_test_markers_raise_a_clear_error(mln, source, cell_type, message):
+    with pytest.raises(mln.SolutionMarkerError, match=message):
+        mln.strip_solutions(source, cell_type=cell_type, where="lesson.ipynb: cell 3")
+
+
 def test_outputs_cleared_and_other_cells_untouched(mln, tmp_path):
     src = write_course(tmp_path / "nb")
     mln.main(["--notebooks", str(src.parent)])

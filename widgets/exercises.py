@@ -20,6 +20,10 @@ Three kinds of exercise: value exercises (predict, then check), coding exercises
 learner's function or class is run on fresh inputs) and multiple-choice "why" questions
 (``show_choices(name)`` prints the options; every wrong option has its own feedback).
 
+``grade(name, answer)`` is the strict form for nbgrader's grade cells (see
+scripts/nbgrader_course.py): the stub raises ``NotSolvedYet`` there, so an exercise not
+done scores zero.
+
 ``progress()`` lists every exercise of the course and which ones are solved (solved
 exercises are remembered across notebooks in a small JSON file, see ``progress_file``);
 ``reset_exercise(name)`` puts an exercise's starter code back into the current cell.
@@ -51,6 +55,7 @@ __all__ = [
     "WrongAnswer",
     "check",
     "expected_answer",
+    "grade",
     "progress",
     "reset_exercise",
     "run_node",
@@ -224,17 +229,12 @@ def _not_solved(name: str) -> NotSolvedYet:
     return NotSolvedYet(_not_solved_message(name))
 
 
-def check(name: str, answer: Any) -> None:
-    """Check `answer` to exercise `name`.
-
-    Right: prints a confirmation (and remembers the exercise as solved). The learner
-    stub: prints "not yet solved" and returns, so Run All continues. Wrong: raises
-    WrongAnswer with a hint, or for a multiple-choice question with the feedback of
-    the option chosen."""
+def _verdict(name: str, answer: Any) -> str | None:
+    """The confirmation for a right `answer` to exercise `name`; None for the learner
+    stub; raises WrongAnswer (with a hint, or a wrong option's feedback) otherwise."""
     ex = _exercise(name)
     if answer is NotImplemented or answer is Ellipsis:
-        print(_not_solved_message(name))
-        return
+        return None
     if ex.choices:
         _check_choice(ex, answer)
     elif ex.verify is not None:
@@ -247,8 +247,7 @@ def check(name: str, answer: Any) -> None:
             with _quiet_warnings():
                 problem = ex.verify(answer)
         except NotImplementedError:
-            print(_not_solved_message(name))
-            return
+            return None
         except (NotSolvedYet, WrongAnswer):
             raise
         except Exception as exc:
@@ -265,8 +264,34 @@ def check(name: str, answer: Any) -> None:
             raise WrongAnswer(
                 f"Exercise {name!r}: {_describe(answer)} is not right.\nHint: {ex.hint}"
             )
+    return f"Correct! {ex.explain}"
+
+
+def check(name: str, answer: Any) -> None:
+    """Check `answer` to exercise `name`.
+
+    Right: prints a confirmation (and remembers the exercise as solved). The learner
+    stub: prints "not yet solved" and returns, so Run All continues. Wrong: raises
+    WrongAnswer with a hint, or for a multiple-choice question with the feedback of
+    the option chosen."""
+    verdict = _verdict(name, answer)
+    if verdict is None:
+        print(_not_solved_message(name))
+        return
     _record_solved(name)
-    print(f"Correct! {ex.explain}")
+    print(verdict)
+
+
+def grade(name: str, answer: Any) -> None:
+    """The autograded test of exercise `name`, for nbgrader's grade cells.
+
+    The same verdict as `check`, but every answer that is not right raises: the learner
+    stub raises NotSolvedYet, a wrong answer WrongAnswer. nbgrader gives a grade cell
+    its points only when it runs without an error, so an untouched exercise scores zero.
+    A right answer returns silently (nbgrader would read a returned number as partial
+    credit) and is not recorded in the learner's progress: grading is not practice."""
+    if _verdict(name, answer) is None:
+        raise _not_solved(name)
 
 
 @contextlib.contextmanager

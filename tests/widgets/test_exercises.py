@@ -12,8 +12,10 @@ from minigrad.autograd import Function
 from widgets import exercises
 from widgets.exercises import (
     EXERCISES,
+    NotSolvedYet,
     WrongAnswer,
     check,
+    grade,
     progress,
     reset_exercise,
     show_choices,
@@ -221,6 +223,29 @@ def test_multiple_choice_explains_the_option_chosen(capsys):
     show_choices(choice_names[0])
     out = capsys.readouterr().out
     assert all(f"({c.key}) {c.text}" in out for c in EXERCISES[choice_names[0]].choices)
+
+
+def test_grade_fails_the_stub_and_wrong_answers_and_passes_a_right_one_silently(capsys):
+    """nbgrader's grade cells: only a right answer runs without an error."""
+    with pytest.raises(NotSolvedYet, match="^Not yet solved: exercise 'l0_add_node'"):
+        grade("l0_add_node", NotImplemented)
+
+    def stub(values):
+        raise NotImplementedError("not yet solved: write your code here")
+
+    with pytest.raises(NotSolvedYet, match="exercise 'l0_grad_of_square'"):
+        grade("l0_grad_of_square", stub)
+    with pytest.raises(WrongAnswer, match="'MulBackward0' is not right"):
+        grade("l0_add_node", "MulBackward0")
+    ex = EXERCISES["l0_why_accumulate"]
+    wrong = next(c.key for c in ex.choices if c.key != ex.correct)
+    with pytest.raises(WrongAnswer, match=rf"\({wrong}\) is not right"):
+        grade("l0_why_accumulate", wrong)
+    assert grade("l0_add_node", "AddBackward0") is None
+    assert grade("l0_why_accumulate", ex.correct) is None
+    # nothing printed (nbgrader reads a cell's output) and no progress recorded
+    assert capsys.readouterr().out == ""
+    assert exercises.solved_exercises() == set()
 
 
 # -- progress and reset ----------------------------------------------------------------------
