@@ -1,11 +1,22 @@
 """Neural-network building blocks, as in `torch.nn`."""
 
 from . import functional, init, utils
-from .layers import Flatten, Identity, Linear, MSELoss, ReLU, Sequential, Sigmoid, Tanh
+from .layers import (
+    Flatten,
+    Identity,
+    Linear,
+    LogSoftmax,
+    MSELoss,
+    ReLU,
+    Sequential,
+    Sigmoid,
+    Softmax,
+    Tanh,
+)
 from .module import Module
 from .parameter import Parameter
 
 __all__ = [
-    "Flatten", "Identity", "Linear", "MSELoss", "Module", "Parameter", "ReLU", "Sequential",
-    "Sigmoid", "Tanh", "functional", "init", "utils",
+    "Flatten", "Identity", "Linear", "LogSoftmax", "MSELoss", "Module", "Parameter", "ReLU",
+    "Sequential", "Sigmoid", "Softmax", "Tanh", "functional", "init", "utils",
 ]
