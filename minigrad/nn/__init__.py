@@ -13,10 +13,12 @@ from .layers import (
     Softmax,
     Tanh,
 )
+from .loss import CrossEntropyLoss, NLLLoss
 from .module import Module
 from .parameter import Parameter
 
 __all__ = [
-    "Flatten", "Identity", "Linear", "LogSoftmax", "MSELoss", "Module", "Parameter", "ReLU",
-    "Sequential", "Sigmoid", "Softmax", "Tanh", "functional", "init", "utils",
+    "CrossEntropyLoss", "Flatten", "functional", "Identity", "init", "Linear", "LogSoftmax",
+    "Module", "MSELoss", "NLLLoss", "Parameter", "ReLU", "Sequential", "Sigmoid", "Softmax",
+    "Tanh", "utils",
 ]

@@ -5,12 +5,14 @@ from __future__ import annotations
 from ..arrays.broadcasting import broadcast_shape, shape_mismatch
 from ..ops import linalg
 from ..ops import softmax as _sm
+from ..ops.cross_entropy import cross_entropy, nll_loss
 from ..ops.loss import TYPE_NAMES, mse_loss
 from ..ops.unary import relu, sigmoid, tanh
 from ..ops.views import expanded_shape
 from ..tensor import Tensor
 
-__all__ = ["linear", "log_softmax", "mse_loss", "relu", "sigmoid", "softmax", "tanh"]
+__all__ = ["cross_entropy", "linear", "log_softmax", "mse_loss", "nll_loss", "relu", "sigmoid",
+           "softmax", "tanh"]
 
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:  # noqa: A002
