@@ -13,12 +13,20 @@ from .layers import (
     Softmax,
     Tanh,
 )
-from .loss import CrossEntropyLoss, NLLLoss
+from .loss import (
+    BCELoss,
+    BCEWithLogitsLoss,
+    CrossEntropyLoss,
+    HuberLoss,
+    L1Loss,
+    NLLLoss,
+    SmoothL1Loss,
+)
 from .module import Module
 from .parameter import Parameter
 
 __all__ = [
-    "CrossEntropyLoss", "Flatten", "functional", "Identity", "init", "Linear", "LogSoftmax",
-    "Module", "MSELoss", "NLLLoss", "Parameter", "ReLU", "Sequential", "Sigmoid", "Softmax",
-    "Tanh", "utils",
+    "BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "Flatten", "functional", "HuberLoss",
+    "Identity", "init", "L1Loss", "Linear", "LogSoftmax", "Module", "MSELoss", "NLLLoss",
+    "Parameter", "ReLU", "Sequential", "Sigmoid", "SmoothL1Loss", "Softmax", "Tanh", "utils",
 ]

@@ -6,13 +6,22 @@ from ..arrays.broadcasting import broadcast_shape, shape_mismatch
 from ..ops import linalg
 from ..ops import softmax as _sm
 from ..ops.cross_entropy import cross_entropy, nll_loss
-from ..ops.loss import TYPE_NAMES, mse_loss
+from ..ops.loss import (
+    TYPE_NAMES,
+    binary_cross_entropy,
+    binary_cross_entropy_with_logits,
+    huber_loss,
+    l1_loss,
+    mse_loss,
+    smooth_l1_loss,
+)
 from ..ops.unary import relu, sigmoid, tanh
 from ..ops.views import expanded_shape
 from ..tensor import Tensor
 
-__all__ = ["cross_entropy", "linear", "log_softmax", "mse_loss", "nll_loss", "relu", "sigmoid",
-           "softmax", "tanh"]
+__all__ = ["binary_cross_entropy", "binary_cross_entropy_with_logits", "cross_entropy",
+           "huber_loss", "l1_loss", "linear", "log_softmax", "mse_loss", "nll_loss", "relu",
+           "sigmoid", "smooth_l1_loss", "softmax", "tanh"]
 
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:  # noqa: A002

@@ -22,7 +22,7 @@ from ..tensor import Tensor
 from . import views
 from .arithmetic import add, div, mul, neg
 from .declaration import Formula
-from .loss import REDUCTIONS, TYPE_NAMES, legacy_reduction
+from .loss import REDUCTIONS, TYPE_NAMES, reduction_of
 from .reductions import sum as sum_
 from .softmax import log_softmax
 
@@ -61,14 +61,6 @@ class NllLossBackward0(Node):
         if x.size == 0:
             bump_version(out)  # (PyTorch zeroes an empty gradient in place)
         return (out,)
-
-
-def _reduction(size_average, reduce, reduction: str) -> str:
-    if size_average is not None or reduce is not None:
-        reduction = legacy_reduction(size_average, reduce)
-    if reduction not in REDUCTIONS:
-        raise ValueError(f"{reduction} is not a valid value for reduction")
-    return reduction
 
 
 def _check_nll(x: Tensor, target: Tensor, weight: Tensor | None) -> None:
@@ -147,7 +139,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,  # noq
     """The negative log-likelihood of the target classes: `-input[i, target[i]]`,
     weighted by `weight[target[i]]`, averaged over the total weight ("mean"), summed,
     or per row ("none"); rows whose target is `ignore_index` count for nothing."""
-    reduction = _reduction(size_average, reduce, reduction)
+    reduction = reduction_of(size_average, reduce, reduction)
     _check_weight(weight, "nll_loss_nd")
     return _nll(input, target, weight, reduction, ignore_index)
 
@@ -302,7 +294,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,  
     """log_softmax over the classes (dim 1, or 0 for one sample) followed by nll_loss.
     `target` holds class indices, or class probabilities (a float tensor of the input's
     shape); `label_smoothing` mixes a uniform distribution into the target."""
-    reduction = _reduction(size_average, reduce, reduction)
+    reduction = reduction_of(size_average, reduce, reduction)
     _check_weight(weight, "cross_entropy_loss")
     if input.shape == target.shape:
         if not target.dtype.is_floating_point:
