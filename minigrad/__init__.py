@@ -68,6 +68,7 @@ from .ops import declaration as _declared
 from .ops import indexing as _ix
 from .ops import linalg as _la
 from .ops import reductions as _rd
+from .ops import softmax as _sm
 from .ops import unary as _un
 from .ops import views as _vw
 from .tensor import Size, Tensor, device
@@ -276,6 +277,7 @@ sum, mean, max, min = _rd.sum, _rd.mean, _rd.max, _rd.min
 argmax, argmin = _rd.argmax, _rd.argmin
 maximum, minimum = _rd.maximum, _rd.minimum
 mm, mv, dot = _la.mm, _la.mv, _la.dot
+softmax, log_softmax = _sm.softmax, _sm.log_softmax
 
 
 def matmul(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002 - PyTorch's names
@@ -349,6 +351,7 @@ def _attach_methods() -> None:
         "sum": _rd.sum, "sum_to_size": _rd.sum_to_size, "mean": _rd.mean, "max": _rd.max,
         "min": _rd.min,
         "argmax": argmax, "argmin": argmin, "maximum": maximum, "minimum": minimum,
+        "softmax": _sm.softmax_method, "log_softmax": _sm.log_softmax_method,
         "matmul": _la.matmul, "mm": _la.mm, "mv": _la.mv, "dot": _la.dot,
         "view": _vw.view, "view_as": _vw.view_as, "reshape": _vw.reshape,
         "reshape_as": _vw.reshape_as, "flatten": _vw.flatten, "transpose": _vw.transpose,

@@ -56,6 +56,8 @@ def render() -> str:
     for d in sorted(DECLARATIONS, key=lambda d: (d.family, d.name)):
         saves = ", ".join(f"`{n}` ({role_names[r]})" for n, r in d.saves.items()) or "nothing"
         formulas = "<br>".join(f"`{f!r}`" for f in d.formulas)
+        if not d.node.recordable:  # (see `Node.recordable`)
+            formulas += " (*not yet* with `create_graph=True`)"
         lines.append(f"| {d.name} | {d.family} | {_code(f'minigrad.{n}' for n in d.functions)} "
                      f"| {_code(f'Tensor.{n}' for n in d.methods)} | {d.node.__name__} "
                      f"| {saves} | {formulas} |")
@@ -63,8 +65,9 @@ def render() -> str:
     lines += ["", "## Ops written by hand", "",
               "These nodes are still written as classes with their own `backward` (and are "
               "being moved to declarations). Those with a backward formula written as "
-              "minigrad code can be differentiated again (`create_graph=True`); the others "
-              "refuse it with a `NotImplementedError`.", "",
+              "minigrad code can be differentiated again (`create_graph=True`), except where "
+              "the formula calls a backward op minigrad does not have yet (marked *not yet*); "
+              "the others refuse it with a `NotImplementedError`.", "",
               "| node | family | saved inputs | saved outputs | other values | what it does "
               "| backward formula |",
               "| --- | --- | --- | --- | --- | --- | --- |"]
@@ -72,6 +75,8 @@ def render() -> str:
         if row.node in declared:
             continue
         formulas = "<br>".join(f"`{f}`" for f in row.formulas) or "-"
+        if row.formulas and not row.recordable:
+            formulas += " (*not yet*)"
         lines.append(f"| {row.node} | {row.family} | {_code(row.inputs)} | "
                      f"{_code(row.outputs)} | {_code(row.values)} | "
                      f"{row.summary.replace('|', '&#124;')} | {formulas} |")

@@ -25,9 +25,11 @@ class OpRow:
     outputs: tuple[str, ...]  # saved outputs
     values: tuple[str, ...]  # saved non-tensor values (dims, sizes, numbers)
     summary: str  # the first line of the node's docstring
-    # The backward formula of each input ("self: grad * result"), for an op declared
-    # in `minigrad.ops.declaration`; empty for a node written by hand.
+    # The backward formula of each input ("self: grad * result"), written as minigrad
+    # code; empty for a node that has none yet.
     formulas: tuple[str, ...] = ()
+    # Whether `create_graph=True` can run those formulas (see `Node.recordable`).
+    recordable: bool = True
 
     @property
     def keeps(self) -> str:
@@ -116,7 +118,8 @@ def op_table(*families: str) -> OpTable:
             outputs=tuple(n for n, role in saves.items() if role == OUTPUT),
             values=tuple(n for n, role in saves.items() if role not in (INPUT, OUTPUT)),
             summary=doc[0] if doc else "",
-            formulas=tuple(repr(f) for f in getattr(cls, "formulas", ())),
+            formulas=tuple(repr(f) for f in cls.formulas),
+            recordable=bool(cls.formulas) and cls.recordable,
         ))
     if families:
         unknown = set(families) - {r.family for r in rows}

@@ -4,12 +4,24 @@ from __future__ import annotations
 
 from ..arrays.broadcasting import broadcast_shape, shape_mismatch
 from ..ops import linalg
-from ..ops.loss import TYPE_NAMES, mse_loss
+from ..ops import softmax as _sm
+from ..ops.cross_entropy import cross_entropy, nll_loss
+from ..ops.loss import (
+    TYPE_NAMES,
+    binary_cross_entropy,
+    binary_cross_entropy_with_logits,
+    huber_loss,
+    l1_loss,
+    mse_loss,
+    smooth_l1_loss,
+)
 from ..ops.unary import relu, sigmoid, tanh
 from ..ops.views import expanded_shape
 from ..tensor import Tensor
 
-__all__ = ["linear", "mse_loss", "relu", "sigmoid", "tanh"]
+__all__ = ["binary_cross_entropy", "binary_cross_entropy_with_logits", "cross_entropy",
+           "huber_loss", "l1_loss", "linear", "log_softmax", "mse_loss", "nll_loss", "relu",
+           "sigmoid", "smooth_l1_loss", "softmax", "tanh"]
 
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:  # noqa: A002
@@ -52,3 +64,24 @@ def _check_bias_shape(input: Tensor, weight: Tensor, bias: Tensor) -> None:  # n
     if not fits:
         raise NotImplementedError("minigrad's linear adds a bias to batched input only when "
                                   "it broadcasts to (rows, out_features) of the flattened input")
+
+
+def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,  # noqa: A002
+            dtype=None) -> Tensor:
+    """exp(x) / sum(exp(x)) along `dim`. Without a dim, PyTorch's deprecated choice
+    (0 for 0-, 1- and 3-D input, else 1), with its warning."""
+    if dim is None:
+        dim = _sm.implicit_dim("softmax", input.ndim, _stacklevel)
+    if dtype is None:
+        return _sm.softmax_method(input, dim)
+    return _sm.softmax_method(input, dim, dtype=dtype)
+
+
+def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,  # noqa: A002
+                dtype=None) -> Tensor:
+    """log(softmax(x)) along `dim` (the implicit dim as for `softmax`)."""
+    if dim is None:
+        dim = _sm.implicit_dim("log_softmax", input.ndim, _stacklevel)
+    if dtype is None:
+        return _sm.log_softmax_method(input, dim)
+    return _sm.log_softmax_method(input, dim, dtype=dtype)

@@ -78,6 +78,27 @@ class Sigmoid(Module):
         return sigmoid(x)
 
 
+class Softmax(Module):
+    """softmax along `dim` (each slice sums to 1)."""
+
+    def __init__(self, dim: int | None = None) -> None:
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.softmax(x, self.dim, _stacklevel=5)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
+
+
+class LogSoftmax(Softmax):
+    """log_softmax along `dim`: what `NLLLoss` expects as its input."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.log_softmax(x, self.dim, _stacklevel=5)
+
+
 class Identity(Module):
     """Returns its input unchanged (the input itself: no node is recorded). Takes and
     ignores any arguments, as PyTorch's does, so it can stand in for another layer."""

@@ -1,4 +1,6 @@
-"""Loss functions: `mse_loss`, the loss of the course's training loops."""
+"""Loss functions of a prediction and a target of the same shape: `mse_loss` (the
+loss of the course's training loops), `l1_loss`, `smooth_l1_loss`, `huber_loss`,
+`binary_cross_entropy` and `binary_cross_entropy_with_logits`."""
 
 from __future__ import annotations
 
@@ -9,11 +11,16 @@ import numpy as np
 from .._dtype import result_type
 from ..arrays.broadcasting import broadcast_shape
 from ..arrays.dispatch import binary, unary
-from ..autograd.graph import INPUT, Node, SavedTensor
+from ..autograd.graph import INPUT, Node, SavedTensor, bump_version
 from ..autograd.record import record
 from ..kernels import elementwise as K
 from ..tensor import Size, Tensor
 from . import views
+from .arithmetic import sub
+from .formulas import Formula
+from .reductions import mean
+from .reductions import sum as sum_
+from .unary import abs as abs_
 
 VALUE = "value"
 
@@ -52,20 +59,15 @@ def legacy_reduction(size_average: bool | None, reduce: bool | None) -> str:
     return reduction
 
 
-def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None,  # noqa: A002
-             reduce: bool | None = None, reduction: str = "mean",
-             weight: Tensor | None = None) -> Tensor:
-    """The mean (or sum, or none) of squared differences, as `F.mse_loss` (whose
-    deprecated `size_average` and `reduce` still choose the reduction)."""
-    if weight is not None:
-        raise NotImplementedError("minigrad's mse_loss has no weight argument")
+def _broadcast_pair(input: Tensor, target: Tensor) -> tuple[Tensor, Tensor]:  # noqa: A002
+    """Input and target of different shapes: PyTorch's warning, then both broadcast."""
     if input._data.shape != target._data.shape:
         warnings.warn(
             f"Using a target size ({Size(target._data.shape)!r}) that is different to the "
             f"input size ({Size(input._data.shape)!r}). This will likely lead to incorrect "
             "results due to broadcasting. Please ensure they have the same size.",
             UserWarning,
-            stacklevel=2,  # the line that called mse_loss
+            stacklevel=3,  # the line that called the loss
         )
         # Like PyTorch, broadcast both first; an operand that already has the broadcast
         # shape is used as it is, the other shows up in the graph as an ExpandBackward0.
@@ -74,6 +76,17 @@ def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None,  #
             input = views.expand(input, shape)
         if target._data.shape != shape:
             target = views.expand(target, shape)
+    return input, target
+
+
+def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None,  # noqa: A002
+             reduce: bool | None = None, reduction: str = "mean",
+             weight: Tensor | None = None) -> Tensor:
+    """The mean (or sum, or none) of squared differences, as `F.mse_loss` (whose
+    deprecated `size_average` and `reduce` still choose the reduction)."""
+    if weight is not None:
+        raise NotImplementedError("minigrad's mse_loss has no weight argument")
+    input, target = _broadcast_pair(input, target)
     if size_average is not None or reduce is not None:
         reduction = legacy_reduction(size_average, reduce)
     # PyTorch checks the reduction only after broadcasting, and the dtype after that.
@@ -96,4 +109,295 @@ def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None,  #
     if node is not None:
         node._saved.update({"self": SavedTensor(input), "target": SavedTensor(target),
                             "reduction": REDUCTIONS[reduction]})
+    return out
+
+
+# -- the other losses of a prediction and a target ---------------------------------------------
+
+
+def _reduce(loss: np.ndarray, reduction: str) -> np.ndarray:
+    """A loss per element, reduced as `reduction` says (the mean of nothing is nan)."""
+    if reduction == "none":
+        return loss
+    if reduction == "sum":
+        return np.asarray(loss.sum(), loss.dtype)
+    return np.asarray(loss.mean() if loss.size else np.nan, loss.dtype)
+
+
+def reduction_of(size_average, reduce, reduction: str) -> str:
+    """The reduction asked for (the deprecated `size_average` / `reduce` win, with
+    PyTorch's warning), checked."""
+    if size_average is not None or reduce is not None:
+        reduction = legacy_reduction(size_average, reduce)
+    if reduction not in REDUCTIONS:
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    return reduction
+
+
+class _PairLoss(Node):
+    """A loss of `self` and `target`, element by element, then reduced. Subclasses give
+    the gradient of the element-wise loss with respect to the input (`d_self`) and,
+    unless it is its negative, to the target (`d_target`); "mean" divides by numel."""
+
+    recordable = False  # (the backward ops their formulas call are not written yet)
+
+    def d_self(self, x, t):
+        raise NotImplementedError
+
+    def d_target(self, x, t):
+        return -self.d_self(x, t)
+
+    # PyTorch's formulas build some gradients in place, step by step, and the steps
+    # show in their `_version`: for each input, None (no in-place step) or the steps
+    # every call takes, to which come one step for each optional factor applied in
+    # place ("mean"'s 1 / numel, the weight, and two for pos_weight).
+    in_place_steps: tuple = (None, None)
+
+    def _version_bumps(self) -> tuple:
+        extra = self._saved["reduction"] == REDUCTIONS["mean"]
+        extra += self._saved.get("weight") is not None
+        extra += 2 * (self._saved.get("pos_weight") is not None)
+        return tuple(None if n is None else n + extra for n in self.in_place_steps)
+
+    def backward(self, grad):
+        x, t = self.saved("self"), self.saved("target")
+        scale = 1.0
+        if self._saved["reduction"] == REDUCTIONS["mean"] and x.size:
+            scale = 1.0 / x.size
+        with np.errstate(all="ignore"):
+            g = grad * grad.dtype.type(scale) if scale != 1.0 else grad
+            gx = np.asarray(self.d_self(x, t) * g, x.dtype) if self.needs_grad(0) else None
+            gt = np.asarray(self.d_target(x, t) * g, x.dtype) if self.needs_grad(1) else None
+        for out, n in zip((gx, gt), self._version_bumps()):
+            if out is not None and n:  # (None or 0: no step)
+                bump_version(out, n)
+        return gx, gt
+
+
+def _record_pair(node_cls: type[Node], out: Tensor, input: Tensor,  # noqa: A002
+                 target: Tensor, reduction: str, **values) -> None:
+    node = record(node_cls, out, input, target)
+    if node is not None:
+        node._saved.update({"self": SavedTensor(input), "target": SavedTensor(target),
+                            "reduction": REDUCTIONS[reduction], **values})
+
+
+def _float_pair(input: Tensor, target: Tensor, kernel: str):  # noqa: A002
+    dt = result_type(input, target)
+    if not dt.is_floating_point:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{TYPE_NAMES[dt.name]}'")
+    return input._data.astype(dt.np, copy=False), target._data.astype(dt.np, copy=False)
+
+
+class SmoothL1LossBackward0(_PairLoss):
+    """smooth_l1_loss: z / beta inside (-beta, beta), sign(z) outside (z = x - t)."""
+
+    saves = {"beta": VALUE, "reduction": VALUE, "self": INPUT, "target": INPUT}
+    formulas = (Formula("self", "smooth_l1_loss_backward(grad, self, target, reduction, beta)"),
+                Formula("target", "smooth_l1_loss_backward(grad, target, self, reduction, beta)"))
+
+    def d_self(self, x, t):
+        z, beta = x - t, x.dtype.type(self._saved["beta"])
+        return np.where(z < -beta, -1, np.where(z > beta, 1, z / beta)).astype(x.dtype)
+
+
+class HuberLossBackward0(_PairLoss):
+    """huber_loss: z inside (-delta, delta), delta * sign(z) outside (z = x - t)."""
+
+    saves = {"delta": VALUE, "reduction": VALUE, "self": INPUT, "target": INPUT}
+    formulas = (Formula("self", "huber_loss_backward(grad, self, target, reduction, delta)"),
+                Formula("target", "huber_loss_backward(grad, target, self, reduction, delta)"))
+
+    def d_self(self, x, t):
+        z, delta = x - t, x.dtype.type(self._saved["delta"])
+        return np.where(z < -delta, -delta, np.where(z > delta, delta, z)).astype(x.dtype)
+
+
+def l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None,  # noqa: A002
+            reduce: bool | None = None, reduction: str = "mean") -> Tensor:
+    """The mean (or sum, or none) of absolute differences: PyTorch composes it of
+    `sub`, `abs` and `mean`/`sum`, and so does minigrad (those are its nodes)."""
+    input, target = _broadcast_pair(input, target)
+    reduction = reduction_of(size_average, reduce, reduction)
+    diff = abs_(sub(input, target))
+    return diff if reduction == "none" else sum_(diff) if reduction == "sum" else mean(diff)
+
+
+def smooth_l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None,  # noqa: A002
+                   reduce: bool | None = None, reduction: str = "mean",
+                   beta: float = 1.0) -> Tensor:
+    """0.5 z**2 / beta where |z| < beta, |z| - 0.5 beta elsewhere (z = input - target):
+    squared near zero, absolute far from it. beta = 0 is `l1_loss`."""
+    input, target = _broadcast_pair(input, target)
+    reduction = reduction_of(size_average, reduce, reduction)
+    if beta == 0.0:
+        return l1_loss(input, target, reduction=reduction)
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    x, t = _float_pair(input, target, "smooth_l1_cpu")
+    b = x.dtype.type(beta)
+    with np.errstate(all="ignore"):
+        z = np.abs(x - t)
+        loss = np.where(z < b, x.dtype.type(0.5) * z * z / b, z - x.dtype.type(0.5) * b)
+    out = Tensor._make(_reduce(loss.astype(x.dtype), reduction))
+    _record_pair(SmoothL1LossBackward0, out, input, target, reduction, beta=float(beta))
+    return out
+
+
+def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean",  # noqa: A002
+               delta: float = 1.0, weight: Tensor | None = None) -> Tensor:
+    """0.5 z**2 where |z| < delta, delta (|z| - 0.5 delta) elsewhere (z = input - target)."""
+    if weight is not None:
+        raise NotImplementedError("minigrad's huber_loss has no weight argument")
+    input, target = _broadcast_pair(input, target)
+    reduction = reduction_of(None, None, reduction)
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    x, t = _float_pair(input, target, "huber_cpu")
+    d = x.dtype.type(delta)
+    with np.errstate(all="ignore"):
+        z = np.abs(x - t)
+        loss = np.where(z < d, x.dtype.type(0.5) * z * z, d * (z - x.dtype.type(0.5) * d))
+    out = Tensor._make(_reduce(loss.astype(x.dtype), reduction))
+    _record_pair(HuberLossBackward0, out, input, target, reduction, delta=float(delta))
+    return out
+
+
+# -- binary cross-entropy ------------------------------------------------------------------------
+
+
+class BinaryCrossEntropyBackward0(_PairLoss):
+    """binary_cross_entropy: w * (p - t) / max((1 - p) p, 1e-12) for p, and
+    w * (log(1 - p) - log(p)) for the target."""
+
+    saves = {"reduction": VALUE, "self": INPUT, "target": INPUT, "weight": INPUT}
+    in_place_steps = (None, 2)
+    formulas = (
+        Formula("self", "binary_cross_entropy_backward(grad, self, target, weight, reduction)"),
+        Formula("target", "binary_cross_entropy_target_backward(grad, self, target, weight, "
+                          "reduction)"))
+
+    def _weighted(self, d):
+        w = self._saved["weight"]
+        return d if w is None else d * w.data(self)
+
+    def d_self(self, p, t):
+        eps = p.dtype.type(np.float32(1e-12))  # (PyTorch's EPSILON is a C++ float)
+        return self._weighted((p - t) / np.maximum((1 - p) * p, eps))
+
+    def d_target(self, p, t):
+        return self._weighted(np.log1p(-p) - np.log(p))
+
+
+class BinaryCrossEntropyWithLogitsBackward0(_PairLoss):
+    """binary_cross_entropy_with_logits: w * (sigmoid(x) - t) for the logits (with
+    pos_weight pw: w * ((pw t + 1 - t) sigmoid(x) - pw t)), w * -x for the target
+    (w * (log_sigmoid(-x) - pw log_sigmoid(x)) with pos_weight)."""
+
+    saves = {"pos_weight": INPUT, "reduction": VALUE, "self": INPUT, "target": INPUT,
+             "weight": INPUT}
+    in_place_steps = (2, 0)
+    formulas = (
+        Formula("self", "binary_cross_entropy_with_logits_backward(grad, self, target, "
+                        "weight, pos_weight, reduction)"),
+        Formula("target", "binary_cross_entropy_with_logits_target_backward(grad, self, "
+                          "target, weight, pos_weight, reduction)"))
+
+    def _optional(self, name):
+        saved = self._saved[name]
+        return None if saved is None else saved.data(self)
+
+    def d_self(self, x, t):
+        pw, w = self._optional("pos_weight"), self._optional("weight")
+        s = 1 / (1 + np.exp(-x))
+        if pw is None:
+            d = s - t
+        else:
+            pt = pw * t
+            d = (pt + 1 - t) * s - pt
+        return d if w is None else d * w
+
+    def d_target(self, x, t):
+        pw, w = self._optional("pos_weight"), self._optional("weight")
+        d = -x if pw is None else _log_sigmoid(-x) - _log_sigmoid(x) * pw
+        return d if w is None else d * w
+
+
+def _log_sigmoid(x: np.ndarray) -> np.ndarray:
+    """log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|)), exact for large |x|."""
+    return np.minimum(x, 0) - np.log1p(np.exp(-np.abs(x)))
+
+
+def _check_weight_shape(weight: Tensor, shape: tuple) -> None:
+    """The weight must expand to the input's shape (PyTorch's expand error)."""
+    ws = weight._data.shape
+    fits = len(ws) <= len(shape) and all(
+        w in (1, s) for w, s in zip(ws[::-1], shape[::-1]))
+    if not fits:
+        raise RuntimeError(
+            f"Attempting to broadcast a dimension of length {weight.shape[-1]} at -1! "
+            f"Mismatching argument at index 1 had {Size(weight._data.shape)!r}; but expected "
+            f"shape should be broadcastable to [{', '.join(map(str, shape))}]")
+
+
+def binary_cross_entropy(input: Tensor, target: Tensor,  # noqa: A002
+                         weight: Tensor | None = None, size_average: bool | None = None,
+                         reduce: bool | None = None, reduction: str = "mean") -> Tensor:
+    """-w (t log(p) + (1 - t) log(1 - p)) for probabilities p, each log at least -100
+    (so p = 0 or 1 gives a large loss, not inf)."""
+    reduction = reduction_of(size_average, reduce, reduction)
+    if target.shape != input.shape:
+        raise ValueError(f"Using a target size ({target.shape!r}) that is different to the "
+                         f"input size ({input.shape!r}) is deprecated. Please ensure they have "
+                         "the same size.")
+    if weight is not None:  # (PyTorch expands it to the input's shape first)
+        _check_weight_shape(weight, input._data.shape)
+        weight = views.expand(weight, input._data.shape)
+    for other in (target, weight):
+        if other is not None and other.dtype is not input.dtype:
+            raise RuntimeError(f"Found dtype {TYPE_NAMES[other.dtype.name]} but expected "
+                               f"{TYPE_NAMES[input.dtype.name]}")
+    p, t = input._data, target._data
+    if p.dtype.kind != "f":
+        raise NotImplementedError(f"\"binary_cross_entropy\" not implemented for "
+                                  f"'{TYPE_NAMES[input.dtype.name]}'")
+    with np.errstate(all="ignore"):
+        if ((p < 0) | (p > 1)).any():
+            raise RuntimeError("all elements of input should be between 0 and 1")
+        low = p.dtype.type(-100)
+        loss = ((t - 1) * np.maximum(np.log1p(-p), low) - t * np.maximum(np.log(p), low))
+        if weight is not None:
+            loss = loss * weight._data
+    out = Tensor._make(_reduce(np.asarray(loss, p.dtype), reduction))
+    _record_pair(BinaryCrossEntropyBackward0, out, input, target, reduction,
+                 weight=SavedTensor(weight) if weight is not None else None)
+    return out
+
+
+def binary_cross_entropy_with_logits(
+        input: Tensor, target: Tensor, weight: Tensor | None = None,  # noqa: A002
+        size_average: bool | None = None, reduce: bool | None = None, reduction: str = "mean",
+        pos_weight: Tensor | None = None) -> Tensor:
+    """binary_cross_entropy of sigmoid(input), computed from the logits directly
+    (stable for large |input|); `pos_weight` weighs the positive term per class."""
+    reduction = reduction_of(size_average, reduce, reduction)
+    if target.shape != input.shape:
+        raise ValueError(f"Target size ({target.shape!r}) must be the same as input size "
+                         f"({input.shape!r})")
+    dt = result_type(input, target)
+    if dt is not target.dtype:
+        raise RuntimeError(f"result type {dt.type_name} can't be cast to the desired output "
+                           f"type {target.dtype.type_name}")
+    x, t = _float_pair(input, target, "binary_cross_entropy_with_logits")
+    with np.errstate(all="ignore"):
+        log_sig = _log_sigmoid(x)
+        if pos_weight is not None:
+            log_sig = log_sig * ((pos_weight._data - 1) * t + 1)
+        loss = (1 - t) * x - log_sig
+        if weight is not None:
+            loss = loss * weight._data
+    out = Tensor._make(_reduce(np.asarray(loss, x.dtype), reduction))
+    _record_pair(BinaryCrossEntropyWithLogitsBackward0, out, input, target, reduction,
+                 weight=SavedTensor(weight) if weight is not None else None,
+                 pos_weight=SavedTensor(pos_weight) if pos_weight is not None else None)
     return out

@@ -126,3 +126,29 @@ def test_in_place_variants_bump_the_version_and_keep_the_input_as_pytorch_does()
     assert saved.tolist() == [0.5, 2.0] and type(saved.grad_fn).__name__ == "CloneBackward0"
     y.sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), [1 / 1.5, 1 / 3.0])
+
+
+def _node_classes_with_formulas():
+    from minigrad.autograd.graph import Node
+
+    found, stack = [], list(Node.__subclasses__())
+    while stack:
+        cls = stack.pop()
+        stack.extend(cls.__subclasses__())
+        if cls.formulas and cls.recordable and not cls.__name__.startswith("_"):
+            found.append(cls)
+    return found
+
+
+def test_every_recordable_formula_names_only_what_it_can_reach():
+    # A formula `create_graph=True` may run reads `grad`, the node's saved names and
+    # what formulas can call: a misspelt or missing helper would surface only as a
+    # NameError in the middle of someone's double backward.
+    from minigrad.ops.formulas import _names
+
+    classes = _node_classes_with_formulas()
+    assert len(classes) > 30
+    for cls in classes:
+        for f in cls.formulas:
+            unknown = f.names - {"grad", *cls.saves} - set(_names())
+            assert not unknown, f"{cls.__name__}: {f!r} names {sorted(unknown)}"

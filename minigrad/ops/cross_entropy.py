@@ -1,0 +1,268 @@
+"""The classification losses: `nll_loss`, and `cross_entropy` built from it.
+
+`nll_loss(logp, target)` picks, for each row, the log-probability of its target class
+and averages the negatives. It is one node, NllLossBackward0, which saves the input
+(only for its shape, as PyTorch does), the target, the weight and the total weight it
+divided by. `cross_entropy` is not a node of its own: like PyTorch, it is log_softmax
+followed by nll_loss, and with class probabilities or label smoothing, a few more
+ordinary ops (mul, sum, neg, div), which is what its backward graph shows.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._args import type_name
+from ..arrays.scalars import u64
+from ..autograd.graph import INPUT, Node, SavedTensor, bump_version
+from ..autograd.inplace import begin_inplace, finish_inplace
+from ..autograd.record import record
+from ..kernels.losses import nll_sums
+from ..tensor import Tensor
+from . import views
+from .arithmetic import add, add_scalar, div, div_scalar, mul, mul_scalar, neg
+from .formulas import Formula
+from .loss import REDUCTIONS, TYPE_NAMES, reduction_of
+from .reductions import sum as sum_
+from .softmax import log_softmax
+
+VALUE = "value"
+
+
+class NllLossBackward0(Node):
+    """nll_loss: the gradient of row i is -weight[t_i] * grad at column t_i (divided by
+    the total weight for "mean"), zero elsewhere and in ignored rows."""
+
+    saves = {"ignore_index": VALUE, "reduction": VALUE, "self": INPUT, "target": INPUT,
+             "total_weight": INPUT, "weight": INPUT}
+    formulas = (Formula("self", "nll_loss_backward(grad, self, target, weight, reduction, "
+                                "ignore_index, total_weight)"),)
+    recordable = False  # (its backward op, nll_loss_backward, is not written yet)
+
+    def backward(self, grad):
+        x = self.saved("self")
+        target = self.saved("target").reshape(-1)
+        weight = self._saved["weight"]
+        w = weight.data(self) if weight is not None else None
+        total = self.saved("total_weight")
+        ignore = self._saved["_ignore_index"]
+        out = np.zeros(x.shape, grad.dtype)
+        rows = out.reshape(-1, x.shape[-1])
+        keep = target != ignore
+        idx = np.nonzero(keep)[0]
+        cls = target[keep]
+        if self._saved["reduction"] == REDUCTIONS["none"] and x.ndim == 2:
+            g = -grad[keep] if w is None else -w[cls] * grad[keep]
+        else:
+            with np.errstate(invalid="ignore", divide="ignore"):  # (everything ignored: nan)
+                g = grad if self._saved["reduction"] != REDUCTIONS["mean"] else grad / total
+            g = -g
+            g = np.broadcast_to(g, idx.shape) if w is None else w[cls] * g
+        rows[idx, cls] = g
+        if x.size == 0:
+            bump_version(out)  # (PyTorch zeroes an empty gradient in place)
+        return (out,)
+
+
+def _check_nll(x: Tensor, target: Tensor, weight: Tensor | None) -> None:
+    """PyTorch's checks of nll_loss's arguments, in its order."""
+    if x.ndim < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {x.ndim})")
+    if x.ndim != 1 and x.shape[0] != (target.shape[0] if target.ndim else 1):
+        raise ValueError(f"Expected input batch_size ({x.shape[0]}) to match target "
+                         f"batch_size ({target.shape[0] if target.ndim else 1}).")
+    if x.ndim > 2:
+        raise NotImplementedError("minigrad's nll_loss and cross_entropy take 1-D or 2-D "
+                                  "input (batch, classes) with class indices")
+    if target.ndim > 1:
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    n_classes = x.shape[-1]
+    if weight is not None and (weight.ndim != 1 or weight.shape[0] != n_classes):
+        raise RuntimeError(f"weight tensor should be defined either for all {n_classes} classes "
+                           "or no classes but got weight tensor of shape: "
+                           f"[{', '.join(map(str, weight.shape))}]")
+    if target.dtype.name != "int64":
+        raise RuntimeError("expected target dtype to be Long or Byte, but got "
+                           f"{TYPE_NAMES[target.dtype.name]}")
+    if not x.dtype.is_floating_point:
+        raise NotImplementedError(
+            f"\"nll_loss_out_frame\" not implemented for '{TYPE_NAMES[x.dtype.name]}'")
+    if weight is not None and weight.dtype is not x.dtype:
+        raise RuntimeError(f"expected scalar type {TYPE_NAMES[x.dtype.name]} but found "
+                           f"{TYPE_NAMES[weight.dtype.name]}")
+
+
+def _check_targets(targets: np.ndarray, n_classes: int, ignore_index: int) -> None:
+    bad = (targets != ignore_index) & ((targets < 0) | (targets >= n_classes))
+    if bad.any():
+        raise IndexError(f"Target {targets[np.argmax(bad)]} is out of bounds.")
+
+
+def _nll(x: Tensor, target: Tensor, weight: Tensor | None, reduction: str,
+         ignore_index: int) -> Tensor:
+    _check_nll(x, target, weight)
+    data = x._data.reshape(-1, x.shape[-1]) if x.ndim == 1 else x._data
+    targets = target._data.reshape(-1)
+    _check_targets(targets, x.shape[-1], ignore_index)
+    dt = data.dtype
+    w = weight._data if weight is not None else np.ones(0, dt)
+    if reduction == "none" and x.ndim == 2:
+        keep = targets != ignore_index
+        picked = np.zeros(targets.shape, dt)
+        rows = np.nonzero(keep)[0]
+        cls = targets[keep]
+        picked[rows] = -data[rows, cls] * (w[cls] if weight is not None else dt.type(1))
+        out_data, total = picked, np.array(0, dt)
+    elif data.shape[0] == 0:  # (the mean of nothing is nan, as in PyTorch)
+        out_data = np.array(np.nan if reduction == "mean" else 0, dt)
+        total = np.array(0, dt)
+    else:
+        loss, total_weight = nll_sums(np.ascontiguousarray(data), targets, w,
+                                      weight is not None, ignore_index)
+        loss, total = np.array(loss, dt), np.array(total_weight, dt)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out_data = np.array(loss / total, dt) if reduction == "mean" else loss
+    out = Tensor._make(out_data)
+    node = record(NllLossBackward0, out, x)
+    if node is not None:
+        node._saved.update({
+            "ignore_index": u64(ignore_index), "_ignore_index": ignore_index,
+            "reduction": REDUCTIONS[reduction], "self": SavedTensor(x),
+            "target": SavedTensor(target), "total_weight": SavedTensor(Tensor._make(total)),
+            "weight": SavedTensor(weight) if weight is not None else None,
+        })
+    return out
+
+
+def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,  # noqa: A002
+             size_average: bool | None = None, ignore_index: int = -100,
+             reduce: bool | None = None, reduction: str = "mean") -> Tensor:
+    """The negative log-likelihood of the target classes: `-input[i, target[i]]`,
+    weighted by `weight[target[i]]`, averaged over the total weight ("mean"), summed,
+    or per row ("none"); rows whose target is `ignore_index` count for nothing."""
+    reduction = reduction_of(size_average, reduce, reduction)
+    _check_weight(weight, "nll_loss_nd")
+    return _nll(input, target, weight, reduction, ignore_index)
+
+
+def _check_weight(weight, fn: str) -> None:
+    if weight is not None and not isinstance(weight, Tensor):
+        raise TypeError(f"{fn}(): argument 'weight' (position 3) must be Tensor, "
+                        f"not {type_name(weight)}")
+
+
+class MaskedFillBackward0(Node):
+    """masked_fill(x, mask, value): the gradient passes where the mask is False."""
+
+    saves = {"mask": INPUT}
+    formulas = (Formula("self", "grad.masked_fill(mask, 0)"),)
+    recordable = False  # (minigrad has no masked_fill op yet)
+
+    def backward(self, grad):
+        mask = np.broadcast_to(self.saved("mask"), grad.shape)
+        return (np.where(mask, grad.dtype.type(0), grad),)
+
+
+def _masked_fill_(x: Tensor, mask: Tensor, value: float) -> Tensor:
+    """x[mask] = value, in place (the step of label smoothing that zeroes the ignored
+    rows; recorded as PyTorch records it)."""
+    node = begin_inplace(MaskedFillBackward0, x)
+    x._data[np.broadcast_to(mask._data, x._data.shape)] = value
+    if node is not None:
+        node._saved["mask"] = SavedTensor(mask)
+    finish_inplace(x, node)
+    return x
+
+
+def _weight_view(weight: Tensor, ndim: int) -> Tensor:
+    """The class weights shaped to broadcast along the class dim (1) of the input."""
+    if ndim <= 1:
+        return weight
+    shape = [1] * ndim
+    shape[1] = weight.shape[0]
+    return views.view(weight, tuple(shape))
+
+
+def _with_probabilities(x: Tensor, target: Tensor, weight: Tensor | None, reduction: str,
+                        label_smoothing: float) -> Tensor:
+    """cross_entropy against class probabilities: -sum(target * log_softmax(x)), per
+    row, summed, or averaged over the rows."""
+    class_dim = 0 if x.ndim == 1 else 1
+    n_classes = x.shape[class_dim]
+    if weight is not None and (weight.ndim != 1 or weight.numel() != n_classes):
+        raise RuntimeError(f"cross_entropy: weight tensor should be defined either for all "
+                           f"{n_classes} classes or no classes but got weight tensor of shape: "
+                           f"[{', '.join(map(str, weight.shape))}]")
+    logp = log_softmax(x, class_dim, x.dtype)
+    if label_smoothing > 0.0:
+        _check_smoothing(label_smoothing)
+        target = add_scalar(mul_scalar(target, 1 - label_smoothing), label_smoothing / n_classes)
+    product = mul(logp, target)
+    if weight is not None:
+        product = mul(product, _weight_view(weight, logp.ndim))
+    if reduction == "none":
+        return neg(sum_(product, class_dim))
+    total = neg(sum_(product))
+    if reduction == "sum":
+        return total
+    if x.numel() == 0:
+        raise NotImplementedError("minigrad's cross_entropy takes no empty input")
+    return div_scalar(total, x.numel() // n_classes)
+
+
+def _check_smoothing(label_smoothing: float) -> None:
+    if label_smoothing > 1.0:
+        raise RuntimeError("label_smoothing must be between 0.0 and 1.0. Got: "
+                           f"{label_smoothing}")
+
+
+def _smoothed(x: Tensor, target: Tensor, weight: Tensor | None, reduction: str,
+              ignore_index: int, label_smoothing: float) -> Tensor:
+    """cross_entropy with class indices and label smoothing: (1 - s) * nll_loss plus
+    s / n_classes times the loss against a uniform target, as PyTorch composes it."""
+    class_dim = 0 if x.ndim == 1 else 1
+    logp = log_softmax(x, class_dim, x.dtype)
+    nll = _nll(logp, target, weight, reduction, ignore_index)
+    n_classes = logp.shape[class_dim]
+    if weight is not None:
+        smooth = neg(sum_(mul(logp, _weight_view(weight, logp.ndim)), class_dim))
+    else:
+        smooth = neg(sum_(logp, class_dim))
+    ignored = Tensor._make(np.asarray(target._data == ignore_index))
+    _masked_fill_(smooth, ignored, 0.0)
+    if reduction == "mean":
+        if weight is not None:
+            kept = target._data[~ignored._data].reshape(-1)
+            denominator = sum_(Tensor._make(weight._data[kept]))
+        else:
+            denominator = sum_(Tensor._make(~ignored._data))
+        smooth = div(sum_(smooth), denominator)
+    elif reduction == "sum":
+        smooth = sum_(smooth)
+    # (PyTorch's C++ evaluates the right-hand product first: it runs last in backward)
+    smooth = mul_scalar(smooth, label_smoothing / n_classes)
+    return add(mul_scalar(nll, 1 - label_smoothing), smooth)
+
+
+def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,  # noqa: A002
+                  size_average: bool | None = None, ignore_index: int = -100,
+                  reduce: bool | None = None, reduction: str = "mean",
+                  label_smoothing: float = 0.0) -> Tensor:
+    """log_softmax over the classes (dim 1, or 0 for one sample) followed by nll_loss.
+    `target` holds class indices, or class probabilities (a float tensor of the input's
+    shape); `label_smoothing` mixes a uniform distribution into the target."""
+    reduction = reduction_of(size_average, reduce, reduction)
+    _check_weight(weight, "cross_entropy_loss")
+    if input.shape == target.shape:
+        if not target.dtype.is_floating_point:
+            raise RuntimeError("Expected floating point type for target with class "
+                               f"probabilities, got {TYPE_NAMES[target.dtype.name]}")
+        if ignore_index >= 0:
+            raise RuntimeError("ignore_index is not supported for floating point target")
+        return _with_probabilities(input, target, weight, reduction, label_smoothing)
+    if label_smoothing > 0.0:
+        _check_smoothing(label_smoothing)
+        return _smoothed(input, target, weight, reduction, ignore_index, label_smoothing)
+    class_dim = 0 if input.ndim == 1 else 1
+    return _nll(log_softmax(input, class_dim, input.dtype), target, weight, reduction,
+                ignore_index)

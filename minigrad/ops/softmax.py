@@ -1,0 +1,166 @@
+"""softmax and log_softmax along one dim: the last layer of a classifier.
+
+Both subtract the largest value along the dim before exponentiating (so exp never
+overflows), and both save their OUTPUT: the gradient of softmax is written with
+softmax itself, `y * (grad - sum(grad * y))`, and that of log_softmax with
+`exp(y)`, so neither needs the input again.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from .. import _dtype
+from .._args import is_int, type_name
+from ..arrays.scalars import u64
+from ..autograd.graph import OUTPUT, Node, SavedTensor
+from ..autograd.record import record
+from ..tensor import Tensor, _wrap_dim
+from .copies import to_dtype
+from .formulas import Formula
+
+VALUE = "value"
+
+
+def _shifted(x: np.ndarray, d: int) -> np.ndarray:
+    """x minus its largest value along `d` (-inf - -inf is nan, as in PyTorch)."""
+    with np.errstate(invalid="ignore"):
+        return x - x.max(axis=d, keepdims=True)
+
+
+def _softmax_data(x: np.ndarray, d: int) -> np.ndarray:
+    """PyTorch's CPU kernels: along the last dim they multiply by the reciprocal of
+    the sum; along any other dim they divide by the sum."""
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        e = np.exp(_shifted(x, d))
+        total = e.sum(axis=d, keepdims=True)
+        if d == x.ndim - 1:
+            return e * (1 / total)
+        return e / total
+
+
+def _log_softmax_data(x: np.ndarray, d: int) -> np.ndarray:
+    """x - max - log(sum(exp(x - max))), in that order (PyTorch keeps it: adding the
+    max to the log first loses digits when the inputs are large and close)."""
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        m = x.max(axis=d, keepdims=True)
+        log_total = np.log(np.exp(x - m).sum(axis=d, keepdims=True))
+        return x - m - log_total
+
+
+class SoftmaxBackward0(Node):
+    """softmax(x, dim): grad_x = y * (grad - sum(grad * y, dim)). Saves its OUTPUT."""
+
+    saves = {"dim": VALUE, "result": OUTPUT}
+    formulas = (Formula("self", "_softmax_backward_data(grad, result, dim, self.dtype)"),)
+    recordable = False  # (its backward op, _softmax_backward_data, is not written yet)
+
+    def backward(self, grad):
+        y = self.saved("result")
+        d = self._saved["_dim"]
+        with np.errstate(invalid="ignore", over="ignore"):
+            total = (grad * y).sum(axis=d, keepdims=True)
+            return (np.asarray((grad - total) * y, y.dtype),)
+
+
+class LogSoftmaxBackward0(Node):
+    """log_softmax(x, dim): grad_x = grad - exp(y) * sum(grad, dim). Saves its OUTPUT."""
+
+    saves = {"dim": VALUE, "result": OUTPUT}
+    formulas = (Formula("self", "_log_softmax_backward_data(grad, result, dim, self.dtype)"),)
+    recordable = False  # (its backward op, _log_softmax_backward_data, is not written yet)
+
+    def backward(self, grad):
+        y = self.saved("result")
+        d = self._saved["_dim"]
+        with np.errstate(invalid="ignore", over="ignore"):
+            total = grad.sum(axis=d, keepdims=True)
+            return (np.asarray(grad - np.exp(y) * total, y.dtype),)
+
+
+def parse_args(name: str, args: tuple, kwargs: dict, first: int) -> tuple:
+    """`dim` and `dtype` of `softmax(input, dim, dtype=None)`, checked as PyTorch's
+    argument parser checks them. `first`: the position of `dim` in PyTorch's messages
+    (2 for the function, 1 for the method, whose input is `self`)."""
+    for key in kwargs:
+        if key not in ("dim", "dtype"):
+            raise TypeError(f"{name}() got an unexpected keyword argument '{key}'")
+    if len(args) > 2:
+        raise TypeError(f"{name}() takes from {first} to {first + 1} positional arguments but "
+                        f"{len(args) + first - 1} were given")
+    given = dict(zip(("dim", "dtype"), args))
+    for key in kwargs:
+        if key in given:
+            raise TypeError(f"{name}() got multiple values for argument '{key}'")
+    given.update(kwargs)
+    if "dim" not in given:
+        raise TypeError(f'{name}() missing 1 required positional arguments: "dim"')
+    dim, dtype = given["dim"], given.get("dtype")
+    for i, (key, value, ok) in enumerate((("dim", dim, is_int(dim)),
+                                          ("dtype", dtype, dtype is None
+                                           or isinstance(dtype, _dtype.dtype)))):
+        if not ok:
+            where = f" (position {first + i})" if len(args) > i else ""
+            kind = "int" if key == "dim" else "minigrad.dtype"
+            raise TypeError(f"{name}(): argument '{key}'{where} must be {kind}, not "
+                            f"{type_name(value)}")
+    return int(dim), dtype
+
+
+def _run(name: str, node_cls: type[Node], compute, x: Tensor, dim: int, dtype) -> Tensor:
+    if dtype is not None:
+        x = to_dtype(x, dtype)  # (a conversion PyTorch records as ToCopyBackward0)
+    data = x._data
+    d = _wrap_dim(dim, data.ndim)
+    if data.dtype.kind != "f":
+        kernel = "lastdim_kernel_impl" if d == max(data.ndim - 1, 0) else "kernel_impl"
+        raise NotImplementedError(f'"{name}_{kernel}" not implemented for '
+                                  f"'{x.dtype.type_name}'")
+    if data.ndim == 0:
+        out_data = compute(data.reshape(1), 0).reshape(())
+    elif data.size == 0:
+        out_data = np.empty(data.shape, data.dtype)
+    else:
+        out_data = np.ascontiguousarray(compute(data, d))
+    out = Tensor._make(out_data)
+    node = record(node_cls, out, x)
+    if node is not None:
+        node._saved.update({"dim": u64(dim), "_dim": d if data.ndim else None,
+                            "result": SavedTensor(out, is_output=True)})
+    return out
+
+
+def softmax(input: Tensor, *args, **kwargs) -> Tensor:  # noqa: A002
+    """softmax(input, dim, dtype=None): exp(x) / sum(exp(x)) along `dim` (each slice
+    sums to 1); with `dtype`, the input is converted first."""
+    dim, dtype = parse_args("softmax", args, kwargs, 2)
+    return _run("softmax", SoftmaxBackward0, _softmax_data, input, dim, dtype)
+
+
+def log_softmax(input: Tensor, *args, **kwargs) -> Tensor:  # noqa: A002
+    """log_softmax(input, dim, dtype=None): log(softmax(x)) along `dim`, computed
+    without forming the softmax (stable for very negative values)."""
+    dim, dtype = parse_args("log_softmax", args, kwargs, 2)
+    return _run("log_softmax", LogSoftmaxBackward0, _log_softmax_data, input, dim, dtype)
+
+
+def softmax_method(self: Tensor, *args, **kwargs) -> Tensor:
+    """`x.softmax(dim, dtype=None)`."""
+    dim, dtype = parse_args("softmax", args, kwargs, 1)
+    return _run("softmax", SoftmaxBackward0, _softmax_data, self, dim, dtype)
+
+
+def log_softmax_method(self: Tensor, *args, **kwargs) -> Tensor:
+    """`x.log_softmax(dim, dtype=None)`."""
+    dim, dtype = parse_args("log_softmax", args, kwargs, 1)
+    return _run("log_softmax", LogSoftmaxBackward0, _log_softmax_data, self, dim, dtype)
+
+
+def implicit_dim(name: str, ndim: int, stacklevel: int) -> int:
+    """The dim `F.softmax(x)` picks when none is given (0 for 0-, 1- and 3-D input, 1
+    otherwise), with PyTorch's deprecation warning."""
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call "
+                  "to include dim=X as an argument.", UserWarning, stacklevel=stacklevel)
+    return 0 if ndim in (0, 1, 3) else 1

@@ -1,0 +1,103 @@
+"""binary_cross_entropy, binary_cross_entropy_with_logits, l1_loss, smooth_l1_loss,
+huber_loss and their nn modules against PyTorch: values, gradients of input and
+target, nodes, saved tensors, versions, warnings and errors."""
+
+from __future__ import annotations
+
+import pytest
+from parity_harness import check
+from test_parity_bad_input import compare
+
+P = [[0.2, 0.7, 0.9], [0.5, 0.01, 0.999]]
+Y = [[0.0, 1.0, 1.0], [0.3, 0.0, 1.0]]
+Z = [[-2.0, 0.5, 3.0], [0.0, -40.0, 25.0]]
+W = [1.0, 2.0, 0.5]
+
+
+def _f(c):
+    return c.m.nn.functional
+
+
+def _const(c, values, dtype="float64"):
+    return c.leaf(values, dtype, requires_grad=False)
+
+
+CASES = {
+    "bce": lambda c: _f(c).binary_cross_entropy(c.leaf(P), c.leaf(Y)),
+    "bce-const-target": lambda c: _f(c).binary_cross_entropy(c.leaf(P), _const(c, Y)),
+    "bce-sum-weight": lambda c: _f(c).binary_cross_entropy(c.leaf(P), c.leaf(Y), _const(c, W),
+                                                           reduction="sum"),
+    "bce-none": lambda c: _f(c).binary_cross_entropy(c.leaf(P), _const(c, Y), reduction="none"),
+    "bce-edges": lambda c: _f(c).binary_cross_entropy(c.leaf([0.0, 1.0, 0.5]),
+                                                      _const(c, [1.0, 0.0, 0.5])),
+    "bce-f32": lambda c: _f(c).binary_cross_entropy(c.leaf(P, "float32"),
+                                                    _const(c, Y, "float32")),
+    "bce-module": lambda c: c.m.nn.BCELoss(weight=_const(c, W))(c.leaf(P), _const(c, Y)),
+    "bcel": lambda c: _f(c).binary_cross_entropy_with_logits(c.leaf(Z), c.leaf(Y)),
+    "bcel-sum": lambda c: _f(c).binary_cross_entropy_with_logits(c.leaf(Z), _const(c, Y),
+                                                                 reduction="sum"),
+    "bcel-pos-weight": lambda c: _f(c).binary_cross_entropy_with_logits(
+        c.leaf(Z), c.leaf(Y), pos_weight=_const(c, W)),
+    "bcel-weights-none": lambda c: _f(c).binary_cross_entropy_with_logits(
+        c.leaf(Z), c.leaf(Y), _const(c, [[2.0], [0.5]]), pos_weight=_const(c, W),
+        reduction="none"),
+    "bcel-f32": lambda c: _f(c).binary_cross_entropy_with_logits(c.leaf(Z, "float32"),
+                                                                 _const(c, Y, "float32")),
+    "bcel-module": lambda c: c.m.nn.BCEWithLogitsLoss(pos_weight=_const(c, W))(
+        c.leaf(Z), _const(c, Y)),
+    "bcel-after-sigmoid-changed": lambda c: _changed(c),
+    "l1": lambda c: _f(c).l1_loss(c.leaf(Z), c.leaf(Y)),
+    "l1-sum": lambda c: _f(c).l1_loss(c.leaf(Z), _const(c, Y), reduction="sum"),
+    "l1-none": lambda c: _f(c).l1_loss(c.leaf(Z), c.leaf(Y), reduction="none"),
+    "l1-broadcast": lambda c: _f(c).l1_loss(c.leaf(Z[0]), c.leaf(Y)),
+    "l1-module": lambda c: c.m.nn.L1Loss(reduction="sum")(c.leaf(Z), c.leaf(Y)),
+    "smooth-l1": lambda c: _f(c).smooth_l1_loss(c.leaf(Z), c.leaf(Y)),
+    "smooth-l1-beta": lambda c: _f(c).smooth_l1_loss(c.leaf(Z), c.leaf(Y), beta=2.5,
+                                                     reduction="none"),
+    "smooth-l1-beta0": lambda c: _f(c).smooth_l1_loss(c.leaf(Z), c.leaf(Y), beta=0.0),
+    "smooth-l1-f32": lambda c: _f(c).smooth_l1_loss(c.leaf(Z, "float32"),
+                                                    _const(c, Y, "float32"), beta=0.5),
+    "smooth-l1-module": lambda c: c.m.nn.SmoothL1Loss(beta=0.5, reduction="sum")(
+        c.leaf(Z), c.leaf(Y)),
+    "huber": lambda c: _f(c).huber_loss(c.leaf(Z), c.leaf(Y)),
+    "huber-delta": lambda c: _f(c).huber_loss(c.leaf(Z), c.leaf(Y), delta=2.5, reduction="sum"),
+    "huber-none": lambda c: _f(c).huber_loss(c.leaf(Z), _const(c, Y), reduction="none"),
+    "huber-module": lambda c: c.m.nn.HuberLoss(delta=0.5)(c.leaf(Z), c.leaf(Y)),
+}
+
+
+def _changed(c):
+    x = c.leaf(Z)
+    h = c.keep(x * 1.0)
+    loss = _f(c).binary_cross_entropy_with_logits(h, _const(c, Y))
+    h.mul_(2.0)  # the node saved h: backward must refuse
+    return loss
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_loss(torch, case):
+    check(torch, CASES[case])
+
+
+S = "p = torch.tensor([0.2, 0.7, 0.9], requires_grad=True)\nF = torch.nn.functional\n"
+ERRORS = {
+    "bce_size": S + "F.binary_cross_entropy(p, torch.tensor([0.0, 1.0]))",
+    "bce_range": S + "F.binary_cross_entropy(p * 2, torch.ones(3))",
+    "bce_dtype": S + "F.binary_cross_entropy(p, torch.ones(3, dtype=torch.float64))",
+    "bce_long_target": S + "F.binary_cross_entropy(p, torch.tensor([0, 1, 1]))",
+    "bce_reduction": S + "F.binary_cross_entropy(p, torch.ones(3), reduction='x')",
+    "bce_weight_shape": S + "F.binary_cross_entropy(p, torch.ones(3), weight=torch.ones(2))",
+    "bcel_size": S + "F.binary_cross_entropy_with_logits(p, torch.ones(2))",
+    "bcel_long_target": S + "F.binary_cross_entropy_with_logits(p, torch.tensor([0, 1, 1]))",
+    "l1_broadcast_warns": S + "F.l1_loss(p, torch.ones(2, 3))",
+    "smooth_negative_beta": S + "F.smooth_l1_loss(p, torch.ones(3), beta=-1)",
+    "huber_zero_delta": S + "F.huber_loss(p, torch.ones(3), delta=0)",
+    "legacy": S + "F.l1_loss(p, torch.ones(3), size_average=False)",
+    "reprs": "[repr(m) for m in (torch.nn.BCELoss(), torch.nn.BCEWithLogitsLoss(), "
+             "torch.nn.L1Loss(), torch.nn.SmoothL1Loss(beta=2), torch.nn.HuberLoss())]",
+}
+
+
+@pytest.mark.parametrize("name", sorted(ERRORS))
+def test_loss_errors(torch, name):
+    compare(torch, ERRORS[name])
