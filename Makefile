@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 SITE_STAMP := $(VENV)/.installed-site-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
 # git keeps no empty folders: only name the ones this checkout has.
-LINT_PATHS := $(wildcard minigrad widgets tests benchmarks scripts docs/site)
+LINT_PATHS := $(wildcard minigrad widgets tests benchmarks scripts examples docs/site)
 NOTEBOOKS  := $(wildcard notebooks)
 # extra pytest arguments, e.g. make test PYTEST_ARGS='-m "not browser" -x'
 PYTEST_ARGS ?=

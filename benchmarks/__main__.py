@@ -11,7 +11,7 @@ import time
 
 from ._common import Row
 
-BENCHMARKS = ["overhead", "mlp", "elementwise", "startup", "memory", "widgets"]
+BENCHMARKS = ["overhead", "mlp", "classify", "elementwise", "startup", "memory", "widgets"]
 
 
 def machine() -> str:
