@@ -43,6 +43,7 @@ _WARN_STYLE = ("color: var(--jp-warn-color0, #8a5a00); border: 1px solid "
                "var(--jp-warn-color1, #e8a400); border-radius: 4px; padding: 6px; "
                "margin-bottom: 6px")
 _SECOND_TIME = "backward through the graph a second time"
+PICTURE_CACHE = 64 * 2**20  # bytes of frame pictures a stepper keeps
 
 
 def require_minigrad_tensor(value: Any, caller: str) -> None:
@@ -116,6 +117,9 @@ class BackwardStepper:
             self.recording = BackwardRecording(events, [loss])
         self._index = 0
         self._syncing = False
+        # Frame index -> its picture. A recorded frame never changes, so going back (or
+        # playing again) shows the picture drawn the first time, up to PICTURE_CACHE bytes.
+        self._pictures: dict[int, bytes] = {}
         self._build_widgets(interval_ms)
         self.show(0)
 
@@ -298,8 +302,13 @@ class BackwardStepper:
         self.buttons["next"].disabled = self.buttons["last"].disabled = at_end
 
     def _render(self) -> None:
-        self.drawing.update(self.recording.graph_state(self._index))
-        self.image.value = self.drawing.to_png()
+        self.drawing.update(self.recording.graph_state(self._index))  # kept current for tools
+        picture = self._pictures.get(self._index)
+        if picture is None:
+            picture = self.drawing.to_png()
+            if sum(map(len, self._pictures.values())) + len(picture) <= PICTURE_CACHE:
+                self._pictures[self._index] = picture
+        self.image.value = picture
         self.panel.value = self._frame_html()
         self.leaf_table.value = self._leaves_html()
 
