@@ -6,16 +6,29 @@ restyle the same figure frame after frame (`update(state)`) instead of rebuildin
 Speed: everything is drawn in data coordinates measured in points, with a handful of
 collections (boxes, edges, text outlines from `textpaths`), so a frame is a few draw
 calls whatever the number of nodes.
+
+Legibility: the figure's size comes from the layout (node count, depth, label lengths)
+at a fixed scale, so text is always at least as large as a notebook's body text. A big
+graph gives a big figure, shown at its natural size: the notebook output scrolls (a
+picture is never shrunk to the output's width). Edge labels sit in slots the layout
+reserves for them (`layout.py`), beside their edge, clear of boxes, edges and labels.
 """
 
 from __future__ import annotations
 
+import base64
 import io
+import os
+import struct
 import sys
+import zlib
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+import matplotlib
+import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.collections import LineCollection, PatchCollection, PathCollection, PolyCollection
@@ -35,8 +48,16 @@ from .graph import (
     build_graph,
     resolve_names,
 )
-from .layout import COLLAPSE_ABOVE, Footprint, Layout, layered_layout
-from .textpaths import text_path, text_size
+from .layout import (
+    COLLAPSE_ABOVE,
+    LABEL_PAD,
+    LABEL_SPACE,
+    Footprint,
+    Layout,
+    LayoutEdge,
+    layered_layout,
+)
+from .textpaths import LINE_SPACING, text_path, text_size
 
 # Node statuses a stepper can show.
 PENDING = "pending"
@@ -68,24 +89,62 @@ PALETTE = {
 }
 STATUS_EDGE = {CURRENT: "#e67700", DONE: "#2b8a3e", FAILED: "#c92a2a"}
 
-NODE_FONT = 9.0
-SAVED_FONT = 7.5
-EDGE_FONT = 7.0
-LEGEND_FONT = 7.5
-SAVED_ROW = SAVED_FONT * 1.25 + 8  # one saved-tensor box plus spacing
+# Text size. JupyterLab sets a notebook's prose at 14 px (--jp-content-font-size1 of its
+# default themes; code and UI text are 13 px). A figure shown at its natural size draws an
+# s-point font s * dpi / 72 pixels high. At DPI = 96 a point is 4/3 of a pixel, as in an
+# SVG a browser shows, so the PNG and the SVG of a graph come out the same size, and no
+# text of a drawing is smaller than MIN_FONT = 10.5 points = 14 pixels.
+BODY_TEXT_PX = 14.0
+DPI = 96.0
+MIN_FONT = BODY_TEXT_PX * 72 / DPI
+NODE_FONT = 11.0
+SAVED_FONT = MIN_FONT
+EDGE_FONT = MIN_FONT
+LEGEND_FONT = MIN_FONT
+SAVED_ROW = SAVED_FONT * LINE_SPACING + 8  # one saved-tensor box plus spacing
+LABEL_HEIGHT = EDGE_FONT * LINE_SPACING + 2  # an edge label's slot
+# Room kept beside an edge for the gradient the stepper writes on it: 21 digits and an
+# ellipsis; a longer value is cut to fit (the stepper's panel shows it whole).
+GRADIENT_ROOM = text_size("0" * 21 + "\u2026", EDGE_FONT)[0]
 MARGIN = 16.0  # points around the drawing
 MIN_WIDTH = 420.0  # points: room for the legend on tiny graphs
-MAX_INCHES = (40.0, 60.0)  # larger drawings are scaled down to fit
-LABEL_SPOTS = (0.5, 0.65, 0.35, 0.8, 0.2)  # where along an edge a gradient label may sit
+# Agg cannot draw more than 2**16 pixels a side; only a drawing larger than this (a few
+# hundred boxes side by side) is scaled down. Anything smaller keeps its text size.
+MAX_SIDE_PX = 30000
 Rect = tuple[float, float, float, float]  # left, bottom, right, top
 
 
 class NotebookFigure(Figure):
-    """A matplotlib `Figure` that shows itself in a notebook even when pyplot (and with it
-    the inline backend's display hook) was never imported."""
+    """A matplotlib `Figure` that shows itself in a notebook at its natural size, as SVG
+    (crisp at any zoom) with a PNG for front ends that show no SVG (JupyterLab shows an
+    untrusted notebook's SVGs as a warning and picks the PNG then).
+
+    Both are marked ``unconfined``: JupyterLab then shows them unshrunk and the output
+    scrolls when the drawing is wider than the notebook.
+    """
 
     def _repr_png_(self) -> bytes:
         return figure_to_png(self)
+
+    def _repr_svg_(self) -> str:
+        return figure_to_svg(self)
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None):
+        data = {
+            "image/svg+xml": figure_to_svg(self),
+            "image/png": base64.b64encode(figure_to_png(self)).decode("ascii"),
+            "text/plain": repr(self),
+        }
+        metadata = {kind: {"unconfined": True} for kind in ("image/svg+xml", "image/png")}
+        return data, metadata
+
+    def _ipython_display_(self) -> None:
+        # `%matplotlib inline` registers a PNG printer for every Figure, which IPython
+        # prefers to `_repr_mimebundle_`: publish the bundle directly instead.
+        from IPython.display import display
+
+        data, metadata = self._repr_mimebundle_()
+        display(data, metadata=metadata, raw=True)
 
 
 @dataclass
@@ -164,9 +223,64 @@ def figure_to_png(fig: Figure, dpi: float | None = None) -> bytes:
         raise TypeError(f"figure_to_png expects a matplotlib Figure, not {type(fig).__name__}")
     if not isinstance(fig.canvas, FigureCanvasAgg):
         FigureCanvasAgg(fig)
+    if dpi is None or dpi == fig.dpi:
+        fig.canvas.draw()
+        return _png(fig.canvas.buffer_rgba())
     buffer = io.BytesIO()
-    # Low zlib effort: frames are re-rendered on every click and compression dominates.
-    fig.savefig(buffer, format="png", dpi=dpi or fig.dpi, pil_kwargs={"compress_level": 1})
+    fig.savefig(buffer, format="png", dpi=dpi, pil_kwargs={"compress_level": 1})
+    return buffer.getvalue()
+
+
+def _png(pixels: Any) -> bytes:
+    """Encode an RGBA pixel buffer as PNG, built for speed: the stepper encodes a frame
+    on every click, and `savefig`'s encoder (adaptive row filters) took most of a frame's
+    time. No row filter and zlib's fastest level (flat-coloured drawings still compress
+    about 25:1), the rows compressed in parallel slices."""
+    height, width = pixels.shape[:2]
+    rows = np.empty((height, width * 4 + 1), np.uint8)
+    rows[:, 0] = 0  # each row starts with its filter type: 0, none
+    rows[:, 1:] = np.asarray(pixels).reshape(height, width * 4)
+
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        return struct.pack(">I", len(body)) + kind + body + struct.pack(
+            ">I", zlib.crc32(kind + body))
+
+    header = struct.pack(">IIBBBBB", width, height, 8, 6, 0, 0, 0)  # 8-bit RGBA
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header)
+            + chunk(b"IDAT", _deflate(rows.reshape(-1))) + chunk(b"IEND", b""))
+
+
+_COMPRESSORS: ThreadPoolExecutor | None = None
+
+
+def _deflate(data: np.ndarray) -> bytes:
+    """zlib-compress `data` (one zlib stream) in slices on several threads (zlib lets go
+    of the GIL), as pigz does: every slice but the last ends with a full flush, which
+    byte-aligns it and forgets the history, so the slices can be joined as they are."""
+    global _COMPRESSORS
+    slices = max(1, min(os.cpu_count() or 1, 4, data.size >> 20))  # a slice per MB or more
+    if slices == 1:
+        return zlib.compress(data, 1)
+    if _COMPRESSORS is None:
+        _COMPRESSORS = ThreadPoolExecutor(4, thread_name_prefix="minigrad-png")
+    bounds = [data.size * k // slices for k in range(slices + 1)]
+
+    def deflate(k: int) -> bytes:
+        compressor = zlib.compressobj(1, zlib.DEFLATED, -15)  # raw deflate, no header
+        flush = zlib.Z_FINISH if k == slices - 1 else zlib.Z_FULL_FLUSH
+        return compressor.compress(data[bounds[k] : bounds[k + 1]]) + compressor.flush(flush)
+
+    body = b"".join(_COMPRESSORS.map(deflate, range(slices)))
+    return b"\x78\x01" + body + struct.pack(">I", zlib.adler32(data))
+
+
+def figure_to_svg(fig: Figure) -> str:
+    """`fig` as SVG text, the same from run to run (no date, fixed element ids)."""
+    if not isinstance(fig, Figure):
+        raise TypeError(f"figure_to_svg expects a matplotlib Figure, not {type(fig).__name__}")
+    buffer = io.StringIO()
+    with matplotlib.rc_context({"svg.hashsalt": "minigrad"}):
+        fig.savefig(buffer, format="svg", metadata={"Date": None})
     return buffer.getvalue()
 
 
@@ -207,14 +321,21 @@ class GraphDrawing:
         with_status: bool = False,
         highlight: Any = None,
         title: str | None = None,
-        dpi: float = 100.0,
+        dpi: float = DPI,
         legend: bool = True,
     ) -> None:
         self.graph = graph
         self.show_saved = show_saved
+        self.with_status = with_status
         self.highlighted = _highlighted_indices(graph, highlight)
+        self._multi_output = {edge.target for edge in graph.edges if edge.output_index}
         self.layout: Layout = layered_layout(
-            graph, footprint=self._footprint, collapse_above=collapse_above
+            graph,
+            footprint=self._footprint,
+            collapse_above=collapse_above,
+            group_footprint=self._group_footprint,
+            label_room=self._label_room,
+            label_height=LABEL_HEIGHT,
         )
         # What is shown, for tests and tools: box key -> status, (key, attr) -> "ok" /
         # "modified" / "released", (source index, input index) -> edge text.
@@ -222,6 +343,9 @@ class GraphDrawing:
         self.saved_look: dict[tuple[int, str], str] = {}
         self.edge_labels: dict[tuple[int, int], str] = {}
         self.index_labels: list[tuple[int, int, str]] = []  # (source, target, label)
+        # Where labels are drawn, (left, bottom, right, top) in points:
+        self.edge_label_boxes: list[Rect] = []  # gradients written on edges (update)
+        self.index_label_boxes: list[Rect] = []  # "#1": which output of the target
         self._legend = self._legend_entries(with_status) if legend else []
         legend_height, columns = self._legend_shape()
         title_height = NODE_FONT * 2.2 if title else 0.0
@@ -247,7 +371,6 @@ class GraphDrawing:
         self._draw_edges()
         self._draw_boxes()
         self._draw_saved()
-        self._obstacles = RectIndex(self._box_rects())
         self.update(None)
 
     # -- sizes ---------------------------------------------------------------------------
@@ -256,12 +379,32 @@ class GraphDrawing:
         width, height = text_size(node_label(node), NODE_FONT)
         width, height = width + 14, height + 8
         if node.kind == NO_GRAD:
-            return Footprint(width, height * 0.8)
+            return Footprint(width, max(height * 0.8, NODE_FONT * LINE_SPACING + 4))
         saved = self._shown_saved(node)
         if not saved:
             return Footprint(width, height)
-        saved_width = max(text_size(saved_label(s), SAVED_FONT)[0] for s in saved) + 10
+        saved_width = max(_saved_width(s) for s in saved)
         return Footprint(width, height, saved_width + 10, len(saved) * SAVED_ROW)
+
+    @staticmethod
+    def _group_footprint(label: str) -> Footprint:
+        width, height = text_size(label, NODE_FONT)
+        return Footprint(width + 14, height + 8)
+
+    def _label_room(self, edge: LayoutEdge) -> tuple[float, float]:
+        """Width kept beside `edge` for its labels: the gradient the stepper writes near
+        the source, the output index of a multi-output target ("#1") near the target."""
+        gradient = GRADIENT_ROOM if self.with_status else 0.0
+        index = self._index_text(edge)
+        return gradient, (text_size(index, EDGE_FONT)[0] if index else 0.0)
+
+    def _index_text(self, edge: LayoutEdge) -> str | None:
+        """ "#1" on an edge into output 1 of a multi-output node ("#1", not a bare "1": a
+        gradient value may be written on the same edge)."""
+        first = self.graph.edges[edge.graph_edges[0]]
+        if len(edge.graph_edges) == 1 and first.target in self._multi_output:
+            return f"#{first.output_index}"
+        return None
 
     def _shown_saved(self, node: GraphNode) -> tuple[SavedValue, ...]:
         return node.saved_tensors if self.show_saved else ()
@@ -311,13 +454,7 @@ class GraphDrawing:
             right = x + layout.footprints[key].width / 2
             top = y + len(saved) * SAVED_ROW / 2
             for k, value in enumerate(saved):
-                width = (
-                    max(
-                        text_size(saved_label(value), SAVED_FONT)[0],
-                        text_size(saved_label(value, released=True), SAVED_FONT)[0],
-                    )
-                    + 10
-                )
+                width = _saved_width(value)
                 cy = top - (k + 0.5) * SAVED_ROW
                 patches.append(_box(right + 10 + width / 2, cy, width, SAVED_ROW - 3, 3.0))
                 connectors.append([(right, y), (right + 10, cy)])
@@ -330,42 +467,41 @@ class GraphDrawing:
         )
         self._saved_text = self._add_text([])
 
-    def _box_rects(self) -> list[Rect]:
-        """Where node boxes and saved-tensor boxes are (edge labels keep off them)."""
-        rects = []
+    def box_rects(self) -> dict[str, list[Rect]]:
+        """Where the boxes are, (left, bottom, right, top) in points: "node" boxes (one
+        per box key, in `layout.positions` order) and "saved" tensor boxes."""
+        nodes = []
         for key in self._box_keys:
             x, y = self.layout.positions[key]
             width, height = self.layout.footprints[key][:2]
-            rects.append((x - width / 2, y - height / 2, x + width / 2, y + height / 2))
+            nodes.append((x - width / 2, y - height / 2, x + width / 2, y + height / 2))
+        saved = []
         for _, value, x, y in self._saved_items:
-            width = text_size(saved_label(value), SAVED_FONT)[0] + 10
-            rects.append((x - width / 2, y - SAVED_ROW / 2, x + width / 2, y + SAVED_ROW / 2))
-        return rects
+            width, height = _saved_width(value), SAVED_ROW - 3
+            saved.append((x - width / 2, y - height / 2, x + width / 2, y + height / 2))
+        return {"node": nodes, "saved": saved}
 
     def _draw_edges(self) -> None:
-        layout, graph = self.layout, self.graph
         segments, heads, index_labels = [], [], []
-        multi_output = {edge.target for edge in graph.edges if edge.output_index}
-        for edge in layout.edges:
+        for edge in self.layout.edges:
             route = edge.route
             segments.append(route)
-            heads.append(_arrow_head(route[-2], route[-1], size=6.0))
-            first = graph.edges[edge.graph_edges[0]]
-            if len(edge.graph_edges) == 1 and first.target in multi_output:
-                (x0, y0), (x1, y1) = route[-2], route[-1]
-                label_x, label_y = x1 + 0.2 * (x0 - x1) + 4, y1 + 0.2 * (y0 - y1)
-                # "#1", not a bare "1": a gradient value may sit at the same arrowhead
-                index_labels.append((f"#{first.output_index}", label_x, label_y, EDGE_FONT,
-                                     "left"))
-                self.index_labels.append((first.source, first.target, str(first.output_index)))
+            heads.append(_arrow_head(route[-2], route[-1], size=ARROW_SIZE))
+            index = self._index_text(edge)
+            if index is None:
+                continue
+            first = self.graph.edges[edge.graph_edges[0]]
+            self.index_labels.append((first.source, first.target, str(first.output_index)))
+            if edge.target_slot is None:
+                continue  # an edge drawn straight has no slot (only in huge graphs)
+            x, y = edge.target_slot
+            index_labels.append((index, x + LABEL_PAD, y, EDGE_FONT, "left"))
+            self.index_label_boxes.append(_label_rect(index, x + LABEL_PAD, y))
         self._edge_lines = LineCollection(segments, zorder=1)
         self._edge_heads = PolyCollection(heads, edgecolors="none", zorder=1)
         self.ax.add_collection(self._edge_lines, autolim=False)
         self.ax.add_collection(self._edge_heads, autolim=False)
         self._add_text(index_labels, color="#495057")
-        self._edge_label_boxes = PolyCollection([], facecolors="white", edgecolors="none", zorder=5)
-        self._edge_label_boxes.set_alpha(0.85)
-        self.ax.add_collection(self._edge_label_boxes, autolim=False)
         self._edge_text = self._add_text([], color=PALETTE["edge_active"])
         self._edge_text.set_zorder(6)
 
@@ -419,7 +555,7 @@ class GraphDrawing:
     def _legend_shape(self) -> tuple[float, int]:
         if not self._legend:
             return 0.0, 1
-        column = max(text_size(e.label, LEGEND_FONT)[0] for e in self._legend) + 26
+        column = max(text_size(e.label, LEGEND_FONT)[0] for e in self._legend) + 36
         columns = max(1, int(max(self.layout.width, MIN_WIDTH) // column))
         rows = -(-len(self._legend) // columns)
         self._legend_column = column
@@ -432,8 +568,8 @@ class GraphDrawing:
             row, column = divmod(i, columns)
             x = left + column * self._legend_column
             y = top - (row + 0.5) * row_height
-            patches.append(_box(x + 7, y, 14, 9, 2.0))
-            labels.append((entry.label, x + 19, y, LEGEND_FONT, "left"))
+            patches.append(_box(x + 9, y, 18, 12, 2.0))
+            labels.append((entry.label, x + 24, y, LEGEND_FONT, "left"))
         swatches = PatchCollection(
             patches,
             facecolors=[e.face for e in self._legend],
@@ -542,10 +678,9 @@ class GraphDrawing:
 
     def _restyle_edges(self, state: GraphState | None) -> None:
         graph = self.graph
-        colors, widths, paths, backgrounds = [], [], [], []
+        colors, widths, paths = [], [], []
         self.edge_labels = {}
         self.edge_label_boxes = []
-        placed = RectIndex()
         for edge in self.layout.edges:
             text = None
             if state is not None:
@@ -555,23 +690,21 @@ class GraphDrawing:
                     text = found if found is not None else text
             colors.append(PALETTE["edge_active"] if text is not None else PALETTE["edge"])
             widths.append(1.8 if text is not None else 1.0)
-            if text:
+            if text and edge.source_slot is not None:
                 first = graph.edges[edge.graph_edges[-1]]
                 self.edge_labels[(first.source, first.input_index)] = text
-                width, height = text_size(text, EDGE_FONT)
-                width, height = width + 4, height + 2
-                x, y = _label_position(edge.route, width, height, placed, self._obstacles)
-                paths.append(text_path(text, x, y, EDGE_FONT))
-                rect = (x - width / 2, y - height / 2, x + width / 2, y + height / 2)
-                placed.add(rect)
-                self.edge_label_boxes.append(rect)
-                left, bottom, right, top = rect
-                backgrounds.append([(left, bottom), (right, bottom), (right, top), (left, top)])
+                x, y = edge.source_slot
+                x += LABEL_PAD
+                index = self._index_text(edge)
+                if index is not None and edge.source_slot == edge.target_slot:
+                    x += text_size(index, EDGE_FONT)[0] + LABEL_SPACE  # after the "#1"
+                text = _fit(text, GRADIENT_ROOM if self.with_status else 0.0)
+                paths.append(text_path(text, x, y, EDGE_FONT, "left"))
+                self.edge_label_boxes.append(_label_rect(text, x, y))
         self._edge_lines.set_colors(colors)
         self._edge_lines.set_linewidths(widths)
         self._edge_heads.set_facecolors(colors)
         self._edge_text.set_paths(paths)
-        self._edge_label_boxes.set_verts(backgrounds)
 
     def to_png(self, dpi: float | None = None) -> bytes:
         """The current figure as PNG bytes."""
@@ -583,7 +716,7 @@ def _new_figure(extent, figsize, dpi) -> tuple[Figure, Axes]:
     width, height = right - left, top - bottom
     natural = (width / 72, height / 72)
     if figsize is None:
-        shrink = min(1.0, MAX_INCHES[0] / natural[0], MAX_INCHES[1] / natural[1])
+        shrink = min(1.0, MAX_SIDE_PX / (max(natural) * dpi))
         figsize = (natural[0] * shrink, natural[1] * shrink)
     figure = NotebookFigure(figsize=figsize, dpi=dpi)
     FigureCanvasAgg(figure)
@@ -640,6 +773,9 @@ def _highlighted_indices(graph: BackwardGraph, highlight: Any) -> set[int]:
     return found
 
 
+ARROW_SIZE = 7.0
+
+
 def _arrow_head(before: tuple[float, float], tip: tuple[float, float], size: float):
     (x0, y0), (x1, y1) = before, tip
     dx, dy = x1 - x0, y1 - y0
@@ -650,69 +786,26 @@ def _arrow_head(before: tuple[float, float], tip: tuple[float, float], size: flo
     return [(x1, y1), (bx + px, by + py), (bx - px, by - py)]
 
 
-def _point_along(route: list[tuple[float, float]], fraction: float) -> tuple[float, float]:
-    """The point `fraction` of the way along the polyline `route` (by length)."""
-    lengths = [
-        ((x1 - x0) ** 2 + (y1 - y0) ** 2) ** 0.5 for (x0, y0), (x1, y1) in zip(route, route[1:])
-    ]
-    remaining = fraction * sum(lengths)
-    for ((x0, y0), (x1, y1)), length in zip(zip(route, route[1:]), lengths):
-        if remaining <= length and length > 0:
-            t = remaining / length
-            return x0 + t * (x1 - x0), y0 + t * (y1 - y0)
-        remaining -= length
-    return route[-1]
+def _saved_width(value: SavedValue) -> float:
+    """A saved-tensor box is as wide as the longer of its two texts (kept, released)."""
+    return max(
+        text_size(saved_label(value), SAVED_FONT)[0],
+        text_size(saved_label(value, released=True), SAVED_FONT)[0],
+    ) + 10
 
 
-def _overlap(a: Rect, b: Rect) -> float:
-    width = min(a[2], b[2]) - max(a[0], b[0])
-    height = min(a[3], b[3]) - max(a[1], b[1])
-    return width * height if width > 0 and height > 0 else 0.0
+def _label_rect(text: str, left: float, y: float) -> Rect:
+    width, height = text_size(text, EDGE_FONT)
+    return (left, y - height / 2, left + width, y + height / 2)
 
 
-class RectIndex:
-    """Rectangles bucketed on a coarse grid, so overlap queries stay cheap on big graphs."""
-
-    CELL = 64.0  # points
-
-    def __init__(self, rects: Iterable[Rect] = ()) -> None:
-        self._cells: dict[tuple[int, int], list[Rect]] = {}
-        for rect in rects:
-            self.add(rect)
-
-    def _keys(self, rect: Rect) -> Iterable[tuple[int, int]]:
-        left, bottom, right, top = (int(v // self.CELL) for v in rect)
-        return ((i, j) for i in range(left, right + 1) for j in range(bottom, top + 1))
-
-    def add(self, rect: Rect) -> None:
-        for key in self._keys(rect):
-            self._cells.setdefault(key, []).append(rect)
-
-    def overlap(self, rect: Rect) -> float:
-        """Total area of stored rectangles overlapping `rect`."""
-        found = {other for key in self._keys(rect) for other in self._cells.get(key, ())}
-        return sum(_overlap(rect, other) for other in found)
-
-
-def _label_position(
-    route: list[tuple[float, float]],
-    width: float,
-    height: float,
-    placed: RectIndex,
-    obstacles: RectIndex,
-) -> tuple[float, float]:
-    """A spot on the edge where its label overlaps other labels and boxes the least
-    (two gradients leaving one node would otherwise print over each other)."""
-    best, best_cost = None, None
-    for fraction in LABEL_SPOTS:
-        x, y = _point_along(route, fraction)
-        rect = (x - width / 2, y - height / 2, x + width / 2, y + height / 2)
-        cost = 4 * placed.overlap(rect) + obstacles.overlap(rect)
-        if best_cost is None or cost < best_cost:
-            best, best_cost = (x, y), cost
-        if cost == 0:
-            break
-    return best
+def _fit(text: str, room: float) -> str:
+    """`text` cut short with an ellipsis so it is at most `room` points wide."""
+    if room <= 0 or text_size(text, EDGE_FONT)[0] <= room:
+        return text
+    while len(text) > 1 and text_size(text + "\u2026", EDGE_FONT)[0] > room:
+        text = text[:-1]
+    return text + "\u2026"
 
 
 __all__ = [
@@ -725,6 +818,7 @@ __all__ = [
     "NotebookFigure",
     "draw_graph",
     "figure_to_png",
+    "figure_to_svg",
     "node_label",
     "saved_label",
 ]

@@ -144,7 +144,9 @@ class Explanation:
         image = ""
         if self.figure is not None:
             data = base64.b64encode(figure_to_png(self.figure)).decode("ascii")
-            image = f'<img src="data:image/png;base64,{data}" style="max-width:100%"/>'
+            # natural size (text as large as the notebook's), scrolling when wider
+            image = (f'<div style="overflow:auto"><img src="data:image/png;base64,{data}" '
+                     'style="max-width:none"/></div>')
         return (
             f'<div class="minigrad-explain"><p style="color:{head_color};font-weight:bold">'
             f"{escape(first)}</p><ul>{items}</ul>{image}</div>"

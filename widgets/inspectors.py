@@ -16,7 +16,15 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
-from .draw import GraphDrawing, GraphState, NotebookFigure, figure_to_png
+from .draw import (
+    DPI,
+    LEGEND_FONT,
+    MAX_SIDE_PX,
+    GraphDrawing,
+    GraphState,
+    NotebookFigure,
+    figure_to_png,
+)
 from .formatting import escape, is_tensor_like, to_numpy, value_text
 from .graph import MODIFIED, OK, RELEASED, BackwardGraph, build_graph, resolve_names
 
@@ -270,6 +278,12 @@ class GraphComparison:
     def _repr_png_(self) -> bytes:
         return figure_to_png(self.figure)
 
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None):
+        """SVG and PNG, shown unshrunk, as `draw_graph`'s figures."""
+        data, metadata = self.figure._repr_mimebundle_()
+        data["text/plain"] = repr(self)
+        return data, metadata
+
     def __repr__(self) -> str:
         return f"<GraphComparison: {self.summary}>"
 
@@ -290,7 +304,7 @@ def compare_graphs(
     def label(node) -> str:
         return f"{node.name}({node.leaf_name})" if node.leaf_name else node.name
 
-    figure = NotebookFigure(dpi=100)
+    figure = NotebookFigure(dpi=DPI)
     drawings = []
     for graph, title in ((graph_a, "first graph"), (graph_b, "second graph")):
         drawing = GraphDrawing(
@@ -317,7 +331,7 @@ def compare_graphs(
         loc="lower center",
         ncol=2,
         frameon=False,
-        fontsize=8,
+        fontsize=LEGEND_FONT,
     )
     return GraphComparison(
         graph_a,
@@ -331,11 +345,11 @@ def compare_graphs(
 
 def _side_by_side(figure: Figure, drawings: list[GraphDrawing]) -> None:
     """Size the figure so each drawing gets its natural size, next to each other."""
-    gap, legend = 24.0, 26.0  # points
+    gap, legend = 24.0, 2.5 * LEGEND_FONT  # points
     widths = [d.extent[1] - d.extent[0] for d in drawings]
     height = max(d.extent[3] - d.extent[2] for d in drawings)
     total = sum(widths) + gap * (len(drawings) - 1)
-    scale = min(1.0, 40 * 72 / total, 60 * 72 / (height + legend))
+    scale = min(1.0, MAX_SIDE_PX / (max(total, height + legend) * figure.dpi / 72))
     figure.set_size_inches(total * scale / 72, (height + legend) * scale / 72)
     left = 0.0
     for drawing, width in zip(drawings, widths):

@@ -6,10 +6,16 @@ The classic Sugiyama recipe, kept small and deterministic:
    a last resort, everything past `max_boxes` into one "... N more nodes ..." box), so
    drawing never hangs;
 2. layers by longest path from the roots (a leaf lands right below its lowest consumer);
-3. long edges get dummy vertices, one per layer crossed;
+3. every edge gets dummy vertices, one per rank crossed: node layers sit on the even
+   ranks and a *label rank* lies between each two of them, where every edge passing
+   through owns a slot as wide as the text it may carry (as Graphviz's dot does);
 4. crossings are reduced by barycentric ordering sweeps, then adjacent swaps;
 5. x coordinates: each vertex is pulled towards its neighbours' mean while keeping the
-   order and the spacing (an isotonic regression per layer, solved exactly by PAV).
+   order and the spacing (an isotonic regression per rank, solved exactly by PAV).
+
+Within a rank's band every edge runs straight down at its vertex's x, and the vertices
+of a rank keep their order and spacing, so a label in its slot can touch neither a box,
+nor another label, nor any edge: edges slant only in the gaps between the bands.
 
 Coordinates are in points (1/72 inch); y grows upwards, so layer 0 is at the top.
 Everything is iterative: no recursion anywhere.
@@ -26,10 +32,11 @@ from .graph import ACCUMULATE, BACKWARD, NO_GRAD, BackwardGraph, GraphNode
 COLLAPSE_ABOVE = 150  # graphs with more nodes than this get their chains collapsed
 MIN_CHAIN = 4  # shortest chain worth collapsing (its two ends stay visible)
 MAX_BOXES = 400  # hard cap on drawn boxes, whatever the graph looks like
-MAX_DUMMIES = 4000  # long edges beyond this budget are drawn straight
-NODE_GAP = 22.0
-LAYER_GAP = 34.0
-FONT_SIZE = 9.0
+MAX_DUMMIES = 8000  # edges beyond this budget are drawn straight (and get no label slot)
+NODE_GAP = 22.0  # between neighbours in a rank
+RANK_GAP = 14.0  # between the bands of two ranks: where edges may slant
+EMPTY_BAND = 4.0  # height of a label rank whose slots all stay empty
+FONT_SIZE = 11.0
 
 
 class Footprint(NamedTuple):
@@ -67,13 +74,20 @@ class Group:
 
 @dataclass
 class LayoutEdge:
-    """A drawn edge between two boxes, standing for one or more graph edges."""
+    """A drawn edge between two boxes, standing for one or more graph edges.
+
+    `source_slot` and `target_slot` are where its labels go: the point of the edge in the
+    label rank right below the source and right above the target (the same point when
+    the edge spans one layer); the slot's room extends to the right of that point.
+    """
 
     source: int
     target: int
     graph_edges: tuple[int, ...]
     path: list[int] = field(default_factory=list)  # source, dummy vertices..., target
     route: list[tuple[float, float]] = field(default_factory=list)
+    source_slot: tuple[float, float] | None = None
+    target_slot: tuple[float, float] | None = None
 
 
 @dataclass
@@ -84,14 +98,16 @@ class Layout:
     graph: BackwardGraph
     positions: dict[int, tuple[float, float]]  # box anchor (centre of the node box)
     footprints: dict[int, Footprint]
-    layer_of: dict[int, int]
-    layers: list[list[int]]
+    layer_of: dict[int, int]  # box key -> node layer (0: the roots)
+    layers: list[list[int]]  # vertices by rank: boxes on even ranks, label slots between
     edges: list[LayoutEdge]
     groups: dict[int, Group]
     owner: list[int]  # graph node index -> key of the box showing it
     width: float
     height: float
     x_of: dict[int, float] = field(default_factory=dict)  # every vertex, dummies included
+    rank_of: dict[int, int] = field(default_factory=dict)  # every vertex, dummies included
+    label_height: float = 0.0  # height of the label slots
 
     @property
     def collapsed(self) -> bool:
@@ -106,8 +122,8 @@ class Layout:
         segments: dict[int, list[tuple[float, float]]] = {}
         for edge in self.edges:
             for upper, lower in zip(edge.path, edge.path[1:]):
-                layer = self.layer_of[upper]
-                if self.layer_of[lower] != layer + 1:
+                layer = self.rank_of[upper]
+                if self.rank_of[lower] != layer + 1:
                     continue  # straight long edge without dummies
                 segments.setdefault(layer, []).append((self.x_of[upper], self.x_of[lower]))
         for pairs in segments.values():
@@ -123,35 +139,56 @@ def layered_layout(
     footprint: Callable[[GraphNode], Footprint] = default_footprint,
     collapse_above: int = COLLAPSE_ABOVE,
     max_boxes: int = MAX_BOXES,
+    group_footprint: Callable[[str], Footprint] | None = None,
+    label_room: Callable[[LayoutEdge], tuple[float, float]] | None = None,
+    label_height: float = 0.0,
 ) -> Layout:
-    """Lay out `graph` top-down. See the module docstring for the steps."""
+    """Lay out `graph` top-down. See the module docstring for the steps.
+
+    footprint, group_footprint: the room a node's box, or a collapsed group's box, needs.
+    label_room: for an edge, the width its labels need next to the source and next to
+        the target; label_height: their height (the height of a label rank's band).
+    """
     owner, groups = _visible_boxes(graph, collapse_above, max_boxes)
     sizes: dict[int, Footprint] = {}
     for node in graph.nodes:
         if owner[node.index] == node.index:
             sizes[node.index] = footprint(node)
     for key, group in groups.items():
-        sizes[key] = Footprint(*text_box_size([group.label]))
+        sizes[key] = (
+            group_footprint(group.label) if group_footprint else Footprint(
+                *text_box_size([group.label]))
+        )
 
     edges = _box_edges(graph, owner, groups)
     keys = sorted(sizes)
     layer_of = _longest_path_layers(keys, edges)
+    rank_of = {k: 2 * layer for k, layer in layer_of.items()}
     next_key = max(keys) + 1
-    dummies = _add_dummies(edges, layer_of, next_key)
-    layers = _initial_order(keys, edges, layer_of)
-    _reduce_crossings(layers, edges, layer_of)
+    dummies = _add_dummies(edges, rank_of, next_key)
+    layers = _order(keys, edges, rank_of)
     widths = {k: (sizes[k].width / 2, sizes[k].width / 2 + sizes[k].side_width) for k in keys}
     widths.update({d: (4.0, 4.0) for d in dummies})
-    x_of = _assign_x(layers, edges, widths, layer_of)
-    y_of_layer, height = _layer_heights(layers, sizes)
+    labelled_ranks = _reserve_label_room(edges, widths, rank_of, label_room)
+    x_of = _assign_x(layers, edges, widths, rank_of)
+    bands = _rank_bands(layers, sizes, labelled_ranks, label_height)
+    height = -bands[-1][1] if bands else 0.0
 
-    positions = {k: (x_of[k], y_of_layer[layer_of[k]]) for k in keys}
+    def centre(rank: int) -> float:
+        return (bands[rank][0] + bands[rank][1]) / 2
+
+    positions = {k: (x_of[k], centre(rank_of[k])) for k in keys}
     for edge in edges:
-        edge.route = _route(edge, positions, sizes, x_of, y_of_layer, layer_of)
+        edge.route = _route(edge, positions, sizes, x_of, bands, rank_of)
+        if len(edge.path) > 2:
+            first, last = edge.path[1], edge.path[-2]
+            edge.source_slot = (x_of[first], centre(rank_of[first]))
+            edge.target_slot = (x_of[last], centre(rank_of[last]))
     _separate_parallel_edges(edges)
     width = max((x_of[k] + widths[k][1] for k in x_of), default=0.0)
     return Layout(
-        graph, positions, sizes, layer_of, layers, edges, groups, owner, width, height, x_of
+        graph, positions, sizes, layer_of, layers, edges, groups, owner, width, height, x_of,
+        rank_of, label_height,
     )
 
 
@@ -347,6 +384,31 @@ def _initial_order(keys: list[int], edges: list[LayoutEdge], layer_of: dict[int,
     return layers
 
 
+def _order(keys: list[int], edges: list[LayoutEdge], rank_of: dict[int, int]):
+    """Every rank's vertices in order. Crossings are reduced on the node layers alone (a
+    label slot only continues its edge); each label rank then takes the order of the
+    segments passing through it, which adds no crossing."""
+    coarse = [
+        LayoutEdge(e.source, e.target, e.graph_edges, [v for v in e.path if rank_of[v] % 2 == 0])
+        for e in edges
+    ]
+    half = {v: rank // 2 for v, rank in rank_of.items() if rank % 2 == 0}
+    node_layers = _initial_order(keys, coarse, half)
+    _reduce_crossings(node_layers, coarse, half)
+    position = {v: i for layer in node_layers for i, v in enumerate(layer)}
+    slots: list[list[tuple[int, int, int]]] = [[] for _ in node_layers]
+    for edge in edges:
+        for upper, slot, lower in zip(edge.path, edge.path[1:], edge.path[2:]):
+            if rank_of[slot] % 2:
+                slots[rank_of[slot] // 2].append((position[upper], position[lower], slot))
+    layers: list[list[int]] = []
+    for i, layer in enumerate(node_layers):
+        layers.append(layer)
+        if i + 1 < len(node_layers):
+            layers.append([slot for *_, slot in sorted(slots[i])])
+    return layers
+
+
 def _neighbours(edges: list[LayoutEdge]) -> tuple[dict[int, list[int]], dict[int, list[int]]]:
     up: dict[int, list[int]] = {}
     down: dict[int, list[int]] = {}
@@ -518,34 +580,77 @@ def _place_in_order(layer: list[int], targets, weights, widths, x_of) -> None:
             j += 1
 
 
-def _layer_heights(layers, sizes) -> tuple[dict[int, float], float]:
-    y_of_layer: dict[int, float] = {}
+LABEL_PAD = 4.0  # between an edge and the label beside it
+LABEL_SPACE = 6.0  # between two labels sharing one slot
+
+
+def _reserve_label_room(edges, widths, rank_of, label_room) -> set[int]:
+    """Widen each edge's label slots (to the right of the edge) by what its labels need;
+    return the ranks holding a slot with room."""
+    ranks: set[int] = set()
+    if label_room is None:
+        return ranks
+    for edge in edges:
+        if len(edge.path) < 3:
+            continue  # drawn straight (over the dummy budget): no slot
+        near_source, near_target = label_room(edge)
+        first, last = edge.path[1], edge.path[-2]
+        if first == last and near_source and near_target:
+            needs = {first: near_source + LABEL_SPACE + near_target}
+        else:
+            needs = {first: near_source}
+            needs[last] = max(needs.get(last, 0.0), near_target)
+        for key, room in needs.items():
+            if room > 0:
+                left, right = widths[key]
+                widths[key] = (left, max(right, LABEL_PAD + room))
+                ranks.add(rank_of[key])
+    return ranks
+
+
+def _rank_bands(layers, sizes, labelled_ranks, label_height) -> list[tuple[float, float]]:
+    """(top, bottom) of each rank's band: the tallest box of a node layer, the label
+    height of a label rank with labels."""
+    bands = []
     y = 0.0
-    for i, layer in enumerate(layers):
-        height = max((sizes[k].total_height for k in layer if k in sizes), default=10.0)
-        y_of_layer[i] = y - height / 2
-        y -= height + LAYER_GAP
-    return y_of_layer, -(y + LAYER_GAP)
+    for rank, layer in enumerate(layers):
+        if rank % 2 == 0:
+            height = max((sizes[k].total_height for k in layer if k in sizes), default=10.0)
+        else:
+            height = label_height if rank in labelled_ranks else EMPTY_BAND
+        bands.append((y, y - height))
+        y -= height + RANK_GAP
+    return bands
 
 
-def _route(edge, positions, sizes, x_of, y_of_layer, layer_of) -> list[tuple[float, float]]:
+def _route(edge, positions, sizes, x_of, bands, rank_of) -> list[tuple[float, float]]:
+    """Straight down through every band, slanting only in the gaps between bands."""
     x0, y0 = positions[edge.source]
     x1, y1 = positions[edge.target]
-    points = [(x0, y0 - sizes[edge.source].height / 2)]
-    points += [(x_of[d], y_of_layer[layer_of[d]]) for d in edge.path[1:-1]]
-    points.append((x1, y1 + sizes[edge.target].height / 2))
+    points = [(x0, y0 - sizes[edge.source].height / 2), (x0, bands[rank_of[edge.source]][1])]
+    for d in edge.path[1:-1]:
+        top, bottom = bands[rank_of[d]]
+        points += [(x_of[d], top), (x_of[d], bottom)]
+    points += [(x1, bands[rank_of[edge.target]][0]), (x1, y1 + sizes[edge.target].height / 2)]
     return points
 
 
 def _separate_parallel_edges(edges: list[LayoutEdge]) -> None:
-    """Edges between the same two boxes (as in `w * w`) run side by side, not on top."""
+    """Edges between the same two boxes (as in `w * w`) leave and enter their boxes side
+    by side, not on top of each other (in between, each has its own dummy vertices)."""
     bundles: dict[tuple[int, int], list[LayoutEdge]] = {}
     for edge in edges:
         bundles.setdefault((edge.source, edge.target), []).append(edge)
     for bundle in bundles.values():
         for k, edge in enumerate(bundle if len(bundle) > 1 else ()):
             shift = (k - (len(bundle) - 1) / 2) * 14.0
-            edge.route = [(x + shift, y) for x, y in edge.route]
+            route = edge.route
+            for i in (0, 1, len(route) - 2, len(route) - 1):
+                x, y = route[i]
+                route[i] = (x + shift, y)
+    for edge in edges:  # drop repeated points (a box as tall as its band)
+        route = edge.route
+        edge.route = [p for i, p in enumerate(route) if i == 0 or p != route[i - 1]]
 
 
 __all__ = ["Footprint", "Group", "Layout", "LayoutEdge", "layered_layout", "text_box_size"]

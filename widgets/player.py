@@ -148,8 +148,9 @@ class FramePlayer:
             f'value="{self.start}" aria-label="backward step">'
             f'<span class="mgp-counter">step {self.start} of {last}</span></div>'
             '<div class="mgp-body">'
-            f'<img class="mgp-image" alt="the backward graph at this step" '
-            f'src="data:image/png;base64,{data["frames"][self.start]["png"]}">'
+            f'<div class="mgp-picture"><img class="mgp-image" '
+            'alt="the backward graph at this step" '
+            f'src="data:image/png;base64,{data["frames"][self.start]["png"]}"></div>'
             f'<div class="mgp-side"><div class="mgp-panel">{first.panel_html}</div>'
             f'<div class="mgp-grads">{first.grads_html}</div></div></div>'
             f'<script type="application/json" class="mgp-data">{payload}</script>'
@@ -201,7 +202,8 @@ ROOT button:disabled{cursor:default;opacity:.45}
 ROOT .mgp-slider{flex:1 1 160px;min-width:120px}
 ROOT .mgp-counter{min-width:7em;text-align:right;color:#495057}
 ROOT .mgp-body{display:flex;flex-wrap:wrap;gap:12px;align-items:flex-start}
-ROOT .mgp-image{max-width:100%;height:auto}
+ROOT .mgp-picture{flex:0 1 auto;min-width:0;max-width:100%;max-height:80vh;overflow:auto}
+ROOT .mgp-image{max-width:none;display:block}
 ROOT .mgp-side{min-width:260px;max-width:440px}
 """
 

@@ -20,7 +20,7 @@ from typing import Any
 
 import ipywidgets as widgets
 
-from .draw import GraphDrawing
+from .draw import DPI, GraphDrawing
 from .formatting import escape, is_tensor_like, shape_text, value_text
 from .graph import ACCUMULATE, build_graph, check_roots, resolve_names
 from .recording import BackwardRecording, Frame, snapshot
@@ -43,6 +43,7 @@ _WARN_STYLE = ("color: var(--jp-warn-color0, #8a5a00); border: 1px solid "
                "var(--jp-warn-color1, #e8a400); border-radius: 4px; padding: 6px; "
                "margin-bottom: 6px")
 _SECOND_TIME = "backward through the graph a second time"
+PICTURE_CACHE = 64 * 2**20  # bytes of frame pictures a stepper keeps
 
 
 def require_minigrad_tensor(value: Any, caller: str) -> None:
@@ -90,7 +91,7 @@ class BackwardStepper:
         names: Any = None,
         grad_tensors: Any = None,
         show_saved: bool = True,
-        dpi: float = 80.0,
+        dpi: float = DPI,
         interval_ms: int = 900,
     ) -> None:
         on_torch = is_torch_tensor(loss)  # a torch loss: PyTorch's engine, run once, replayed
@@ -116,6 +117,9 @@ class BackwardStepper:
             self.recording = BackwardRecording(events, [loss])
         self._index = 0
         self._syncing = False
+        # Frame index -> its picture. A recorded frame never changes, so going back (or
+        # playing again) shows the picture drawn the first time, up to PICTURE_CACHE bytes.
+        self._pictures: dict[int, bytes] = {}
         self._build_widgets(interval_ms)
         self.show(0)
 
@@ -173,12 +177,13 @@ class BackwardStepper:
         """The widget, plus a PNG of the frame on display and a plain-text line for
         front ends that cannot draw widgets (a saved notebook on GitHub, nbviewer)."""
         bundle = self._box._repr_mimebundle_(**kwargs)
-        data = bundle[0] if isinstance(bundle, tuple) else bundle
+        data, metadata = bundle if isinstance(bundle, tuple) else (bundle, {})
         data["image/png"] = base64.b64encode(self.image.value).decode("ascii")
+        metadata["image/png"] = {"unconfined": True}  # unshrunk, as draw_graph's pictures
         data["text/plain"] = (f"BackwardStepper at step {self._index}"
                               f"{': ' + self.current_node_name if self._index else ''}"
                               " (run the notebook to step through it)")
-        return bundle
+        return data, metadata
 
     # -- a graph that already ran ------------------------------------------------------------
 
@@ -234,7 +239,17 @@ class BackwardStepper:
         )
         widgets.jslink((self.play, "value"), (self.slider, "value"))
         self.slider.observe(self._on_slider, names="value")
-        self.image = widgets.Image(format="png", layout=widgets.Layout(max_width="100%"))
+        # The graph is shown at its natural size, so its text stays as large as the
+        # notebook's; a graph larger than the room scrolls inside its own box, which
+        # keeps the buttons in sight.
+        self.image = widgets.Image(
+            format="png", layout=widgets.Layout(max_width="none", flex="0 0 auto")
+        )
+        self.picture = widgets.Box(
+            [self.image],
+            layout=widgets.Layout(overflow="auto", max_width="100%", max_height="80vh",
+                                  min_width="0", flex="0 1 auto"),
+        )
         self.panel = widgets.HTML()
         self.leaf_table = widgets.HTML()
         # Both rows wrap: in a narrow window (a projector at 1024 px) the buttons keep
@@ -246,8 +261,7 @@ class BackwardStepper:
             layout=widgets.Layout(min_width="280px", max_width="420px", padding="0 0 0 12px",
                                   flex="1 1 280px"),
         )
-        self.image.layout = widgets.Layout(max_width="100%", flex="0 1 auto")
-        self._box = widgets.VBox([controls, widgets.HBox([self.image, side], layout=wrap)])
+        self._box = widgets.VBox([controls, widgets.HBox([self.picture, side], layout=wrap)])
         # Stable CSS hooks for browser tests and for styling.
         self._box.add_class("minigrad-stepper")
         for name, control in self.buttons.items():
@@ -256,6 +270,7 @@ class BackwardStepper:
             (self.slider, "slider"),
             (self.play, "play"),
             (self.image, "image"),
+            (self.picture, "picture"),
             (self.panel, "panel"),
             (self.leaf_table, "grads"),
         ):
@@ -287,8 +302,13 @@ class BackwardStepper:
         self.buttons["next"].disabled = self.buttons["last"].disabled = at_end
 
     def _render(self) -> None:
-        self.drawing.update(self.recording.graph_state(self._index))
-        self.image.value = self.drawing.to_png()
+        self.drawing.update(self.recording.graph_state(self._index))  # kept current for tools
+        picture = self._pictures.get(self._index)
+        if picture is None:
+            picture = self.drawing.to_png()
+            if sum(map(len, self._pictures.values())) + len(picture) <= PICTURE_CACHE:
+                self._pictures[self._index] = picture
+        self.image.value = picture
         self.panel.value = self._frame_html()
         self.leaf_table.value = self._leaves_html()
 

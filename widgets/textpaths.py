@@ -3,7 +3,7 @@
 Agg spends milliseconds laying out every `Text` artist on every draw; a graph has
 dozens of labels and the stepper redraws it on each click. Glyph outlines computed once
 (and cached per string) and drawn as one `PathCollection` cost a fraction of that, and
-they scale with the drawing when a big graph is shrunk to fit.
+they scale with the drawing when it is drawn into a smaller axes (a `figsize`, an `ax`).
 """
 
 from __future__ import annotations

@@ -38,3 +38,6 @@ html_copy_source = False
 html_last_updated_fmt = None
 html_show_sphinx = False
 html_favicon = "favicon.svg"
+# Graph pictures at their natural size, scrolling when wider than the column.
+html_static_path = ["graphs.css"]
+html_css_files = ["graphs.css"]
