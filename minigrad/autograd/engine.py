@@ -240,11 +240,16 @@ def _release(node: Node, held) -> None:
         node.release_variables()
 
 
-def _apply_formula(node: Node, grads: list, recording: bool) -> list:
+def _apply_formula(node: Node, grads: list, recording: bool, needed: set | None = None) -> list:
     """The node's backward formula, its gradients checked against its inputs: the
-    fused kernels on arrays, or (`recording`) the formula as minigrad code."""
+    fused kernels on arrays, or (`recording`) the formula as minigrad code, for the
+    inputs that lead to a wanted gradient (`needed`: the nodes that do, when the
+    caller asked for some inputs' gradients only; like PyTorch, nothing else is
+    computed, and so nothing else recorded)."""
     if recording:
-        outputs = validate_recorded(node, node.apply_recording(grads))
+        wanted = None if needed is None else [
+            fn is not None and id(fn) in needed for fn, _ in node.next_functions]
+        outputs = validate_recorded(node, node.apply_recording(grads, wanted))
     else:
         outputs = node.apply(grads)
         if node._input_meta is not None:  # (None: element-wise, nothing to check)
@@ -265,7 +270,8 @@ def _run_node_events(node, grads, step, keep, accumulate, capture_at, captured, 
         if trace:
             yield ev.NodeStarted(step, node, tuple(snapshot(g) for g in grads))
         outputs = _run_node(
-            node, grads, step, keep, accumulate, capture_at, captured, trace, pending, recording
+            node, grads, step, keep, accumulate, capture_at, captured, trace, pending, recording,
+            needed,
         )
     except Exception as error:
         yield from pending
@@ -284,7 +290,7 @@ def _run_node_events(node, grads, step, keep, accumulate, capture_at, captured, 
 
 
 def _run_node(node, grads, step, keep, accumulate, capture_at, captured, trace, pending,
-              recording=False):
+              recording=False, needed=None):
     """One node's turn: hooks, the backward formula, releasing what it saved. Events
     go to `pending` (in order), which the caller yields once the node is done.
     (`recording`: the gradients are tensors, and the formula records a graph.)"""
@@ -365,7 +371,7 @@ def _run_node(node, grads, step, keep, accumulate, capture_at, captured, trace, 
                     step, node, name, saved.saved_version, saved.current_version))
         else:
             held = _check_saved(node) if node._saved else ()
-        outputs = _apply_formula(node, grads, recording)
+        outputs = _apply_formula(node, grads, recording, needed)
     if trace:
         pending.append(ev.NodeFinished(step, node, tuple(snapshot(g) for g in grads),
                                        tuple(snapshot(g) for g in outputs)))

@@ -184,7 +184,7 @@ def _names() -> dict:
 # -- running a node's formulas ------------------------------------------------------------
 
 
-def apply_recording(node: Node, grads: list) -> list:
+def apply_recording(node: Node, grads: list, wanted: list | None = None) -> list:
     """Run `node`'s backward formulas on the tensors `grads` (`Node.apply_recording`).
 
     Each formula sees `grad` and the node's saved values: a saved tensor unpacked (an
@@ -192,7 +192,8 @@ def apply_recording(node: Node, grads: list) -> list:
     old one), a saved Python number as that number, and the values PyTorch keeps as
     Scalars as `Scalar`s. With grad mode on (a `create_graph=True` backward) the
     ops the formulas call record a graph; with it off (`FormulaNode.backward`)
-    they just compute."""
+    they just compute. `wanted[i]`: whether input i's gradient is wanted at all (by
+    default, every input that needs one)."""
     cls = type(node)
     if not cls.formulas or not cls.recordable:
         raise NotImplementedError(
@@ -218,7 +219,7 @@ def apply_recording(node: Node, grads: list) -> list:
     # before `self`): the nodes they record are numbered in that order, and the
     # numbers decide which of them a later backward runs first.
     for i, formula in sorted(enumerate(cls.formulas), key=lambda f: f[1].input):
-        if node.needs_grad(i):
+        if node.needs_grad(i) if wanted is None else wanted[i]:
             out[i] = formula(grad, **saved)
     return out
 

@@ -206,3 +206,17 @@ def test_nodes_without_a_recordable_formula_refuse_create_graph(make):
     y = make(minigrad, x)
     with pytest.raises(NotImplementedError, match="cannot differentiate through the backward"):
         minigrad.autograd.grad(y, x, create_graph=True)
+
+
+def test_only_the_wanted_gradients_are_computed_and_recorded(torch):
+    """`grad(y, x, create_graph=True)` with w also requiring grad: w's gradient is
+    neither computed nor recorded, so the nodes are numbered as PyTorch numbers them."""
+    def program(c):
+        x, w = c.leaf([1.0, -2.0]), c.leaf([0.5, 3.0])
+        y = (x * w).tanh() * w
+        (gx,) = c.m.autograd.grad(y.sum(), x, create_graph=True)
+        # (how many nodes the backward pass made, counted by their numbers)
+        made = gx.grad_fn._sequence_nr() - y.grad_fn._sequence_nr()
+        return c.keep(gx), c.keep(c.m.tensor(float(made)))
+
+    check(torch, program)
