@@ -23,6 +23,48 @@ def _peak_mb(step) -> float:
     return (peak - base) / 2**20
 
 
+def checkpointed_step(lib, data, checkpointed: bool):
+    """`bench_mlp.library_step`'s MLP step, its two layers optionally run under
+    `utils.checkpoint.checkpoint` (non-reentrant): the same code for both libraries."""
+    x, y = lib.tensor(data["x"]), lib.tensor(data["y"])
+    params = [lib.tensor(data[k], requires_grad=True) for k in ("w1", "b1", "w2", "b2")]
+    w1, b1, w2, b2 = params
+    opt = lib.optim.SGD(params, lr=0.01)
+
+    def layers(inp):
+        hidden = (inp @ w1.t() + b1).relu()
+        return hidden @ w2.t() + b2
+
+    def step():
+        opt.zero_grad()
+        if checkpointed:
+            out = lib.utils.checkpoint.checkpoint(layers, x, use_reentrant=False)
+        else:
+            out = layers(x)
+        diff = out - y
+        loss = (diff * diff).mean()
+        loss.backward()
+        opt.step()
+        return loss
+
+    return step
+
+
+def saved_mb(lib, step) -> float:
+    """MB of tensor data the step's graph keeps for backward: what saved-tensor hooks
+    see packed (each tensor once). Under checkpointing the checkpoint's own hooks
+    take the layers' tensors, so only what the graph really keeps is counted."""
+    seen: dict = {}
+
+    def pack(t):
+        seen[id(t)] = t.numel() * t.element_size()
+        return t
+
+    with lib.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        step()
+    return sum(seen.values()) / 2**20
+
+
 WARM_UP = 2_000  # numpy fills its small internal caches during the first steps
 
 
@@ -61,6 +103,16 @@ def run(quick: bool) -> list[Row]:
     peak["numpy"] = _peak_mb(numpy_step(data))
     rows = [Row("memory", "MLP step peak (Python-visible allocations), float64", "MB", peak,
                 note="torch allocates outside tracemalloc's view, so it is not listed")]
+    for checkpointed in (False, True):
+        kept = {"minigrad": saved_mb(minigrad, checkpointed_step(minigrad, data, checkpointed))}
+        if torch is not None:
+            kept["torch"] = saved_mb(torch, checkpointed_step(torch, data, checkpointed))
+        what = "checkpointed (non-reentrant)" if checkpointed else "plain"
+        rows.append(Row("memory", f"MLP step, tensors saved for backward, {what}", "MB", kept,
+                        note="counted by saved-tensor hooks"))
+    peak_ck = {"minigrad": _peak_mb(checkpointed_step(minigrad, data, True))}
+    rows.append(Row("memory", "MLP step peak, checkpointed (non-reentrant), float64", "MB",
+                    peak_ck, note="recomputation included"))
     iterations = 1_000 if quick else 10_000
     growth = {"minigrad": _loop_growth_mb(minigrad, iterations)}
     rows.append(Row("memory", f"growth over {iterations:,} training steps, gc disabled", "MB",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import builtins as _builtins
 import re as _re
+import sys as _sys
 
 import numpy as _np
 
@@ -512,8 +513,23 @@ def _subset_hint(name: str) -> str:
     return " (minigrad has part of PyTorch's API: see the README's list)"
 
 
-from . import accelerator, autograd, backends, cuda, nn, optim, serialization  # noqa: E402,F401
+from . import (  # noqa: E402,F401
+    _checkpoint,
+    accelerator,
+    autograd,
+    backends,
+    cuda,
+    nn,
+    optim,
+    serialization,
+    utils,
+)
 from .serialization import load, save  # noqa: E402
+
+# `minigrad.utils.checkpoint` is `_checkpoint`: it stands above autograd, while the rest
+# of `minigrad.utils` sits at the bottom of minigrad's layers (docs/architecture.md).
+utils.checkpoint = _checkpoint
+_sys.modules["minigrad.utils.checkpoint"] = _checkpoint
 
 __all__ = [
     "Size", "Tensor", "device", "dtype", "float32", "float64", "int64", "bool", "float",

@@ -68,6 +68,19 @@ class Generator:
         return f"<minigrad.Generator object at {hex(id(self))}>"
 
 
+def snapshot(generator: Generator) -> tuple:
+    """The generator's whole state (what PyTorch's `get_rng_state` holds), for
+    `restore`: checkpointing replays a forward's random numbers with it."""
+    return (generator._mt.copy(), generator._normal_cache.copy(), generator._seed)
+
+
+def restore(generator: Generator, state: tuple) -> None:
+    mt, cache, seed = state
+    generator._mt[:] = mt
+    generator._normal_cache[:] = cache
+    generator._seed = seed
+
+
 def _seeded_state(s: int) -> list:
     """mt19937's state after seeding with the 32-bit `s` (its init_genrand), followed
     by the two counters: one word left, so the first draw twists first."""

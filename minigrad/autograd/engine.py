@@ -23,6 +23,8 @@ of hooks (`hook_calls.py`).
 
 from __future__ import annotations
 
+import itertools
+import threading
 import warnings
 from collections.abc import Iterator
 from heapq import heappop, heappush
@@ -32,7 +34,7 @@ import numpy as np
 from ..grad_mode import ANOMALY, grad_mode_while_running
 from ..tensor import Tensor
 from . import events as ev
-from .graph import AccumulateGrad, Node, SavedTensor
+from .graph import UNPACKED_FOR_FORMULA, AccumulateGrad, Node, SavedTensor, forget_unpacked
 from .hook_calls import as_tensor, hook_grads, run_hooks, snapshot
 from .input_buffer import add_to_buffer
 from .validate import root_gradients, validate, validate_recorded
@@ -94,8 +96,37 @@ def _needed(roots: list[Node], targets: set) -> set:
     return needed
 
 
+class _GraphTasks(threading.local):
+    def __init__(self) -> None:
+        self.running: list[int] = []
+
+
+_GRAPH_TASKS = _GraphTasks()
+_task_ids = itertools.count()
+
+
+def current_graph_task_id() -> int:
+    """The id of the backward pass running in this thread, -1 outside backward
+    (PyTorch's `torch._C._current_graph_task_id`: checkpointing recomputes once per
+    backward pass)."""
+    running = _GRAPH_TASKS.running
+    return running[-1] if running else -1
+
+
 @grad_mode_while_running  # as PyTorch's engine: hooks record nothing
-def backward_events(
+def backward_events(*args, **kwargs) -> Iterator:
+    """Run backward, yielding events as it goes: `_backward_events(*args, **kwargs)`
+    (its arguments are explained there), numbered as one graph task (see
+    `current_graph_task_id`)."""
+    task = next(_task_ids)
+    _GRAPH_TASKS.running.append(task)
+    try:
+        yield from _backward_events(*args, **kwargs)
+    finally:
+        _GRAPH_TASKS.running.remove(task)
+
+
+def _backward_events(
     tensors,
     grad_tensors=None,
     retain_graph: bool | None = None,
@@ -200,6 +231,8 @@ def backward_events(
         # nothing else refers to it.
         outputs = g = None
 
+    if UNPACKED_FOR_FORMULA:  # (saved-tensor hooks: the last node's unpacked tensors)
+        forget_unpacked()
     if trace:
         yield ev.BackwardFinished(step, step + 1)
 
@@ -364,9 +397,11 @@ def _run_node(node, grads, step, keep, accumulate, capture_at, captured, trace, 
         # Check every saved tensor first (the error names the node that needs it).
         if trace:
             items = node.saved_items()
+            if any(saved.hooked for _, saved in items):
+                _check_saved_slowly(node)  # (saved-tensor hooks: unpack, in PyTorch's order)
             for name, saved in items:
                 if saved.is_released or saved.current_version != saved.saved_version:
-                    _raise_saved_error(node)
+                    _check_saved_slowly(node)
                 pending.append(ev.SavedTensorUnpacked(
                     step, node, name, saved.saved_version, saved.current_version))
         else:
@@ -404,7 +439,9 @@ def _check_saved(node: Node) -> list:
     """Fast path 2: the version check of every tensor `node` saved, written for speed
     (it runs for every node): no (name, tensor) pairs as `saved_items` makes them,
     and the message is built (by `SavedTensor.check`) only when something is wrong.
-    Returns the saved tensors (none when the node saved only plain values).
+    Returns the saved tensors (none when the node saved only plain values). A tensor
+    saved through saved-tensor hooks never matches (see `_NotChecked`): such a node
+    takes the slow path, which unpacks it.
 
     Measured (AMD EPYC, backward alone, median of 200 runs each way, alternated):
     on a chain of 150 small element-wise nodes, backward takes 11% longer when
@@ -414,26 +451,34 @@ def _check_saved(node: Node) -> list:
         if isinstance(value, SavedTensor):
             held.append(value)
             if value.is_released or value._counter.value != value.saved_version:
-                _raise_saved_error(node)
+                return _check_saved_slowly(node)
         elif isinstance(value, tuple):
             for v in value:
                 if isinstance(v, SavedTensor):
                     held.append(v)
                     if v.is_released or v._counter.value != v.saved_version:
-                        _raise_saved_error(node)
+                        return _check_saved_slowly(node)
     return held
 
 
-def _raise_saved_error(node: Node) -> None:
-    """Some saved tensor of `node` is stale or freed: raise the error about the one
-    PyTorch checks first. PyTorch's generated nodes unpack their saved inputs sorted
-    by name (`other` before `self`), then their outputs; a custom Function's keep
-    the order they were saved in."""
+def _check_saved_slowly(node: Node) -> list:
+    """Some saved tensor of `node` is stale, freed or hooked: go through them in the
+    order PyTorch unpacks them, raising the error about the first that is stale or
+    freed and calling the unpack hook of each hooked one. PyTorch's generated nodes
+    unpack their saved inputs sorted by name (`other` before `self`), then their
+    outputs; a custom Function's keep the order they were saved in. Returns the
+    saved tensors."""
+    if UNPACKED_FOR_FORMULA:
+        forget_unpacked()  # (the previous node's: it has run)
     items = node.saved_items()
-    if type(node).saves:
+    order = type(node).unpack_order
+    if order is not None:
+        items.sort(key=lambda item: order.index(item[0].split("[")[0]))
+    elif type(node).saves:
         items.sort(key=lambda item: (item[1].is_output, item[0].split("[")[0]))
     for _, saved in items:
-        saved.check(node)
+        saved.prepare(node)
+    return [saved for _, saved in items]
 
 
 def _check_nan(node: Node, outputs) -> None:

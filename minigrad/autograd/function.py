@@ -22,7 +22,9 @@ from typing import Any
 import numpy as np
 
 from ..grad_mode import ANOMALY, STATE, no_grad
-from .graph import Node, SavedTensor, capture_forward_trace
+from .graph import Node, NoneSaved, SavedTensor, capture_forward_trace
+
+NONE_SAVED = NoneSaved()
 
 
 class FunctionCtx(Node):
@@ -82,8 +84,9 @@ class FunctionCtx(Node):
 
     @property
     def _raw_saved_tensors(self) -> tuple:
-        """The SavedTensor records themselves (versions, released or not)."""
-        return self._ctx_saved or ()
+        """The SavedTensor records themselves (versions, released or not; a saved
+        None shows as a `NoneSaved`, as PyTorch shows an empty SavedTensor)."""
+        return tuple(NONE_SAVED if s is None else s for s in self._ctx_saved or ())
 
     # -- the engine's side -----------------------------------------------------------
 

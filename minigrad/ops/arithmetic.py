@@ -288,7 +288,7 @@ class MulBackward0(Node):
         saved = self._saved[name]
         if type(saved) is SavedNumber:  # `x * 2.0`: the number is all we need
             return _times_number(grad, saved.number(self))
-        factor = saved.data(self)
+        factor = saved.array(self)
         if factor.ndim == 0:
             return _times_number(grad, factor.item())
         return binary(K.mul, grad, factor, grad.dtype)
@@ -296,13 +296,14 @@ class MulBackward0(Node):
 
 def _save_mul_operands(node, self, other, original_self=None):
     # An input needs a gradient when its edge leads somewhere (`node.needs_grad(i)`).
+    # (`other` first: PyTorch saves, and so packs, a node's inputs in name order)
     (self_fn, _), (other_fn, _) = node.next_functions
-    if other_fn is not None:
-        node._saved["self"] = SavedTensor(original_self if original_self is not None else self)
     if self_fn is not None:
         node._saved["other"] = (
             SavedTensor(other) if isinstance(other, Tensor) else SavedNumber(other)
         )
+    if other_fn is not None:
+        node._saved["self"] = SavedTensor(original_self if original_self is not None else self)
 
 
 def mul(self: Tensor, other) -> Tensor:
@@ -596,8 +597,8 @@ def pow(self: Tensor, exponent) -> Tensor:  # noqa: A001
         out = Tensor._make(binary(kernel, self._data, exponent._data, dt.np))
         node = record(PowBackward1, out, self, exponent)
         if node is not None:
+            node._saved["exponent"] = SavedTensor(exponent)  # (in name order: see mul)
             node._saved["self"] = SavedTensor(self)
-            node._saved["exponent"] = SavedTensor(exponent)
             node._saved["result"] = SavedTensor(out, is_output=True)
         return out
     kernel = K.pow_scalar
@@ -658,7 +659,9 @@ def _inplace(node_cls, forward, self: Tensor, other, save) -> Tensor:
     # The values from before the write, recorded as PyTorch records its `self.clone()`
     # (the saved tensor's grad_fn is a CloneBackward0).
     original = self.clone() if node is not None and save.needs_original(node) else None
-    result = forward(self, other)
+    # (computed from detached operands: the out-of-place op records no node of its own)
+    result = forward(self, other.detach() if isinstance(other, Tensor) and other.requires_grad
+                     else other)
     _write_inplace(self, result._data)
     if node is not None:
         # Operands are saved before the version bump, as PyTorch saves them: an
@@ -695,9 +698,9 @@ _SAVE_MUL = _Save(
 
 
 def _save_div(node, s, o, orig):
+    node._saved["other"] = SavedTensor(o) if isinstance(o, Tensor) else SavedNumber(o)
     if node.needs_grad(1):
         node._saved["self"] = SavedTensor(orig)
-    node._saved["other"] = SavedTensor(o) if isinstance(o, Tensor) else SavedNumber(o)
     node._saved["_other_is_number"] = not isinstance(o, Tensor)
 
 

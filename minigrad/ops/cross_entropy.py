@@ -35,6 +35,8 @@ class NllLossBackward0(Node):
 
     saves = {"ignore_index": VALUE, "reduction": VALUE, "self": INPUT, "target": INPUT,
              "total_weight": INPUT, "weight": INPUT}
+    # (total_weight is an output of PyTorch's nll_loss_forward: unpacked last)
+    unpack_order = ("self", "target", "weight", "total_weight")
     formulas = (Formula("self", "nll_loss_backward(grad, self, target, weight, reduction, "
                                 "ignore_index, total_weight)"),)
     recordable = False  # (its backward op, nll_loss_backward, is not written yet)
@@ -43,7 +45,7 @@ class NllLossBackward0(Node):
         x = self.saved("self")
         target = self.saved("target").reshape(-1)
         weight = self._saved["weight"]
-        w = weight.data(self) if weight is not None else None
+        w = weight.array(self) if weight is not None else None
         total = self.saved("total_weight")
         ignore = self._saved["_ignore_index"]
         out = np.zeros(x.shape, grad.dtype)
@@ -128,8 +130,9 @@ def _nll(x: Tensor, target: Tensor, weight: Tensor | None, reduction: str,
         node._saved.update({
             "ignore_index": u64(ignore_index), "_ignore_index": ignore_index,
             "reduction": REDUCTIONS[reduction], "self": SavedTensor(x),
-            "target": SavedTensor(target), "total_weight": SavedTensor(Tensor._make(total)),
+            "target": SavedTensor(target),
             "weight": SavedTensor(weight) if weight is not None else None,
+            "total_weight": SavedTensor(Tensor._make(total)),  # (an output: saved last)
         })
     return out
 

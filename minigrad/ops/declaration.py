@@ -287,6 +287,7 @@ def binary_op(name: str, *, node: str, kernel, formulas: dict[str, str], fused: 
     module, family = _family_of_caller()
     parsed = tuple(Formula(input, text) for input, text in formulas.items())
     saves = saves_of(parsed)
+    save_order = sorted(saves)  # (PyTorch saves, and packs, in name order: `other`, `self`)
     node_cls = type(node, (_DeclaredBinary,), {
         "__module__": module, "__qualname__": node, "__doc__": f"{name}: {doc}",
         "saves": saves, "formulas": parsed,
@@ -301,7 +302,7 @@ def binary_op(name: str, *, node: str, kernel, formulas: dict[str, str], fused: 
         out = Tensor._make(compute(kernel, input._data, other._data, dt.np))
         recorded = record(node_cls, out, input, other)
         if recorded is not None:
-            for saved in saves:
+            for saved in save_order:
                 recorded._saved[saved] = SavedTensor(input if saved == "self" else other)
         return out
 
@@ -320,7 +321,7 @@ def binary_op(name: str, *, node: str, kernel, formulas: dict[str, str], fused: 
         original = input.clone() if recorded is not None and "self" in saves else None
         input._data[...] = compute(kernel, input._data, other._data, dt.np)
         if recorded is not None:
-            for saved in saves:  # (saved before the version bump, as PyTorch saves them)
+            for saved in save_order:  # (before the version bump, as PyTorch saves them)
                 recorded._saved[saved] = SavedTensor(original if saved == "self" else other)
         finish_inplace(input, recorded)
         return input

@@ -204,10 +204,10 @@ def apply_recording(node: Node, grads: list, wanted: list | None = None) -> list
     saved = {}
     for name in cls.saves:
         value = node._saved.get(name, cls.saved_defaults.get(name))
-        if type(value) is SavedNumber:
+        if isinstance(value, SavedNumber):
             value = value.number(node)
         elif isinstance(value, SavedTensor):
-            value = value.unpack(node)
+            value = value.unpacked(node)  # (a hooked one was unpacked just before)
         elif name in cls.scalars:
             value = Scalar(value)
         else:

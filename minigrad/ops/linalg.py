@@ -128,10 +128,8 @@ def _save_each_for_the_other(node: Node, first: int, a: Tensor, b: Tensor, a_nam
     """A product of `a` and `b` (inputs `first` and `first + 1` of `node`): the
     gradient for `a` is made of `b` and vice versa, so each operand is saved only if
     the OTHER one needs a gradient."""
-    if node.needs_grad(first + 1):
-        node._saved[a_name] = SavedTensor(a)
-    if node.needs_grad(first):
-        node._saved[b_name] = SavedTensor(b)
+    _save_in_name_order(node._saved, a_name, a if node.needs_grad(first + 1) else None,
+                        b_name, b if node.needs_grad(first) else None)
 
 
 # "mat2" -> ("mat2_sym_sizes", "mat2_sym_strides"): made once, not per product.
@@ -152,10 +150,19 @@ def _save_operands(node: Node, first: int, a: Tensor, b: Tensor, a_name: str,
     s[a_strides] = element_strides(a._data) if a_needs else ()
     s[b_strides] = element_strides(b._data) if b_needs else ()
     # (`_save_each_for_the_other`, with the needs already known)
-    if b_needs:
-        s[a_name] = SavedTensor(a)
-    if a_needs:
-        s[b_name] = SavedTensor(b)
+    _save_in_name_order(s, a_name, a if b_needs else None, b_name, b if a_needs else None)
+
+
+def _save_in_name_order(saved: dict, a_name: str, a: Tensor | None, b_name: str,
+                        b: Tensor | None) -> None:
+    """Save the operands that are not None, in the order of their names, as PyTorch
+    saves (and packs: see `saved_tensors_hooks`) them: `mat2` before `self`."""
+    if b_name < a_name:
+        a_name, a, b_name, b = b_name, b, a_name, a
+    if a is not None:
+        saved[a_name] = SavedTensor(a)
+    if b is not None:
+        saved[b_name] = SavedTensor(b)
 
 
 def _refuse_mm(a: Tensor, b: Tensor) -> None:

@@ -279,7 +279,7 @@ class BinaryCrossEntropyBackward0(_PairLoss):
 
     def _weighted(self, d):
         w = self._saved["weight"]
-        return d if w is None else d * w.data(self)
+        return d if w is None else d * w.array(self)
 
     def d_self(self, p, t):
         eps = p.dtype.type(np.float32(1e-12))  # (PyTorch's EPSILON is a C++ float)
@@ -305,7 +305,7 @@ class BinaryCrossEntropyWithLogitsBackward0(_PairLoss):
 
     def _optional(self, name):
         saved = self._saved[name]
-        return None if saved is None else saved.data(self)
+        return None if saved is None else saved.array(self)
 
     def d_self(self, x, t):
         pw, w = self._optional("pos_weight"), self._optional("weight")

@@ -477,8 +477,8 @@ def _elementwise_extreme(a: Tensor, b, name: str, node_cls, pick) -> Tensor:
         out = Tensor._make(out_data)
     node = record(node_cls, out, a, b)
     if node is not None:
+        node._saved["other"] = SavedTensor(b)  # (in name order, as PyTorch packs them)
         node._saved["self"] = SavedTensor(a)
-        node._saved["other"] = SavedTensor(b)
     return out
 
 

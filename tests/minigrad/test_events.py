@@ -73,8 +73,9 @@ def test_node_pre_and_post_hooks_and_retain_graph_releases_nothing():
         ("NodeStarted", 0, "SumBackward0", None),
         ("NodeFinished", 0, "SumBackward0", None),
         ("NodeStarted", 1, "MulBackward0", None),
-        ("SavedTensorUnpacked", 1, "MulBackward0", "self"),
+        # (in the order PyTorch saves and unpacks them: by name)
         ("SavedTensorUnpacked", 1, "MulBackward0", "other"),
+        ("SavedTensorUnpacked", 1, "MulBackward0", "self"),
         ("NodeFinished", 1, "MulBackward0", None),
         ("NodeStarted", 2, "ExpBackward0", None),
         ("HookFired", 2, "ExpBackward0", "prehook"),
