@@ -16,6 +16,7 @@ from . import events, functional, graph
 from .engine import backward_events
 from .entry_points import backward, grad
 from .function import Function, FunctionCtx
+from .gradcheck import gradcheck, gradgradcheck
 
 
 def Variable(data, requires_grad: bool = False, volatile: bool = False):  # noqa: N802
@@ -33,6 +34,7 @@ def Variable(data, requires_grad: bool = False, volatile: bool = False):  # noqa
 __all__ = [
     "Function", "FunctionCtx", "Variable",
     "backward", "backward_events", "grad", "events", "functional", "graph", "grad_mode",
+    "gradcheck", "gradgradcheck",
     "no_grad",
     "enable_grad",
     "set_grad_enabled", "is_grad_enabled", "inference_mode", "set_detect_anomaly",
