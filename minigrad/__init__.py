@@ -72,6 +72,7 @@ from .ops import reductions as _rd
 from .ops import softmax as _sm
 from .ops import unary as _un
 from .ops import views as _vw
+from .ops.joining import stack
 from .tensor import Size, Tensor, device
 from .tensor import as_tensor_arg as _as_tensor_arg
 from .tensor import not_an_operand as _not_an_operand
@@ -216,11 +217,9 @@ def from_numpy(arr: _np.ndarray) -> Tensor:
     return Tensor._make(arr)
 
 
-def stack(tensors, dim: int = 0) -> Tensor:
-    raise NotImplementedError("minigrad does not implement stack/cat; build with tensor(...)")
-
-
-cat = stack
+def cat(tensors, dim: int = 0) -> Tensor:
+    raise NotImplementedError("minigrad does not implement cat; use stack, or build with "
+                              "tensor(...)")
 
 
 
@@ -541,7 +540,7 @@ __all__ = [
     "set_grad_enabled", "is_grad_enabled", "inference_mode", "is_inference_mode_enabled",
     "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "autograd", "nn", "optim",
     "get_default_dtype", "FloatTensor", "DoubleTensor", "LongTensor", "BoolTensor", "cuda",
-    "accelerator", "backends", "save", "load", "serialization",
+    "accelerator", "backends", "save", "load", "serialization", "stack",
 ]
 
 del annotations  # (the __future__ switch above; not part of the namespace)

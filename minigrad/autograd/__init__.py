@@ -12,10 +12,11 @@ from ..grad_mode import (
     set_detect_anomaly,
     set_grad_enabled,
 )
-from . import events, graph
+from . import events, functional, graph
 from .engine import backward_events
 from .entry_points import backward, grad
 from .function import Function, FunctionCtx
+from .gradcheck import gradcheck, gradgradcheck
 
 
 def Variable(data, requires_grad: bool = False, volatile: bool = False):  # noqa: N802
@@ -32,7 +33,9 @@ def Variable(data, requires_grad: bool = False, volatile: bool = False):  # noqa
 
 __all__ = [
     "Function", "FunctionCtx", "Variable",
-    "backward", "backward_events", "grad", "events", "graph", "grad_mode", "no_grad",
+    "backward", "backward_events", "grad", "events", "functional", "graph", "grad_mode",
+    "gradcheck", "gradgradcheck",
+    "no_grad",
     "enable_grad",
     "set_grad_enabled", "is_grad_enabled", "inference_mode", "set_detect_anomaly",
     "detect_anomaly", "is_anomaly_enabled", "is_anomaly_check_nan_enabled",

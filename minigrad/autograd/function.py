@@ -99,18 +99,33 @@ class FunctionCtx(Node):
         return tuple(released)
 
     def apply(self, grads: list) -> tuple:
+        """A plain backward: `backward` runs in no_grad mode on tensors wrapping the
+        engine's arrays, and hands arrays back."""
         from ..tensor import Tensor
 
-        fn = self._function
+        wrapped = [None if g is None else Tensor._make(g) for g in grads]
+        with no_grad():
+            result = self._call_backward(wrapped)
+        return tuple(None if r is None else r._data for r in result)
+
+    def apply_recording(self, grads: list) -> list:
+        """A `create_graph=True` backward: `backward` runs with grad mode on (as the
+        engine leaves it), so the ops it calls record a graph, which can be
+        differentiated again."""
+        return list(self._call_backward(list(grads)))
+
+    def _call_backward(self, grads: list) -> list:
+        """Call the Function's `backward` with one gradient per output (zeros where
+        none arrived, unless `set_materialize_grads(False)`) and check what it
+        returns: one gradient per input, None for inputs that were not tensors."""
+        from ..tensor import Tensor
+
         name = self.name()
         grads = list(grads) + [None] * (len(self._output_meta) - len(grads))
-        wrapped = []
-        for g, (shape, dtype) in zip(grads, self._output_meta):
+        for i, (g, (shape, dtype)) in enumerate(zip(grads, self._output_meta)):
             if g is None and self._materialize_grads:
-                g = np.zeros(shape, dtype)
-            wrapped.append(None if g is None else Tensor._make(g))
-        with no_grad():
-            result = fn.backward(self, *wrapped)
+                grads[i] = Tensor._make(np.zeros(shape, dtype))
+        result = self._function.backward(self, *grads)
         if not isinstance(result, tuple):
             result = (result,)
         n_inputs = len(self._is_tensor_input)
@@ -132,10 +147,10 @@ class FunctionCtx(Node):
                         f"{i + 1}, but the corresponding forward input was not a Variable"
                     )
                 continue
-            if r is not None and not isinstance(r, Tensor):
+            if r is not None and not hasattr(r, "_data"):
                 raise RuntimeError(f"expected Variable or None (got {type(r).__name__})")
-            out.append(None if r is None else r._data)
-        return tuple(out)
+            out.append(r)
+        return out
 
 
 class _FunctionMeta(type):

@@ -178,13 +178,15 @@ def sum_to_size(x: Tensor, *size) -> Tensor:
     """`x` summed down to `size`, a shape that broadcasts to x's (how a broadcast
     gradient is summed back): one sum over the leading dims and the dims that are 1
     in `size`, keeping them, then a view without the leading ones. `x` itself when
-    it has that shape already."""
+    it has that shape already (except to no dims at all: a full sum, as PyTorch)."""
     shape = tuple(view_shape(size, "sum_to_size", "size"))
     have = x._data.shape
     lead = len(have) - len(shape)
     if lead < 0 or any(n != 1 and n != h for n, h in zip(shape, have[lead:])):
         raise RuntimeError(f"size {{[{', '.join(map(str, shape))}]}} is not expandable to "
                            f"size {{[{', '.join(map(str, have))}]}}.")
+    if not shape:  # (PyTorch's sum_to: to no dims at all is a full sum, SumBackward0)
+        return sum(x)
     dims = [*range(lead), *(lead + i for i, n in enumerate(shape)
                             if n == 1 and have[lead + i] != 1)]
     if dims:

@@ -26,7 +26,7 @@ from ..autograd.inplace import check_inplace
 from ..autograd.record import record
 from ..tensor import MULTI_OUTPUT_NODE, Tensor, _wrap_dim, make_view
 from .copies import clone
-from .formulas import Formula
+from .formulas import BACKWARD_OPS, Formula, FormulaNode
 
 VALUE = "value"
 INT64_MAX = 2**63 - 1
@@ -486,6 +486,7 @@ class SelectBackward0(Node):
     """x[i] along a dim: the gradient lands in row i of a zero tensor."""
 
     saves = {"dim": VALUE, "index": VALUE, "self_sym_sizes": VALUE}
+    formulas = (Formula("self", "select_backward(grad, self_sym_sizes, dim, index)"),)
 
     def backward(self, grad):
         out = np.zeros(self._saved["self_sym_sizes"], grad.dtype)
@@ -509,6 +510,30 @@ class AliasBackward0(Node):
 
     def backward(self, grad):
         return (grad,)
+
+
+class SelectBackwardBackward0(FormulaNode):
+    """select_backward(grad, sizes, dim, index): a zero tensor of the input's sizes
+    with `grad` in row `index`; its own gradient is that row again."""
+
+    saves = {"dim": VALUE, "index": VALUE}
+    formulas = (Formula("grad_output", "grad.select(dim, index)"),)
+
+
+def select_backward(grad: Tensor, sizes: tuple, dim: int, index: int) -> Tensor:
+    """The gradient of `select` (PyTorch's aten::select_backward): `grad` placed in
+    row `index` along `dim` of zeros shaped like the input."""
+    d = _wrap_dim(dim, len(sizes))
+    data = np.zeros(sizes, grad._data.dtype)
+    data[(slice(None),) * d + (index, Ellipsis)] = grad._data
+    out = Tensor._make(data)
+    node = record(SelectBackwardBackward0, out, grad)
+    if node is not None:
+        node._saved.update(dim=u64(dim), index=u64(index))
+    return out
+
+
+BACKWARD_OPS["select_backward"] = select_backward
 
 
 def select(x: Tensor, dim: int, index: int, _index_pos: int | None = None) -> Tensor:
