@@ -108,10 +108,11 @@ class FunctionCtx(Node):
             result = self._call_backward(wrapped)
         return tuple(None if r is None else r._data for r in result)
 
-    def apply_recording(self, grads: list) -> list:
+    def apply_recording(self, grads: list, wanted: list | None = None) -> list:
         """A `create_graph=True` backward: `backward` runs with grad mode on (as the
         engine leaves it), so the ops it calls record a graph, which can be
-        differentiated again."""
+        differentiated again. (`wanted` is not used: the Function's own `backward`
+        decides what it computes, from `ctx.needs_input_grad`.)"""
         return list(self._call_backward(list(grads)))
 
     def _call_backward(self, grads: list) -> list:

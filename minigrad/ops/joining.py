@@ -29,13 +29,13 @@ class StackBackward0(Node):
         return tuple(grad[(slice(None),) * d + (i, Ellipsis)]
                      for i in range(len(self.next_functions)))
 
-    def apply_recording(self, grads: list) -> list:
+    def apply_recording(self, grads: list, wanted: list | None = None) -> list:
         """The gradient of each stacked tensor is `grad.select(dim, i)`, recorded
         (SelectBackward0), in input order as PyTorch computes them. (Written out
         rather than as `formulas`: the node has as many inputs as were stacked.)"""
         grad, d = grads[0], self._saved["_dim"]
-        return [grad.select(d, i) if self.needs_grad(i) else None
-                for i in range(len(self.next_functions))]
+        return [grad.select(d, i) if (self.needs_grad(i) if wanted is None else wanted[i])
+                else None for i in range(len(self.next_functions))]
 
 
 def stack(tensors, dim: int = 0) -> Tensor:
