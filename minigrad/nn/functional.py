@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..arrays.broadcasting import broadcast_shape, shape_mismatch
-from ..ops import linalg
+from ..ops import batched, linalg, views
 from ..ops import softmax as _sm
 from ..ops.cross_entropy import cross_entropy, nll_loss
 from ..ops.loss import (
@@ -43,6 +43,8 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         # (Input and weight that cannot be multiplied fail in addmm itself, first.)
         if weight.ndim == 2 and input.shape[-1] == weight.shape[1]:
             _check_bias_shape(input, weight, bias)
+    if bias is None and input.ndim > 2:  # (a batched product with the weight, transposed)
+        return batched.matmul(input, views.t(weight))
     return linalg.linear(input, weight, bias)
 
 
