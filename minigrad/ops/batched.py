@@ -86,6 +86,8 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
         raise TypeError("matmul(): argument 'other' (position 1) must be Tensor, not "
                         f"{type(b).__name__}")
     da, db = a._data.ndim, b._data.ndim
+    if da == 2 and db == 2:  # (the usual case, asked first)
+        return linalg.mm(a, b)
     if (da <= 2 and db <= 2) or da == 0 or db == 0:
         return linalg.matmul(a, b)
     _refuse_batched(a, b)  # (PyTorch's error for shapes that do not fit; mm's or

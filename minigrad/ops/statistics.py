@@ -318,6 +318,26 @@ def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False,  # noqa: A002
     return vector_norm(input, p, dim, keepdim, dtype=dtype)
 
 
+def linalg_norm(A: Tensor, ord=None, dim=None, keepdim: bool = False, *,  # noqa: A002,N803
+                dtype=None) -> Tensor:
+    """`linalg.norm`: with `ord=None` the 2-norm of all entries (or along `dim`); a
+    number: a vector norm of a 1-D tensor or along one dim; "fro": the 2-norm over the
+    last two dims (or the two of `dim`). Other matrix norms are not in minigrad."""
+    if dim is not None and is_int(dim):
+        dim = (dim,)
+    if ord is None:
+        return vector_norm(A, 2.0, dim, keepdim, dtype=dtype)
+    matrix = (dim is None and A._data.ndim == 2) or (dim is not None and len(dim) == 2)
+    if ord == "fro" and (dim is None or len(dim) == 2):
+        if dim is None:
+            dim = (A._data.ndim - 2, A._data.ndim - 1)
+        return vector_norm(A, 2, dim, keepdim, dtype=dtype)
+    if isinstance(ord, str) or matrix:
+        raise NotImplementedError(f"minigrad computes vector norms only (got ord={ord!r}); "
+                                  "matrix norms are not in minigrad")
+    return vector_norm(A, ord, dim, keepdim, dtype=dtype)
+
+
 # -- prod -------------------------------------------------------------------------------------
 
 

@@ -74,6 +74,12 @@ STATISTICS = {
     "torch.norm dim": lambda c: c.m.norm(c.leaf(M), dim=0),
     "norm float32": lambda c: c.leaf(M, "float32").norm(),
     "norm 0-d": lambda c: c.leaf(-2.0).norm(),
+    "linalg.norm": lambda c: c.m.linalg.norm(c.leaf(M)),
+    "linalg.norm dim": lambda c: c.m.linalg.norm(c.leaf(M), dim=1),
+    "linalg.norm of a vector, ord 1": lambda c: c.m.linalg.norm(c.leaf(M)[0], 1),
+    "linalg.norm ord, dim, keepdim": lambda c: c.m.linalg.norm(c.leaf(M), 1, 1, True),
+    "linalg.norm fro": lambda c: c.m.linalg.norm(c.leaf(M), "fro"),
+    "linalg.norm dims": lambda c: c.m.linalg.norm(c.leaf(M), dim=(0, 1)),
     "prod": lambda c: c.leaf(M).prod(),
     "prod dim": lambda c: c.leaf(M).prod(1),
     "prod keepdim": lambda c: c.m.prod(c.leaf(M), 0, keepdim=True),
@@ -216,6 +222,8 @@ def test_joining_statistics_products_errors(torch, name):
 
 @pytest.mark.parametrize("call", [
     lambda m, a: a.norm(p="nuc"),
+    lambda m, a: m.linalg.norm(a, 2),
+    lambda m, a: m.linalg.norm(a, "nuc"),
     lambda m, a: m.einsum("...ij->...ji", a),
     lambda m, a: m.einsum("i,i,i->", a[0], a[0], a[0]),
 ])
