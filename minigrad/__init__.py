@@ -64,15 +64,18 @@ from .grad_mode import (
     set_grad_enabled,
 )
 from .ops import arithmetic as _ar
+from .ops import batched as _bt
 from .ops import copies as _cp
 from .ops import declaration as _declared
+from .ops import einsum as _es
 from .ops import indexing as _ix
+from .ops import joining as _jn
 from .ops import linalg as _la
 from .ops import reductions as _rd
 from .ops import softmax as _sm
+from .ops import statistics as _st
 from .ops import unary as _un
 from .ops import views as _vw
-from .ops.joining import stack
 from .tensor import Size, Tensor, device
 from .tensor import as_tensor_arg as _as_tensor_arg
 from .tensor import not_an_operand as _not_an_operand
@@ -217,10 +220,6 @@ def from_numpy(arr: _np.ndarray) -> Tensor:
     return Tensor._make(arr)
 
 
-def cat(tensors, dim: int = 0) -> Tensor:
-    raise NotImplementedError("minigrad does not implement cat; use stack, or build with "
-                              "tensor(...)")
-
 
 
 # -- the namespace functions -------------------------------------------------------------
@@ -276,8 +275,12 @@ where = _ix.where
 sum, mean, max, min = _rd.sum, _rd.mean, _rd.max, _rd.min
 argmax, argmin = _rd.argmax, _rd.argmin
 maximum, minimum = _rd.maximum, _rd.minimum
-mm, mv, dot = _la.mm, _la.mv, _la.dot
+mm, mv, dot, bmm = _la.mm, _la.mv, _la.dot, _bt.bmm
 softmax, log_softmax = _sm.softmax, _sm.log_softmax
+cat = concat = concatenate = _jn.cat
+stack = _jn.stack
+einsum, diagonal = _es.einsum, _es.diagonal
+var, std, prod, cumsum, norm = _st.var, _st.std, _st.prod, _st.cumsum, _st.norm
 
 
 def matmul(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002 - PyTorch's names
@@ -285,7 +288,7 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002 - PyTorch's na
     if not isinstance(other, Tensor):
         raise TypeError("matmul(): argument 'other' (position 2) must be Tensor, not "
                         f"{type(other).__name__}")
-    return _la.matmul(input, other)
+    return _bt.matmul(input, other)
 reshape, flatten, squeeze, unsqueeze = _vw.reshape, _vw.flatten, _vw.squeeze, _vw.unsqueeze
 transpose, t, permute = _vw.transpose, _vw.t, _vw.permute
 swapaxes = swapdims = _vw.transpose
@@ -352,7 +355,9 @@ def _attach_methods() -> None:
         "min": _rd.min,
         "argmax": argmax, "argmin": argmin, "maximum": maximum, "minimum": minimum,
         "softmax": _sm.softmax_method, "log_softmax": _sm.log_softmax_method,
-        "matmul": _la.matmul, "mm": _la.mm, "mv": _la.mv, "dot": _la.dot,
+        "var": _st.var, "std": _st.std, "prod": _st.prod, "cumsum": _st.cumsum,
+        "norm": _st.norm, "diagonal": _es.diagonal,
+        "matmul": _bt.matmul, "bmm": _bt.bmm, "mm": _la.mm, "mv": _la.mv, "dot": _la.dot,
         "view": _vw.view, "view_as": _vw.view_as, "reshape": _vw.reshape,
         "reshape_as": _vw.reshape_as, "flatten": _vw.flatten, "transpose": _vw.transpose,
         "swapaxes": _vw.transpose, "swapdims": _vw.transpose, "t": _vw.t,
@@ -383,7 +388,7 @@ def _attach_methods() -> None:
         "__mod__": _ar.remainder, "__rmod__": _not_with_ndarray(_ar.remainder),
         "floor_divide": _ar.floor_divide, "remainder": _ar.remainder,
         "__pow__": _ar.pow, "__rpow__": _not_with_ndarray(_ar.rpow), "__ipow__": _ar.pow_,
-        "__matmul__": tensors_only(_la.matmul), "__rmatmul__": rev(_la.matmul),
+        "__matmul__": tensors_only(_bt.matmul), "__rmatmul__": rev(_bt.matmul),
         "__neg__": declared["neg"], "__abs__": declared["abs"],
         "__pos__": _positive, "positive": _positive,
         # (PyTorch declines `!=` with a numpy array, either way round: Python then
@@ -518,6 +523,7 @@ from . import (  # noqa: E402,F401
     autograd,
     backends,
     cuda,
+    linalg,
     nn,
     optim,
     serialization,
@@ -540,7 +546,7 @@ __all__ = [
     "set_grad_enabled", "is_grad_enabled", "inference_mode", "is_inference_mode_enabled",
     "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "autograd", "nn", "optim",
     "get_default_dtype", "FloatTensor", "DoubleTensor", "LongTensor", "BoolTensor", "cuda",
-    "accelerator", "backends", "save", "load", "serialization", "stack",
+    "accelerator", "backends", "save", "load", "serialization", "linalg",
 ]
 
 del annotations  # (the __future__ switch above; not part of the namespace)

@@ -159,6 +159,12 @@ def normal_into(arr: np.ndarray, mean: float, std: float, generator=None) -> Non
                                              FUSED_MULTIPLY_ADD))
 
 
+def bernoulli_into(arr: np.ndarray, p: float, generator=None) -> None:
+    """Fill an array with 1 (probability p) or 0, in PyTorch's fill order."""
+    gen = resolve(generator)
+    _fill(arr, lambda flat: _k.bernoulli_fill(gen._mt, flat, float(p)))
+
+
 def randint_into(arr: np.ndarray, low: int, high: int, generator=None) -> None:
     """Fill an array with integers from [low, high), computed in int64."""
     gen = resolve(generator)

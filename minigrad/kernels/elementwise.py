@@ -540,3 +540,18 @@ def zero(grad, out):
     """The gradient of a step function: 0 everywhere, whatever came in."""
     for i in range(out.size):
         out[i] = 0
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _erf_flat(x, out):
+    for i in range(x.size):
+        out[i] = math.erf(x[i])
+
+
+def erf(x: np.ndarray) -> np.ndarray:
+    """The error function, element by element (what `gelu` is made of)."""
+    x = np.ascontiguousarray(x)
+    out = np.empty_like(x)
+    if x.size:
+        _erf_flat(x.reshape(-1), out.reshape(-1))
+    return out

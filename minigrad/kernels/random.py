@@ -104,6 +104,15 @@ def uniform_f32(mt, out, lo, hi, fused):
         out[i] = lo32 if v == hi32 else v
 
 
+@njit(cache=True)
+def bernoulli_fill(mt, out, p):
+    """1 with probability p, else 0: a float64 U[0, 1) from 53 random bits, compared
+    with p (PyTorch's CPU `bernoulli_(p)`, for every dtype)."""
+    scale = 1.0 / 9007199254740992.0  # 2**-53
+    for i in range(out.size):
+        out[i] = 1 if _u53(mt) * scale < p else 0
+
+
 # -- normal: element by element (fewer than 16 values, or a non-contiguous tensor) --
 
 

@@ -2,8 +2,14 @@
 
 from . import functional, init, utils
 from .layers import (
+    GELU,
+    BatchNorm1d,
+    Dropout,
+    Embedding,
     Flatten,
     Identity,
+    LayerNorm,
+    LeakyReLU,
     Linear,
     LogSoftmax,
     MSELoss,
@@ -26,7 +32,8 @@ from .module import Module
 from .parameter import Parameter
 
 __all__ = [
-    "BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "Flatten", "functional", "HuberLoss",
-    "Identity", "init", "L1Loss", "Linear", "LogSoftmax", "Module", "MSELoss", "NLLLoss",
-    "Parameter", "ReLU", "Sequential", "Sigmoid", "SmoothL1Loss", "Softmax", "Tanh", "utils",
+    "BatchNorm1d", "BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "Dropout", "Embedding",
+    "Flatten", "functional", "GELU", "HuberLoss", "Identity", "init", "L1Loss", "LayerNorm",
+    "LeakyReLU", "Linear", "LogSoftmax", "Module", "MSELoss", "NLLLoss", "Parameter", "ReLU",
+    "Sequential", "Sigmoid", "SmoothL1Loss", "Softmax", "Tanh", "utils",
 ]

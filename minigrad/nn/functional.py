@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import numpy as np
+
+from .. import _generator
 from ..arrays.broadcasting import broadcast_shape, shape_mismatch
-from ..ops import linalg
+from ..ops import batched, linalg, views
 from ..ops import softmax as _sm
+from ..ops.activations import embedding, gelu, leaky_relu, leaky_relu_
+from ..ops.arithmetic import mul, mul_
 from ..ops.cross_entropy import cross_entropy, nll_loss
 from ..ops.loss import (
     TYPE_NAMES,
@@ -15,13 +20,15 @@ from ..ops.loss import (
     mse_loss,
     smooth_l1_loss,
 )
+from ..ops.normalization import batch_norm, layer_norm
 from ..ops.unary import relu, sigmoid, tanh
 from ..ops.views import expanded_shape
 from ..tensor import Tensor
 
-__all__ = ["binary_cross_entropy", "binary_cross_entropy_with_logits", "cross_entropy",
-           "huber_loss", "l1_loss", "linear", "log_softmax", "mse_loss", "nll_loss", "relu",
-           "sigmoid", "smooth_l1_loss", "softmax", "tanh"]
+__all__ = ["batch_norm", "binary_cross_entropy", "binary_cross_entropy_with_logits",
+           "cross_entropy", "dropout", "embedding", "gelu", "huber_loss", "l1_loss",
+           "layer_norm", "leaky_relu", "leaky_relu_", "linear", "log_softmax", "mse_loss",
+           "nll_loss", "relu", "sigmoid", "smooth_l1_loss", "softmax", "tanh"]
 
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:  # noqa: A002
@@ -43,6 +50,8 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         # (Input and weight that cannot be multiplied fail in addmm itself, first.)
         if weight.ndim == 2 and input.shape[-1] == weight.shape[1]:
             _check_bias_shape(input, weight, bias)
+    if bias is None and input.ndim > 2:  # (a batched product with the weight, transposed)
+        return batched.matmul(input, views.t(weight))
     return linalg.linear(input, weight, bias)
 
 
@@ -85,3 +94,23 @@ def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,  # 
     if dtype is None:
         return _sm.log_softmax_method(input, dim)
     return _sm.log_softmax_method(input, dim, dtype=dtype)
+
+
+def dropout(input: Tensor, p: float = 0.5, training: bool = True,  # noqa: A002
+            inplace: bool = False) -> Tensor:
+    """Zero each element with probability `p` and scale the others by 1 / (1 - p)
+    (training only; otherwise the input itself). As PyTorch's CPU dropout: a mask of
+    PyTorch's `bernoulli_(1 - p)` numbers (the same for the same seed), divided by
+    1 - p in place, then multiplied in (MulBackward0, which saves the mask)."""
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if p == 0 or not training or input.numel() == 0:
+        return input
+    if p == 1:
+        noise = Tensor._make(np.zeros((), input._data.dtype))
+    else:
+        data = np.empty_like(input._data)  # (laid out as the input, as empty_like is)
+        _generator.bernoulli_into(data, 1 - p)
+        data /= data.dtype.type(1 - p)
+        noise = Tensor._make(data)
+    return mul_(input, noise) if inplace else mul(input, noise)

@@ -50,6 +50,8 @@ class Module:
         object.__setattr__(self, "training", True)
         object.__setattr__(self, "_parameters", OrderedDict())
         object.__setattr__(self, "_modules", OrderedDict())
+        object.__setattr__(self, "_buffers", OrderedDict())
+        object.__setattr__(self, "_non_persistent_buffers_set", set())
 
     # -- registration ------------------------------------------------------------
 
@@ -76,6 +78,11 @@ class Module:
                 raise TypeError(f"cannot assign '{_typename(value)}' as child module "
                                 f"'{name}' (minigrad.nn.Module or None expected)")
             modules[name] = None
+        elif name in self.__dict__.get("_buffers", ()):
+            if value is not None and not isinstance(value, Tensor):
+                raise TypeError(f"cannot assign '{_typename(value)}' as buffer '{name}' "
+                                "(minigrad.nn.Buffer, minigrad.Tensor or None expected)")
+            self._buffers[name] = value
         else:
             object.__setattr__(self, name, value)
 
@@ -83,13 +90,14 @@ class Module:
         """Forget `name` everywhere except in `keep`, the registry about to receive it:
         re-assigning an entry there must keep its place (and so the running order)."""
         self.__dict__.pop(name, None)
-        for registry in (self.__dict__["_parameters"], self.__dict__["_modules"]):
+        for registry in (self.__dict__["_parameters"], self.__dict__["_modules"],
+                         self.__dict__["_buffers"]):
             if registry is not keep:
                 registry.pop(name, None)
 
     def __getattr__(self, name: str) -> Any:
         # Only called when normal lookup fails: look in the registries.
-        for registry in ("_parameters", "_modules"):
+        for registry in ("_parameters", "_buffers", "_modules"):
             found = self.__dict__.get(registry)
             if found is not None and name in found:
                 return found[name]
@@ -100,21 +108,56 @@ class Module:
             del self._parameters[name]
         elif name in self._modules:
             del self._modules[name]
+        elif name in self._buffers:
+            del self._buffers[name]
+            self._non_persistent_buffers_set.discard(name)
         else:
             object.__delattr__(self, name)
 
+    def _check_name(self, kind: str, registry: str, name) -> None:
+        """PyTorch's checks of a new parameter's or buffer's name (`kind`)."""
+        if registry not in self.__dict__:
+            raise AttributeError(f"cannot assign {kind} before Module.__init__() call")
+        if not isinstance(name, str):
+            raise TypeError(f"{kind} name should be a string. Got {_typename(name)}")
+        if "." in name:
+            raise KeyError(f'{kind} name can\'t contain "."')
+        if name == "":
+            raise KeyError(f'{kind} name can\'t be empty string ""')
+        if hasattr(self, name) and name not in self.__dict__[registry]:
+            raise KeyError(f"attribute '{name}' already exists")
+
+    def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
+        """Register `tensor` as a buffer: state that is not a parameter (BatchNorm's
+        running statistics). It is in `state_dict` unless `persistent=False`, and
+        `double()`/`float()` convert it when it is a float tensor."""
+        self._check_name("buffer", "_buffers", name)
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(f"cannot assign '{_typename(tensor)}' object to buffer '{name}' "
+                            "(minigrad Tensor or None required)")
+        self._buffers[name] = tensor
+        if persistent:
+            self._non_persistent_buffers_set.discard(name)
+        else:
+            self._non_persistent_buffers_set.add(name)
+
+    def named_buffers(self, prefix: str = "", recurse: bool = True) -> Iterator[tuple[str, Tensor]]:
+        """(dotted name, buffer) for every buffer, each listed once."""
+        seen = set()
+        modules = self.named_modules(prefix) if recurse else [(prefix, self)]
+        for mod_prefix, module in modules:
+            for name, b in module._buffers.items():
+                if b is not None and id(b) not in seen:
+                    seen.add(id(b))
+                    yield (f"{mod_prefix}.{name}" if mod_prefix else name), b
+
+    def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
+        for _, b in self.named_buffers(recurse=recurse):
+            yield b
+
     def register_parameter(self, name: str, param: Parameter | None) -> None:
         """Register `param` (or a None placeholder) under `name`."""
-        if "_parameters" not in self.__dict__:
-            raise AttributeError("cannot assign parameter before Module.__init__() call")
-        if not isinstance(name, str):
-            raise TypeError(f"parameter name should be a string. Got {_typename(name)}")
-        if "." in name:
-            raise KeyError('parameter name can\'t contain "."')
-        if name == "":
-            raise KeyError('parameter name can\'t be empty string ""')
-        if hasattr(self, name) and name not in self._parameters:
-            raise KeyError(f"attribute '{name}' already exists")
+        self._check_name("parameter", "_parameters", name)
         if param is not None and not isinstance(param, Parameter):
             raise TypeError(f"cannot assign '{_typename(param)}' object to parameter "
                             f"'{name}' (minigrad.nn.Parameter or None required)")
@@ -237,6 +280,9 @@ class Module:
         for name, p in self._parameters.items():
             if p is not None:
                 yield prefix + name, p
+        for name, b in self._buffers.items():
+            if b is not None and name not in self._non_persistent_buffers_set:
+                yield prefix + name, b
         for name, module in self._modules.items():
             if module is not None:
                 yield from module._state_items(f"{prefix}{name}.")
@@ -289,6 +335,10 @@ class Module:
             p.data = p.data.to(dtype)
             if p.grad is not None:
                 p.grad = p.grad.to(dtype)
+        for module in self.modules():  # (float buffers become new tensors; others stay)
+            for name, b in module._buffers.items():
+                if b is not None and b.dtype.is_floating_point:
+                    module._buffers[name] = b.to(dtype)
         return self
 
     def double(self) -> Module:

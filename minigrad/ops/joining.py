@@ -1,71 +1,175 @@
-"""Joining tensors: `stack` puts tensors of one shape side by side along a new dim.
+"""cat and stack: many tensors joined into one.
 
-The result is new memory (not a view). Its node, StackBackward0, has one input per
-stacked tensor; each one's gradient is its own slice of the incoming gradient, which
-a `create_graph=True` backward takes with `select` (as PyTorch's formula does), so
-the recorded graph has a SelectBackward0 per input.
+Both take a list of tensors, so their node has one input per tensor. The gradient of
+each input is its own piece of the output's gradient: a `narrow` of it for `cat`,
+one `unbind`-slice for `stack`. Neither needs any tensor saved, only the dim (and,
+for `cat`, each input's size along it, which PyTorch keeps but does not show).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .. import _dtype
+from .._args import type_name
+from .._dtype import result_type
 from ..arrays.scalars import u64
-from ..autograd.graph import Node
+from ..autograd.graph import Node, bump_version
 from ..autograd.record import record
 from ..tensor import Tensor, _wrap_dim
+from .formulas import BACKWARD_OPS, Formula
 
 VALUE = "value"
 
 
-class StackBackward0(Node):
-    """stack(tensors, dim): tensor i gets grad.select(dim, i), also recorded."""
+class _JoinNode(Node):
+    """What cat's and stack's nodes share: one formula for a whole list of inputs,
+    run once for every input that needs a gradient (`apply_recording` runs a node's
+    formulas one per input, so these nodes hand it one per input they have)."""
+
+    # What the formula reads besides the saved dim: each input's size along it,
+    # which PyTorch keeps too but does not show as a `_saved_` attribute.
+    unshown = ("sizes",)
+
+    def apply_recording(self, grads: list, wanted: list | None = None) -> list:
+        formula = type(self).formulas[0]
+        pieces = formula(grads[0], dim=self._saved["_dim"], sizes=self._saved["_sizes"])
+        if wanted is None:
+            wanted = [self.needs_grad(i) for i in range(len(pieces))]
+        return [p if w else None for p, w in zip(pieces, wanted)]
+
+
+class CatBackward0(_JoinNode):
+    """cat(tensors, dim): each input's gradient is its slice of the gradient along
+    `dim` (a view of it, `grad.narrow(dim, start, size)`); a legacy empty 1-D input
+    gets zeros."""
 
     saves = {"dim": VALUE}
+    formulas = (Formula("tensors", "cat_tensors_backward(grad, sizes, dim)"),)
 
     def backward(self, grad):
         d = self._saved["_dim"]
-        return tuple(grad[(slice(None),) * d + (i, Ellipsis)]
-                     for i in range(len(self.next_functions)))
+        out, start = [], 0
+        for i, size in enumerate(self._saved["_sizes"]):
+            if size is None:  # (a skipped empty 1-D input)
+                out.append(_empty_grad(grad.dtype) if self.needs_grad(i) else None)
+                continue
+            if self.needs_grad(i):
+                out.append(grad[(slice(None),) * d + (slice(start, start + size),)])
+            else:
+                out.append(None)
+            start += size
+        return tuple(out)
 
-    def apply_recording(self, grads: list, wanted: list | None = None) -> list:
-        """The gradient of each stacked tensor is `grad.select(dim, i)`, recorded
-        (SelectBackward0), in input order as PyTorch computes them. (Written out
-        rather than as `formulas`: the node has as many inputs as were stacked.)"""
-        grad, d = grads[0], self._saved["_dim"]
-        return [grad.select(d, i) if (self.needs_grad(i) if wanted is None else wanted[i])
-                else None for i in range(len(self.next_functions))]
+
+class StackBackward0(_JoinNode):
+    """stack(tensors, dim): each input's gradient is one slice of the gradient along
+    the new dim (`grad.select(dim, i)`)."""
+
+    saves = {"dim": VALUE}
+    formulas = (Formula("tensors", "stack_tensors_backward(grad, dim)"),)
+
+    def backward(self, grad):
+        d = self._saved["_dim"]
+        return tuple(grad[(slice(None),) * d + (i,)] if self.needs_grad(i) else None
+                     for i in range(grad.shape[d]))
 
 
-def stack(tensors, dim: int = 0) -> Tensor:
-    """Join tensors of one shape along a new dim `dim` (their dtypes promoted as
-    PyTorch's `stack` promotes them)."""
-    if isinstance(tensors, Tensor) or not isinstance(tensors, (list, tuple)):
-        raise TypeError("stack(): argument 'tensors' (position 1) must be tuple of Tensors, "
-                        f"not {type(tensors).__name__}")
-    for i, t in enumerate(tensors):
-        if not isinstance(t, Tensor):
-            raise TypeError(f"expected Tensor as element {i} in argument 0, but got "
-                            f"{type(t).__name__}")
-    if not tensors:
-        raise RuntimeError("stack expects a non-empty TensorList")
-    first = tensors[0]._data.shape
-    for i, t in enumerate(tensors):
-        if t._data.shape != first:
-            raise RuntimeError(
-                f"stack expects each tensor to be equal size, but got {_sizes(first)} at "
-                f"entry 0 and {_sizes(t._data.shape)} at entry {i}"
-            )
-    d = _wrap_dim(dim, len(first) + 1)
-    dt = _dtype.result_type(*tensors)
-    data = np.stack([t._data for t in tensors], axis=d).astype(dt.np, copy=False)
-    out = Tensor._make(data)
-    node = record(StackBackward0, out, *tensors)
-    if node is not None:
-        node._saved.update(dim=u64(dim), _dim=d)
+def _empty_grad(dtype: np.dtype) -> np.ndarray:
+    """The gradient of a skipped empty input: no elements (PyTorch's reaches the
+    leaf's `.grad` at version 1, as a copy would)."""
+    out = np.zeros((0,), dtype)
+    bump_version(out)
     return out
 
 
-def _sizes(shape: tuple) -> str:
-    return f"[{', '.join(map(str, shape))}]"
+def cat_tensors_backward(grad: Tensor, sizes: tuple, dim: int) -> list:
+    """PyTorch's `cat_tensors_backward`: `grad.narrow(dim, start, size)` per input
+    (a skipped empty 1-D input gets zeros)."""
+    out, start = [], 0
+    for size in sizes:
+        if size is None:
+            out.append(grad.new_zeros(0))
+            continue
+        out.append(grad.narrow(dim, start, size))
+        start += size
+    return out
+
+
+def stack_tensors_backward(grad: Tensor, dim: int) -> list:
+    """PyTorch's `stack_tensors_backward`: `grad.select(dim, i)` for each input."""
+    return [grad.select(dim, i) for i in range(grad.shape[dim])]
+
+
+BACKWARD_OPS.update(cat_tensors_backward=cat_tensors_backward,
+                    stack_tensors_backward=stack_tensors_backward)
+
+
+def _tensor_list(fn: str, tensors) -> list:
+    """The `tensors` argument, checked as PyTorch's parser checks a TensorList."""
+    if not isinstance(tensors, (list, tuple)):
+        raise TypeError(f"{fn}(): argument 'tensors' (position 1) must be tuple of Tensors, "
+                        f"not {type_name(tensors)}")
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got "
+                            f"{type_name(t)}")
+    return list(tensors)
+
+
+def _join(node_cls: type[Node], tensors: list, data: np.ndarray, dim: int, d: int,
+          sizes: tuple) -> Tensor:
+    out = Tensor._make(np.ascontiguousarray(data))
+    node = record(node_cls, out, *tensors)
+    if node is not None:
+        node._saved.update({"dim": u64(dim), "_dim": d, "_sizes": sizes})
+    return out
+
+
+def cat(tensors, dim: int = 0) -> Tensor:
+    """The tensors joined along an existing `dim` (their other sizes must match);
+    mixed dtypes are promoted as for arithmetic."""
+    tensors = _tensor_list("cat", tensors)
+    if not tensors:
+        raise ValueError("minigrad.cat(): expected a non-empty list of Tensors")
+    for i, t in enumerate(tensors):
+        if t._data.ndim == 0:
+            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be "
+                               "concatenated")
+    # PyTorch still skips 1-D tensors of size 0 (a legacy rule), whatever the others are.
+    kept = [t for t in tensors if t._data.shape != (0,)]
+    first = kept[0] if kept else tensors[0]
+    d = _wrap_dim(dim, first._data.ndim)
+    for i, t in enumerate(tensors):
+        if t._data.shape == (0,) and kept:
+            continue
+        if t._data.ndim != first._data.ndim:
+            raise RuntimeError("Tensors must have same number of dimensions: got "
+                               f"{first._data.ndim} and {t._data.ndim}")
+        for k, (n, m) in enumerate(zip(first._data.shape, t._data.shape)):
+            if k != d and n != m:
+                raise RuntimeError(
+                    f"Sizes of tensors must match except in dimension {d}. Expected size {n} "
+                    f"but got size {m} for tensor number {i} in the list.")
+    dt = result_type(*tensors).np
+    arrays = [t._data for t in kept] or [tensors[0]._data]
+    data = np.concatenate(arrays, axis=d, dtype=dt)
+    sizes = tuple(None if t._data.shape == (0,) and kept else t._data.shape[d]
+                  for t in tensors)
+    return _join(CatBackward0, tensors, data, dim, d, sizes)
+
+
+def stack(tensors, dim: int = 0) -> Tensor:
+    """The tensors (all of one shape) joined along a new `dim`."""
+    tensors = _tensor_list("stack", tensors)
+    if not tensors:
+        raise RuntimeError("stack expects a non-empty TensorList")
+    shape = tensors[0]._data.shape
+    d = _wrap_dim(dim, len(shape) + 1)
+    for i, t in enumerate(tensors):
+        if t._data.shape != shape:
+            first, other = (", ".join(map(str, s)) for s in (shape, t._data.shape))
+            raise RuntimeError(f"stack expects each tensor to be equal size, but got [{first}] "
+                               f"at entry 0 and [{other}] at entry {i}")
+    dt = result_type(*tensors).np
+    data = np.stack([t._data for t in tensors], axis=d).astype(dt, copy=False)
+    return _join(StackBackward0, tensors, data, dim, d, (1,) * len(tensors))

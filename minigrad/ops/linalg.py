@@ -243,7 +243,8 @@ def dot(u: Tensor, v: Tensor) -> Tensor:
 
 def matmul(a: Tensor, b: Tensor) -> Tensor:
     """`a @ b` for 1-D and 2-D operands, dispatched as PyTorch does (mm, mv, dot,
-    and vector @ matrix as unsqueeze -> mm -> squeeze)."""
+    and vector @ matrix as unsqueeze -> mm -> squeeze). `minigrad.matmul` is
+    `batched.matmul`, which adds the batched products."""
     if not isinstance(b, Tensor):
         raise TypeError("matmul(): argument 'other' (position 1) must be Tensor, not "
                         f"{type(b).__name__}")
@@ -262,8 +263,8 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
         # PyTorch finishes vector @ matrix with `squeeze_(0)` on mm's fresh result: in
         # place, so the result is no view, is at version 1 and has SqueezeBackward4.
         return views.squeeze_(mm(views.unsqueeze(a, 0), b), 0)
-    _refuse_batched(a, b)
-    raise NotImplementedError("minigrad supports matmul of 1-D and 2-D tensors only")
+    # (3-D and more: `ops/batched.py`, which calls this for the rest)
+    raise NotImplementedError("linalg.matmul multiplies 1-D and 2-D tensors; see batched.matmul")
 
 
 def _refuse_batched(a: Tensor, b: Tensor) -> None:

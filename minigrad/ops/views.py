@@ -159,8 +159,8 @@ def reshape(x: Tensor, *shape) -> Tensor:
     shape = _infer_shape(view_shape(shape, "reshape", "shape"), x._data.size)
     data = _reshape_view(x._data, shape)
     if data is not None:
-        cls = ViewBackward0 if x._data.flags.c_contiguous or shape != x._data.shape \
-            else ReshapeAliasBackward0
+        # (PyTorch views a contiguous tensor; any other it aliases with new strides)
+        cls = ViewBackward0 if x._data.flags.c_contiguous else ReshapeAliasBackward0
         return _view_of(x, data, cls, self_sym_sizes=x._data.shape)
     copy = clone(x)
     out = Tensor._make(copy._data.reshape(shape))
@@ -670,6 +670,9 @@ def split(x: Tensor, split_size, dim: int = 0) -> tuple:
     n = x._data.shape[d]
     if isinstance(split_size, (list, tuple)):
         sizes = list(split_size)
+        if any(size < 0 for size in sizes):
+            raise RuntimeError("split_with_sizes expects split_sizes have only non-negative "
+                               f"entries, but got split_sizes=[{', '.join(map(str, sizes))}]")
         if sum(sizes) != n:
             raise RuntimeError(
                 f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's "

@@ -999,8 +999,7 @@ assert len(SUITES) == sum(map(len, _GROUPS)), "a snippet name is used twice"
 # What minigrad deliberately lacks: it must say so with a NotImplementedError.
 DELIBERATE = {
     "tensor_complex", "int_floordiv_zero", "int_floordiv_zero_tensor", "int_rem_zero",
-    "float_floordiv_zero", "float_rem_zero", "cat_mismatch",
-    "cat_empty_list", "cat_not_tensors", "clamp_tensor_bound",
+    "float_floordiv_zero", "float_rem_zero", "clamp_tensor_bound",
 }
 
 # Differences that remain, each with where its fix belongs: strict xfails, so a fix

@@ -79,6 +79,17 @@ BINARY = {
     "linear": lambda m, x, o: m.nn.functional.linear(x.view(2, 2), o.view(2, 2),
                                                      o.view(2, 2).sum(0)).sigmoid(),
     "mixed dtypes": lambda m, x, o: x.float() * o,
+    "cat": lambda m, x, o: m.cat([x, o * x]).exp(),
+    "cat dim 1": lambda m, x, o: m.cat([x.view(2, 2), o.view(2, 2)], 1) ** 2,
+    "stack": lambda m, x, o: m.stack([x, o], 1).sin(),
+    "var": lambda m, x, o: (x * o).var(),
+    "var dim": lambda m, x, o: (x * o).view(2, 2).var(1),
+    "var dim keepdim biased": lambda m, x, o: (x * o).view(2, 2).var(0, False, True),
+    "prod": lambda m, x, o: (x * o).prod(),
+    "prod dim": lambda m, x, o: (x * o).view(2, 2).prod(1),
+    "bmm": lambda m, x, o: m.bmm(x.view(1, 2, 2), o.view(1, 2, 2)).tanh(),
+    "batched matmul": lambda m, x, o: (x.view(2, 1, 2) @ o.view(2, 2, 1)) ** 2,
+    "batched matmul folded": lambda m, x, o: (x.view(2, 1, 2) @ o.view(2, 2)).exp(),
 }
 
 
@@ -198,6 +209,16 @@ def test_the_reference_cycle_warning_comes_once_per_process(torch):
     lambda m, x: x.max(),
     lambda m, x: m.atan2(x, x * 2).sum(),
     lambda m, x: x.view(2, 2).transpose(0, 1).exp().sum(),
+    lambda m, x: x.std(),
+    lambda m, x: x.norm(),
+    lambda m, x: x.cumsum(0).sum(),
+    lambda m, x: x.view(2, 2).diagonal().sum(),
+    lambda m, x: (x * m.tensor([1.0, 0.0, 2.0, 3.0], dtype=m.float64)).prod(),
+    lambda m, x: m.nn.functional.gelu(x).sum(),
+    lambda m, x: m.nn.functional.leaky_relu(x, 0.1).sum(),
+    lambda m, x: m.nn.functional.layer_norm(x.view(2, 2), (2,)).sum(),
+    lambda m, x: m.nn.functional.batch_norm(x.view(2, 2), None, None, training=True).sum(),
+    lambda m, x: m.nn.functional.embedding(m.tensor([1, 0]), x.view(2, 2)).sum(),
 ])
 def test_nodes_without_a_recordable_formula_refuse_create_graph(make):
     import minigrad

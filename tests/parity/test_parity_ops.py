@@ -701,8 +701,7 @@ def test_batched_product_shape_errors_are_pytorchs(torch, case, grads):
     assert error(minigrad) == error(torch)
 
 
-def test_batched_products_that_would_work_are_not_implemented():
-    import minigrad
-
-    with pytest.raises(NotImplementedError, match="1-D and 2-D tensors only"):
-        minigrad.ones(2, 2, 3) @ minigrad.ones(3, 4)
+def test_batched_products_that_fit_are_computed(torch):
+    # (their graphs: tests/parity/test_parity_joining_statistics.py)
+    check(torch, lambda c: c.m.ones(2, 2, 3, dtype=c.m.float64, requires_grad=True)
+          @ c.leaf([[1.0, 2.0, 0.5, -1.0], [0.0, 3.0, 1.5, 2.0], [1.0, -2.0, 0.25, 4.0]]))

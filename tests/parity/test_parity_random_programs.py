@@ -55,12 +55,25 @@ UNARY = {
     "reciprocal": lambda t: t.reciprocal(), "max_all": lambda t: t.max(),
     "maximum_neg": lambda t: t.maximum(-t),
     "atan2_self": lambda t: t.atan2(t * 0), "log1p": lambda t: t.log1p(),
+    "var": lambda t: t.var(dim=0) if t.ndim else t.var(), "std": lambda t: t.std(),
+    "norm": lambda t: t.norm(), "norm1_dim": lambda t: t.norm(1, -1) if t.ndim else t.norm(1),
+    "prod": lambda t: t.prod(0) if t.ndim else t.prod(),
+    "cumsum": lambda t: t.cumsum(-1) if t.ndim else t,
+    "stack_self": lambda t: _lib(t).stack([t, t * 2], -1),
 }
 BINARY = {
     "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
     "div": lambda a, b: a / (b * b + 1),
     "matmul": lambda a, b: a @ b,
+    "cat": lambda a, b: _lib(a).cat([a.reshape(-1), b.reshape(-1)]),
+    "batched": lambda a, b: a.expand(2, *a.shape) @ b if a.ndim and b.ndim else a * b,
+    "einsum": lambda a, b: _lib(a).einsum("i,j->ij", a.reshape(-1), b.reshape(-1)),
 }
+
+
+def _lib(t):
+    """The library a tensor belongs to (the programs run under both)."""
+    return minigrad if isinstance(t, minigrad.Tensor) else __import__("torch")
 SCALAR = {
     "radd": lambda a, s: s + a, "rsub": lambda a, s: s - a, "mul_s": lambda a, s: a * s,
     "rdiv": lambda a, s: s / (a * a + 1), "pow_s": lambda a, s: (a * a + 1) ** s,

@@ -1,0 +1,216 @@
+"""leaky_relu (and its in-place form), gelu, and embedding: the remaining layers'
+ops.
+
+* `leaky_relu` saves its input; `leaky_relu_` has overwritten it, so it saves its
+  OUTPUT instead (LeakyReluBackward1), which is why PyTorch refuses it with a negative
+  slope: the sign of the output no longer tells which side of zero the input was.
+* `gelu` saves its input (GeluBackward0) and the approximation it used.
+* `embedding` saves the indices: the gradient of each looked-up row is added back
+  into that row of a zero matrix (EmbeddingBackward0).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .._args import type_name
+from ..arrays.scalars import u64
+from ..autograd.graph import INPUT, OUTPUT, Node, SavedTensor
+from ..autograd.inplace import begin_inplace, finish_inplace
+from ..autograd.record import record
+from ..kernels import elementwise as K
+from ..tensor import Tensor
+from .formulas import Formula
+
+VALUE = "value"
+
+
+def _where_positive(x: np.ndarray, grad: np.ndarray, slope: float) -> np.ndarray:
+    with np.errstate(all="ignore"):
+        return np.where(x > 0, grad, grad * grad.dtype.type(slope))
+
+
+class LeakyReluBackward0(Node):
+    """leaky_relu(x, slope): grad where x > 0, slope * grad elsewhere. Saves its INPUT."""
+
+    saves = {"negative_slope": VALUE, "self": INPUT}
+    formulas = (Formula("self", "leaky_relu_backward(grad, self, negative_slope, False)"),)
+    recordable = False  # (leaky_relu_backward has a node of its own, not written yet)
+
+    def backward(self, grad):
+        return (_where_positive(self.saved("self"), grad, self._saved["negative_slope"]),)
+
+
+class LeakyReluBackward1(Node):
+    """leaky_relu_(x, slope), in place: as LeakyReluBackward0, read from the OUTPUT
+    (positive exactly where the input was, for a slope that is not negative)."""
+
+    saves = {"negative_slope": VALUE, "result": OUTPUT}
+    formulas = (Formula("self", "leaky_relu_backward(grad, result, negative_slope, True)"),)
+    recordable = False  # (leaky_relu_backward has a node of its own, not written yet)
+
+    def backward(self, grad):
+        slope = self._saved["negative_slope"]
+        if slope < 0:
+            raise RuntimeError(
+                "In-place leakyReLu backward calculation is triggered with a negative slope "
+                "which is not supported. This is caused by calling in-place forward function "
+                "with a negative slope, please call out-of-place version instead. File an "
+                "issue at https://github.com/pytorch/pytorch if you do require supporting "
+                "in-place leakRelu backward calculation with negative slope")
+        return (_where_positive(self.saved("result"), grad, slope),)
+
+
+def _leaky(x: np.ndarray, slope: float) -> np.ndarray:
+    if x.dtype.kind != "f":
+        raise NotImplementedError("\"leaky_relu_cpu\" not implemented for "
+                                  f"'{'Long' if x.dtype.kind == 'i' else 'Bool'}'")
+    with np.errstate(all="ignore"):
+        return np.where(x > 0, x, x * x.dtype.type(slope))
+
+
+def leaky_relu(input: Tensor, negative_slope: float = 0.01,  # noqa: A002
+               inplace: bool = False) -> Tensor:
+    """x where x > 0, negative_slope * x elsewhere."""
+    if inplace:
+        return leaky_relu_(input, negative_slope)
+    out = Tensor._make(np.ascontiguousarray(_leaky(input._data, negative_slope)))
+    node = record(LeakyReluBackward0, out, input)
+    if node is not None:
+        node._saved.update({"negative_slope": negative_slope, "self": SavedTensor(input)})
+    return out
+
+
+def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:  # noqa: A002
+    """leaky_relu in place (its backward then needs a slope that is not negative)."""
+    values = _leaky(input._data, negative_slope)
+    node = begin_inplace(LeakyReluBackward1, input)
+    input._data[...] = values
+    finish_inplace(input, node)
+    if node is not None:
+        node._saved.update({"negative_slope": negative_slope,
+                            "result": SavedTensor(input, is_output=True)})
+    return input
+
+
+# -- gelu -------------------------------------------------------------------------------------
+
+_SQRT1_2 = 1 / math.sqrt(2)
+_TANH_BETA = math.sqrt(2) * (2 / math.sqrt(math.pi)) * 0.5  # sqrt(2 / pi)
+_KAPPA = 0.044715
+_PDF_BETA = (2 / math.sqrt(math.pi)) * _SQRT1_2 * 0.5  # 1 / sqrt(2 pi)
+
+
+class GeluBackward0(Node):
+    """gelu(x): grad * (Phi(x) + x * phi(x)) (Phi, phi: the normal cdf and pdf), or the
+    derivative of the tanh approximation. Saves its INPUT."""
+
+    saves = {"approximate": VALUE, "self": INPUT}
+    formulas = (Formula("self", "gelu_backward(grad, self, approximate)"),)
+    recordable = False  # (gelu_backward has a node of its own, not written yet)
+
+    def backward(self, grad):
+        x = self.saved("self")
+        t = x.dtype.type
+        with np.errstate(all="ignore"):
+            if self._saved["approximate"] == "tanh":
+                inner = t(_TANH_BETA) * (x + t(_KAPPA) * (x * x * x))
+                tanh_inner = np.tanh(inner)
+                left_derivative = t(0.5) * (t(1) + tanh_inner)
+                right_derivative = (t(0.5) * x * (t(1) - tanh_inner * tanh_inner)
+                                    * t(_TANH_BETA) * (t(1) + t(3 * _KAPPA) * x * x))
+                out = grad * (left_derivative + right_derivative)
+            else:
+                cdf = t(0.5) * (t(1) + K.erf(x * t(_SQRT1_2)))
+                pdf = t(_PDF_BETA) * np.exp(x * x * t(-0.5))
+                out = grad * (cdf + x * pdf)
+        return (np.asarray(out, grad.dtype),)
+
+
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:  # noqa: A002
+    """x * Phi(x), Phi the standard normal cdf; `approximate="tanh"` uses
+    0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))."""
+    if not isinstance(approximate, str):
+        raise TypeError(f"gelu(): argument 'approximate' must be str, not "
+                        f"{type_name(approximate)}")
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError("approximate argument must be either none or tanh.")
+    x = input._data
+    if x.dtype.kind != "f":
+        kind = "Long" if x.dtype.kind == "i" else "Bool"
+        raise NotImplementedError(f"\"GeluKernelImpl\" not implemented for '{kind}'")
+    t = x.dtype.type
+    with np.errstate(all="ignore"):
+        if approximate == "tanh":
+            out = t(0.5) * x * (t(1) + np.tanh(t(_TANH_BETA) * (x + t(_KAPPA) * (x * x * x))))
+        else:
+            out = x * t(0.5) * (t(1) + K.erf(x * t(_SQRT1_2)))
+    result = Tensor._make(np.ascontiguousarray(out, x.dtype))
+    node = record(GeluBackward0, result, input)
+    if node is not None:
+        node._saved.update({"approximate": approximate, "self": SavedTensor(input)})
+    return result
+
+
+# -- embedding --------------------------------------------------------------------------------
+
+
+class EmbeddingBackward0(Node):
+    """embedding(indices, weight): row i of the weight's gradient is the sum of the
+    gradients of every place that looked row i up (none for `padding_idx`). Saves
+    the indices."""
+
+    saves = {"indices": INPUT, "padding_idx": VALUE, "scale_grad_by_freq": VALUE,
+             "sparse": VALUE, "weight_sym_argsize_0": VALUE}
+    formulas = (Formula("weight", "embedding_backward(grad, indices, weight_sym_argsize_0, "
+                                  "padding_idx, scale_grad_by_freq, sparse)"),)
+    recordable = False  # (its backward op, embedding_dense_backward, is not written yet)
+
+    def backward(self, grad):
+        idx = self.saved("indices").reshape(-1)
+        rows = grad.reshape(idx.size, -1)
+        out = np.zeros((self._saved["weight_sym_argsize_0"], rows.shape[1]), grad.dtype)
+        padding = self._saved["_padding"]
+        keep = idx != padding if padding is not None else slice(None)
+        np.add.at(out, idx[keep], rows[keep])
+        return (out,)
+
+
+def padding_index(padding_idx: int | None, num_embeddings: int) -> int | None:
+    """`padding_idx` checked against the table's size, a negative one counted from
+    the end (as F.embedding and nn.Embedding both do)."""
+    if padding_idx is None:
+        return None
+    if padding_idx >= num_embeddings or padding_idx < -num_embeddings:
+        raise AssertionError("Padding_idx must be within num_embeddings")
+    return padding_idx + num_embeddings if padding_idx < 0 else padding_idx
+
+
+def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,  # noqa: A002
+              max_norm=None, norm_type: float = 2.0, scale_grad_by_freq: bool = False,
+              sparse: bool = False) -> Tensor:
+    """The rows of `weight` named by the integer tensor `input`: shape
+    input.shape + (embedding_dim,)."""
+    if max_norm is not None or scale_grad_by_freq or sparse:
+        raise NotImplementedError("minigrad's embedding takes no max_norm, "
+                                  "scale_grad_by_freq or sparse")
+    if input._data.dtype != np.int64:
+        raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the "
+                           "following scalar types: Long, Int; but got "
+                           f"minigrad.{input.dtype.tensor_type} instead (while checking "
+                           "arguments for embedding)")
+    num = weight._data.shape[0]
+    padding_idx = padding_index(padding_idx, num)
+    idx = input._data
+    if idx.size and (idx.min() < 0 or idx.max() >= num):
+        raise IndexError("index out of range in self")
+    out = Tensor._make(np.ascontiguousarray(weight._data[idx]))
+    node = record(EmbeddingBackward0, out, weight)
+    if node is not None:
+        node._saved.update({"indices": SavedTensor(input),
+                            "padding_idx": u64(-1 if padding_idx is None else padding_idx),
+                            "scale_grad_by_freq": False, "sparse": False,
+                            "weight_sym_argsize_0": num, "_padding": padding_idx})
+    return out

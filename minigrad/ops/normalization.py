@@ -1,0 +1,225 @@
+"""batch_norm and layer_norm: each one node (NativeBatchNormBackward0,
+NativeLayerNormBackward0) with one formula for input, weight and bias together, as
+PyTorch's fused kernels have.
+
+Both normalise `x` to `(x - mean) * rstd` (rstd = 1 / sqrt(var + eps), the variance
+without Bessel's correction) and then scale and shift it by `weight` and `bias`.
+batch_norm takes mean and variance per channel over the batch (in training) or from
+its running statistics (in eval mode); layer_norm per sample, over the trailing
+`normalized_shape` dims. Both save the input and the statistics they used
+(`result1` the mean, `result2` the rstd), so backward need not recompute them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..autograd.graph import INPUT, OUTPUT, Node, SavedTensor
+from ..autograd.record import record
+from ..tensor import Tensor
+from .formulas import Formula
+
+VALUE = "value"
+
+
+def _expand(v: np.ndarray | None, ndim: int) -> np.ndarray | None:
+    """A per-channel vector shaped to broadcast over (N, C, ...)."""
+    return None if v is None else v.reshape((1, -1) + (1,) * (ndim - 2))
+
+
+class NativeBatchNormBackward0(Node):
+    """batch_norm: in training, the gradient of x is
+    (grad - mean(grad) - (x - mean) * rstd**2 * mean(grad * (x - mean))) * rstd * weight;
+    in eval mode the statistics are constants, so it is grad * rstd * weight. weight
+    gets sum(grad * (x - mean)) * rstd, bias sum(grad). Saves the INPUT, the weight,
+    the running statistics and its mean and rstd (result1, result2)."""
+
+    saves = {"eps": VALUE, "input": INPUT, "result1": OUTPUT, "result2": OUTPUT,
+             "running_mean": INPUT, "running_var": INPUT, "training": VALUE, "weight": INPUT}
+    formulas = (Formula("input", "native_batch_norm_backward(grad, input, weight, "
+                                 "running_mean, running_var, result1, result2, training, eps)"),
+                Formula("weight", "native_batch_norm_backward(...)[1]"),
+                Formula("bias", "native_batch_norm_backward(...)[2]"))
+    recordable = False  # (its backward is one op, native_batch_norm_backward, not written)
+
+    def _num_outputs(self) -> int:
+        return 3
+
+    def apply(self, grads: list) -> tuple:
+        grad = grads[0]
+        x = self.saved("input")
+        dims = self._saved["_dims"]
+        n = x.size // x.shape[1] if x.size else 0
+        weight = self._saved.get("weight")
+        w = _expand(weight.data(self), x.ndim) if weight is not None else None
+        if self._saved["training"]:
+            mean = _expand(self.saved("result1"), x.ndim)
+            rstd = _expand(self.saved("result2"), x.ndim)
+        else:
+            mean = _expand(self.saved("running_mean"), x.ndim)
+            var = self.saved("running_var")
+            rstd = _expand(1 / np.sqrt(var + var.dtype.type(self._saved["eps"])), x.ndim)
+        with np.errstate(all="ignore"):
+            centred = x - mean
+            total = grad.sum(axis=dims, keepdims=True)
+            dotp = (grad * centred).sum(axis=dims, keepdims=True)
+            gx = gw = gb = None
+            if self.needs_grad(0):
+                scale = rstd if w is None else rstd * w
+                if self._saved["training"]:
+                    k = dotp * rstd * rstd / n
+                    gx = (grad - total / n - centred * k) * scale
+                else:
+                    gx = grad * scale
+                gx = np.asarray(gx, grad.dtype)
+            if self.needs_grad(1):
+                gw = np.asarray((dotp * rstd).reshape(-1), grad.dtype)
+            if self.needs_grad(2):
+                gb = np.asarray(total.reshape(-1), grad.dtype)
+        return gx, gw, gb
+
+
+def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None,  # noqa: A002
+               weight: Tensor | None = None, bias: Tensor | None = None,
+               training: bool = False, momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    """Normalise each channel (dim 1) of `input` by its mean and variance over the
+    batch (and the length of a 3-D input) in training, or by the running statistics
+    otherwise; in training the running statistics are updated in place (their
+    versions do not change, as PyTorch's kernel writes them directly)."""
+    x = input._data
+    channels = x.shape[1] if x.ndim > 1 else 1
+    for name, stat in (("running_mean", running_mean), ("running_var", running_var),
+                       ("weight", weight), ("bias", bias)):
+        if stat is not None and stat._data.size != channels:
+            raise RuntimeError(f"{name} should contain {channels} elements not "
+                               f"{stat._data.size}")
+    if training:
+        size = x.size // channels
+        if size == 1:
+            raise ValueError("Expected more than 1 value per channel when training, got "
+                             f"input size {input.shape!r}")
+    dims = (0,) + tuple(range(2, x.ndim))
+    dt = x.dtype
+    empty = np.zeros((0,), dt)
+    if training:
+        wide = x.astype(np.float64)
+        mean64 = wide.mean(axis=dims)
+        var_sum = ((wide - _expand(mean64, x.ndim)) ** 2).sum(axis=dims)
+        n = x.size // channels
+        mean = mean64.astype(dt)
+        rstd = (1 / np.sqrt(var_sum / n + eps)).astype(dt)
+        if running_mean is not None:
+            rm = running_mean._data
+            rm[...] = momentum * mean64 + (1 - momentum) * rm
+        if running_var is not None:
+            rv = running_var._data
+            rv[...] = momentum * (var_sum / (n - 1)) + (1 - momentum) * rv
+        use_mean, use_rstd = mean, rstd
+        result1, result2 = mean, rstd
+    else:
+        use_mean = running_mean._data
+        use_rstd = (1 / np.sqrt(running_var._data.astype(np.float64) + eps)).astype(dt)
+        result1 = result2 = empty
+    alpha = use_rstd if weight is None else use_rstd * weight._data
+    beta = -use_mean * alpha if bias is None else bias._data - use_mean * alpha
+    with np.errstate(all="ignore"):
+        out = Tensor._make(np.ascontiguousarray(x * _expand(alpha, x.ndim)
+                                                + _expand(beta, x.ndim)).astype(dt, copy=False))
+    node = record(NativeBatchNormBackward0, out, input, weight, bias)
+    if node is not None:
+        r1, r2 = Tensor._make(result1), Tensor._make(result2)
+        s = node._saved
+        s.update({"eps": float(eps), "input": SavedTensor(input), "training": training,
+                  "result1": SavedTensor(r1, is_output=True),
+                  "result2": SavedTensor(r2, is_output=True), "_dims": dims})
+        r1._output_nr, r2._output_nr = 1, 2
+        s["result1"]._output_nr, s["result2"]._output_nr = 1, 2
+        for name, t in (("running_mean", running_mean), ("running_var", running_var),
+                        ("weight", weight)):
+            s[name] = None if t is None else SavedTensor(t)
+    return out
+
+
+class NativeLayerNormBackward0(Node):
+    """layer_norm over the trailing `normalized_shape` dims: for each sample,
+    grad_x = rstd * (g - mean(g) - xhat * mean(g * xhat)) with g = grad * weight and
+    xhat = (x - mean) * rstd; weight gets sum(grad * xhat), bias sum(grad), over the
+    samples. Saves the INPUT, weight, bias and its mean and rstd."""
+
+    saves = {"bias": INPUT, "input": INPUT, "normalized_shape": VALUE, "result1": OUTPUT,
+             "result2": OUTPUT, "weight": INPUT}
+    formulas = (Formula("input", "native_layer_norm_backward(grad, input, normalized_shape, "
+                                 "result1, result2, weight, bias)"),
+                Formula("weight", "native_layer_norm_backward(...)[1]"),
+                Formula("bias", "native_layer_norm_backward(...)[2]"))
+    recordable = False  # (its backward is one op, native_layer_norm_backward, not written)
+
+    def _num_outputs(self) -> int:
+        return 3
+
+    def apply(self, grads: list) -> tuple:
+        grad = grads[0]
+        x = self.saved("input")
+        mean, rstd = self.saved("result1"), self.saved("result2")
+        k = len(self._saved["normalized_shape"])
+        axes = tuple(range(x.ndim - k, x.ndim))
+        lead = tuple(range(x.ndim - k))
+        weight = self._saved.get("weight")
+        w = weight.data(self) if weight is not None else None
+        with np.errstate(all="ignore"):
+            xhat = (x - mean) * rstd
+            gx = gw = gb = None
+            if self.needs_grad(0):
+                g = grad if w is None else grad * w
+                n = int(np.prod([x.shape[a] for a in axes]))
+                mg = g.sum(axis=axes, keepdims=True) / n
+                mgx = (g * xhat).sum(axis=axes, keepdims=True) / n
+                gx = np.asarray(rstd * (g - mg - xhat * mgx), grad.dtype)
+            if self.needs_grad(1):
+                gw = np.asarray((grad * xhat).sum(axis=lead), grad.dtype)
+            if self.needs_grad(2):
+                gb = np.asarray(grad.sum(axis=lead), grad.dtype)
+        return gx, gw, gb
+
+
+def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,  # noqa: A002
+               bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
+    """Normalise each sample over its trailing `normalized_shape` dims, then scale by
+    `weight` and shift by `bias` (both of that shape)."""
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    x = input._data
+    k = len(shape)
+    if x.shape[x.ndim - k:] != shape or k > x.ndim:
+        expected = ", ".join(["*"] + [str(n) for n in shape])
+        got = ", ".join(map(str, x.shape))
+        raise RuntimeError(f"Given normalized_shape=[{', '.join(map(str, shape))}], expected "
+                           f"input with shape [{expected}], but got input of size[{got}]")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and t._data.shape != shape:
+            raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but "
+                               f"got {name} of shape [{', '.join(map(str, t._data.shape))}] "
+                               f"and normalized_shape = [{', '.join(map(str, shape))}]")
+    axes = tuple(range(x.ndim - k, x.ndim))
+    dt = x.dtype
+    wide = x.astype(np.float64)
+    mean64 = wide.mean(axis=axes, keepdims=True)
+    var = ((wide - mean64) ** 2).mean(axis=axes, keepdims=True)
+    mean, rstd = mean64.astype(dt), (1 / np.sqrt(var + eps)).astype(dt)
+    with np.errstate(all="ignore"):
+        out = (x - mean) * rstd
+        if weight is not None:
+            out = out * weight._data
+        if bias is not None:
+            out = out + bias._data
+    out_t = Tensor._make(np.ascontiguousarray(out, dt))
+    node = record(NativeLayerNormBackward0, out_t, input, weight, bias)
+    if node is not None:
+        r1, r2 = Tensor._make(mean), Tensor._make(rstd)
+        s = node._saved
+        s.update({"input": SavedTensor(input), "normalized_shape": shape,
+                  "result1": SavedTensor(r1, is_output=True),
+                  "result2": SavedTensor(r2, is_output=True)})
+        s["result1"]._output_nr, s["result2"]._output_nr = 1, 2
+        s["weight"] = None if weight is None else SavedTensor(weight)
+        s["bias"] = None if bias is None else SavedTensor(bias)
+    return out_t

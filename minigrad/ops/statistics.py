@@ -1,0 +1,500 @@
+"""var, std, norm, prod and cumsum: reductions whose gradients need more than a sum.
+
+* `var` saves its input (the gradient is `2 / (n - correction) * grad * (x - mean)`);
+  `std` saves its input and its OUTPUT (it divides the variance's gradient by
+  `2 * std`).
+* `norm` saves input and output: the gradient of `||x||_2` is `x / ||x||`.
+* `prod` saves input and output: the gradient of each factor is the product of the
+  others, `result / x` when no factor is zero.
+* `cumsum` saves nothing: its gradient is the cumulative sum taken from the end.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+
+from .. import _dtype
+from .._args import combination_error, is_int, is_number, type_name
+from ..arrays.scalars import u64
+from ..autograd.graph import INPUT, OUTPUT, Node, SavedTensor
+from ..autograd.record import record
+from ..tensor import Tensor, _wrap_dim
+from .formulas import BACKWARD_OPS, Formula, Scalar
+from .reductions import _dims, _saved_dim
+
+VALUE = "value"
+_NOT_GIVEN = object()
+
+
+def _unsqueeze_dims(a: np.ndarray, dims: tuple, ndim: int, keepdim: bool) -> np.ndarray:
+    """A reduced array with its reduced dims put back as 1s (PyTorch's
+    `unsqueeze_multiple`), unless they were kept."""
+    if keepdim or ndim == 0:
+        return a
+    for d in sorted(dims):
+        a = np.expand_dims(a, d)
+    return a
+
+
+# -- var and std ---------------------------------------------------------------------------
+
+_VAR_HEADS = ["tuple of ints dim, bool unbiased = True, bool keepdim = False",
+              "tuple of ints dim = None, *, Number correction = None, bool keepdim = False",
+              "bool unbiased = True"]
+
+
+def _var_args(name: str, args: tuple, kwargs: dict):
+    """(dim, correction as saved, keepdim) of `var`/`std`, read as PyTorch's three
+    signatures read them: `var(unbiased)`, `var(dim, unbiased, keepdim)` and
+    `var(dim, *, correction, keepdim)`. Without dim, unbiased and correction,
+    PyTorch saves the correction as None (it means 1)."""
+    for key in kwargs:
+        if key not in ("dim", "unbiased", "keepdim", "correction"):
+            raise combination_error(name, args, kwargs, _VAR_HEADS, tail=False)
+    given = dict(kwargs)
+    if len(args) == 1 and isinstance(args[0], bool) and not kwargs:
+        given["unbiased"] = args[0]
+    elif args:
+        if len(args) > 3 or "dim" in kwargs:
+            raise combination_error(name, args, kwargs, _VAR_HEADS, tail=False)
+        given["dim"] = args[0]
+        for key, value in zip(("unbiased", "keepdim"), args[1:]):
+            if key in kwargs or not isinstance(value, bool):
+                raise combination_error(name, args, kwargs, _VAR_HEADS, tail=False)
+            given[key] = value
+    if "unbiased" in given and "correction" in given:
+        # (PyTorch lists these two keywords in alphabetical order)
+        raise combination_error(name, (), dict(sorted(kwargs.items())), _VAR_HEADS, tail=False)
+    dim = given.get("dim", _NOT_GIVEN)
+    keepdim = given.get("keepdim", False)
+    if not isinstance(keepdim, bool):
+        raise combination_error(name, args, kwargs, _VAR_HEADS, tail=False)
+    if dim is not _NOT_GIVEN and dim is not None and not is_int(dim) and not (
+            isinstance(dim, (tuple, list)) and all(is_int(d) for d in dim)):
+        raise combination_error(name, args, kwargs, _VAR_HEADS, tail=False)
+    if "unbiased" in given:
+        if not isinstance(given["unbiased"], bool):
+            raise combination_error(name, args, kwargs, _VAR_HEADS, tail=False)
+        correction = int(given["unbiased"])
+    elif "correction" in given and given["correction"] is not None:
+        correction = given["correction"]
+        if not is_number(correction):
+            raise combination_error(name, args, kwargs, _VAR_HEADS, tail=False)
+    else:
+        correction = None if dim is _NOT_GIVEN else 1
+    return (None if dim is _NOT_GIVEN else dim), correction, keepdim
+
+
+def _variance(name: str, x: Tensor, dim, correction, keepdim: bool) -> np.ndarray:
+    """The variance (PyTorch's, accumulated in double), warning as PyTorch does when
+    there are no degrees of freedom left."""
+    if not x.dtype.is_floating_point:
+        raise RuntimeError("std and var only support floating point and complex dtypes")
+    data = x._data
+    dims = _dims(dim, data.ndim)
+    c = 1 if correction is None else float(correction)
+    n = int(np.prod([data.shape[d] for d in dims])) if data.ndim else 1
+    if n - c <= 0:
+        warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly "
+                      "less than the reduction factor (input numel divided by output numel).",
+                      UserWarning, stacklevel=4)
+    wide = data.astype(np.float64)
+    axes = dims if data.ndim else None
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = wide.mean(axis=axes, keepdims=True) if n else wide.sum(axis=axes, keepdims=True)
+        squares = ((wide - mean) ** 2).sum(axis=axes, keepdims=keepdim)
+        out = squares / max(0.0, n - c)
+    return np.asarray(out, data.dtype)
+
+
+def var_backward(grad, self, dim, correction, keepdim: bool):
+    """PyTorch's `var_backward`, in minigrad code (on tensors, recording)."""
+    c = 1 if correction is None else correction
+    if self.dim() == 0 or dim is None:
+        dof = self.numel() - c
+        if dof <= 0:
+            mean = self.mean()
+            return grad * BACKWARD_OPS["where_scalars"](self == mean, math.nan, math.inf)
+        centred = self - self.mean()
+        return (Scalar(2.0 / dof) * grad) * centred
+    dims = tuple(d % self.dim() for d in ((dim,) if isinstance(dim, int) else dim))
+    if not keepdim and self.dim() > 1:
+        for d in sorted(dims):
+            grad = grad.unsqueeze(d)
+    count = 1
+    for d in dims:
+        count *= self.shape[d]
+    centred = self - self.mean(dims, True)
+    return (Scalar(2.0 / (count - c)) * grad) * centred
+
+
+def _var_backward_data(grad, x, dims, dim_given: bool, correction, keepdim) -> np.ndarray:
+    """`var_backward` on arrays, the same operations in the same order."""
+    c = 1 if correction is None else correction
+    dt = x.dtype
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        if x.ndim == 0 or not dim_given:
+            dof = x.size - c
+            mean = np.asarray(x.mean(dtype=np.float64), dt) if x.size else np.asarray(np.nan, dt)
+            if dof <= 0:
+                return grad * np.where(x == mean, dt.type(np.nan), dt.type(np.inf))
+            return (dt.type(2.0 / dof) * grad) * (x - mean)
+        grad = _unsqueeze_dims(grad, dims, x.ndim, keepdim or x.ndim <= 1)
+        count = int(np.prod([x.shape[d] for d in dims]))
+        mean = np.asarray(x.mean(axis=dims, keepdims=True, dtype=np.float64), dt)
+        return (dt.type(2.0 / (count - c)) * grad) * (x - mean)
+
+
+class VarBackward0(Node):
+    """var(x, dim, correction): grad * 2 / (n - correction) * (x - mean(x)). Saves
+    its INPUT."""
+
+    saves = {"correction": VALUE, "dim": VALUE, "keepdim": VALUE, "self": INPUT}
+    formulas = (Formula("self", "var_backward(grad, self, dim, correction, keepdim)"),)
+
+    def backward(self, grad):
+        s = self._saved
+        return (np.asarray(_var_backward_data(grad, self.saved("self"), s["_dims"],
+                                              s["dim"] is not None, s["correction"],
+                                              s["keepdim"]), grad.dtype),)
+
+
+class StdBackward0(Node):
+    """std(x, dim, correction): var's gradient of grad / (2 * std) (zero where the std
+    is zero). Saves its INPUT and its OUTPUT."""
+
+    saves = {"correction": VALUE, "dim": VALUE, "keepdim": VALUE, "result": OUTPUT,
+             "self": INPUT}
+    formulas = (Formula("self", "std_backward(result, grad, self, dim, correction, "
+                                "keepdim)"),)
+    recordable = False  # (std_backward calls masked_fill_, which minigrad lacks)
+
+    def backward(self, grad):
+        s = self._saved
+        result = self.saved("result")
+        with np.errstate(invalid="ignore", divide="ignore"):
+            grad_var = np.where(result == 0, grad.dtype.type(0), grad / (result * 2))
+        return (np.asarray(_var_backward_data(grad_var, self.saved("self"), s["_dims"],
+                                              s["dim"] is not None, s["correction"],
+                                              s["keepdim"]), grad.dtype),)
+
+
+def _var_or_std(name: str, node_cls: type[Node], x: Tensor, args: tuple, kwargs: dict):
+    dim, correction, keepdim = _var_args(name, args, kwargs)
+    data = _variance(name, x, dim, correction, keepdim)
+    if name == "std":
+        data = np.asarray(np.sqrt(data))  # (a 0-d array stays an array)
+    out = Tensor._make(data)
+    node = record(node_cls, out, x)
+    if node is not None:
+        dims = _dims(dim, x._data.ndim)
+        node._saved.update({"correction": correction, "dim": _saved_dim(dim),
+                            "keepdim": keepdim, "self": SavedTensor(x), "_dims": dims})
+        if name == "std":
+            node._saved["result"] = SavedTensor(out, is_output=True)
+    return out
+
+
+def var(input: Tensor, *args, **kwargs) -> Tensor:  # noqa: A002 - PyTorch's name
+    """The variance over `dim` (all dims by default), divided by `n - correction`
+    (`correction=1`, or `unbiased=True`, by default: the sample variance)."""
+    return _var_or_std("var", VarBackward0, input, args, kwargs)
+
+
+def std(input: Tensor, *args, **kwargs) -> Tensor:  # noqa: A002 - PyTorch's name
+    """The standard deviation: the square root of `var` (same arguments)."""
+    return _var_or_std("std", StdBackward0, input, args, kwargs)
+
+
+# -- norms ------------------------------------------------------------------------------------
+
+
+def _norm_data(x: np.ndarray, ord: float, dims: tuple, keepdim: bool) -> np.ndarray:  # noqa: A002
+    axes = dims if x.ndim else None
+    a = np.abs(x)
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        if ord == math.inf:
+            out = a.max(axis=axes, keepdims=keepdim, initial=0.0)
+        elif ord == -math.inf:
+            out = a.min(axis=axes, keepdims=keepdim, initial=math.inf)
+        elif ord == 0:
+            out = (a != 0).sum(axis=axes, keepdims=keepdim)
+        elif ord == 1:
+            out = a.sum(axis=axes, keepdims=keepdim)
+        elif ord == 2:
+            out = np.sqrt((a * a).sum(axis=axes, keepdims=keepdim))
+        else:
+            out = (a ** ord).sum(axis=axes, keepdims=keepdim) ** (1.0 / ord)
+    return np.asarray(out, x.dtype)
+
+
+class LinalgVectorNormBackward0(Node):
+    """vector_norm(x, ord, dim): for ord 2, grad * x / norm (zero where the norm is
+    zero); for ord 1, grad * sign(x); for ord inf, the gradient shared by the largest
+    entries. Saves its INPUT and its OUTPUT."""
+
+    saves = {"dim": VALUE, "keepdim": VALUE, "ord": VALUE, "result": OUTPUT, "self": INPUT}
+    formulas = (Formula("self", "linalg_vector_norm_backward(grad, self, ord, result, dim, "
+                                "keepdim)"),)
+    recordable = False  # (norm_backward calls masked_fill_, which minigrad lacks)
+
+    def backward(self, grad):
+        s = self._saved
+        x, norm = self.saved("self"), self.saved("result")
+        p, dims = float(s["ord"]), s["_dims"]
+        if p == 0:
+            return (None,)  # (PyTorch's formula gives no gradient at all)
+        grad = _unsqueeze_dims(grad, dims, x.ndim, s["keepdim"])
+        norm = _unsqueeze_dims(norm, dims, x.ndim, s["keepdim"])
+        one = grad.dtype.type
+        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+            if p == 1:
+                out = np.sign(x) * grad
+            elif p == 2:
+                out = grad * np.where(norm == 0, one(0), x / norm)
+            elif math.isinf(p):
+                a = np.abs(x)
+                mask = (a == norm) | np.isnan(a)
+                count = mask.sum(axis=dims if x.ndim else None, keepdims=True)
+                out = np.sign(x) * ((grad / count.astype(grad.dtype)) * mask)
+            elif p < 1:
+                scaled = np.sign(x) * np.where(x == 0, one(0), np.abs(x) ** one(p - 1))
+                out = scaled * grad * norm ** one(1 - p)
+            elif p < 2:
+                scaled = np.sign(x) * np.abs(x) ** one(p - 1)
+                out = scaled * np.where(norm == 0, one(0), grad / norm ** one(p - 1))
+            else:
+                scaled = x * np.abs(x) ** one(p - 2)
+                out = scaled * np.where(norm == 0, one(0), grad / norm ** one(p - 1))
+        return (np.asarray(out, grad.dtype),)
+
+
+def vector_norm(x: Tensor, ord=2, dim=None, keepdim: bool = False, *,  # noqa: A002
+                dtype=None) -> Tensor:
+    """`linalg.vector_norm`: (sum |x|^ord)^(1/ord) over `dim` (every dim by default);
+    ord inf is the largest |x|, -inf the smallest, 0 the count of nonzeros."""
+    if isinstance(ord, bool) or not is_number(ord):
+        raise TypeError(f"linalg_vector_norm(): argument 'ord' must be Number, not "
+                        f"{type_name(ord)}")
+    if not x.dtype.is_floating_point:
+        raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor "
+                           f"as input. Got {x.dtype.type_name}")
+    if dtype is not None and dtype is not x.dtype:
+        if dtype.itemsize < x.dtype.itemsize or not dtype.is_floating_point:
+            raise RuntimeError(
+                f"linalg.vector_norm: the dtype of the input ({x.dtype.type_name}) should be "
+                f"convertible without narrowing to the specified dtype ({dtype.type_name})")
+        raise NotImplementedError("minigrad's vector_norm computes in the input's dtype")
+    dims = _dims(dim, x._data.ndim)
+    p = float(ord)
+    if x._data.size == 0 and p < 0 or (x._data.size == 0 and math.isinf(p) and p > 0 and dims):
+        raise RuntimeError(f"linalg.vector_norm cannot compute the {ord} norm on an empty "
+                           "tensor because the operation does not have an identity")
+    out = Tensor._make(_norm_data(x._data, p, dims, keepdim))
+    node = record(LinalgVectorNormBackward0, out, x)
+    if node is not None:
+        node._saved.update({"dim": _saved_dim(dim), "keepdim": keepdim, "ord": ord,
+                            "result": SavedTensor(out, is_output=True),
+                            "self": SavedTensor(x), "_dims": dims})
+    return out
+
+
+def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False,  # noqa: A002
+         out=None, dtype=None) -> Tensor:
+    """`torch.norm` / `Tensor.norm`: a vector norm of the entries over `dim` ("fro",
+    the default, is the 2-norm). Matrix norms ("nuc", or several matrix dims with
+    p != "fro") are not in minigrad."""
+    if out is not None:
+        raise NotImplementedError("minigrad's norm takes no out= tensor")
+    if isinstance(p, str):
+        if p != "fro" or (dim is not None and not is_int(dim) and len(dim) > 2):
+            raise NotImplementedError(f"minigrad computes vector norms only (got p={p!r})")
+        p = 2
+    elif p is None:
+        p = 2.0
+    return vector_norm(input, p, dim, keepdim, dtype=dtype)
+
+
+def linalg_norm(A: Tensor, ord=None, dim=None, keepdim: bool = False, *,  # noqa: A002,N803
+                dtype=None) -> Tensor:
+    """`linalg.norm`: with `ord=None` the 2-norm of all entries (or along `dim`); a
+    number: a vector norm of a 1-D tensor or along one dim; "fro": the 2-norm over the
+    last two dims (or the two of `dim`). Other matrix norms are not in minigrad."""
+    if dim is not None and is_int(dim):
+        dim = (dim,)
+    if ord is None:
+        return vector_norm(A, 2.0, dim, keepdim, dtype=dtype)
+    matrix = (dim is None and A._data.ndim == 2) or (dim is not None and len(dim) == 2)
+    if ord == "fro" and (dim is None or len(dim) == 2):
+        if dim is None:
+            dim = (A._data.ndim - 2, A._data.ndim - 1)
+        return vector_norm(A, 2, dim, keepdim, dtype=dtype)
+    if isinstance(ord, str) or matrix:
+        raise NotImplementedError(f"minigrad computes vector norms only (got ord={ord!r}); "
+                                  "matrix norms are not in minigrad")
+    return vector_norm(A, ord, dim, keepdim, dtype=dtype)
+
+
+# -- prod -------------------------------------------------------------------------------------
+
+
+def _prod_safe_zeros(grad: np.ndarray, x: np.ndarray, d: int) -> np.ndarray:
+    """The product of all the other factors along `d`, computed without dividing
+    (PyTorch's `prod_safe_zeros_backward`: cumulative products from each side)."""
+    if x.size == 0:
+        return np.broadcast_to(grad, x.shape).copy()
+    if x.shape[d] == 1:
+        return grad
+    ones = np.ones(x.shape[:d] + (1,) + x.shape[d + 1:], x.dtype)
+    before = np.cumprod(np.concatenate([ones, np.delete(x, -1, axis=d)], axis=d), axis=d)
+    after_rev = np.concatenate([ones, np.flip(np.delete(x, 0, axis=d), axis=d)], axis=d)
+    after = np.flip(np.cumprod(after_rev, axis=d), axis=d)
+    return grad * (before * after)
+
+
+def prod_backward(grad, self, result, dim=None, keepdim: bool = False):
+    """PyTorch's `prod_backward` in minigrad code, for factors none of which is zero
+    (`grad * (result / self)`); with a zero factor PyTorch's formula takes cumulative
+    products, which minigrad cannot record."""
+    if self.dim() == 0:
+        return grad
+    if dim is not None and not keepdim:
+        grad, result = grad.unsqueeze(dim), result.unsqueeze(dim)
+    if (self._data == 0).any():
+        raise NotImplementedError("minigrad cannot differentiate through the backward of "
+                                  "prod with a zero factor yet (create_graph=True)")
+    return grad * (result / self)
+
+
+class _ProdNode(Node):
+    def backward(self, grad):
+        x, result = self.saved("self"), self.saved("result")
+        if x.ndim == 0:
+            return (grad,)
+        d = self._saved.get("_dim")
+        if d is None:  # (all of it: as one flat row)
+            flat = _prod_safe_zeros(grad.reshape(1), x.reshape(-1), 0) if (x == 0).any() else None
+            if flat is None:
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    return (np.asarray(grad * (result / x), grad.dtype),)
+            if (x == 0).sum() > 1:
+                return (np.zeros(x.shape, grad.dtype),)
+            return (np.asarray(flat.reshape(x.shape), grad.dtype),)
+        if not self._saved["keepdim"]:
+            grad, result = np.expand_dims(grad, d), np.expand_dims(result, d)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            if not (x == 0).any():
+                return (np.asarray(grad * (result / x), grad.dtype),)
+            return (np.asarray(_prod_safe_zeros(grad, x, d), grad.dtype),)
+
+
+class ProdBackward0(_ProdNode):
+    """prod(): each factor's gradient is grad times the product of the others. Saves
+    its INPUT and its OUTPUT."""
+
+    saves = {"result": OUTPUT, "self": INPUT}
+    formulas = (Formula("self", "prod_backward(grad, self, result)"),)
+
+
+class ProdBackward1(_ProdNode):
+    """prod(dim): as prod(), along `dim`. Saves its INPUT and its OUTPUT."""
+
+    saves = {"dim": VALUE, "keepdim": VALUE, "result": OUTPUT, "self": INPUT}
+    formulas = (Formula("self", "prod_backward(grad, self, result, dim, keepdim)"),)
+
+
+_PROD_HEADS = ["*, minigrad.dtype dtype = None",
+               "int dim, bool keepdim = False, *, minigrad.dtype dtype = None"]
+
+
+def prod(input: Tensor, *args, **kwargs) -> Tensor:  # noqa: A002 - PyTorch's name
+    """The product of all elements, or along one `dim` (integers and bools give int64)."""
+    given = dict(zip(("dim", "keepdim"), args))
+    if len(args) > 2 or any(k not in ("dim", "keepdim") or k in given for k in kwargs):
+        raise combination_error("prod", args, kwargs, _PROD_HEADS, tail=False)
+    given.update(kwargs)
+    dim, keepdim = given.get("dim", _NOT_GIVEN), given.get("keepdim", False)
+    if (dim is not _NOT_GIVEN and not is_int(dim)) or not isinstance(keepdim, bool) or (
+            dim is _NOT_GIVEN and "keepdim" in given):
+        raise combination_error("prod", args, kwargs, _PROD_HEADS, tail=False)
+    data = input._data
+    dt = data.dtype if data.dtype.kind == "f" else np.dtype(np.int64)
+    if dim is _NOT_GIVEN:
+        out = Tensor._make(np.asarray(np.prod(data, dtype=dt), dt))
+        node = record(ProdBackward0, out, input)
+    else:
+        d = _wrap_dim(dim, data.ndim)
+        axis = d if data.ndim else None
+        reduced = np.prod(data, axis=axis, keepdims=keepdim and data.ndim > 0, dtype=dt)
+        out = Tensor._make(np.asarray(reduced, dt))
+        node = record(ProdBackward1, out, input)
+        if node is not None:
+            node._saved.update({"dim": u64(dim), "keepdim": keepdim, "_dim": d})
+    if node is not None:
+        node._saved.update({"result": SavedTensor(out, is_output=True),
+                            "self": SavedTensor(input)})
+    return out
+
+
+# -- cumsum -----------------------------------------------------------------------------------
+
+
+class CumsumBackward0(Node):
+    """cumsum(x, dim): every input element reaches the outputs at and after it, so
+    its gradient is the sum of their gradients: a cumulative sum from the end."""
+
+    saves = {"dim": VALUE}
+    formulas = (Formula("self", "cumsum_backward(grad.to(self.dtype), dim)"),)
+    recordable = False  # (cumsum_backward calls flip, which minigrad lacks)
+
+    def backward(self, grad):
+        d = self._saved["_dim"]
+        if grad.size <= 1 or grad.ndim == 0 or grad.shape[d] == 1:
+            return (grad,)
+        backwards = (slice(None),) * d + (slice(None, None, -1),)
+        # (a fresh array, as PyTorch's last flip makes one)
+        return (np.ascontiguousarray(_cumsum_data(grad[backwards], d)[backwards]),)
+
+
+def _cumsum_data(x: np.ndarray, d: int, dt=None) -> np.ndarray:
+    """PyTorch's cumulative sum: float32 accumulates in double, each partial sum
+    rounded to float32."""
+    dt = x.dtype if dt is None else dt
+    acc = np.float64 if dt.kind == "f" else dt
+    return np.ascontiguousarray(np.cumsum(x, axis=d, dtype=acc).astype(dt, copy=False))
+
+
+def cumsum(input: Tensor, *args, dtype=None, **kwargs) -> Tensor:  # noqa: A002
+    """cumsum(input, dim, *, dtype=None): the running sum along `dim` (integers and
+    bools give int64 unless `dtype`)."""
+    dim = args[0] if args else kwargs.get("dim", _NOT_GIVEN)
+    if dim is _NOT_GIVEN:
+        raise TypeError('cumsum() missing 1 required positional arguments: "dim"')
+    if not is_int(dim):
+        where = " (position 1)" if args else ""
+        raise TypeError(f"cumsum(): argument 'dim'{where} must be int, not {type_name(dim)}")
+    data = input._data
+    d = _wrap_dim(dim, data.ndim)
+    if dtype is not None:
+        dt = dtype.np
+    else:
+        dt = data.dtype if data.dtype.kind == "f" else np.dtype(np.int64)
+    out_data = _cumsum_data(data, d, dt) if data.ndim else data.astype(dt)
+    out = Tensor._make(out_data)
+    if dt.kind == "f":
+        node = record(CumsumBackward0, out, input)
+        if node is not None:
+            node._saved.update({"dim": u64(dim), "_dim": d})
+    return out
+
+
+def _where_scalars(condition: Tensor, a: float, b: float) -> Tensor:
+    """`at::where(condition, a, b)` with two numbers (a tensor of the default dtype)."""
+    return Tensor._make(np.where(condition._data, a, b).astype(_dtype.get_default_dtype().np))
+
+
+BACKWARD_OPS.update(var_backward=var_backward, prod_backward=prod_backward,
+                    where_scalars=_where_scalars)
