@@ -51,7 +51,7 @@ class NativeBatchNormBackward0(Node):
         dims = self._saved["_dims"]
         n = x.size // x.shape[1] if x.size else 0
         weight = self._saved.get("weight")
-        w = _expand(weight.data(self), x.ndim) if weight is not None else None
+        w = _expand(weight.array(self), x.ndim) if weight is not None else None
         if self._saved["training"]:
             mean = _expand(self.saved("result1"), x.ndim)
             rstd = _expand(self.saved("result2"), x.ndim)
@@ -165,7 +165,7 @@ class NativeLayerNormBackward0(Node):
         axes = tuple(range(x.ndim - k, x.ndim))
         lead = tuple(range(x.ndim - k))
         weight = self._saved.get("weight")
-        w = weight.data(self) if weight is not None else None
+        w = weight.array(self) if weight is not None else None
         with np.errstate(all="ignore"):
             xhat = (x - mean) * rstd
             gx = gw = gb = None
