@@ -23,10 +23,11 @@ of hooks (`hook_calls.py`).
 
 from __future__ import annotations
 
+import functools
 import itertools
 import threading
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from heapq import heappop, heappush
 
 import numpy as np
@@ -113,20 +114,31 @@ def current_graph_task_id() -> int:
     return running[-1] if running else -1
 
 
+def _one_graph_task(gen_fn: Callable[..., Iterator]) -> Callable[..., Iterator]:
+    """Number each run of generator function `gen_fn` as one backward pass, current
+    (`current_graph_task_id`) in this thread while the generator runs, not while it
+    waits at a `yield` (a stepper showing an event)."""
+
+    @functools.wraps(gen_fn)
+    def run(*args, **kwargs) -> Iterator:
+        task = next(_task_ids)
+        gen = gen_fn(*args, **kwargs)
+        while True:
+            _GRAPH_TASKS.running.append(task)
+            try:
+                event = next(gen)
+            except StopIteration:
+                return
+            finally:
+                _GRAPH_TASKS.running.pop()
+            yield event
+
+    return run
+
+
 @grad_mode_while_running  # as PyTorch's engine: hooks record nothing
-def backward_events(*args, **kwargs) -> Iterator:
-    """Run backward, yielding events as it goes: `_backward_events(*args, **kwargs)`
-    (its arguments are explained there), numbered as one graph task (see
-    `current_graph_task_id`)."""
-    task = next(_task_ids)
-    _GRAPH_TASKS.running.append(task)
-    try:
-        yield from _backward_events(*args, **kwargs)
-    finally:
-        _GRAPH_TASKS.running.remove(task)
-
-
-def _backward_events(
+@_one_graph_task
+def backward_events(
     tensors,
     grad_tensors=None,
     retain_graph: bool | None = None,
