@@ -2,8 +2,8 @@
 
 Each script is run twice, as written (`import torch`) and through
 `examples/run_with_minigrad.py` (which makes `import torch` import minigrad), and the
-two outputs are compared: identical for the float64 scripts, and for the float32 one
-identical but for its numbers, which may differ by `FLOAT32_RTOL`. Why a tolerance
+two outputs are compared: identical for the float64 scripts, and for the float32 ones
+identical but for their numbers, which may differ by `FLOAT32_RTOL`. Why a tolerance
 there: minigrad's float32 matrix products run through numpy's BLAS and PyTorch's
 through its own, which add the products in another order, so the last bit of a
 float32 product differs (float32 carries about 7 digits: one unit in the last place
@@ -27,7 +27,7 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 FLOAT32_RTOL = 1e-5
 # script -> the relative tolerance of its numbers (0: the output must be identical)
 SCRIPTS = {"autograd_basics": 0.0, "custom_function": 0.0, "micrograd_check": 0.0,
-           "two_layer_net": FLOAT32_RTOL}
+           "two_layer_net": FLOAT32_RTOL, "classifier": FLOAT32_RTOL}
 NUMBER = re.compile(r"-?\d+\.\d+(?:e[-+]?\d+)?")
 
 
