@@ -19,6 +19,17 @@ def u64(dim: int) -> int:
     return dim + 2**64 if dim < 0 else dim
 
 
+def signed_dims(value):
+    """`u64` undone: a saved value with its unsigned dims (an int, or ints in a tuple)
+    back as the signed ints they are; anything else as it is. (Backward formulas read
+    saved dims this way.)"""
+    if type(value) is int and value >= 2**63:
+        return value - 2**64
+    if type(value) is tuple and any(type(v) is int and v >= 2**63 for v in value):
+        return tuple(signed_dims(v) for v in value)
+    return value
+
+
 def scalar_of(value, dtype) -> np.generic | float:
     """A Python number as a numpy scalar of the computation dtype, so kernels do
     float32 arithmetic in float32, as PyTorch does (a Python float already is a

@@ -30,6 +30,8 @@ import ast
 import sys
 from collections.abc import Callable
 
+from .._creation import zeros_like
+from ..arrays.scalars import signed_dims
 from ..autograd.graph import INPUT, OUTPUT, Node, SavedNumber, SavedTensor
 from ..tensor import Tensor
 
@@ -211,7 +213,7 @@ def apply_recording(node: Node, grads: list, wanted: list | None = None) -> list
         elif name in cls.scalars:
             value = Scalar(value)
         else:
-            value = _signed(value)
+            value = signed_dims(value)
         saved[name] = value
     grad = grads[0]
     out: list = [None] * len(cls.formulas)
@@ -225,16 +227,6 @@ def apply_recording(node: Node, grads: list, wanted: list | None = None) -> list
 
 
 Node.apply_recording = apply_recording
-
-
-def _signed(value):
-    """A saved dim as the int it is: PyTorch shows saved int64 dims as unsigned
-    (`_saved_dim` of `sum(-1)` is 2**64 - 1), and minigrad saves them so."""
-    if type(value) is int and value >= 2**63:
-        return value - 2**64
-    if type(value) is tuple and any(type(v) is int and v >= 2**63 for v in value):
-        return tuple(_signed(v) for v in value)
-    return value
 
 
 class FormulaNode(Node):
@@ -269,7 +261,7 @@ def pow_backward(grad: Tensor, self: Tensor, exponent) -> Tensor:
     """The gradient of `self ** exponent` for a number: zero for the exponent 0, else
     `grad * (exponent * self ** (exponent - 1))`, computed in double as PyTorch."""
     if exponent == 0:
-        return _names()["zeros_like"](self)
+        return zeros_like(self)
     p = Scalar(float(_value(exponent)))
     return grad * (p * self ** (p - 1))
 
@@ -278,7 +270,7 @@ def pow_backward(grad: Tensor, self: Tensor, exponent) -> Tensor:
 def sgn_backward(self: Tensor, grad: Tensor, result: Tensor) -> Tensor:
     """The gradient of `sgn` for real tensors: zero (its Jacobian is zero wherever it
     has one)."""
-    return _names()["zeros_like"](grad)
+    return zeros_like(grad)
 
 
 @_helper
