@@ -36,8 +36,9 @@ class dtype:  # noqa: N801 - mirrors torch.dtype
         """PyTorch's name for the type in error messages: Float, Double, Long, Bool."""
         return self.tensor_type[: -len("Tensor")]
 
-    def __reduce__(self) -> str:
-        return self.name
+    def __reduce__(self):
+        # Pickled by name and unpickled as the same object, as torch's dtypes are.
+        return named, (self.name,)
 
 
 bool_ = dtype("bool", np.bool_, "BoolTensor", 0)
@@ -45,8 +46,14 @@ int64 = dtype("int64", np.int64, "LongTensor", 1)
 float32 = dtype("float32", np.float32, "FloatTensor", 2)
 float64 = dtype("float64", np.float64, "DoubleTensor", 3)
 
+_BY_NAME = {d.name: d for d in (bool_, int64, float32, float64)}
 _BY_NUMPY = {d.np: d for d in (bool_, int64, float32, float64)}
 _DEFAULT_FLOAT = float32
+
+
+def named(name: str) -> dtype:
+    """The dtype called `name` ("float32", "bool", ...)."""
+    return _BY_NAME[name]
 
 
 def from_numpy_dtype(np_dtype: np.dtype) -> dtype:

@@ -191,3 +191,11 @@ def test_options_minigrad_does_not_have():
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             torch.load(buffer, encoding="latin1")
+
+
+@pytest.mark.parametrize("name", ["bool", "int64", "float32", "float64"])
+def test_dtypes_pickle_to_the_same_object(name):
+    # As torch's dtypes do: `minigrad.bool` used to fail (its module attribute is `bool_`).
+    dtype = getattr(torch, name)
+    assert pickle.loads(pickle.dumps(dtype)) is dtype
+    assert pickle.loads(pickle.dumps([dtype, torch.zeros(1, dtype=dtype).dtype]))[1] is dtype
