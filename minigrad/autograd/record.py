@@ -92,6 +92,15 @@ def record_elementwise(node_cls: type[Node], output: Tensor, t: Tensor, *numbers
     return node
 
 
+def refuse_grad_for(function: str, argument: str, t: Tensor | None) -> None:
+    """PyTorch's error for an argument its backward formula has no gradient for (a
+    loss's `weight`) when, in grad mode, that argument requires grad: rather than
+    silently leave its `.grad` None, the op refuses to run."""
+    if t is not None and STATE.grad_enabled and t.requires_grad:
+        raise RuntimeError(f"The function '{function}' is not differentiable with respect to "
+                           f"argument '{argument}'. This input cannot have requires_grad True.")
+
+
 def _input_meta(inputs: tuple, edges: list) -> tuple:
     """(shape, dtype) of each input with an edge, which its gradient must match;
     None for the others."""

@@ -16,7 +16,7 @@ from .._args import type_name
 from ..arrays.scalars import u64
 from ..autograd.graph import INPUT, Node, SavedTensor, bump_version
 from ..autograd.inplace import begin_inplace, finish_inplace
-from ..autograd.record import record
+from ..autograd.record import record, refuse_grad_for
 from ..kernels.losses import nll_sums
 from ..tensor import Tensor
 from . import views
@@ -102,6 +102,7 @@ def _check_targets(targets: np.ndarray, n_classes: int, ignore_index: int) -> No
 
 def _nll(x: Tensor, target: Tensor, weight: Tensor | None, reduction: str,
          ignore_index: int) -> Tensor:
+    refuse_grad_for("nll_loss_forward", "weight", weight)
     _check_nll(x, target, weight)
     data = x._data.reshape(-1, x.shape[-1]) if x.ndim == 1 else x._data
     targets = target._data.reshape(-1)

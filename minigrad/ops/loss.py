@@ -12,7 +12,7 @@ from .._dtype import result_type
 from ..arrays.broadcasting import broadcast_shape
 from ..arrays.dispatch import binary, unary
 from ..autograd.graph import INPUT, Node, SavedTensor, bump_version
-from ..autograd.record import record
+from ..autograd.record import record, refuse_grad_for
 from ..kernels import elementwise as K
 from ..tensor import Size, Tensor
 from . import views
@@ -353,6 +353,7 @@ def binary_cross_entropy(input: Tensor, target: Tensor,  # noqa: A002
     if weight is not None:  # (PyTorch expands it to the input's shape first)
         _check_weight_shape(weight, input._data.shape)
         weight = views.expand(weight, input._data.shape)
+    refuse_grad_for("binary_cross_entropy", "weight", weight)
     for other in (target, weight):
         if other is not None and other.dtype is not input.dtype:
             raise RuntimeError(f"Found dtype {TYPE_NAMES[other.dtype.name]} but expected "
@@ -384,6 +385,8 @@ def binary_cross_entropy_with_logits(
     if target.shape != input.shape:
         raise ValueError(f"Target size ({target.shape!r}) must be the same as input size "
                          f"({input.shape!r})")
+    refuse_grad_for("binary_cross_entropy_with_logits", "weight", weight)
+    refuse_grad_for("binary_cross_entropy_with_logits", "pos_weight", pos_weight)
     dt = result_type(input, target)
     if dt is not target.dtype:
         raise RuntimeError(f"result type {dt.type_name} can't be cast to the desired output "

@@ -92,6 +92,22 @@ ERRORS = {
     "l1_broadcast_warns": S + "F.l1_loss(p, torch.ones(2, 3))",
     "smooth_negative_beta": S + "F.smooth_l1_loss(p, torch.ones(3), beta=-1)",
     "huber_zero_delta": S + "F.huber_loss(p, torch.ones(3), delta=0)",
+    # A weight its backward has no formula for is refused when it requires grad (in
+    # grad mode), before the dtype checks; under no_grad it is taken.
+    "bce_weight_requires_grad": S + "F.binary_cross_entropy(p, torch.ones(3), weight="
+                                    "torch.ones(3, dtype=torch.float64, requires_grad=True))",
+    "bcel_weight_requires_grad": S + "F.binary_cross_entropy_with_logits(p, torch.ones(3), "
+                                     "weight=torch.ones(3, requires_grad=True))",
+    "bcel_pos_weight_requires_grad": S + "F.binary_cross_entropy_with_logits(p, torch.ones(3), "
+                                         "pos_weight=torch.ones(3, requires_grad=True))",
+    "nll_weight_requires_grad": S + "F.nll_loss(p.detach().view(1, 3), torch.tensor([7]), "
+                                    "weight=torch.ones(3, requires_grad=True))",
+    "ce_weight_requires_grad": S + "F.cross_entropy(p.view(1, 3), torch.tensor([1]), "
+                                   "weight=torch.ones(3, requires_grad=True))",
+    "weight_requires_grad_no_grad": S + "w = torch.ones(3, requires_grad=True)\n"
+                                        "with torch.no_grad():\n"
+                                        "    r = F.binary_cross_entropy(p, torch.ones(3), w)\n"
+                                        "r",
     "legacy": S + "F.l1_loss(p, torch.ones(3), size_average=False)",
     "reprs": "[repr(m) for m in (torch.nn.BCELoss(), torch.nn.BCEWithLogitsLoss(), "
              "torch.nn.L1Loss(), torch.nn.SmoothL1Loss(beta=2), torch.nn.HuberLoss())]",
