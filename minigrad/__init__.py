@@ -25,13 +25,20 @@ from ._creation import (
     eye,
     full,
     full_like,
-    get_rng_state,
-    initial_seed,
     linspace,
-    manual_seed,
-    normal_,
     ones,
     ones_like,
+    tensor,
+    zeros,
+    zeros_like,
+)
+from ._dtype import dtype, get_default_dtype
+from ._generator import Generator, default_generator
+from ._random import (
+    get_rng_state,
+    initial_seed,
+    manual_seed,
+    normal_,
     rand,
     rand_like,
     randint,
@@ -40,13 +47,8 @@ from ._creation import (
     randperm,
     seed,
     set_rng_state,
-    tensor,
     uniform_,
-    zeros,
-    zeros_like,
 )
-from ._dtype import dtype, get_default_dtype
-from ._generator import Generator, default_generator
 from .arrays.broadcasting import broadcast_shape as _broadcast_shape
 from .arrays.broadcasting import check_inplace_shape as _check_inplace_shape
 from .autograd.inplace import check_inplace as _check_inplace
@@ -68,14 +70,18 @@ from .ops import batched as _bt
 from .ops import copies as _cp
 from .ops import declaration as _declared
 from .ops import einsum as _es
+from .ops import expand as _ex
 from .ops import indexing as _ix
 from .ops import joining as _jn
 from .ops import linalg as _la
+from .ops import powers as _pw
 from .ops import reductions as _rd
+from .ops import scalar_overloads as _scalar_overloads  # noqa: F401 - formulas record them
 from .ops import softmax as _sm
 from .ops import statistics as _st
 from .ops import unary as _un
 from .ops import views as _vw
+from .ops import views_in_place as _vip
 from .tensor import Size, Tensor, device
 from .tensor import as_tensor_arg as _as_tensor_arg
 from .tensor import not_an_operand as _not_an_operand
@@ -257,9 +263,9 @@ subtract, multiply, divide, true_divide = sub, mul, div, div
 def pow(input, exponent) -> Tensor:  # noqa: A001,A002 - PyTorch's names
     """input ** exponent; either may be a number (`minigrad.pow(2, t)` is `2 ** t`)."""
     if not isinstance(input, Tensor) and isinstance(exponent, Tensor):
-        result = _ar.rpow(exponent, input)
+        result = _pw.rpow(exponent, input)
     else:
-        result = _ar.pow(input, exponent)
+        result = _pw.pow(input, exponent)
     if result is NotImplemented:
         raise _args.combination_error("pow", (input, exponent), {}, [
             "Tensor input, Tensor exponent, *, Tensor out = None",
@@ -335,7 +341,7 @@ def _attach_methods() -> None:
     methods = {
         "add": method(_ar.add), "sub": method(_ar.sub), "mul": method(_ar.mul),
         "div": method(_ar.div),
-        "pow": method(_ar.pow, heads=["Tensor exponent", "Number exponent"]),
+        "pow": method(_pw.pow, heads=["Tensor exponent", "Number exponent"]),
         # (the aliases are overloaded in PyTorch: a bad operand lists their signatures)
         "subtract": method(_ar.sub, "subtract", ["Tensor other, *, Number alpha = 1",
                                                  "Number other, Number alpha = 1"]),
@@ -346,7 +352,7 @@ def _attach_methods() -> None:
         "true_divide": method(_ar.div, "true_divide", ["Tensor other", "Number other"]),
         "add_": method(_ar.add_), "sub_": method(_ar.sub_), "mul_": method(_ar.mul_),
         "div_": method(_ar.div_),
-        "pow_": method(_ar.pow_, heads=["Tensor exponent", "Number exponent"]),
+        "pow_": method(_pw.pow_, heads=["Tensor exponent", "Number exponent"]),
         **_declared.methods(),  # (every declared op: exp, exp_, atan2, neg, ...)
         "clamp": _un.clamp, "clip": _un.clamp, "clamp_": _un.clamp_, "clip_": _un.clamp_,
         "round": _un.round, "round_": _un.round_,
@@ -362,10 +368,10 @@ def _attach_methods() -> None:
         "reshape_as": _vw.reshape_as, "flatten": _vw.flatten, "transpose": _vw.transpose,
         "swapaxes": _vw.transpose, "swapdims": _vw.transpose, "t": _vw.t,
         "permute": _vw.permute, "unsqueeze": _vw.unsqueeze, "squeeze": _vw.squeeze,
-        "t_": _vw.t_, "transpose_": _vw.transpose_, "swapaxes_": _vw.transpose_,
-        "swapdims_": _vw.transpose_, "unsqueeze_": _vw.unsqueeze_, "squeeze_": _vw.squeeze_,
-        "expand": _vw.expand,
-        "expand_as": _vw.expand_as, "select": _vw.select, "narrow": _vw.narrow,
+        "t_": _vip.t_, "transpose_": _vip.transpose_, "swapaxes_": _vip.transpose_,
+        "swapdims_": _vip.transpose_, "unsqueeze_": _vip.unsqueeze_, "squeeze_": _vip.squeeze_,
+        "expand": _ex.expand,
+        "expand_as": _ex.expand_as, "select": _vw.select, "narrow": _vw.narrow,
         "unbind": _vw.unbind, "split": _vw.split, "chunk": _vw.chunk, "clone": _cp.clone,
         "cpu": _tensor_cpu, "contiguous": _cp.contiguous, "copy_": _cp.copy_, "fill_": _cp.fill_,
         "zero_": _cp.zero_, "to": _to, "type": _type,
@@ -387,7 +393,7 @@ def _attach_methods() -> None:
         "__rfloordiv__": _not_with_ndarray(_ar.floor_divide),
         "__mod__": _ar.remainder, "__rmod__": _not_with_ndarray(_ar.remainder),
         "floor_divide": _ar.floor_divide, "remainder": _ar.remainder,
-        "__pow__": _ar.pow, "__rpow__": _not_with_ndarray(_ar.rpow), "__ipow__": _ar.pow_,
+        "__pow__": _pw.pow, "__rpow__": _not_with_ndarray(_pw.rpow), "__ipow__": _pw.pow_,
         "__matmul__": tensors_only(_bt.matmul), "__rmatmul__": rev(_bt.matmul),
         "__neg__": declared["neg"], "__abs__": declared["abs"],
         "__pos__": _positive, "positive": _positive,

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import _dtype
+from ._device import device
 from ._dtype import dtype as DType
 from .grad_mode import STATE
 from .utils.hooks import RemovableHandle
@@ -77,29 +78,6 @@ class ViewInfo:
         self.base = base
         self.creation_meta = creation_meta
         self.attr_version = version
-
-
-class device:  # noqa: N801 - mirrors torch.device
-    """Where a tensor lives; minigrad only has the CPU."""
-
-    __slots__ = ("type",)
-
-    def __init__(self, type: str = "cpu") -> None:  # noqa: A002
-        if str(type) != "cpu":
-            raise RuntimeError(f"minigrad runs on the CPU only (got device={type!r})")
-        self.type = "cpu"
-
-    def __repr__(self) -> str:
-        return "device(type='cpu')"
-
-    def __str__(self) -> str:
-        return "cpu"
-
-    def __eq__(self, other) -> bool:
-        return str(other) == "cpu"
-
-    def __hash__(self) -> int:
-        return hash("cpu")
 
 
 _CPU = device()

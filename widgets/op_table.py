@@ -9,6 +9,7 @@ table in lesson 4 is the library itself, not a copy of it.
 from __future__ import annotations
 
 import html
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -96,7 +97,12 @@ _FAMILY_OF_MODULE = {"minigrad.autograd.inplace": "views"}
 
 
 def _family(cls: type[Node]) -> str:
-    return _FAMILY_OF_MODULE.get(cls.__module__) or cls.__module__.rsplit(".", 1)[1]
+    """The ops module a node lives in, unless that module names its family
+    (`OP_FAMILY = "arithmetic"` in ops/powers.py: the powers are arithmetic)."""
+    module = cls.__module__
+    return (_FAMILY_OF_MODULE.get(module)
+            or getattr(sys.modules[module], "OP_FAMILY", None)
+            or module.rsplit(".", 1)[1])
 
 
 def op_table(*families: str) -> OpTable:

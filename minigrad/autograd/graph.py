@@ -40,11 +40,13 @@ from .saved import (  # noqa: F401
     SavedNumber,
     SavedTensor,
     _tensor_type,
-    disable_saved_tensors_hooks,
     forget_unpacked,
+    short_name,
+)
+from .saved_hooks import (  # noqa: F401
+    disable_saved_tensors_hooks,
     save_on_cpu,
     saved_tensors_hooks,
-    short_name,
 )
 
 _sequence = itertools.count()

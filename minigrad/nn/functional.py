@@ -11,6 +11,7 @@ from ..ops import softmax as _sm
 from ..ops.activations import embedding, gelu, leaky_relu, leaky_relu_
 from ..ops.arithmetic import mul, mul_
 from ..ops.cross_entropy import cross_entropy, nll_loss
+from ..ops.expand import expanded_shape
 from ..ops.loss import (
     TYPE_NAMES,
     binary_cross_entropy,
@@ -22,7 +23,6 @@ from ..ops.loss import (
 )
 from ..ops.normalization import batch_norm, layer_norm
 from ..ops.unary import relu, sigmoid, tanh
-from ..ops.views import expanded_shape
 from ..tensor import Tensor
 
 __all__ = ["batch_norm", "binary_cross_entropy", "binary_cross_entropy_with_logits",

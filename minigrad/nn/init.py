@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import warnings
 
-from .. import _creation
+from .. import _random
 from ..grad_mode import no_grad
 from ..tensor import Tensor
 
@@ -25,13 +25,13 @@ def _fans(t: Tensor) -> tuple[int, int]:
 def uniform_(t: Tensor, a: float = 0.0, b: float = 1.0, generator=None) -> Tensor:
     """Fill with samples from U(a, b)."""
     with no_grad():
-        return _creation.uniform_(t, a, b, generator=generator)
+        return _random.uniform_(t, a, b, generator=generator)
 
 
 def normal_(t: Tensor, mean: float = 0.0, std: float = 1.0, generator=None) -> Tensor:
     """Fill with samples from N(mean, std**2)."""
     with no_grad():
-        return _creation.normal_(t, mean, std, generator=generator)
+        return _random.normal_(t, mean, std, generator=generator)
 
 
 def zeros_(t: Tensor) -> Tensor:

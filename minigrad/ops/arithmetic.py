@@ -18,8 +18,6 @@ own TypeError. Called by name (`t.add("a")`), the method table in
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from .. import _dtype
@@ -28,13 +26,13 @@ from ..arrays.broadcasting import broadcast_shape, check_inplace_shape
 from ..arrays.dispatch import PARALLEL_MIN, binary, run_kernel, unary
 from ..arrays.layout import fresh_result
 from ..arrays.scalars import scalar_of
-from ..autograd.graph import INPUT, OUTPUT, Node, SavedNumber, SavedTensor
+from ..autograd.graph import INPUT, Node, SavedNumber, SavedTensor
 from ..autograd.inplace import begin_inplace, finish_inplace
 from ..autograd.record import record, record_elementwise
 from ..kernels import elementwise as K
 from ..tensor import Tensor, as_tensor_arg, operand
 from .declaration import binary_op, functions_declared_in, unary_op
-from .formulas import BACKWARD_OPS, Formula
+from .formulas import Formula
 
 VALUE = "value"
 
@@ -439,213 +437,15 @@ def rdiv(self: Tensor, other) -> Tensor:
     return mul(self.reciprocal(), other)
 
 
-# -- a tensor and a C++ Scalar: what backward formulas record ---------------------------
-# PyTorch's formulas are C++, where `result + 1` calls the Scalar overload of add
-# (AddBackward1), not the tensor one Python's `x + 1` calls (AddBackward0). A
-# `create_graph=True` backward records these (see `formulas.Scalar`).
-
-
-class AddBackward1(Node):
-    """t + Scalar: the gradient passes unchanged."""
-
-    formulas = (Formula("self", "grad"),)
-    elementwise = True
-
-    def backward(self, grad):
-        return (grad,)
-
-
-class SubBackward1(AddBackward1):
-    """t - Scalar: the gradient passes unchanged."""
-
-
-class MulBackward1(Node):
-    """t * Scalar: grad * Scalar. Saves the Scalar."""
-
-    saves = {"other": VALUE}
-    scalars = ("other",)
-    formulas = (Formula("self", "grad * other"),)
-    elementwise = True
-
-    def backward(self, grad):
-        return (_times_number(grad, self._saved["other"]),)
-
-
-class DivBackward1(Node):
-    """t / Scalar: grad / Scalar. Saves the Scalar."""
-
-    saves = {"other": VALUE}
-    scalars = ("other",)
-    formulas = (Formula("self", "grad / other"),)
-    elementwise = True
-
-    def backward(self, grad):
-        return (_scalar_op(K.div_scalar, grad, self._saved["other"], _BY_NUMPY[grad.dtype]),)
-
-
-def _with_scalar(node_cls, kernel, t: Tensor, s, operand=None) -> Tensor:
-    """`kernel(t, operand)` (by default `operand` is `s`), recorded as `node_cls`,
-    which saves `s` if it saves anything."""
-    dt = _dtype.result_type(t, s)
-    out = Tensor._make(_scalar_op(kernel, t._data, s if operand is None else operand, dt))
-    node = record_elementwise(node_cls, out, t)
-    if node is not None and node_cls.saves:
-        node._saved["other"] = s
-    return out
-
-
-def add_scalar(t: Tensor, s) -> Tensor:
-    """t + s for a C++ Scalar s (AddBackward1)."""
-    return _with_scalar(AddBackward1, K.add_scalar, t, s)
-
-
-def sub_scalar(t: Tensor, s) -> Tensor:
-    """t - s for a C++ Scalar s (SubBackward1)."""
-    return _with_scalar(SubBackward1, K.add_scalar, t, s, operand=-s)
-
-
-def mul_scalar(t: Tensor, s) -> Tensor:
-    """t * s for a C++ Scalar s (MulBackward1)."""
-    return _with_scalar(MulBackward1, K.mul_scalar, t, s)
-
-
-def div_scalar(t: Tensor, s) -> Tensor:
-    """t / s for a C++ Scalar s (DivBackward1)."""
-    return _with_scalar(DivBackward1, K.div_scalar, t, s)
-
-
-BACKWARD_OPS.update(add_scalar=add_scalar, sub_scalar=sub_scalar, mul_scalar=mul_scalar,
-                    div_scalar=div_scalar)
-
-
-# -- powers ------------------------------------------------------------------------------
-
-
-class PowBackward0(Node):
-    """x ** p for a number p: grad * p * x**(p-1). Saves the input x."""
-
-    saves = {"self": INPUT, "exponent": VALUE}
-    formulas = (Formula("self", "pow_backward(grad, self, exponent)"),)
-
-    def backward(self, grad):
-        x = self.saved("self").astype(grad.dtype, copy=False)
-        out, flat_out, (flat_grad, flat_x) = fresh_result(grad.shape, grad.dtype, grad, x)
-        p = scalar_of(self._saved["exponent"], _dtype.from_numpy_dtype(grad.dtype))
-        K.pow_scalar_backward(flat_grad, flat_x, p, flat_out)
-        return (out,)
-
-
-class PowBackward1(Node):
-    """x ** y for two tensors: saves x, y and the result (d/dy = result * log x)."""
-
-    saves = {"self": INPUT, "exponent": INPUT, "result": OUTPUT}
-
-    def backward(self, grad):
-        x = self.saved("self")
-        p = self.saved("exponent")
-        shape, dt = grad.shape, grad.dtype
-        x, p = x.astype(dt, copy=False), p.astype(dt, copy=False)
-        gx = gp = None
-        if self.needs_grad(0):
-            gx, flat_gx, flats = fresh_result(shape, dt, grad, x, p)
-            K.pow_backward_self(*flats, flat_gx)
-        if self.needs_grad(1):
-            y = self.saved("result").astype(dt, copy=False)
-            gp, flat_gp, flats = fresh_result(shape, dt, grad, x, p, y)
-            K.pow_backward_exponent(*flats, flat_gp)
-        return gx, gp
-
-
-class PowBackward2(Node):
-    """number ** x: grad * result * log(number). Saves x and the result."""
-
-    saves = {"self": VALUE, "exponent": INPUT, "result": OUTPUT}
-
-    def backward(self, grad):
-        base = self._saved["self"]
-        x = self.saved("exponent").astype(grad.dtype, copy=False)
-        y = self.saved("result").astype(grad.dtype, copy=False)
-        out, flat_out, (flat_grad, flat_x, flat_y) = fresh_result(grad.shape, grad.dtype,
-                                                                  grad, x, y)
-        log_base = scalar_of(_log(base), _dtype.from_numpy_dtype(grad.dtype))
-        K.rpow_backward(flat_grad, flat_x, flat_y, log_base, base == 0, flat_out)
-        return (out,)
-
-
-def _log(number) -> float:
-    """log of a Python number as PyTorch's Scalar.log() gives it: -inf at 0 and nan
-    below (math.log raises for both)."""
-    if number > 0 or number != number:  # positive, inf or nan
-        return math.log(number)
-    return -math.inf if number == 0 else math.nan
-
-
-def _refuse_bool_pow(dt) -> None:
-    if dt is _dtype.bool_:
-        raise NotImplementedError('"pow" not implemented for \'Bool\'')
-
-
-def pow(self: Tensor, exponent) -> Tensor:  # noqa: A001
-    """self ** exponent, for a number or a tensor exponent."""
-    exponent = operand(exponent)
-    if exponent is NotImplemented:
-        return exponent
-    dt = _dtype.result_type(self, exponent)
-    if isinstance(exponent, Tensor):
-        _refuse_bool_pow(dt)
-        kernel = K.pow if dt.is_floating_point else K.pow_int
-        out = Tensor._make(binary(kernel, self._data, exponent._data, dt.np))
-        node = record(PowBackward1, out, self, exponent)
-        if node is not None:
-            node._saved["exponent"] = SavedTensor(exponent)  # (in name order: see mul)
-            node._saved["self"] = SavedTensor(self)
-            node._saved["result"] = SavedTensor(out, is_output=True)
-        return out
-    kernel = K.pow_scalar
-    if not dt.is_floating_point:
-        if exponent < 0:
-            raise RuntimeError("Integers to negative integer powers are not allowed.")
-        # bool ** True / False (a bool result) is x or all True: the integer kernel
-        # computes exactly that.
-        kernel = K.pow_scalar_int
-    out = Tensor._make(_scalar_op(kernel, self._data, exponent, dt))
-    node = record(PowBackward0, out, self)
-    if node is not None:
-        node._saved["self"] = SavedTensor(self)
-        node._saved["exponent"] = exponent
-    return out
-
-
-def rpow(self: Tensor, base) -> Tensor:
-    """base ** self for a Python number base (`2 ** x`)."""
-    base = operand(base)
-    if base is NotImplemented:
-        return base
-    if isinstance(base, Tensor):
-        return pow(base, self)
-    dt = _dtype.result_type(self, base)
-    _refuse_bool_pow(dt)
-    kernel = K.rpow_scalar if dt.is_floating_point else K.rpow_scalar_int
-    # (Unlike the other element-wise ops, PyTorch makes `number ** x` row-major
-    # whatever x's layout.)
-    data = np.asarray(self._data, order="C")
-    out = Tensor._make(_scalar_op(kernel, data, base, dt, reverse=True))
-    node = record(PowBackward2, out, self)
-    if node is not None:
-        node._saved["self"] = base
-        node._saved["exponent"] = SavedTensor(self)
-        node._saved["result"] = SavedTensor(out, is_output=True)
-    return out
-
-
 # -- in-place variants -------------------------------------------------------------------
 
 
-def _inplace(node_cls, forward, self: Tensor, other, save) -> Tensor:
-    """Shared shape of `add_`, `mul_`, ...: check, compute, write back, record.
+def _inplace(node_cls, forward, self: Tensor, other, save, number_other: bool = False) -> Tensor:
+    """Shared shape of `add_`, `mul_`, `pow_`, ...: check, compute, write back, record.
 
     `forward(self, other)` computes the new values out of place; `save(node)` keeps
     what backward needs (the operands; `original` is a copy of self from before).
+    With `number_other` (pow_'s number exponent) the node has self as its one input.
     """
     other = operand(other)
     if other is NotImplemented:
@@ -654,7 +454,7 @@ def _inplace(node_cls, forward, self: Tensor, other, save) -> Tensor:
     _check_out_dtype(self, dt)
     if isinstance(other, Tensor):
         check_inplace_shape(self._data.shape, other._data.shape)
-    inputs = (self,) if node_cls is PowBackward0 else (self, other)
+    inputs = (self,) if number_other else (self, other)
     node = begin_inplace(node_cls, *inputs)
     # The values from before the write, recorded as PyTorch records its `self.clone()`
     # (the saved tensor's grad_fn is a CloneBackward0).
@@ -726,24 +526,6 @@ def div_(self: Tensor, other) -> Tensor:
         raise RuntimeError("result type Float can't be cast to the desired output type "
                            f"{self.dtype.type_name}")
     return _inplace(DivBackward0, lambda s, o: div(s.detach(), o), self, other, _SAVE_DIV)
-
-
-def pow_(self: Tensor, exponent) -> Tensor:
-    exponent = operand(exponent)
-    if exponent is NotImplemented:
-        return exponent
-    if isinstance(exponent, Tensor):
-        raise NotImplementedError("minigrad supports pow_ with a number exponent only")
-
-    def save(node, s, o, orig):
-        node._saved["self"] = SavedTensor(orig)
-        node._saved["exponent"] = exponent
-
-    return _inplace(PowBackward0, lambda s, o: pow(s.detach(), o), self, exponent,
-                    _Save(save, needs_original=lambda node: True))
-
-
-
 
 
 # -- declared ops: see `declaration.py` -----------------------------------------------------

@@ -19,6 +19,7 @@ from ..autograd.record import record
 from ..tensor import Tensor
 from . import linalg, views
 from .copies import contiguous
+from .expand import expand
 from .formulas import Formula
 from .linalg import _folds, _refuse_batched
 
@@ -128,10 +129,10 @@ def _broadcast(a: Tensor, b: Tensor) -> Tensor:
     p = sb[-1] if len(sb) > 1 else 1
     batch = list(broadcast_shape(sa[:-2], sb[:-2]))
     count = int(np.prod(batch))
-    a3 = views.reshape(views.expand(a, *batch, n, m1), count, n, m1)
+    a3 = views.reshape(expand(a, *batch, n, m1), count, n, m1)
     vector_rhs = len(sb) == 1
     b_src = views.unsqueeze(b, -1) if vector_rhs else b
-    b3 = views.reshape(views.expand(b_src, *batch, m2, p), count, m2, p)
+    b3 = views.reshape(expand(b_src, *batch, m2, p), count, m2, p)
     out_shape = batch + ([n] if len(sa) > 1 else []) + ([p] if len(sb) > 1 else [])
     product = bmm(a3, b3)
     if vector_rhs:

@@ -20,10 +20,11 @@ from ..autograd.record import record, refuse_grad_for
 from ..kernels.losses import nll_sums
 from ..tensor import Tensor
 from . import views
-from .arithmetic import add, add_scalar, div, div_scalar, mul, mul_scalar, neg
+from .arithmetic import add, div, mul, neg
 from .formulas import Formula
 from .loss import REDUCTIONS, TYPE_NAMES, reduction_of
 from .reductions import sum as sum_
+from .scalar_overloads import add_scalar, div_scalar, mul_scalar
 from .softmax import log_softmax
 
 VALUE = "value"

@@ -21,7 +21,7 @@ from ..autograd.graph import INPUT, Node, SavedTensor, bump_version
 from ..autograd.inplace import begin_inplace, finish_inplace
 from ..autograd.record import record
 from ..tensor import Tensor
-from . import copies, views
+from . import copies, expand, views
 
 VALUE = "value"
 
@@ -322,7 +322,7 @@ def setitem(x: Tensor, index, value) -> None:
         value_t = Tensor._make(np.array(value, x._data.dtype))
     else:
         # PyTorch expands the value to the target's shape first (and says so).
-        views.expanded_shape(value_t, target._data.shape)
+        expand.expanded_shape(value_t, target._data.shape)
     copies.copy_(target, value_t, _stretched=True)
 
 

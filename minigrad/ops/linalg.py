@@ -10,7 +10,7 @@ from ..arrays.broadcasting import broadcast_shape
 from ..autograd.graph import INPUT, Node, SavedTensor
 from ..autograd.record import record
 from ..tensor import Tensor, element_strides
-from . import views
+from . import views, views_in_place
 from .formulas import Formula
 
 VALUE = "value"
@@ -262,7 +262,7 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
     if da == 1 and db == 2:
         # PyTorch finishes vector @ matrix with `squeeze_(0)` on mm's fresh result: in
         # place, so the result is no view, is at version 1 and has SqueezeBackward4.
-        return views.squeeze_(mm(views.unsqueeze(a, 0), b), 0)
+        return views_in_place.squeeze_(mm(views.unsqueeze(a, 0), b), 0)
     # (3-D and more: `ops/batched.py`, which calls this for the rest)
     raise NotImplementedError("linalg.matmul multiplies 1-D and 2-D tensors; see batched.matmul")
 

@@ -15,8 +15,8 @@ from ..autograd.graph import INPUT, Node, SavedTensor, bump_version
 from ..autograd.record import record, refuse_grad_for
 from ..kernels import elementwise as K
 from ..tensor import Size, Tensor
-from . import views
 from .arithmetic import sub
+from .expand import expand
 from .formulas import Formula
 from .reductions import mean
 from .reductions import sum as sum_
@@ -73,9 +73,9 @@ def _broadcast_pair(input: Tensor, target: Tensor) -> tuple[Tensor, Tensor]:  # 
         # shape is used as it is, the other shows up in the graph as an ExpandBackward0.
         shape = broadcast_shape(input._data.shape, target._data.shape)
         if input._data.shape != shape:
-            input = views.expand(input, shape)
+            input = expand(input, shape)
         if target._data.shape != shape:
-            target = views.expand(target, shape)
+            target = expand(target, shape)
     return input, target
 
 
@@ -352,7 +352,7 @@ def binary_cross_entropy(input: Tensor, target: Tensor,  # noqa: A002
                          "the same size.")
     if weight is not None:  # (PyTorch expands it to the input's shape first)
         _check_weight_shape(weight, input._data.shape)
-        weight = views.expand(weight, input._data.shape)
+        weight = expand(weight, input._data.shape)
     refuse_grad_for("binary_cross_entropy", "weight", weight)
     for other in (target, weight):
         if other is not None and other.dtype is not input.dtype:

@@ -19,10 +19,8 @@ from .._args import (
     unpack_error,
     view_shape,
 )
-from ..arrays.broadcasting import sum_to
 from ..arrays.scalars import u64
 from ..autograd.graph import Node
-from ..autograd.inplace import check_inplace
 from ..autograd.record import record
 from ..tensor import MULTI_OUTPUT_NODE, Tensor, _wrap_dim, make_view
 from .copies import clone
@@ -337,146 +335,6 @@ def _squeeze_dim(args: tuple, dim, fn: str = "squeeze"):
         raise combination_error(fn, args, kwargs, ["", "int dim", "tuple of ints dim"],
                                 tail=False)
     return dim
-
-
-# -- in-place view ops: the tensor itself takes the new shape ----------------------------
-
-
-class TBackward1(TBackward0):
-    __doc__ = TBackward0.__doc__
-
-
-class TransposeBackward1(TransposeBackward0):
-    __doc__ = TransposeBackward0.__doc__
-
-
-class UnsqueezeBackward1(UnsqueezeBackward0):
-    __doc__ = UnsqueezeBackward0.__doc__
-
-
-class SqueezeBackward3(_UnsqueezeBack):
-    __doc__ = _UnsqueezeBack.__doc__
-
-
-class SqueezeBackward5(SqueezeBackward1):
-    __doc__ = _UnsqueezeBack.__doc__
-
-
-def _view_in_place(x: Tensor, data: np.ndarray, node_cls, **saved) -> Tensor:
-    """`x.t_()`, `x.unsqueeze_(0)`, ...: `x` itself now sees its memory through the
-    new shape and strides (`data`). Like every in-place op this bumps its version and
-    records `node_cls` as its new producer, after its old one. On a view, unlike an
-    in-place op that writes, nothing changes for the base (no CopySlices): only the
-    view's own history grows."""
-    check_inplace(x)
-    node = record(node_cls, None, x)  # (before the change: x's current grad_fn)
-    x._data = data
-    x._version_counter.value += 1
-    if node is not None:
-        node._saved.update(saved)
-        # (A retained gradient stays with the old node, as in PyTorch, which moves it
-        # only for in-place ops that write.)
-        x._grad_fn, x._output_nr = node, 0
-    if x._view is not None:
-        x._view.attr_version = x._version_counter.value  # (its new grad_fn is current)
-    return x
-
-
-def t_(x: Tensor) -> Tensor:
-    """`t()` in place."""
-    if x._data.ndim > 2:
-        raise RuntimeError(
-            f"t_() expects a tensor with <= 2 dimensions, but self is {x._data.ndim}D"
-        )
-    return _view_in_place(x, x._data.T, TBackward1)
-
-
-def transpose_(x: Tensor, dim0: int, dim1: int) -> Tensor:
-    """`transpose(dim0, dim1)` in place (also `swapdims_`, `swapaxes_`)."""
-    d0 = _wrap_dim(dim0, x._data.ndim)
-    d1 = _wrap_dim(dim1, x._data.ndim)
-    data = np.swapaxes(x._data, d0, d1) if x._data.ndim else x._data.view()
-    return _view_in_place(x, data, TransposeBackward1, dim0=u64(dim0), dim1=u64(dim1),
-                          _dims=(d0, d1))
-
-
-def unsqueeze_(x: Tensor, dim: int) -> Tensor:
-    """`unsqueeze(dim)` in place."""
-    d = _wrap_dim(dim, x._data.ndim + 1)
-    return _view_in_place(x, np.expand_dims(x._data, d), UnsqueezeBackward1, dim=u64(dim),
-                          _dim=d)
-
-
-def squeeze_(x: Tensor, *args, dim=None) -> Tensor:
-    """`squeeze(...)` in place."""
-    if args or dim is not None:
-        dim = _squeeze_dim(args, dim, "squeeze_")
-    shape = x._data.shape
-    if dim is None:
-        new = tuple(s for s in shape if s != 1)
-        return _view_in_place(x, x._data.reshape(new), SqueezeBackward3, self_sym_sizes=shape)
-    node_cls = SqueezeBackward5 if isinstance(dim, (tuple, list)) else SqueezeBackward4
-    saved_dim = tuple(map(u64, dim)) if node_cls is SqueezeBackward5 else u64(dim)
-    return _view_in_place(x, x._data.reshape(_squeezed(shape, dim)), node_cls, dim=saved_dim,
-                          self_sym_sizes=shape)
-
-
-class ExpandBackward0(Node):
-    """expand(): sum the gradient over the expanded dims."""
-
-    saves = {"self_sym_sizes": VALUE}
-    formulas = (Formula("self", "grad.sum_to_size(self_sym_sizes)"),)
-
-    def backward(self, grad):
-        return (sum_to(grad, self._saved["self_sym_sizes"]),)
-
-
-def expand(x: Tensor, *sizes) -> Tensor:
-    sizes = view_shape(sizes, "expand", "size")
-    shape = expanded_shape(x, tuple(sizes))
-    # Writable like any view (writing through an expanded dim is refused later,
-    # by `check_no_overlap`, with PyTorch's error).
-    strided = np.broadcast_to(x._data, shape)
-    data = np.lib.stride_tricks.as_strided(
-        x._data, shape, strided.strides, writeable=x._data.flags.writeable)
-    return _view_of(x, data, ExpandBackward0, self_sym_sizes=x._data.shape)
-
-
-def expanded_shape(x: Tensor, sizes: tuple) -> tuple:
-    """The shape `x.expand(*sizes)` has (-1 keeps a dim), with PyTorch's errors."""
-    have = x._data.shape
-    lead = len(sizes) - len(have)
-    if lead < 0:
-        raise RuntimeError(
-            f"expand(minigrad.{x.dtype.tensor_type}{{[{', '.join(map(str, have))}]}}, "
-            f"size=[{', '.join(map(str, sizes))}]): the number of sizes provided "
-            f"({len(sizes)}) must be greater or equal to the number of dimensions in the "
-            f"tensor ({len(have)})"
-        )
-    shape = list(sizes)
-    for i in reversed(range(len(sizes))):  # innermost first, like PyTorch
-        want = sizes[i]
-        if i < lead:
-            if want == -1:
-                raise RuntimeError(
-                    f"The expanded size of the tensor (-1) isn't allowed in a leading, "
-                    f"non-existing dimension {i}"
-                )
-            continue
-        old = have[i - lead]
-        if want == -1:
-            shape[i] = old
-        elif old != want and old != 1:
-            raise RuntimeError(
-                f"The expanded size of the tensor ({want}) must match the existing size "
-                f"({old}) at non-singleton dimension {i}.  Target sizes: "
-                f"[{', '.join(map(str, sizes))}].  Tensor sizes: [{', '.join(map(str, have))}]"
-            )
-    return tuple(shape)
-
-
-def expand_as(x: Tensor, other: Tensor) -> Tensor:
-    return expand(x, *other.shape)
 
 
 # -- selecting views -----------------------------------------------------------------------

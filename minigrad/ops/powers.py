@@ -1,0 +1,157 @@
+"""Powers: `x ** p`, `x ** y` and `number ** x`, forward, backward and what each saves.
+
+The derivative `p * x**(p-1)` needs the input `x`, so PowBackward0 saves it;
+with a tensor exponent the gradient for the exponent is `result * log(x)`, so
+PowBackward1 saves the output too.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import _dtype
+from ..arrays.dispatch import binary
+from ..arrays.layout import fresh_result
+from ..arrays.scalars import scalar_of
+from ..autograd.graph import INPUT, OUTPUT, Node, SavedTensor
+from ..autograd.record import record
+from ..kernels import elementwise as K
+from ..tensor import Tensor, operand
+from .arithmetic import VALUE, _inplace, _Save, _scalar_op
+from .formulas import Formula
+
+# (In lesson 4's table the powers stand with the rest of the arithmetic.)
+OP_FAMILY = "arithmetic"
+
+class PowBackward0(Node):
+    """x ** p for a number p: grad * p * x**(p-1). Saves the input x."""
+
+    saves = {"self": INPUT, "exponent": VALUE}
+    formulas = (Formula("self", "pow_backward(grad, self, exponent)"),)
+
+    def backward(self, grad):
+        x = self.saved("self").astype(grad.dtype, copy=False)
+        out, flat_out, (flat_grad, flat_x) = fresh_result(grad.shape, grad.dtype, grad, x)
+        p = scalar_of(self._saved["exponent"], _dtype.from_numpy_dtype(grad.dtype))
+        K.pow_scalar_backward(flat_grad, flat_x, p, flat_out)
+        return (out,)
+
+
+class PowBackward1(Node):
+    """x ** y for two tensors: saves x, y and the result (d/dy = result * log x)."""
+
+    saves = {"self": INPUT, "exponent": INPUT, "result": OUTPUT}
+
+    def backward(self, grad):
+        x = self.saved("self")
+        p = self.saved("exponent")
+        shape, dt = grad.shape, grad.dtype
+        x, p = x.astype(dt, copy=False), p.astype(dt, copy=False)
+        gx = gp = None
+        if self.needs_grad(0):
+            gx, flat_gx, flats = fresh_result(shape, dt, grad, x, p)
+            K.pow_backward_self(*flats, flat_gx)
+        if self.needs_grad(1):
+            y = self.saved("result").astype(dt, copy=False)
+            gp, flat_gp, flats = fresh_result(shape, dt, grad, x, p, y)
+            K.pow_backward_exponent(*flats, flat_gp)
+        return gx, gp
+
+
+class PowBackward2(Node):
+    """number ** x: grad * result * log(number). Saves x and the result."""
+
+    saves = {"self": VALUE, "exponent": INPUT, "result": OUTPUT}
+
+    def backward(self, grad):
+        base = self._saved["self"]
+        x = self.saved("exponent").astype(grad.dtype, copy=False)
+        y = self.saved("result").astype(grad.dtype, copy=False)
+        out, flat_out, (flat_grad, flat_x, flat_y) = fresh_result(grad.shape, grad.dtype,
+                                                                  grad, x, y)
+        log_base = scalar_of(_log(base), _dtype.from_numpy_dtype(grad.dtype))
+        K.rpow_backward(flat_grad, flat_x, flat_y, log_base, base == 0, flat_out)
+        return (out,)
+
+
+def _log(number) -> float:
+    """log of a Python number as PyTorch's Scalar.log() gives it: -inf at 0 and nan
+    below (math.log raises for both)."""
+    if number > 0 or number != number:  # positive, inf or nan
+        return math.log(number)
+    return -math.inf if number == 0 else math.nan
+
+
+def _refuse_bool_pow(dt) -> None:
+    if dt is _dtype.bool_:
+        raise NotImplementedError('"pow" not implemented for \'Bool\'')
+
+
+def pow(self: Tensor, exponent) -> Tensor:  # noqa: A001
+    """self ** exponent, for a number or a tensor exponent."""
+    exponent = operand(exponent)
+    if exponent is NotImplemented:
+        return exponent
+    dt = _dtype.result_type(self, exponent)
+    if isinstance(exponent, Tensor):
+        _refuse_bool_pow(dt)
+        kernel = K.pow if dt.is_floating_point else K.pow_int
+        out = Tensor._make(binary(kernel, self._data, exponent._data, dt.np))
+        node = record(PowBackward1, out, self, exponent)
+        if node is not None:
+            node._saved["exponent"] = SavedTensor(exponent)  # (in name order: see mul)
+            node._saved["self"] = SavedTensor(self)
+            node._saved["result"] = SavedTensor(out, is_output=True)
+        return out
+    kernel = K.pow_scalar
+    if not dt.is_floating_point:
+        if exponent < 0:
+            raise RuntimeError("Integers to negative integer powers are not allowed.")
+        # bool ** True / False (a bool result) is x or all True: the integer kernel
+        # computes exactly that.
+        kernel = K.pow_scalar_int
+    out = Tensor._make(_scalar_op(kernel, self._data, exponent, dt))
+    node = record(PowBackward0, out, self)
+    if node is not None:
+        node._saved["self"] = SavedTensor(self)
+        node._saved["exponent"] = exponent
+    return out
+
+
+def rpow(self: Tensor, base) -> Tensor:
+    """base ** self for a Python number base (`2 ** x`)."""
+    base = operand(base)
+    if base is NotImplemented:
+        return base
+    if isinstance(base, Tensor):
+        return pow(base, self)
+    dt = _dtype.result_type(self, base)
+    _refuse_bool_pow(dt)
+    kernel = K.rpow_scalar if dt.is_floating_point else K.rpow_scalar_int
+    # (Unlike the other element-wise ops, PyTorch makes `number ** x` row-major
+    # whatever x's layout.)
+    data = np.asarray(self._data, order="C")
+    out = Tensor._make(_scalar_op(kernel, data, base, dt, reverse=True))
+    node = record(PowBackward2, out, self)
+    if node is not None:
+        node._saved["self"] = base
+        node._saved["exponent"] = SavedTensor(self)
+        node._saved["result"] = SavedTensor(out, is_output=True)
+    return out
+
+
+def pow_(self: Tensor, exponent) -> Tensor:
+    exponent = operand(exponent)
+    if exponent is NotImplemented:
+        return exponent
+    if isinstance(exponent, Tensor):
+        raise NotImplementedError("minigrad supports pow_ with a number exponent only")
+
+    def save(node, s, o, orig):
+        node._saved["self"] = SavedTensor(orig)
+        node._saved["exponent"] = exponent
+
+    return _inplace(PowBackward0, lambda s, o: pow(s.detach(), o), self, exponent,
+                    _Save(save, needs_original=lambda node: True), number_other=True)

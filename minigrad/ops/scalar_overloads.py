@@ -1,0 +1,94 @@
+"""A tensor and a C++ Scalar: the nodes backward formulas record.
+
+PyTorch's formulas are C++, where `result + 1` calls the Scalar overload of add
+(AddBackward1), not the tensor one Python's `x + 1` calls (AddBackward0). A
+`create_graph=True` backward records these (see `formulas.Scalar`); nothing a learner
+types reaches them.
+"""
+
+from __future__ import annotations
+
+from .. import _dtype
+from .._dtype import _BY_NUMPY
+from ..autograd.graph import Node
+from ..autograd.record import record_elementwise
+from ..kernels import elementwise as K
+from ..tensor import Tensor
+from .arithmetic import VALUE, _scalar_op, _times_number
+from .formulas import BACKWARD_OPS, Formula
+
+# (In lesson 4's table these nodes stand with the rest of the arithmetic.)
+OP_FAMILY = "arithmetic"
+
+class AddBackward1(Node):
+    """t + Scalar: the gradient passes unchanged."""
+
+    formulas = (Formula("self", "grad"),)
+    elementwise = True
+
+    def backward(self, grad):
+        return (grad,)
+
+
+class SubBackward1(AddBackward1):
+    """t - Scalar: the gradient passes unchanged."""
+
+
+class MulBackward1(Node):
+    """t * Scalar: grad * Scalar. Saves the Scalar."""
+
+    saves = {"other": VALUE}
+    scalars = ("other",)
+    formulas = (Formula("self", "grad * other"),)
+    elementwise = True
+
+    def backward(self, grad):
+        return (_times_number(grad, self._saved["other"]),)
+
+
+class DivBackward1(Node):
+    """t / Scalar: grad / Scalar. Saves the Scalar."""
+
+    saves = {"other": VALUE}
+    scalars = ("other",)
+    formulas = (Formula("self", "grad / other"),)
+    elementwise = True
+
+    def backward(self, grad):
+        return (_scalar_op(K.div_scalar, grad, self._saved["other"], _BY_NUMPY[grad.dtype]),)
+
+
+def _with_scalar(node_cls, kernel, t: Tensor, s, operand=None) -> Tensor:
+    """`kernel(t, operand)` (by default `operand` is `s`), recorded as `node_cls`,
+    which saves `s` if it saves anything."""
+    dt = _dtype.result_type(t, s)
+    out = Tensor._make(_scalar_op(kernel, t._data, s if operand is None else operand, dt))
+    node = record_elementwise(node_cls, out, t)
+    if node is not None and node_cls.saves:
+        node._saved["other"] = s
+    return out
+
+
+def add_scalar(t: Tensor, s) -> Tensor:
+    """t + s for a C++ Scalar s (AddBackward1)."""
+    return _with_scalar(AddBackward1, K.add_scalar, t, s)
+
+
+def sub_scalar(t: Tensor, s) -> Tensor:
+    """t - s for a C++ Scalar s (SubBackward1)."""
+    return _with_scalar(SubBackward1, K.add_scalar, t, s, operand=-s)
+
+
+def mul_scalar(t: Tensor, s) -> Tensor:
+    """t * s for a C++ Scalar s (MulBackward1)."""
+    return _with_scalar(MulBackward1, K.mul_scalar, t, s)
+
+
+def div_scalar(t: Tensor, s) -> Tensor:
+    """t / s for a C++ Scalar s (DivBackward1)."""
+    return _with_scalar(DivBackward1, K.div_scalar, t, s)
+
+
+BACKWARD_OPS.update(add_scalar=add_scalar, sub_scalar=sub_scalar, mul_scalar=mul_scalar,
+                    div_scalar=div_scalar)
+
