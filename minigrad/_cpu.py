@@ -1,5 +1,5 @@
-"""Which of PyTorch's CPU kernels this machine runs, for the few results whose last bits
-depend on it.
+"""Which of PyTorch's CPU kernels this machine runs, and how many threads it uses, for
+the few results whose last bits depend on them.
 
 PyTorch compiles its CPU kernels several times (portable, AVX2, AVX512) and picks one
 set at start-up from the CPU's features, or from the ATEN_CPU_CAPABILITY environment
@@ -35,3 +35,45 @@ def cpu_capability() -> str:
 
 CAPABILITY = cpu_capability()
 FUSED_MULTIPLY_ADD = CAPABILITY != "default"
+
+
+# PyTorch's SIMD vectors: 64 bytes with AVX512, else 32 (its portable kernels too).
+VECTOR_BYTES = 64 if CAPABILITY == "avx512" else 32
+
+
+def default_num_threads() -> int:
+    """The number of threads PyTorch's CPU ops use unless told otherwise
+    (`torch.get_num_threads()`): OMP_NUM_THREADS, or MKL_NUM_THREADS, when set to a
+    positive number; else one per physical core (a core's hyper-threads count once)."""
+    threads = 0
+    for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        value = os.environ.get(name, "")
+        if value.isdigit() and int(value) > 0:
+            threads = int(value)
+    return threads or _physical_cores() or os.cpu_count() or 1
+
+
+def _physical_cores() -> int:
+    """Distinct (package, core) pairs in /proc/cpuinfo; 0 where it cannot be read."""
+    try:
+        with open("/proc/cpuinfo") as info:
+            text = info.read()
+    except OSError:
+        return 0
+    cores = set()
+    package = core = None
+    for line in text.splitlines() + [""]:
+        key, _, value = line.partition(":")
+        key = key.strip()
+        if key == "physical id":
+            package = value.strip()
+        elif key == "core id":
+            core = value.strip()
+        elif not key:  # a blank line ends one processor's block
+            if core is not None:
+                cores.add((package, core))
+            package = core = None
+    return len(cores)
+
+
+THREADS = default_num_threads()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kernels.reductions import sum_rows
+from .summing import add_up
 
 
 def broadcast_shape(a: tuple, b: tuple) -> tuple:
@@ -45,26 +45,18 @@ def sum_to(grad: np.ndarray, shape: tuple) -> np.ndarray:
     """Undo broadcasting: sum `grad` down to `shape` (leading dims, then size-1 dims)."""
     if grad.shape == shape:
         return grad
-    if shape == ():  # (a full sum: a new array, as PyTorch's `sum()`)
-        total = np.empty((), grad.dtype)
-        np.sum(grad, out=total)
-        return total
-    # Like PyTorch's, a sum that drops leading dims comes back as a view of the
-    # summed array (which decides whether a later stream may be added into it in
-    # place); one that keeps every dim is the summed array itself.
-    if _row_of(shape, grad.shape) and grad.size and grad.flags.c_contiguous:
-        # Only leading dims are summed away (a bias's gradient): one pass down the rows.
-        out = np.empty(shape, grad.dtype)
-        if grad.ndim == 2 and len(shape) == 1:  # (the usual case: nothing to reshape)
-            sum_rows(grad, out)
-        else:
-            sum_rows(grad.reshape(-1, out.size), out.reshape(-1))
-        return out.reshape(shape) if grad.ndim > len(shape) else out
+    # PyTorch's `sum_to` is `sum` over the broadcast dims, keeping them, so the float
+    # sums add in PyTorch's order (`add_up`). Like PyTorch's, a sum that drops leading
+    # dims comes back as a view of the summed array (which decides whether a later
+    # stream may be added into it in place); one that keeps every dim is the summed
+    # array itself, and so is a sum to no dims at all.
+    if shape == ():
+        return add_up(grad, tuple(range(grad.ndim)))
     lead = grad.ndim - len(shape)
     axes = tuple(range(lead)) + tuple(
         lead + i for i, s in enumerate(shape) if s == 1 and grad.shape[lead + i] != 1
     )
-    out = grad.sum(axis=axes, keepdims=True) if axes else grad
+    out = add_up(grad, axes, keepdim=True) if axes else grad
     return out if out.shape == shape else out.reshape(shape)
 
 

@@ -10,7 +10,6 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from ..kernels import elementwise as K
-from ..kernels.reductions import sum_all
 from .broadcasting import _row_of, broadcast_shape
 from .layout import empty_in_order, flat, fresh_result, layout_matters, result_order
 
@@ -52,19 +51,6 @@ def _thread_pool() -> ThreadPoolExecutor:
     if _pool is None:
         _pool = ThreadPoolExecutor(_WORKERS, thread_name_prefix="minigrad-kernel")
     return _pool
-
-
-def total(a: np.ndarray) -> float:
-    """The sum of every element of a float array, accumulated in float64. Long
-    arrays are summed a slice per core and the partial sums added."""
-    if a.size < PARALLEL_MIN or _WORKERS == 1 or not a.flags.c_contiguous:
-        return sum_all(a)
-    a = a.reshape(-1)
-    jobs = [_thread_pool().submit(sum_all, a[part]) for part in _per_core(a.size)]
-    result = 0.0
-    for job in jobs:
-        result += job.result()
-    return result
 
 
 def _broadcast_scalar(a: np.ndarray) -> bool:

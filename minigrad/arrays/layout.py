@@ -42,19 +42,26 @@ def result_order(shape: tuple, *arrays: np.ndarray) -> list | None:
                 return 1
         return 0
 
-    # PyTorch's insertion sort, innermost dim first; undecided pairs keep their order.
-    inner_first = list(range(len(shape) - 1, -1, -1))
-    for i in range(1, len(shape)):
+    inner_first = reorder_dims(list(range(len(shape) - 1, -1, -1)), outer)
+    order = inner_first[::-1]
+    return None if order == sorted(order) else order
+
+
+def reorder_dims(dims: list, should_swap) -> list:
+    """PyTorch's insertion sort of TensorIterator dims, innermost first:
+    `should_swap(a, b)` > 0 moves b before a, < 0 stops b there, 0 (undecided) lets it
+    look further; so undecided pairs keep their order."""
+    dims = list(dims)
+    for i in range(1, len(dims)):
         j = i
         for k in range(i - 1, -1, -1):
-            decided = outer(inner_first[k], inner_first[j])
+            decided = should_swap(dims[k], dims[j])
             if decided > 0:
-                inner_first[k], inner_first[j] = inner_first[j], inner_first[k]
+                dims[k], dims[j] = dims[j], dims[k]
                 j = k
             elif decided < 0:
                 break
-    order = inner_first[::-1]
-    return None if order == sorted(order) else order
+    return dims
 
 
 def _strides_at(a: np.ndarray, shape: tuple) -> tuple:

@@ -10,9 +10,9 @@ from .. import _dtype
 from .._args import combination_error, is_int, type_name, unpack_error, view_shape
 from .._dtype import result_type
 from ..arrays.broadcasting import broadcast_shape, spread
-from ..arrays.dispatch import total
 from ..arrays.layout import fresh_result
 from ..arrays.scalars import u64
+from ..arrays.summing import add_up
 from ..autograd.graph import INPUT, OUTPUT, Node, SavedTensor, bump_version
 from ..autograd.record import record
 from ..kernels import reductions as R
@@ -154,17 +154,13 @@ def sum(x: Tensor, *args, dim=ALL_DIMS, keepdim: bool = False) -> Tensor:  # noq
     if dim is ALL_DIMS:
         if keepdim:
             raise _no_dim_keepdim("sum")
-        if x._data.dtype.kind == "f":
-            data = np.array(total(x._data), dt)
-        else:
-            data = np.array(x._data.sum(dtype=dt))
-        out = Tensor._make(data)
+        out = Tensor._make(add_up(x._data, tuple(range(x._data.ndim)), dtype=dt))
         node = record(SumBackward0, out, x)
         if node is not None:
             node._saved["self_sym_sizes"] = x._data.shape
         return out
     dims = _dims(dim, x._data.ndim)
-    out = Tensor._make(np.asarray(x._data.sum(axis=dims, keepdims=keepdim, dtype=dt), dt))
+    out = Tensor._make(add_up(x._data, dims, keepdim, dtype=dt))
     node = record(SumBackward1, out, x)
     if node is not None:
         node._saved.update(
@@ -232,6 +228,19 @@ class MeanBackward1(Node):
         return (np.array(spread_out, copy=True, order="C"),)
 
 
+def _average(a: np.ndarray, dims: tuple, keepdim: bool) -> np.ndarray:
+    """PyTorch's mean on the CPU: the sum (in PyTorch's order), then divided in place
+    by the number of elements summed, in a's dtype. An empty mean is 0 / 0 = nan,
+    without numpy's warning."""
+    count = 1
+    for d in dims:
+        count *= a.shape[d]
+    out = add_up(a, dims, keepdim)
+    with np.errstate(invalid="ignore"):
+        np.divide(out, out.dtype.type(count), out=out)
+    return out
+
+
 def mean(x: Tensor, *args, dim=ALL_DIMS, keepdim: bool = False) -> Tensor:
     """Average of all elements, or along `dim` (as for `sum`)."""
     if args or dim is not ALL_DIMS or keepdim is not False:
@@ -244,20 +253,13 @@ def mean(x: Tensor, *args, dim=ALL_DIMS, keepdim: bool = False) -> Tensor:
     if dim is ALL_DIMS:
         if keepdim:
             raise _no_dim_keepdim("mean")
-        data = np.array(total(x._data) / x._data.size if x._data.size else np.nan,
-                        x._data.dtype)
-        out = Tensor._make(data)
+        out = Tensor._make(_average(x._data, tuple(range(x._data.ndim)), False))
         node = record(MeanBackward0, out, x)
         if node is not None:
             node._saved.update({"self_sym_numel": x._data.size, "self_sym_sizes": x._data.shape})
         return out
     dims = _dims(dim, x._data.ndim)
-    if x._data.size:
-        data = x._data.mean(axis=dims, keepdims=keepdim)
-    else:  # numpy warns about an empty mean; PyTorch quietly gives nan (0 / 0)
-        with np.errstate(invalid="ignore"):
-            data = x._data.sum(axis=dims, keepdims=keepdim) / 0.0
-    out = Tensor._make(np.asarray(data, x._data.dtype))
+    out = Tensor._make(_average(x._data, dims, keepdim))
     node = record(MeanBackward1, out, x)
     if node is not None:
         node._saved.update(

@@ -1,0 +1,163 @@
+"""Float sums in PyTorch's order, so they agree with PyTorch's bit for bit.
+
+The order has two parts. The kernel (kernels/cascade.py) adds one 2-D block of
+numbers the way PyTorch's `cascade_sum` does. This module decides, as PyTorch's
+TensorIterator does, which blocks the kernel sees:
+
+1. The dims are ordered fastest first: summed dims before kept ones; the summed dims
+   by the input's strides, the kept ones by the output's (a fresh row-major array).
+   Dims of size 1 play no part.
+2. Neighbouring dims that walk memory as one (for the input and the output alike)
+   are merged, so a contiguous sum over trailing dims is one long run.
+3. The first two dims form the kernel's block; the others are counted through, and
+   each block's sum is added to the output in that order.
+4. Above 32768 elements PyTorch splits the work between its threads, and that
+   changes the order: a sum to a single number adds each thread's share separately
+   and then the shares; a sum to many numbers splits the outputs between threads,
+   which can change which outputs the kernel treats as a block of columns. minigrad
+   follows the split PyTorch makes with its default number of threads
+   (`_cpu.THREADS`); after `torch.set_num_threads(n)` PyTorch's large sums can
+   differ from minigrad's in the last bits.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._cpu import THREADS, VECTOR_BYTES
+from ..kernels.cascade import sum_strided
+from .layout import reorder_dims
+
+# PyTorch's at::internal::GRAIN_SIZE: below this many elements an op runs on one thread.
+GRAIN_SIZE = 32768
+
+
+def add_up(a: np.ndarray, dims: tuple, keepdim: bool = False, dtype=None) -> np.ndarray:
+    """`a` summed over `dims` as PyTorch sums: float32 and float64 in PyTorch's order
+    (`cascade_sum`), other dtypes exactly with numpy (in `dtype`, if given)."""
+    if a.dtype.kind == "f" and a.itemsize in (4, 8):
+        return cascade_sum(a, dims, keepdim)
+    return np.asarray(a.sum(axis=dims, keepdims=keepdim, dtype=dtype))
+
+
+def cascade_sum(a: np.ndarray, dims: tuple, keepdim: bool = False) -> np.ndarray:
+    """`a` (float32 or float64) summed over `dims` in PyTorch's order: a new array of
+    a's dtype, shaped as numpy's `a.sum(axis=dims, keepdims=keepdim)`."""
+    kept_shape = tuple(1 if d in dims else n for d, n in enumerate(a.shape))
+    shape = kept_shape if keepdim else tuple(n for d, n in enumerate(a.shape)
+                                             if d not in dims)
+    out = np.zeros(shape, a.dtype)  # (PyTorch too fills its output with 0, then adds)
+    if a.size:
+        _sum_into(a, dims, out.reshape(kept_shape))
+    return out
+
+
+def _sum_into(a: np.ndarray, dims: tuple, out: np.ndarray) -> None:
+    """Add a's sums over `dims` into `out` (zeros, a's shape with those dims 1)."""
+    item = a.itemsize
+    if any(s < 0 or s % item for s in a.strides):  # (never so in PyTorch: a copy)
+        a = np.ascontiguousarray(a)
+    out_strides = [s // item for s in out.strides]
+    # (size, input stride, output stride) per dim, in elements; 0 for summed dims
+    iter_dims = [(n, s // item, 0 if d in dims else out_strides[d])
+                 for d, (n, s) in enumerate(zip(a.shape, a.strides)) if n != 1]
+    iter_dims = _coalesce(_fastest_first(iter_dims[::-1]))
+    shape = np.array([n for n, _, _ in iter_dims], np.int64)
+    in_strides = np.array([s for _, s, _ in iter_dims], np.int64)
+    o_strides = np.array([s for _, _, s in iter_dims], np.int64)
+    # The memory from a's first element to its last, as one flat array of elements.
+    span = 1 + sum((n - 1) * s for n, s, _ in iter_dims)
+    memory = np.lib.stride_tricks.as_strided(a, (span,), (item,), writeable=False)
+    flat_out = out.reshape(-1)
+    lanes = VECTOR_BYTES // item
+    numel = a.size
+    if numel < GRAIN_SIZE or THREADS == 1:
+        sum_strided(memory, 0, shape, in_strides, flat_out, 0, o_strides, 0, numel, lanes)
+    elif out.size == 1:
+        _two_pass(memory, shape, in_strides, o_strides, flat_out, lanes)
+    else:
+        _split_outputs(memory, shape, in_strides, o_strides, flat_out, lanes, item)
+
+
+def _fastest_first(iter_dims: list) -> list:
+    """PyTorch's `reorder_dimensions`: an insertion sort that moves summed dims to the
+    front, and otherwise orders by the output's strides, then the input's (equal
+    strides: the smaller dim first); a pair neither operand orders stays put."""
+    def should_swap(d0: tuple, d1: tuple) -> int:
+        (n0, in0, out0), (n1, in1, out1) = d0, d1
+        if (out0 == 0) != (out1 == 0):  # summed dims go first
+            return 1 if out1 == 0 else -1
+        for s0, s1 in ((out0, out1), (in0, in1)):
+            if s0 == 0 or s1 == 0:
+                continue
+            if s0 != s1:
+                return -1 if s0 < s1 else 1
+            if n0 > n1:
+                return 1
+        return 0
+
+    return reorder_dims(iter_dims, should_swap)
+
+
+def _coalesce(iter_dims: list) -> list:
+    """PyTorch's `coalesce_dimensions`: merge a dim into the previous one when, for
+    the input and the output, stepping past the previous dim's end is one step of it."""
+    merged: list = []
+    for n, s_in, s_out in iter_dims:
+        if merged:
+            n0, s0_in, s0_out = merged[-1]
+            if n0 * s0_in == s_in and n0 * s0_out == s_out:
+                merged[-1] = (n0 * n, s0_in, s0_out)
+                continue
+        merged.append((n, s_in, s_out))
+    return merged
+
+
+def _two_pass(memory, shape, in_strides, o_strides, flat_out, lanes) -> None:
+    """A sum to one number above the grain size: PyTorch's `two_pass_reduction`. The
+    elements are cut into one run per thread (counted as the kernel walks them), each
+    run summed into that thread's slot of a zeroed buffer; then the buffer is summed."""
+    numel = int(np.prod(shape))
+    threads = min(THREADS, -(-numel // GRAIN_SIZE)) if numel > GRAIN_SIZE else 1
+    chunk = -(-numel // threads)
+    slots = np.zeros(THREADS, flat_out.dtype)
+    for t in range(threads):
+        begin = t * chunk
+        if begin < numel:
+            sum_strided(memory, 0, shape, in_strides, slots, t, o_strides, begin,
+                        min(numel, begin + chunk), lanes)
+    one = np.ones(1, np.int64)
+    sum_strided(slots, 0, one * THREADS, one, flat_out, 0, one * 0, 0, THREADS, lanes)
+
+
+def _split_outputs(memory, shape, in_strides, o_strides, flat_out, lanes, item) -> None:
+    """A sum to many numbers above the grain size: PyTorch's `parallel_dim_reduction`.
+    The outermost kept dim at least as long as the thread count (else the longest) is
+    cut into one range per thread, rounded to 128 bytes where the input is contiguous
+    along it; each range is walked on its own, as its thread would."""
+    dim = shape.size - 1  # (the kept dims are the last ones: summed dims come first)
+    for d in range(shape.size - 1, -1, -1):
+        if o_strides[d] == 0:
+            break
+        if shape[d] >= THREADS:
+            dim = d
+            break
+        if shape[d] > shape[dim]:
+            dim = d
+    cols = int(shape[dim])
+    threads = min(THREADS, cols)
+    chunk = -(-cols // threads)
+    multiple = 128 // item if in_strides[dim] == 1 else 1
+    for t in range(threads):
+        begin, end = t * chunk, min(cols, (t + 1) * chunk)
+        if begin >= end:
+            continue
+        begin -= begin % multiple
+        if end != cols:
+            end -= end % multiple
+        if begin == end:
+            continue
+        part = shape.copy()
+        part[dim] = end - begin
+        sum_strided(memory, begin * in_strides[dim], part, in_strides, flat_out,
+                    begin * o_strides[dim], o_strides, 0, int(np.prod(part)), lanes)
