@@ -35,7 +35,14 @@ import numpy as np
 from ..grad_mode import ANOMALY, grad_mode_while_running
 from ..tensor import Tensor
 from . import events as ev
-from .graph import UNPACKED_FOR_FORMULA, AccumulateGrad, Node, SavedTensor, forget_unpacked
+from .graph import (
+    RECORDING,
+    UNPACKED_FOR_FORMULA,
+    AccumulateGrad,
+    Node,
+    SavedTensor,
+    forget_unpacked,
+)
 from .hook_calls import as_tensor, hook_grads, run_hooks, snapshot
 from .input_buffer import add_to_buffer
 from .validate import root_gradients, validate, validate_recorded
@@ -117,20 +124,27 @@ def current_graph_task_id() -> int:
 def _one_graph_task(gen_fn: Callable[..., Iterator]) -> Callable[..., Iterator]:
     """Number each run of generator function `gen_fn` as one backward pass, current
     (`current_graph_task_id`) in this thread while the generator runs, not while it
-    waits at a `yield` (a stepper showing an event)."""
+    waits at a `yield` (a stepper showing an event). So is the node whose backward
+    records (`RECORDING`): what the caller does between two events is not part of
+    this backward pass."""
 
     @functools.wraps(gen_fn)
     def run(*args, **kwargs) -> Iterator:
         task = next(_task_ids)
         gen = gen_fn(*args, **kwargs)
+        mine = (None, None)  # this pass's RECORDING, kept while it waits at a yield
         while True:
             _GRAPH_TASKS.running.append(task)
+            outer = RECORDING.parent, RECORDING.made
+            RECORDING.parent, RECORDING.made = mine
             try:
                 event = next(gen)
             except StopIteration:
                 return
             finally:
                 _GRAPH_TASKS.running.pop()
+                mine = RECORDING.parent, RECORDING.made
+                RECORDING.parent, RECORDING.made = outer
             yield event
 
     return run
@@ -220,6 +234,8 @@ def backward_events(
         node = heappop(ready)
         grads = buffers.pop(node)
         step += 1
+        if create_graph:  # the nodes made from here to the buffers were recorded by `node`
+            RECORDING.parent, RECORDING.made = node, [] if trace else None
         if short and node._plain:
             outputs = _run_plain_node(node, grads, keep)
         else:
@@ -242,6 +258,10 @@ def backward_events(
         # add a stream into one, and an AccumulateGrad take one over, only if
         # nothing else refers to it.
         outputs = g = None
+        if create_graph:
+            made, RECORDING.parent, RECORDING.made = RECORDING.made, None, None
+            if trace:
+                yield ev.NodesRecorded(step, node, tuple(made))
 
     if UNPACKED_FOR_FORMULA:  # (saved-tensor hooks: the last node's unpacked tensors)
         forget_unpacked()

@@ -14,7 +14,7 @@ import numpy as np
 from ..grad_mode import enable_grad
 from ..tensor import Tensor
 from .engine import as_tuple, backward_events
-from .graph import first_grad, fits_layout
+from .graph import RECORDING, first_grad, fits_layout
 from .hook_calls import as_tensor
 
 _CYCLE_WARNING = (
@@ -58,8 +58,14 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
             if g is None or x.grad_fn is not None:
                 continue  # (a non-leaf's retained gradient is already in its .grad)
             if create_graph:
-                with enable_grad():  # (as the engine accumulates, recording)
-                    x._grad_accumulator().accumulate_recorded(g)
+                accumulator = x._grad_accumulator()
+                # (as the engine accumulates, recording, in the accumulator's turn)
+                RECORDING.parent = accumulator
+                try:
+                    with enable_grad():
+                        accumulator.accumulate_recorded(g)
+                finally:
+                    RECORDING.parent = None
             elif x._grad is None:
                 # (PyTorch would run the leaf's AccumulateGrad: `first_grad` tells the
                 # version as it would, with the engine's references to `g` left out.)

@@ -98,6 +98,17 @@ class NodeFinished:
 
 
 @dataclass(frozen=True, slots=True)
+class NodesRecorded:
+    """In a `create_graph=True` backward: the nodes `node`'s turn recorded (its
+    formulas, and the sums of gradients its results were added into), in the order
+    they were made. Each has `node` as its `_recorded_by`."""
+
+    step: int
+    node: Any
+    nodes: tuple[Any, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class SavedTensorsReleased:
     """Without `retain_graph`, a node drops what it saved right after running."""
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import itertools
 import sys
+import threading
 import traceback
 import weakref
 from collections.abc import Callable
@@ -48,6 +49,23 @@ from .saved import (  # noqa: F401
 )
 
 _sequence = itertools.count()
+
+
+class _Recording(threading.local):
+    """Whose backward runs now in a `create_graph=True` backward pass, in this thread.
+
+    The engine sets `parent` for each node's turn (its formula, and adding its
+    gradients into the input buffers), as PyTorch's engine keeps its "current
+    evaluating node": every node made meanwhile was recorded by that backward and
+    says so (`Node._recorded_by`). `made` collects those nodes when the engine
+    reports them (a traced run)."""
+
+    def __init__(self) -> None:
+        self.parent: Node | None = None
+        self.made: list | None = None
+
+
+RECORDING = _Recording()
 
 
 class Node:
@@ -101,6 +119,10 @@ class Node:
     _tensor_pre_hooks: dict | None = None
     _retains_grad: dict | None = None
     _forward_trace: str | None = None
+    # A node a `create_graph=True` backward recorded: a weak reference to the node
+    # whose backward made it (PyTorch keeps it as `metadata["parent_"]`, in anomaly
+    # mode only). None for the nodes of a forward pass.
+    _recorded_by: weakref.ref | None = None
     # False once any of those is set (see `_extra`): the engine then runs the node
     # the long way round, hooks and all. A plain node takes its short path.
     _plain = True
@@ -113,6 +135,10 @@ class Node:
         # inputs that need no gradient); None when all of them are the output's (see
         # `elementwise`).
         self._input_meta = input_meta
+        if RECORDING.parent is not None:  # (made by a create_graph=True backward)
+            self._recorded_by = weakref.ref(RECORDING.parent)
+            if RECORDING.made is not None:
+                RECORDING.made.append(self)
 
     @property
     def metadata(self) -> dict:
