@@ -244,6 +244,7 @@ def backward_events(
                 create_graph,
             )
         grads = None  # (a formula may hand on its incoming gradient itself: see below)
+        sent = tuple(outputs) if create_graph and trace else ()  # (for NodesRecorded)
 
         for (nxt, nr), g in zip(node.next_functions, outputs):
             if nxt is None:
@@ -261,7 +262,8 @@ def backward_events(
         if create_graph:
             made, RECORDING.parent, RECORDING.made = RECORDING.made, None, None
             if trace:
-                yield ev.NodesRecorded(step, node, tuple(made))
+                yield ev.NodesRecorded(step, node, tuple(made), sent)
+            sent = ()
 
     if UNPACKED_FOR_FORMULA:  # (saved-tensor hooks: the last node's unpacked tensors)
         forget_unpacked()

@@ -101,11 +101,13 @@ class NodeFinished:
 class NodesRecorded:
     """In a `create_graph=True` backward: the nodes `node`'s turn recorded (its
     formulas, and the sums of gradients its results were added into), in the order
-    they were made. Each has `node` as its `_recorded_by`."""
+    they were made. Each has `node` as its `_recorded_by`. `grads`: the gradients
+    the node sent on, the tensors themselves (each with the graph recorded so far)."""
 
     step: int
     node: Any
     nodes: tuple[Any, ...]
+    grads: tuple[Any, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
