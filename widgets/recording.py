@@ -182,9 +182,9 @@ class BackwardRecording:
             frame.hooks.append(
                 HookCall(event.kind, name, value_text(event.before), value_text(event.after))
             )
-        elif kind == "NodesRecorded":
-            frame.recorded = tuple(event.nodes)
-            frame.sent = tuple(event.grads)
+        elif kind == "NodesRecorded":  # (the formula's nodes, then the buffers' sums)
+            frame.recorded += tuple(event.nodes)
+            frame.sent = tuple(event.grads) or frame.sent
         elif kind == "EngineFailed":
             frame.error = event.error
         elif kind == "BackwardFinished":

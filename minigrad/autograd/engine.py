@@ -37,6 +37,7 @@ from ..tensor import Tensor
 from . import events as ev
 from .graph import (
     RECORDING,
+    RECORDING_PASSES,
     UNPACKED_FOR_FORMULA,
     AccumulateGrad,
     Node,
@@ -133,19 +134,24 @@ def _one_graph_task(gen_fn: Callable[..., Iterator]) -> Callable[..., Iterator]:
         task = next(_task_ids)
         gen = gen_fn(*args, **kwargs)
         mine = (None, None)  # this pass's RECORDING, kept while it waits at a yield
-        while True:
-            _GRAPH_TASKS.running.append(task)
-            outer = RECORDING.parent, RECORDING.made
-            RECORDING.parent, RECORDING.made = mine
-            try:
-                event = next(gen)
-            except StopIteration:
-                return
-            finally:
-                _GRAPH_TASKS.running.pop()
-                mine = RECORDING.parent, RECORDING.made
-                RECORDING.parent, RECORDING.made = outer
-            yield event
+        records = bool(kwargs.get("create_graph"))
+        RECORDING_PASSES.add(records)
+        try:
+            while True:
+                _GRAPH_TASKS.running.append(task)
+                outer = RECORDING.parent, RECORDING.made
+                RECORDING.parent, RECORDING.made = mine
+                try:
+                    event = next(gen)
+                except StopIteration:
+                    return
+                finally:
+                    _GRAPH_TASKS.running.pop()
+                    mine = RECORDING.parent, RECORDING.made
+                    RECORDING.parent, RECORDING.made = outer
+                yield event
+        finally:  # (also when the caller drops the generator half way)
+            RECORDING_PASSES.add(-records)
 
     return run
 
@@ -234,8 +240,6 @@ def backward_events(
         node = heappop(ready)
         grads = buffers.pop(node)
         step += 1
-        if create_graph:  # the nodes made from here to the buffers were recorded by `node`
-            RECORDING.parent, RECORDING.made = node, [] if trace else None
         if short and node._plain:
             outputs = _run_plain_node(node, grads, keep)
         else:
@@ -244,7 +248,6 @@ def backward_events(
                 create_graph,
             )
         grads = None  # (a formula may hand on its incoming gradient itself: see below)
-        sent = tuple(outputs) if create_graph and trace else ()  # (for NodesRecorded)
 
         for (nxt, nr), g in zip(node.next_functions, outputs):
             if nxt is None:
@@ -259,11 +262,6 @@ def backward_events(
         # add a stream into one, and an AccumulateGrad take one over, only if
         # nothing else refers to it.
         outputs = g = None
-        if create_graph:
-            made, RECORDING.parent, RECORDING.made = RECORDING.made, None, None
-            if trace:
-                yield ev.NodesRecorded(step, node, tuple(made), sent)
-            sent = ()
 
     if UNPACKED_FOR_FORMULA:  # (saved-tensor hooks: the last node's unpacked tensors)
         forget_unpacked()
@@ -331,6 +329,8 @@ def _run_node_events(node, grads, step, keep, accumulate, capture_at, captured, 
     """A node's turn the long way round (hooks, retained gradients, captured inputs,
     events): yields its events and returns its gradients for `next_functions`."""
     pending: list = []
+    if recording:
+        yield from _start_recording_turn(node, step, trace)
     try:
         if needed is not None and id(node) not in needed:
             return [None] * len(node.next_functions)
@@ -353,7 +353,20 @@ def _run_node_events(node, grads, step, keep, accumulate, capture_at, captured, 
             yield ev.EngineFailed(step, node, error)
         raise
     yield from pending
+    if recording and trace:
+        made, RECORDING.made = RECORDING.made, []
+        yield ev.NodesRecorded(step, node, tuple(made), tuple(outputs))
     return outputs
+
+
+def _start_recording_turn(node: Node, step: int, trace: bool) -> Iterator:
+    """In a `create_graph=True` backward, `node`'s turn begins: every node made from
+    now on, by its formula and by the input buffers adding up its results, was
+    recorded by `node` (`RECORDING`, read by `Node.__init__`), until the next turn.
+    A traced run first reports what the buffers recorded for the previous node."""
+    if trace and RECORDING.made:
+        yield ev.NodesRecorded(step - 1, RECORDING.parent, tuple(RECORDING.made))
+    RECORDING.parent, RECORDING.made = node, [] if trace else None
 
 
 def _run_node(node, grads, step, keep, accumulate, capture_at, captured, trace, pending,

@@ -14,7 +14,7 @@ import numpy as np
 from ..grad_mode import enable_grad
 from ..tensor import Tensor
 from .engine import as_tuple, backward_events
-from .graph import RECORDING, first_grad, fits_layout
+from .graph import RECORDING, RECORDING_PASSES, first_grad, fits_layout
 from .hook_calls import as_tensor
 
 _CYCLE_WARNING = (
@@ -71,12 +71,14 @@ def accumulate_into_inputs(inputs: tuple, captured: dict, create_graph: bool) ->
         if create_graph:
             accumulator = x._grad_accumulator()
             # (as the engine accumulates, recording, in the accumulator's turn)
+            RECORDING_PASSES.add(1)
             RECORDING.parent = accumulator
             try:
                 with enable_grad():
                     accumulator.accumulate_recorded(g)
             finally:
                 RECORDING.parent = None
+                RECORDING_PASSES.add(-1)
         elif x._grad is None:
             # (PyTorch would run the leaf's AccumulateGrad: `first_grad` tells the
             # version as it would, with the engine's references to `g` left out.)

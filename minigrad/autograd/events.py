@@ -99,10 +99,11 @@ class NodeFinished:
 
 @dataclass(frozen=True, slots=True)
 class NodesRecorded:
-    """In a `create_graph=True` backward: the nodes `node`'s turn recorded (its
-    formulas, and the sums of gradients its results were added into), in the order
-    they were made. Each has `node` as its `_recorded_by`. `grads`: the gradients
-    the node sent on, the tensors themselves (each with the graph recorded so far)."""
+    """In a `create_graph=True` backward: nodes `node`'s turn recorded, in the order
+    they were made, each with `node` as its `_recorded_by`. Right after the node ran,
+    those of its formulas, with `grads`, the gradients it sent on (the tensors
+    themselves, each with the graph recorded so far); then, before the next node
+    starts, the sums the input buffers made of its results, if any (`grads` empty)."""
 
     step: int
     node: Any

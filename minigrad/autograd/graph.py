@@ -68,6 +68,24 @@ class _Recording(threading.local):
 RECORDING = _Recording()
 
 
+class _RecordingPasses:
+    """How many `create_graph=True` backward passes are under way, in all threads.
+    `Node.__init__` reads the thread-local `RECORDING` only while there are some:
+    reading a thread-local costs about as much as the rest of making a node, and
+    every op of a forward pass makes one."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self._lock = threading.Lock()
+
+    def add(self, n: int) -> None:
+        with self._lock:
+            self.count += n
+
+
+RECORDING_PASSES = _RecordingPasses()
+
+
 class Node:
     """A backward function in the graph. Subclasses are the named nodes
     (`MulBackward0`, `CopySlices`, ...) and implement `backward`.
@@ -135,7 +153,7 @@ class Node:
         # inputs that need no gradient); None when all of them are the output's (see
         # `elementwise`).
         self._input_meta = input_meta
-        if RECORDING.parent is not None:  # (made by a create_graph=True backward)
+        if RECORDING_PASSES.count and RECORDING.parent is not None:  # (see RECORDING)
             self._recorded_by = weakref.ref(RECORDING.parent)
             if RECORDING.made is not None:
                 RECORDING.made.append(self)

@@ -126,3 +126,24 @@ def test_nodes_made_between_traced_steps_are_not_recorded_by_backward():
         ("PowBackward0", ["PowBackward0", "MulBackward1", "MulBackward0"]),
         ("minigrad::autograd::AccumulateGrad", ["minigrad::autograd::CopyBackwards"]),
     ]
+
+
+def test_only_passes_under_way_make_nodes_look_for_a_recording_parent():
+    """Node.__init__ reads the thread-local RECORDING only while some create_graph
+    pass is under way (RECORDING_PASSES); a pass dropped half way counts out too."""
+    import gc
+
+    from minigrad.autograd.engine import backward_events
+    from minigrad.autograd.graph import RECORDING_PASSES
+
+    x = minigrad.tensor([1.0, 2.0], requires_grad=True)
+    y = (x**3).sum()
+    assert RECORDING_PASSES.count == 0
+    minigrad.autograd.grad(y, x, create_graph=True)
+    assert RECORDING_PASSES.count == 0
+    events = backward_events((y,), trace=True, create_graph=True, retain_graph=True)
+    next(events)
+    assert RECORDING_PASSES.count == 1
+    del events
+    gc.collect()
+    assert RECORDING_PASSES.count == 0

@@ -31,6 +31,12 @@ def tanh_mul(m):
     return {"x": x, "w": w}, y
 
 
+def square(m):
+    """x used twice: the input buffer adds its two gradients (an AddBackward0)."""
+    x = m.tensor([1.0, -2.0], requires_grad=True)
+    return {"x": x}, (x * x).sum()
+
+
 def _quiet():
     context = warnings.catch_warnings()
     context.__enter__()
@@ -71,7 +77,8 @@ def test_the_cube_gradient_is_recorded_by_pow_backward():
     assert not acc.recorded and acc.leaf_name == "x"  # the forward's leaf, as usual
 
 
-@pytest.mark.parametrize("program, wrt", [(cube, "x"), (tanh_mul, "x"), (tanh_mul, "w")])
+@pytest.mark.parametrize("program, wrt", [(cube, "x"), (tanh_mul, "x"), (tanh_mul, "w"),
+                                          (square, "x")])
 def test_what_is_marked_is_what_pytorch_recorded(torch, program, wrt):
     mine, keep_mine = gradient_graph(minigrad, program, wrt)
     theirs, keep_theirs = gradient_graph(torch, program, wrt)
@@ -170,7 +177,7 @@ def torch_recorded_by_parent(torch, program) -> dict[str, list[str]]:
     return {k: sorted(v) for k, v in found.items()}
 
 
-@pytest.mark.parametrize("program", [cube, tanh_mul], ids=lambda p: p.__name__)
+@pytest.mark.parametrize("program", [cube, tanh_mul, square], ids=lambda p: p.__name__)
 def test_each_step_records_the_nodes_pytorch_records(torch, program):
     leaves, y = program(minigrad)
     stepper = stepped(y, create_graph=True, names=leaves)
@@ -183,6 +190,8 @@ def test_each_step_records_the_nodes_pytorch_records(torch, program):
             by_parent.setdefault(frame.node_name, []).extend(names)
     assert {k: sorted(v) for k, v in by_parent.items()} == torch_recorded_by_parent(torch,
                                                                                     program)
+    if program is square:  # the buffer's sum comes with the step whose results it added
+        assert stepper.recorded_names(2) == ["MulBackward0", "MulBackward0", "AddBackward0"]
 
 
 def test_the_cube_steps_in_order_and_the_end_state_names_the_grad_fn():
