@@ -71,6 +71,10 @@ PALETTE = {
     ACCUMULATE: "#a5d8ff",
     NO_GRAD: "#ffffff",
     "group": "#f8f9fa",
+    # A node the backward pass recorded (create_graph=True): teal, apart from the
+    # forward graph's grey nodes it leads into.
+    "recorded": "#c3fae8",
+    "recorded_edge": "#087f5b",
     "saved": "#ffd8a8",
     "saved_edge": "#d9480f",
     "saved_bad": "#ffc9c9",
@@ -88,6 +92,7 @@ PALETTE = {
     FAILED: "#ff8787",
 }
 STATUS_EDGE = {CURRENT: "#e67700", DONE: "#2b8a3e", FAILED: "#c92a2a"}
+RECORDED_WIDTH = 1.6  # the outline of a node the backward pass recorded
 
 # Text size. JupyterLab sets a notebook's prose at 14 px (--jp-content-font-size1 of its
 # default themes; code and UI text are 13 px). A figure shown at its natural size draws an
@@ -291,9 +296,12 @@ def node_label(node: GraphNode) -> str:
         return f"{node.name}\n{kind} {node.shape}"
     if node.kind == ACCUMULATE:
         return f"AccumulateGrad\n{node.leaf_name or 'leaf'} {node.shape}"
+    lines = [node.name]
     if node.kind == BACKWARD and node.tensor_names:
-        return f"{node.name}\n\u2192 {', '.join(node.tensor_names)}"
-    return node.name
+        lines.append(f"\u2192 {', '.join(node.tensor_names)}")
+    if node.recorded_by:
+        lines.append(f"by {node.recorded_by}'s backward")
+    return "\n".join(lines)
 
 
 def saved_label(saved: SavedValue, released: bool = False) -> str:
@@ -340,6 +348,7 @@ class GraphDrawing:
         # What is shown, for tests and tools: box key -> status, (key, attr) -> "ok" /
         # "modified" / "released", (source index, input index) -> edge text.
         self.box_status: dict[int, str | None] = {}
+        self.box_face: dict[int, str] = {}  # box key -> its fill colour (before fading)
         self.saved_look: dict[tuple[int, str], str] = {}
         self.edge_labels: dict[tuple[int, int], str] = {}
         self.index_labels: list[tuple[int, int, str]] = []  # (source, target, label)
@@ -516,6 +525,16 @@ class GraphDrawing:
         ]
         if ACCUMULATE in kinds:
             entries.append(LegendEntry("AccumulateGrad (leaf)", PALETTE[ACCUMULATE]))
+        if any(n.recorded for n in visible):
+            entries.append(
+                LegendEntry(
+                    "recorded by backward (create_graph)",
+                    PALETTE["recorded"],
+                    PALETTE["recorded_edge"],
+                    "-",
+                    RECORDED_WIDTH,
+                )
+            )
         if saved:
             entries.append(
                 LegendEntry(
@@ -621,6 +640,8 @@ class GraphDrawing:
             if kind in (NO_GRAD, "group"):
                 style = "--"
                 alpha = 0.5 if kind == NO_GRAD else 1.0
+            if node is not None and node.recorded:
+                face, edge, width = PALETTE["recorded"], PALETTE["recorded_edge"], RECORDED_WIDTH
             if node is not None and node.shared:
                 edge, width = PALETTE["shared"], 2.2
             status = self.status_of(key, state)
@@ -633,6 +654,7 @@ class GraphDrawing:
             if key in self.highlighted and status not in STATUS_EDGE:
                 edge, width = PALETTE["highlight"], 2.8
             self.box_status[key] = status
+            self.box_face[key] = face
             faces.append(to_rgba(face, alpha))
             edges.append(to_rgba(edge, max(alpha, 0.6)))
             widths.append(width)

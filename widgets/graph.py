@@ -90,6 +90,10 @@ class GraphNode:
     saved: tuple[SavedValue, ...] = ()
     roots: frozenset[int] = frozenset()  # which roots (positions) reach this node
     is_leaf_root: bool = False  # ROOT that is itself a leaf (no grad_fn)
+    # BACKWARD recorded by a `create_graph=True` backward pass (not by a forward), and
+    # the name of the node whose backward recorded it (None when no longer known).
+    recorded: bool = False
+    recorded_by: str | None = None
 
     @property
     def shared(self) -> bool:
@@ -274,6 +278,11 @@ class BackwardGraph:
         return [n for n in self.nodes if n.is_engine_node]
 
     @property
+    def recorded_nodes(self) -> list[GraphNode]:
+        """The nodes a `create_graph=True` backward pass recorded."""
+        return [n for n in self.nodes if n.recorded]
+
+    @property
     def shared_nodes(self) -> list[GraphNode]:
         return [n for n in self.nodes if n.is_engine_node and n.shared]
 
@@ -394,7 +403,32 @@ def _describe_node(index: int, obj: Any, names: TensorNames) -> GraphNode:
             leaf_name=names.name_of(leaf),
             shape=shape_text(leaf),
         )
-    return GraphNode(index, BACKWARD, name, obj=obj, saved=tuple(read_saved_values(obj, names)))
+    recorded, parent = recording_parent(obj)
+    return GraphNode(
+        index,
+        BACKWARD,
+        name,
+        obj=obj,
+        saved=tuple(read_saved_values(obj, names)),
+        recorded=recorded,
+        recorded_by=None if parent is None else node_display_name(parent),
+    )
+
+
+def recording_parent(node: Any) -> tuple[bool, Any]:
+    """Whether a `create_graph=True` backward recorded `node`, and the node whose
+    backward did (None when it is gone or unknown).
+
+    minigrad marks every such node (`_recorded_by`, a weak reference to the parent).
+    PyTorch keeps the parent only in anomaly mode, as `metadata["parent_"]`: a torch
+    graph recorded outside `torch.autograd.detect_anomaly()` shows as a forward one.
+    """
+    if hasattr(node, "_recorded_by"):  # minigrad
+        ref = node._recorded_by
+        return (False, None) if ref is None else (True, ref())
+    metadata = getattr(node, "metadata", None)
+    parent = metadata.get("parent_") if isinstance(metadata, dict) else None
+    return parent is not None, parent
 
 
 def _attach_tensor_names(nodes: list[GraphNode], index_of: dict[int, int], names: TensorNames):
@@ -536,5 +570,6 @@ __all__ = [
     "build_graph",
     "check_roots",
     "read_saved_values",
+    "recording_parent",
     "resolve_names",
 ]

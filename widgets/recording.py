@@ -58,6 +58,10 @@ class Frame:
     retained: list[tuple[Any, np.ndarray | None]] = field(default_factory=list)
     hooks: list[HookCall] = field(default_factory=list)
     error: BaseException | None = None
+    # create_graph=True: the nodes this step recorded, and the gradients it sent on
+    # (the tensors themselves, whose graphs hold those nodes).
+    recorded: tuple[Any, ...] = ()
+    sent: tuple[Any, ...] = ()
 
     @property
     def node_name(self) -> str:
@@ -178,6 +182,9 @@ class BackwardRecording:
             frame.hooks.append(
                 HookCall(event.kind, name, value_text(event.before), value_text(event.after))
             )
+        elif kind == "NodesRecorded":  # (the formula's nodes, then the buffers' sums)
+            frame.recorded += tuple(event.nodes)
+            frame.sent = tuple(event.grads) or frame.sent
         elif kind == "EngineFailed":
             frame.error = event.error
         elif kind == "BackwardFinished":

@@ -16,13 +16,15 @@ from __future__ import annotations
 
 import base64
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 import ipywidgets as widgets
+from matplotlib.figure import Figure
 
-from .draw import DPI, GraphDrawing
-from .formatting import escape, is_tensor_like, shape_text, value_text
-from .graph import ACCUMULATE, build_graph, check_roots, resolve_names
+from .draw import DPI, GraphDrawing, draw_graph
+from .formatting import escape, is_tensor_like, node_display_name, shape_text, value_text
+from .graph import ACCUMULATE, TensorNames, build_graph, check_roots, resolve_names
 from .recording import BackwardRecording, Frame, snapshot
 from .torch_recording import is_torch_tensor, torch_recording
 
@@ -79,28 +81,45 @@ class BackwardStepper:
     ----------
     loss: a minigrad tensor with a grad_fn (scalar, or give `grad_tensors`); or a torch
         tensor, whose backward PyTorch runs once, recorded (`torch_recording`), replayed.
-    retain_graph: passed to the engine, as in `loss.backward(retain_graph=...)`.
+    retain_graph: passed to the engine, as in `loss.backward(retain_graph=...)`; by
+        default (None) the graph is kept exactly when `create_graph` is True.
     names: None, ``"auto"`` (use the caller's variable names), or ``{"w": w, ...}``.
     grad_tensors: the starting gradient for a non-scalar `loss`.
+    create_graph: as in `loss.backward(create_graph=True)` (minigrad only): the backward
+        pass records a graph of its own; each step lists the nodes it recorded
+        (`frame.recorded`, drawn by `draw_recorded()`), and the gradients end up with
+        grad_fns.
+    inputs: as in `loss.backward(inputs=[...])` (minigrad only): only the parts of the
+        graph leading to these tensors run, and only their `.grad` fill up.
     """
 
     def __init__(
         self,
         loss: Any,
-        retain_graph: bool = False,
+        retain_graph: bool | None = None,
         names: Any = None,
         grad_tensors: Any = None,
         show_saved: bool = True,
         dpi: float = DPI,
         interval_ms: int = 900,
+        *,
+        create_graph: bool = False,
+        inputs: Any = None,
     ) -> None:
         on_torch = is_torch_tensor(loss)  # a torch loss: PyTorch's engine, run once, replayed
         if on_torch:
             check_roots((loss,), "BackwardStepper")
+            if create_graph or inputs is not None:
+                raise NotImplementedError(
+                    "BackwardStepper replays PyTorch's backward without create_graph or "
+                    "inputs; step through the same code on minigrad for those"
+                )
         else:
             require_minigrad_tensor(loss, "BackwardStepper")
         self.loss = loss
-        self.retain_graph = retain_graph
+        self.create_graph = bool(create_graph)
+        self.retain_graph = self.create_graph if retain_graph is None else bool(retain_graph)
+        self.inputs = _as_inputs(inputs)
         self.graph = build_graph(
             loss, names=resolve_names(names, sys._getframe(1)), caller="BackwardStepper"
         )
@@ -109,11 +128,10 @@ class BackwardStepper:
         self._initial_grads = {id(n.variable): snapshot(n.variable.grad) for n in self._leaves}
         self.notes = self._stale_state_notes()
         if on_torch:
-            self.recording = torch_recording(loss, self.graph, grad_tensors, retain_graph)
+            self.recording = torch_recording(loss, self.graph, grad_tensors, self.retain_graph)
         else:
-            from minigrad.autograd.engine import backward_events
-
-            events = backward_events((loss,), grad_tensors, retain_graph, trace=True)
+            events = _minigrad_events(loss, grad_tensors, self.retain_graph, self.create_graph,
+                                      self.inputs)
             self.recording = BackwardRecording(events, [loss])
         self._index = 0
         self._syncing = False
@@ -143,6 +161,42 @@ class BackwardStepper:
     def error(self) -> BaseException | None:
         """The exception the engine raised, once the stepper has reached it."""
         return self.recording.error
+
+    def recorded_names(self, index: int | None = None) -> list[str]:
+        """Names of the nodes step `index` (default: the one on display) recorded, in
+        the order they were made (create_graph=True; empty otherwise)."""
+        frame = self.frame if index is None else self._frame_at(index)
+        return [node_display_name(n) for n in frame.recorded]
+
+    def draw_recorded(self, index: int | None = None, **options: Any) -> Figure:
+        """Draw the gradients step `index` (default: the one on display) sent on, with
+        the graphs a create_graph=True backward gave them: the nodes the backward
+        pass recorded marked apart, those of this step outlined. `options` go to
+        `draw_graph` (e.g. `names=`)."""
+        frame = self.frame if index is None else self._frame_at(index)
+        named = [(f"grad out[{i}]", g) for i, g in enumerate(frame.sent)
+                 if g is not None and g.grad_fn is not None]
+        if frame.accumulation is not None and getattr(frame.accumulation.leaf.grad,
+                                                      "grad_fn", None) is not None:
+            leaf = self.graph.names.name_of(frame.accumulation.leaf) or "leaf"
+            named.append((f"{leaf}.grad", frame.accumulation.leaf.grad))  # what it stored
+        tensors = [g for _, g in named]
+        if not tensors:
+            why = ("the stepper was made without create_graph=True" if not self.create_graph
+                   else "no gradient it sent on has a grad_fn")
+            raise ValueError(f"step {frame.index} has no recorded graph to draw: {why}")
+        if "highlight" not in options:
+            present = [n for n in frame.recorded
+                       if build_graph(*tensors, caller="draw_recorded").node_of(n) is not None]
+            options["highlight"] = present or None
+        options.setdefault("names", TensorNames([*named, *self.graph.names.items()]))
+        return draw_graph(*tensors, **options)
+
+    def _frame_at(self, index: int) -> Frame:
+        if not self.recording.ensure(int(index)):
+            raise IndexError(f"backward ran {self.recording.nodes_run} steps; there is no "
+                             f"step {index}")
+        return self.recording.frames[int(index)]
 
     def next(self) -> None:
         self.show(self._index + 1)
@@ -184,6 +238,22 @@ class BackwardStepper:
                               f"{': ' + self.current_node_name if self._index else ''}"
                               " (run the notebook to step through it)")
         return data, metadata
+
+    def gradient_graph_text(self) -> str:
+        """What create_graph=True left behind, once backward finished: the `.grad` of
+        each leaf and its `grad_fn` (a gradient with a graph of its own)."""
+        recorded = sum(len(f.recorded) for f in self.recording.frames)
+        parts = []
+        for node in self._leaves:
+            grad = node.variable.grad
+            if grad is None:
+                continue
+            fn = grad.grad_fn
+            has = f"grad_fn={node_display_name(fn)}" if fn is not None else "no grad_fn"
+            parts.append(f"{node.leaf_name or 'leaf'}.grad has {has}")
+        return (f"create_graph=True: the backward pass recorded {recorded} nodes; "
+                + ("; ".join(parts) if parts else "no leaf got a gradient")
+                + " (a gradient with a graph can be differentiated again).")
 
     # -- a graph that already ran ------------------------------------------------------------
 
@@ -362,6 +432,10 @@ class BackwardStepper:
             if frame.accumulation is not None:
                 rows.append((".grad += ", value_text(frame.accumulation.grad)))
                 rows.append((".grad is now", value_text(frame.accumulation.total)))
+            if self.create_graph:
+                made = ", ".join(node_display_name(n) for n in frame.recorded)
+                rows.append(("recorded", made or "no node (no input of its formula "
+                                                  "requires grad)"))
             lines.append(_table(rows))
         if frame.error is not None:
             advice = ""
@@ -384,6 +458,8 @@ class BackwardStepper:
                 f'<div style="color:{_SUCCESS_COLOR};margin-top:6px"><b>Backward finished</b>: '
                 f"{recording.nodes_run} nodes ran; saved tensors {kept}.</div>"
             )
+            if self.create_graph:
+                lines.append(escape(self.gradient_graph_text()))
         return (DARK_THEME_CSS + f'<div style="{_PANEL_STYLE}">' + "<br>".join(lines)
                 + "</div>")
 
@@ -399,6 +475,40 @@ class BackwardStepper:
             name = self.graph.names.name_of(tensor) or "non-leaf"
             rows.append((f"{name} (retain_grad)", value_text(grad)))
         return f'<div style="{_PANEL_STYLE}"><b>.grad</b>{_table(rows)}</div>'
+
+
+def _as_inputs(inputs: Any) -> tuple | None:
+    """`inputs=` as `backward` takes it: a tensor or a sequence of them, not empty."""
+    if inputs is None:
+        return None
+    inputs = (inputs,) if is_tensor_like(inputs) else tuple(inputs)
+    if not inputs:
+        raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
+    return inputs
+
+
+def _minigrad_events(loss: Any, grad_tensors: Any, retain_graph: bool, create_graph: bool,
+                     inputs: tuple | None) -> Iterator:
+    """The events of `loss.backward(grad_tensors, retain_graph, create_graph, inputs)`,
+    one at a time: minigrad's engine, traced, plus (with `inputs`) the leaves' `.grad`
+    filled in at the end, as `backward(inputs=...)` does after the engine (shown as
+    accumulations of the last step)."""
+    from minigrad.autograd import entry_points
+    from minigrad.autograd import events as ev
+    from minigrad.autograd.engine import backward_events
+
+    if create_graph:
+        entry_points._warn_of_cycle()  # (PyTorch's warning for backward(create_graph=True))
+    captured: dict = {}
+    for event in backward_events((loss,), grad_tensors, retain_graph, inputs, trace=True,
+                                 captured=captured, create_graph=create_graph):
+        if isinstance(event, ev.BackwardFinished) and inputs is not None:
+            entry_points.accumulate_into_inputs(inputs, captured, create_graph)
+            for x in inputs:
+                if x.grad_fn is None and id(x) in captured:
+                    yield ev.GradAccumulated(event.step, x._grad_accumulator(), x,
+                                             snapshot(captured[id(x)]), x.grad)
+        yield event
 
 
 def _table(rows: list[tuple[str, str]]) -> str:

@@ -35,7 +35,15 @@ import numpy as np
 from ..grad_mode import ANOMALY, grad_mode_while_running
 from ..tensor import Tensor
 from . import events as ev
-from .graph import UNPACKED_FOR_FORMULA, AccumulateGrad, Node, SavedTensor, forget_unpacked
+from .graph import (
+    RECORDING,
+    RECORDING_PASSES,
+    UNPACKED_FOR_FORMULA,
+    AccumulateGrad,
+    Node,
+    SavedTensor,
+    forget_unpacked,
+)
 from .hook_calls import as_tensor, hook_grads, run_hooks, snapshot
 from .input_buffer import add_to_buffer
 from .validate import root_gradients, validate, validate_recorded
@@ -117,21 +125,33 @@ def current_graph_task_id() -> int:
 def _one_graph_task(gen_fn: Callable[..., Iterator]) -> Callable[..., Iterator]:
     """Number each run of generator function `gen_fn` as one backward pass, current
     (`current_graph_task_id`) in this thread while the generator runs, not while it
-    waits at a `yield` (a stepper showing an event)."""
+    waits at a `yield` (a stepper showing an event). So is the node whose backward
+    records (`RECORDING`): what the caller does between two events is not part of
+    this backward pass."""
 
     @functools.wraps(gen_fn)
     def run(*args, **kwargs) -> Iterator:
         task = next(_task_ids)
         gen = gen_fn(*args, **kwargs)
-        while True:
-            _GRAPH_TASKS.running.append(task)
-            try:
-                event = next(gen)
-            except StopIteration:
-                return
-            finally:
-                _GRAPH_TASKS.running.pop()
-            yield event
+        mine = (None, None)  # this pass's RECORDING, kept while it waits at a yield
+        records = bool(kwargs.get("create_graph"))
+        RECORDING_PASSES.add(records)
+        try:
+            while True:
+                _GRAPH_TASKS.running.append(task)
+                outer = RECORDING.parent, RECORDING.made
+                RECORDING.parent, RECORDING.made = mine
+                try:
+                    event = next(gen)
+                except StopIteration:
+                    return
+                finally:
+                    _GRAPH_TASKS.running.pop()
+                    mine = RECORDING.parent, RECORDING.made
+                    RECORDING.parent, RECORDING.made = outer
+                yield event
+        finally:  # (also when the caller drops the generator half way)
+            RECORDING_PASSES.add(-records)
 
     return run
 
@@ -309,6 +329,8 @@ def _run_node_events(node, grads, step, keep, accumulate, capture_at, captured, 
     """A node's turn the long way round (hooks, retained gradients, captured inputs,
     events): yields its events and returns its gradients for `next_functions`."""
     pending: list = []
+    if recording:
+        yield from _start_recording_turn(node, step, trace)
     try:
         if needed is not None and id(node) not in needed:
             return [None] * len(node.next_functions)
@@ -331,7 +353,20 @@ def _run_node_events(node, grads, step, keep, accumulate, capture_at, captured, 
             yield ev.EngineFailed(step, node, error)
         raise
     yield from pending
+    if recording and trace:
+        made, RECORDING.made = RECORDING.made, []
+        yield ev.NodesRecorded(step, node, tuple(made), tuple(outputs))
     return outputs
+
+
+def _start_recording_turn(node: Node, step: int, trace: bool) -> Iterator:
+    """In a `create_graph=True` backward, `node`'s turn begins: every node made from
+    now on, by its formula and by the input buffers adding up its results, was
+    recorded by `node` (`RECORDING`, read by `Node.__init__`), until the next turn.
+    A traced run first reports what the buffers recorded for the previous node."""
+    if trace and RECORDING.made:
+        yield ev.NodesRecorded(step - 1, RECORDING.parent, tuple(RECORDING.made))
+    RECORDING.parent, RECORDING.made = node, [] if trace else None
 
 
 def _run_node(node, grads, step, keep, accumulate, capture_at, captured, trace, pending,

@@ -14,7 +14,7 @@ import numpy as np
 from ..grad_mode import enable_grad
 from ..tensor import Tensor
 from .engine import as_tuple, backward_events
-from .graph import first_grad, fits_layout
+from .graph import RECORDING, RECORDING_PASSES, first_grad, fits_layout
 from .hook_calls import as_tensor
 
 _CYCLE_WARNING = (
@@ -53,24 +53,39 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
         for _ in backward_events(tensors, grad_tensors, retain_graph, inputs,
                                  trace=False, captured=captured, create_graph=create_graph):
             pass
-        for x in inputs:
-            g = captured.get(id(x))
-            if g is None or x.grad_fn is not None:
-                continue  # (a non-leaf's retained gradient is already in its .grad)
-            if create_graph:
-                with enable_grad():  # (as the engine accumulates, recording)
-                    x._grad_accumulator().accumulate_recorded(g)
-            elif x._grad is None:
-                # (PyTorch would run the leaf's AccumulateGrad: `first_grad` tells the
-                # version as it would, with the engine's references to `g` left out.)
-                x._grad = first_grad(g, x._data, stolen=fits_layout(g, x._data))
-            else:
-                x._grad._data += g
-                x._grad._version_counter.value += 1
+        accumulate_into_inputs(inputs, captured, create_graph)
         return
     for _ in backward_events(tensors, grad_tensors, retain_graph, trace=False,
                              create_graph=create_graph):
         pass
+
+
+def accumulate_into_inputs(inputs: tuple, captured: dict, create_graph: bool) -> None:
+    """`backward(inputs=...)`'s last step: add the gradients the engine captured for
+    the leaves among `inputs` into their `.grad` (a non-leaf's retained gradient is
+    already in its `.grad`)."""
+    for x in inputs:
+        g = captured.get(id(x))
+        if g is None or x.grad_fn is not None:
+            continue
+        if create_graph:
+            accumulator = x._grad_accumulator()
+            # (as the engine accumulates, recording, in the accumulator's turn)
+            RECORDING_PASSES.add(1)
+            RECORDING.parent = accumulator
+            try:
+                with enable_grad():
+                    accumulator.accumulate_recorded(g)
+            finally:
+                RECORDING.parent = None
+                RECORDING_PASSES.add(-1)
+        elif x._grad is None:
+            # (PyTorch would run the leaf's AccumulateGrad: `first_grad` tells the
+            # version as it would, with the engine's references to `g` left out.)
+            x._grad = first_grad(g, x._data, stolen=fits_layout(g, x._data))
+        else:
+            x._grad._data += g
+            x._grad._version_counter.value += 1
 
 
 def tensor_backward(self: Tensor, gradient: Tensor | None = None,

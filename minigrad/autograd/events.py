@@ -98,6 +98,20 @@ class NodeFinished:
 
 
 @dataclass(frozen=True, slots=True)
+class NodesRecorded:
+    """In a `create_graph=True` backward: nodes `node`'s turn recorded, in the order
+    they were made, each with `node` as its `_recorded_by`. Right after the node ran,
+    those of its formulas, with `grads`, the gradients it sent on (the tensors
+    themselves, each with the graph recorded so far); then, before the next node
+    starts, the sums the input buffers made of its results, if any (`grads` empty)."""
+
+    step: int
+    node: Any
+    nodes: tuple[Any, ...]
+    grads: tuple[Any, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class SavedTensorsReleased:
     """Without `retain_graph`, a node drops what it saved right after running."""
 

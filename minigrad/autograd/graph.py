@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import itertools
 import sys
+import threading
 import traceback
 import weakref
 from collections.abc import Callable
@@ -50,6 +51,41 @@ from .saved_hooks import (  # noqa: F401
 )
 
 _sequence = itertools.count()
+
+
+class _Recording(threading.local):
+    """Whose backward runs now in a `create_graph=True` backward pass, in this thread.
+
+    The engine sets `parent` for each node's turn (its formula, and adding its
+    gradients into the input buffers), as PyTorch's engine keeps its "current
+    evaluating node": every node made meanwhile was recorded by that backward and
+    says so (`Node._recorded_by`). `made` collects those nodes when the engine
+    reports them (a traced run)."""
+
+    def __init__(self) -> None:
+        self.parent: Node | None = None
+        self.made: list | None = None
+
+
+RECORDING = _Recording()
+
+
+class _RecordingPasses:
+    """How many `create_graph=True` backward passes are under way, in all threads.
+    `Node.__init__` reads the thread-local `RECORDING` only while there are some:
+    reading a thread-local costs about as much as the rest of making a node, and
+    every op of a forward pass makes one."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self._lock = threading.Lock()
+
+    def add(self, n: int) -> None:
+        with self._lock:
+            self.count += n
+
+
+RECORDING_PASSES = _RecordingPasses()
 
 
 class Node:
@@ -103,6 +139,10 @@ class Node:
     _tensor_pre_hooks: dict | None = None
     _retains_grad: dict | None = None
     _forward_trace: str | None = None
+    # A node a `create_graph=True` backward recorded: a weak reference to the node
+    # whose backward made it (PyTorch keeps it as `metadata["parent_"]`, in anomaly
+    # mode only). None for the nodes of a forward pass.
+    _recorded_by: weakref.ref | None = None
     # False once any of those is set (see `_extra`): the engine then runs the node
     # the long way round, hooks and all. A plain node takes its short path.
     _plain = True
@@ -115,6 +155,10 @@ class Node:
         # inputs that need no gradient); None when all of them are the output's (see
         # `elementwise`).
         self._input_meta = input_meta
+        if RECORDING_PASSES.count and RECORDING.parent is not None:  # (see RECORDING)
+            self._recorded_by = weakref.ref(RECORDING.parent)
+            if RECORDING.made is not None:
+                RECORDING.made.append(self)
 
     @property
     def metadata(self) -> dict:

@@ -150,11 +150,44 @@ def lesson10_inplace_relu():
     return (out.sum(),), {"x": x}
 
 
+def lesson11_cube_gradient():
+    x = torch.tensor([0.5, -1.0, 2.0], requires_grad=True)
+    (g,) = torch.autograd.grad((x**3).sum(), x, create_graph=True)
+    return (g,), {"x": x, "g": g}
+
+
+def lesson11_tanh_gradient():
+    x = torch.tensor([1.0, -2.0], requires_grad=True)
+    w = torch.tensor([0.5, 3.0], requires_grad=True)
+    loss = torch.tanh(x * w).sum()
+    (g,) = torch.autograd.grad(loss, x, create_graph=True)
+    return (g,), {"x": x, "w": w, "g": g, "loss": loss}
+
+
+def lesson11_step_recorded():
+    """What `draw_recorded(3)` draws: the two gradients MulBackward0's step sent on."""
+    x = torch.tensor([1.0, -2.0], requires_grad=True)
+    w = torch.tensor([0.5, 3.0], requires_grad=True)
+    loss = torch.tanh(x * w).sum()
+    (gx, gw) = torch.autograd.grad(loss, (x, w), create_graph=True)
+    return (gx, gw), {"x": x, "w": w}
+
+
+def lesson11_gradient_penalty():
+    W = torch.tensor([[0.5, -0.3], [0.2, 0.8], [-0.6, 0.1]], requires_grad=True)
+    v = torch.tensor([[1.0], [-2.0]], requires_grad=True)
+    x_hat = torch.tensor([[0.2, 0.1, 0.3], [1.0, 0.4, -0.2]], requires_grad=True)
+    (grad_x,) = torch.autograd.grad((torch.tanh(x_hat @ W) @ v).sum(), x_hat,
+                                    create_graph=True)
+    return (((grad_x.norm(2, dim=1) - 1) ** 2).mean(),), {"W": W, "v": v, "x_hat": x_hat}
+
+
 COURSE = [
     lesson0_add, lesson1_mul, lesson1_k, lesson1_broadcast, lesson2_reassignment,
     lesson3_retain_loop, lesson4_exp_then_add, lesson4_copy_slices, lesson5_unbind,
     lesson7_training_step, lesson8_custom_function, lesson9_diamond, lesson10_gan,
-    lesson10_recurrent, lesson10_inplace_relu,
+    lesson10_recurrent, lesson10_inplace_relu, lesson11_cube_gradient,
+    lesson11_tanh_gradient, lesson11_step_recorded, lesson11_gradient_penalty,
 ]
 
 
