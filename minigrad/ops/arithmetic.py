@@ -12,8 +12,8 @@ shape), so the formulas below are written for equal shapes.
 These functions are also the operators' methods (`Tensor.__add__` is `add`): given an
 operand they cannot take (a string, a list, None) they return NotImplemented, as
 Python asks of an operator, so Python tries the other operand and then raises its
-own TypeError. Called by name (`t.add("a")`), the method table in
-`minigrad/__init__.py` turns that into PyTorch's TypeError instead.
+own TypeError. Called by name (`t.add("a")`), the method each declaration at the
+bottom of this module makes (`public_forms.as_method`) raises PyTorch's TypeError.
 """
 
 from __future__ import annotations
@@ -31,8 +31,9 @@ from ..autograd.inplace import begin_inplace, finish_inplace
 from ..autograd.record import record, record_elementwise
 from ..kernels import elementwise as K
 from ..tensor import Tensor, as_tensor_arg, operand
-from .declaration import binary_op, functions_declared_in, unary_op
+from .declaration import binary_op, declare, functions_declared_in, unary_op
 from .formulas import Formula
+from .public_forms import as_method, not_with_ndarray, number_first
 
 VALUE = "value"
 
@@ -427,6 +428,13 @@ def remainder(self: Tensor, other) -> Tensor:
     )
 
 
+def positive(self: Tensor) -> Tensor:
+    """`+x`: x itself (refused for bool, as PyTorch does)."""
+    if self._data.dtype == _NP_BOOL:
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return self
+
+
 def rdiv(self: Tensor, other) -> Tensor:
     """other / self for a Python number: PyTorch computes it as other * (1 / self)."""
     other = operand(other)
@@ -528,7 +536,45 @@ def div_(self: Tensor, other) -> Tensor:
     return _inplace(DivBackward0, lambda s, o: div(s.detach(), o), self, other, _SAVE_DIV)
 
 
-# -- declared ops: see `declaration.py` -----------------------------------------------------
+# -- declarations: each op's public names (see `declaration.py`) ----------------------------
+
+
+declare("add", nodes=(AddBackward0,), function=number_first(add), method=as_method(add),
+        inplace=as_method(add_),
+        attributes={"__add__": add, "__radd__": not_with_ndarray(add), "__iadd__": add_})
+
+# (The aliases are overloaded in PyTorch: a bad operand lists their signatures.)
+declare("sub", nodes=(SubBackward0, RsubBackward1), function=number_first(sub),
+        method=as_method(sub), inplace=as_method(sub_),
+        aliases=("subtract",), inplace_aliases=False,
+        alias_methods={"subtract": as_method(sub, "subtract", [
+            "Tensor other, *, Number alpha = 1", "Number other, Number alpha = 1"])},
+        attributes={"__sub__": sub, "__rsub__": not_with_ndarray(rsub), "__isub__": sub_})
+
+declare("mul", nodes=(MulBackward0,), function=number_first(mul), method=as_method(mul),
+        inplace=as_method(mul_), aliases=("multiply",), inplace_aliases=False,
+        alias_methods={"multiply": as_method(mul, "multiply", ["Tensor other",
+                                                               "Number other"])},
+        attributes={"__mul__": mul, "__rmul__": not_with_ndarray(mul), "__imul__": mul_})
+
+declare("div", nodes=(DivBackward0, DivBackward2), function=number_first(div),
+        method=as_method(div), inplace=as_method(div_),
+        aliases=("divide", "true_divide"), inplace_aliases=False,
+        alias_methods={
+            "divide": as_method(div, "divide", [
+                "Tensor other", "Tensor other, *, str rounding_mode", "Number other",
+                "Number other, *, str rounding_mode"]),
+            "true_divide": as_method(div, "true_divide", ["Tensor other", "Number other"])},
+        attributes={"__truediv__": div, "__rtruediv__": rdiv, "__itruediv__": div_})
+
+declare("floor_divide", method=floor_divide,
+        attributes={"__floordiv__": floor_divide,
+                    "__rfloordiv__": not_with_ndarray(floor_divide)})
+
+declare("remainder", method=remainder,
+        attributes={"__mod__": remainder, "__rmod__": not_with_ndarray(remainder)})
+
+declare("positive", method=positive, attributes={"__pos__": positive})
 
 
 def _float_result(input: Tensor, other: Tensor):  # noqa: A002 - PyTorch's name
@@ -537,7 +583,7 @@ def _float_result(input: Tensor, other: Tensor):  # noqa: A002 - PyTorch's name
     return dt if dt.is_floating_point else _dtype.float32
 
 
-unary_op("neg", node="NegBackward0", kernel=K.neg, aliases=("negative",),
+unary_op("neg", node="NegBackward0", kernel=K.neg, aliases=("negative",), operator="__neg__",
          formula="-grad", fused=K.neg, keeps_integers=True,
          bool_error=(RuntimeError, "Negation, the `-` operator, on a bool tensor is not "
                      "supported. If you are trying to invert a mask, use the `~` or "

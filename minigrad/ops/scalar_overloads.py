@@ -15,7 +15,8 @@ from ..autograd.record import record_elementwise
 from ..kernels import elementwise as K
 from ..tensor import Tensor
 from .arithmetic import VALUE, _scalar_op, _times_number
-from .formulas import BACKWARD_OPS, Formula
+from .declaration import declare
+from .formulas import Formula
 
 # (In lesson 4's table these nodes stand with the rest of the arithmetic.)
 OP_FAMILY = "arithmetic"
@@ -89,6 +90,8 @@ def div_scalar(t: Tensor, s) -> Tensor:
     return _with_scalar(DivBackward1, K.div_scalar, t, s)
 
 
-BACKWARD_OPS.update(add_scalar=add_scalar, sub_scalar=sub_scalar, mul_scalar=mul_scalar,
-                    div_scalar=div_scalar)
+declare("add_scalar", nodes=(AddBackward1,), aten=add_scalar)
+declare("sub_scalar", nodes=(SubBackward1,), aten=sub_scalar)
+declare("mul_scalar", nodes=(MulBackward1,), aten=mul_scalar)
+declare("div_scalar", nodes=(DivBackward1,), aten=div_scalar)
 
