@@ -21,9 +21,9 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtype
-from .._dtype import _BY_NUMPY, float64
+from .._dtype import _BY_NUMPY
 from ..arrays.broadcasting import broadcast_shape, check_inplace_shape
-from ..arrays.dispatch import PARALLEL_MIN, binary, run_kernel, unary
+from ..arrays.dispatch import binary, scalar_op, unary
 from ..arrays.layout import fresh_result
 from ..arrays.scalars import scalar_of
 from ..autograd.graph import INPUT, Node, SavedNumber, SavedTensor
@@ -36,30 +36,6 @@ from .formulas import Formula
 from .public_forms import as_method, not_with_ndarray, number_first
 
 VALUE = "value"
-
-
-def _scalar_op(kernel, a: np.ndarray, s, dt, reverse: bool = False) -> np.ndarray:
-    """Apply `kernel(array, scalar)` (or `kernel(scalar, array)`) in dtype `dt`."""
-    np_dtype = dt.np
-    if a.dtype is not np_dtype:
-        a = a.astype(np_dtype)
-    if type(s) is not float or dt is not float64:  # (a Python float is a float64 already)
-        try:
-            s = scalar_of(s, dt)
-        except OverflowError:  # an int in [2**63, 2**64): PyTorch wraps it into int64
-            s = scalar_of(s - 2**64, dt)
-    if a.ndim == 1:
-        x = a
-        out = flat_out = np.empty(a.size, np_dtype)
-    else:  # laid out as `a` is: `x.t() * 2` is transposed too
-        out, flat_out, (x,) = fresh_result(a.shape, np_dtype, a)
-    if out.size >= PARALLEL_MIN:
-        run_kernel(kernel, *((s, x, flat_out) if reverse else (x, s, flat_out)))
-    elif reverse:
-        kernel(s, x, flat_out)
-    else:  # small: call the kernel directly
-        kernel(x, s, flat_out)
-    return out
 
 
 def _alike(a: Tensor, b: Tensor) -> bool:
@@ -88,7 +64,7 @@ def _write_inplace(t: Tensor, result: np.ndarray) -> None:
 
 def _times_number(grad: np.ndarray, factor) -> np.ndarray:
     """grad * factor in grad's dtype."""
-    return _scalar_op(K.mul_scalar, grad, factor, _BY_NUMPY[grad.dtype])
+    return scalar_op(K.mul_scalar, grad, factor, _BY_NUMPY[grad.dtype])
 
 
 class AddBackward0(Node):
@@ -156,7 +132,7 @@ def _add_data(a: Tensor, b, alpha, dt) -> np.ndarray:
             return binary(K.add, a._data, b._data, dt.np)
         return binary(lambda x, y, out: K.add_scaled(x, y, scalar_of(alpha, dt), out),
                       a._data, b._data, dt.np)
-    return _scalar_op(K.add_scalar, a._data, b * alpha, dt)
+    return scalar_op(K.add_scalar, a._data, b * alpha, dt)
 
 
 def _check_alpha(alpha, dt) -> None:
@@ -197,7 +173,7 @@ def add(self: Tensor, other, alpha=1) -> Tensor:
         out = Tensor._make(binary(K.add, self._data, other._data, dt.np))
         record(AddBackward0, out, self, other, like_output=_alike(self, other))
     else:
-        out = Tensor._make(_scalar_op(K.add_scalar, self._data, other, dt))
+        out = Tensor._make(scalar_op(K.add_scalar, self._data, other, dt))
         record_elementwise(AddBackward0, out, self, other)
     return out
 
@@ -243,7 +219,7 @@ def sub(self: Tensor, other, alpha=1) -> Tensor:
         out = Tensor._make(binary(K.sub, self._data, other._data, dt.np))
         record(SubBackward0, out, self, other, like_output=_alike(self, other))
     else:
-        out = Tensor._make(_scalar_op(K.add_scalar, self._data, -other, dt))
+        out = Tensor._make(scalar_op(K.add_scalar, self._data, -other, dt))
         record_elementwise(SubBackward0, out, self, other)
     return out
 
@@ -257,7 +233,7 @@ def rsub(self: Tensor, other, alpha=1) -> Tensor:
         return sub(other, self, alpha)
     _refuse_bool_sub(other, self)
     dt = _dtype.result_type(self, other)
-    data = _scalar_op(K.rsub_scalar, self._data * alpha if alpha != 1 else self._data, other, dt,
+    data = scalar_op(K.rsub_scalar, self._data * alpha if alpha != 1 else self._data, other, dt,
                       reverse=True)
     out = Tensor._make(data)
     node = record(RsubBackward1, out, self)
@@ -317,7 +293,7 @@ def mul(self: Tensor, other) -> Tensor:
         out = Tensor._make(binary(K.mul, self._data, other._data, dt.np))
         node = record(MulBackward0, out, self, other, like_output=_alike(self, other))
     else:
-        out = Tensor._make(_scalar_op(K.mul_scalar, self._data, other, dt))
+        out = Tensor._make(scalar_op(K.mul_scalar, self._data, other, dt))
         node = record_elementwise(MulBackward0, out, self, other)
     if node is not None:
         _save_mul_operands(node, self, other)
@@ -349,7 +325,7 @@ class DivBackward0(Node):
                     shape, calc, *(v.astype(calc, copy=False) for v in (grad, a, b)))
                 K.div_backward_other(*flats, flat_gb)
         else:
-            ga = _scalar_op(K.div_scalar, grad, b.item(), dt)
+            ga = scalar_op(K.div_scalar, grad, b.item(), dt)
         return ga, gb
 
 
@@ -367,7 +343,7 @@ def div(self: Tensor, other, *, rounding_mode: str | None = None) -> Tensor:
     if isinstance(other, Tensor):
         data = binary(K.div, self._data, other._data, dt.np)
     else:
-        data = _scalar_op(K.div_scalar, self._data, other, dt)
+        data = scalar_op(K.div_scalar, self._data, other, dt)
     out = Tensor._make(data)
     node = record(DivBackward0, out, self, other)
     if node is not None:

@@ -13,14 +13,14 @@ import numpy as np
 
 from .. import _dtype
 from .._args import combination_error
-from ..arrays.dispatch import binary
+from ..arrays.dispatch import binary, scalar_op
 from ..arrays.layout import fresh_result
 from ..arrays.scalars import scalar_of
 from ..autograd.graph import INPUT, OUTPUT, Node, SavedTensor
 from ..autograd.record import record
 from ..kernels import elementwise as K
 from ..tensor import Tensor, operand
-from .arithmetic import VALUE, _inplace, _Save, _scalar_op
+from .arithmetic import VALUE, _inplace, _Save
 from .declaration import declare
 from .formulas import Formula
 from .public_forms import as_method, not_with_ndarray
@@ -115,7 +115,7 @@ def pow(self: Tensor, exponent) -> Tensor:  # noqa: A001
         # bool ** True / False (a bool result) is x or all True: the integer kernel
         # computes exactly that.
         kernel = K.pow_scalar_int
-    out = Tensor._make(_scalar_op(kernel, self._data, exponent, dt))
+    out = Tensor._make(scalar_op(kernel, self._data, exponent, dt))
     node = record(PowBackward0, out, self)
     if node is not None:
         node._saved["self"] = SavedTensor(self)
@@ -136,7 +136,7 @@ def rpow(self: Tensor, base) -> Tensor:
     # (Unlike the other element-wise ops, PyTorch makes `number ** x` row-major
     # whatever x's layout.)
     data = np.asarray(self._data, order="C")
-    out = Tensor._make(_scalar_op(kernel, data, base, dt, reverse=True))
+    out = Tensor._make(scalar_op(kernel, data, base, dt, reverse=True))
     node = record(PowBackward2, out, self)
     if node is not None:
         node._saved["self"] = base
