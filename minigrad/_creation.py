@@ -430,6 +430,14 @@ def linspace(start=_args.REQUIRED, end=_args.REQUIRED, steps=_args.REQUIRED, *, 
     return _finish(data, requires_grad)
 
 
+def from_numpy(arr: np.ndarray) -> Tensor:
+    """A tensor sharing memory with a numpy array (float32/float64/int64/bool)."""
+    if not isinstance(arr, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(arr).__name__})")
+    _dtype.from_numpy_dtype(arr.dtype)
+    return Tensor._make(arr)
+
+
 def _laid_out_like(t: Tensor, out: Tensor) -> Tensor:
     """`out` (fresh, of t's shape) in t's memory layout: PyTorch's `*_like` factories
     keep it, so the zeros like a transposed tensor are transposed too."""

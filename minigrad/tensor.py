@@ -583,3 +583,13 @@ def as_tensor_arg(x: Any, op: str = "") -> Tensor | float | int | bool:
         raise not_an_operand(op, x) if op else TypeError(
             f"unsupported operand type for a minigrad op: '{type(x).__name__}'")
     return value
+
+
+def is_tensor(obj: Any) -> bool:
+    """`minigrad.is_tensor(obj)`: whether obj is a Tensor."""
+    return isinstance(obj, Tensor)
+
+
+def numel(x: Tensor) -> int:
+    """`minigrad.numel(x)`: its number of elements."""
+    return x.numel()

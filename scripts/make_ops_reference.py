@@ -1,8 +1,8 @@
 """Write docs/ops.md, the reference of every op minigrad has, from the ops themselves.
 
-Declared ops (`minigrad/ops/declaration.py`) are listed with their public names, their
-backward node, what the node saves and each input's backward formula; the nodes of
-ops still written by hand are listed with what they save, read from their classes.
+Every op is listed from its declaration (`minigrad/ops/declaration.py`): its public
+names, the backward nodes it records, what each saves and each input's backward
+formula.
 Nothing in the page is typed by hand, so it cannot drift from the code;
 `tests/test_ops_reference.py` fails when the file is older than the code.
 
@@ -45,41 +45,55 @@ def render() -> str:
     from minigrad.ops.declaration import DECLARATIONS
     from widgets.op_table import op_table
 
-    lines = [INTRO, "## Declared ops", "",
-             "Each is one declaration in its family's module (`minigrad/ops/<family>.py`): "
-             "the formulas below are the code a backward pass evaluates (written with "
-             "minigrad's own ops, as PyTorch's `derivatives.yaml` writes them), and what "
-             "the node saves is read off the names they use.", "",
-             "| op | family | functions | methods | node | saves | backward formula |",
+    lines = [INTRO, "## Every op", "",
+             "Each op is one declaration in its family's module (`minigrad/ops/<family>.py`): "
+             "its public names, and the backward nodes it may record. Generated ops "
+             "(`unary_op`, `binary_op`) are built from a kernel and a formula, and what the "
+             "node saves is read off the names the formula uses; ops written by hand "
+             "(`declare`) register their own functions and node classes, each node with "
+             "what it saves and, where it has one, its formula. A formula is the code a "
+             "`create_graph=True` backward evaluates (written with minigrad's own ops, as "
+             "PyTorch's `derivatives.yaml` writes them); a node without one refuses "
+             "`create_graph=True` with a `NotImplementedError`, and *not yet* marks a "
+             "formula that calls a backward op minigrad does not have yet. Ops without "
+             "public names are those the formulas call (PyTorch's `torch.ops.aten`) and "
+             "those `minigrad.nn.functional` exposes.", "",
+             "| op | family | functions | methods and operators | node | saves "
+             "| backward formula |",
              "| --- | --- | --- | --- | --- | --- | --- |"]
     role_names = {INPUT: "input", OUTPUT: "output"}
+
+    def saves_of(node) -> str:
+        return ", ".join(f"`{n}` ({role_names.get(r, 'value')})"
+                         for n, r in node.saves.items()) or "nothing"
+
+    def formulas_of(node) -> str:
+        if not node.formulas:
+            return "-"
+        text = "<br>".join(f"`{f!r}`" for f in node.formulas)
+        if not node.recordable:  # (see `Node.recordable`)
+            text += " (*not yet* with `create_graph=True`)"
+        return text
+
     for d in sorted(DECLARATIONS, key=lambda d: (d.family, d.name)):
-        saves = ", ".join(f"`{n}` ({role_names[r]})" for n, r in d.saves.items()) or "nothing"
-        formulas = "<br>".join(f"`{f!r}`" for f in d.formulas)
-        if not d.node.recordable:  # (see `Node.recordable`)
-            formulas += " (*not yet* with `create_graph=True`)"
-        lines.append(f"| {d.name} | {d.family} | {_code(f'minigrad.{n}' for n in d.functions)} "
-                     f"| {_code(f'Tensor.{n}' for n in d.methods)} | {d.node.__name__} "
-                     f"| {saves} | {formulas} |")
-    declared = {d.node.__name__ for d in DECLARATIONS}
-    lines += ["", "## Ops written by hand", "",
-              "These nodes are still written as classes with their own `backward` (and are "
-              "being moved to declarations). Those with a backward formula written as "
-              "minigrad code can be differentiated again (`create_graph=True`), except where "
-              "the formula calls a backward op minigrad does not have yet (marked *not yet*); "
-              "the others refuse it with a `NotImplementedError`.", "",
-              "| node | family | saved inputs | saved outputs | other values | what it does "
-              "| backward formula |",
-              "| --- | --- | --- | --- | --- | --- | --- |"]
+        head = (f"| {d.name} | {d.family} | {_code(f'minigrad.{n}' for n in d.functions)} "
+                f"| {_code([*(f'Tensor.{n}' for n in d.methods), *d.attributes])} ")
+        if not d.nodes:
+            lines.append(head + "| - | - | - |")
+        for i, node in enumerate(d.nodes):
+            lines.append((head if i == 0 else "| | | | ")
+                         + f"| {node.__name__} | {saves_of(node)} | {formulas_of(node)} |")
+    declared = {node for d in DECLARATIONS for node in d.nodes}
+    lines += ["", "## Nodes of the in-place machinery", "",
+              "Recorded by `autograd/inplace.py` when a view or its base is modified in "
+              "place, whatever the op.", "",
+              "| node | saved inputs | saved outputs | other values | what it does |",
+              "| --- | --- | --- | --- | --- |"]
     for row in op_table().rows:
-        if row.node in declared:
+        if row.node in {node.__name__ for node in declared}:
             continue
-        formulas = "<br>".join(f"`{f}`" for f in row.formulas) or "-"
-        if row.formulas and not row.recordable:
-            formulas += " (*not yet*)"
-        lines.append(f"| {row.node} | {row.family} | {_code(row.inputs)} | "
-                     f"{_code(row.outputs)} | {_code(row.values)} | "
-                     f"{row.summary.replace('|', '&#124;')} | {formulas} |")
+        lines.append(f"| {row.node} | {_code(row.inputs)} | {_code(row.outputs)} | "
+                     f"{_code(row.values)} | {row.summary.replace('|', '&#124;')} |")
     return "\n".join(lines) + "\n"
 
 

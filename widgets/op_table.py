@@ -1,15 +1,15 @@
-"""Which tensors each minigrad op keeps for backward, read from the op definitions.
+"""Which tensors each minigrad op keeps for backward, read from the op declarations.
 
-Every backward node class in `minigrad.ops` declares a `saves` table: the name of each
-thing it may keep (`self`, `other`, `result`, ...) and its role, INPUT or OUTPUT of the
-op, or a plain value such as a dim. `op_table()` collects those declarations, so the
+Every op is declared once (`minigrad/ops/declaration.py`), with the backward node
+classes it records; each node class has a `saves` table: the name of each thing it
+may keep (`self`, `other`, `result`, ...) and its role, INPUT or OUTPUT of the op, or
+a plain value such as a dim. `op_table()` collects them from the declarations, so the
 table in lesson 4 is the library itself, not a copy of it.
 """
 
 from __future__ import annotations
 
 import html
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -77,42 +77,29 @@ class OpTable:
         return f"<table><tr>{head}</tr>{''.join(body)}</table>"
 
 
-def _node_classes() -> list[type[Node]]:
-    import minigrad.ops  # noqa: F401 - importing minigrad loads every op module
+def _op_nodes() -> dict[type[Node], str]:
+    """Every node class an op declares (`minigrad/ops/declaration.py`), with the op's
+    family, and the nodes of a rewritten view history (CopySlices, AsStridedBackward0),
+    which the in-place machinery in autograd records: in the table they belong with
+    the views."""
+    import minigrad  # noqa: F401 - importing minigrad runs every declaration
+    from minigrad.autograd import inplace
+    from minigrad.ops.declaration import DECLARATIONS
 
-    found, stack = [], list(Node.__subclasses__())
-    while stack:
-        cls = stack.pop()
-        stack.extend(cls.__subclasses__())
-        if cls.__module__ in _FAMILY_OF_MODULE or cls.__module__.startswith("minigrad.ops."):
-            # (base classes: `_DeclaredUnary`, ..., and formulas.py's FormulaNode)
-            if not cls.__name__.startswith("_") and cls.__module__ != "minigrad.ops.formulas":
-                found.append(cls)
-    return found
-
-
-# The nodes of a rewritten view history (CopySlices, AsStridedBackward0) live with the
-# in-place machinery in autograd; in the table they belong with the views.
-_FAMILY_OF_MODULE = {"minigrad.autograd.inplace": "views"}
-
-
-def _family(cls: type[Node]) -> str:
-    """The ops module a node lives in, unless that module names its family
-    (`OP_FAMILY = "arithmetic"` in ops/powers.py: the powers are arithmetic)."""
-    module = cls.__module__
-    return (_FAMILY_OF_MODULE.get(module)
-            or getattr(sys.modules[module], "OP_FAMILY", None)
-            or module.rsplit(".", 1)[1])
+    families: dict[type[Node], str] = {}
+    for d in DECLARATIONS:
+        for cls in d.nodes:
+            families.setdefault(cls, d.family)
+    for cls in (inplace.CopySlices, inplace.AsStridedBackward0):
+        families[cls] = "views"
+    return families
 
 
 def op_table(*families: str) -> OpTable:
     """The saved-tensor table of every op node (or of the given families, e.g.
     `op_table("unary", "arithmetic")`), sorted by family and name."""
-    import minigrad  # noqa: F401
-
     rows = []
-    for cls in _node_classes():
-        family = _family(cls)
+    for cls, family in _op_nodes().items():
         if families and family not in families:
             continue
         saves = cls.saves

@@ -9,9 +9,11 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from .._dtype import float64
 from ..kernels import elementwise as K
 from .broadcasting import _row_of, broadcast_shape
 from .layout import empty_in_order, flat, fresh_result, layout_matters, result_order
+from .scalars import scalar_of
 
 # Arrays at least this long are split across the cores (the kernels release the
 # GIL); below it, starting threads would cost more than it saves.
@@ -242,6 +244,31 @@ def _binary_into(kernel, a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
             run_kernel(scalar_form, flat(a), b.reshape(-1)[0], out.ravel())
             return
     run_kernel(kernel, flat(a), flat(b), out.ravel())
+
+
+def scalar_op(kernel, a: np.ndarray, s, dt, reverse: bool = False) -> np.ndarray:
+    """Apply `kernel(array, scalar)` (or `kernel(scalar, array)`) in dtype `dt` (a
+    minigrad dtype; the Python number `s` is converted to it as PyTorch converts it)."""
+    np_dtype = dt.np
+    if a.dtype is not np_dtype:
+        a = a.astype(np_dtype)
+    if type(s) is not float or dt is not float64:  # (a Python float is a float64 already)
+        try:
+            s = scalar_of(s, dt)
+        except OverflowError:  # an int in [2**63, 2**64): PyTorch wraps it into int64
+            s = scalar_of(s - 2**64, dt)
+    if a.ndim == 1:
+        x = a
+        out = flat_out = np.empty(a.size, np_dtype)
+    else:  # laid out as `a` is: `x.t() * 2` is transposed too
+        out, flat_out, (x,) = fresh_result(a.shape, np_dtype, a)
+    if out.size >= PARALLEL_MIN:
+        run_kernel(kernel, *((s, x, flat_out) if reverse else (x, s, flat_out)))
+    elif reverse:
+        kernel(s, x, flat_out)
+    else:  # small: call the kernel directly
+        kernel(x, s, flat_out)
+    return out
 
 
 def backward2(kernel, grad: np.ndarray, x: np.ndarray) -> np.ndarray:

@@ -22,6 +22,7 @@ from ..autograd.inplace import begin_inplace, finish_inplace
 from ..autograd.record import record
 from ..kernels import elementwise as K
 from ..tensor import Tensor
+from .declaration import declare
 from .formulas import Formula
 
 VALUE = "value"
@@ -214,3 +215,12 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,  # 
                             "scale_grad_by_freq": False, "sparse": False,
                             "weight_sym_argsize_0": num, "_padding": padding_idx})
     return out
+
+
+# -- declarations: the nodes of nn.functional's activations (see `declaration.py`) ---------
+
+
+
+declare("leaky_relu", nodes=(LeakyReluBackward0, LeakyReluBackward1))
+declare("gelu", nodes=(GeluBackward0,))
+declare("embedding", nodes=(EmbeddingBackward0,))

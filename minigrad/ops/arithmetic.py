@@ -12,8 +12,8 @@ shape), so the formulas below are written for equal shapes.
 These functions are also the operators' methods (`Tensor.__add__` is `add`): given an
 operand they cannot take (a string, a list, None) they return NotImplemented, as
 Python asks of an operator, so Python tries the other operand and then raises its
-own TypeError. Called by name (`t.add("a")`), the method table in
-`minigrad/__init__.py` turns that into PyTorch's TypeError instead.
+own TypeError. Called by name (`t.add("a")`), the method each declaration at the
+bottom of this module makes (`public_forms.as_method`) raises PyTorch's TypeError.
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtype
-from .._dtype import _BY_NUMPY, float64
+from .._dtype import _BY_NUMPY
 from ..arrays.broadcasting import broadcast_shape, check_inplace_shape
-from ..arrays.dispatch import PARALLEL_MIN, binary, run_kernel, unary
+from ..arrays.dispatch import binary, scalar_op, unary
 from ..arrays.layout import fresh_result
 from ..arrays.scalars import scalar_of
 from ..autograd.graph import INPUT, Node, SavedNumber, SavedTensor
@@ -31,34 +31,11 @@ from ..autograd.inplace import begin_inplace, finish_inplace
 from ..autograd.record import record, record_elementwise
 from ..kernels import elementwise as K
 from ..tensor import Tensor, as_tensor_arg, operand
-from .declaration import binary_op, functions_declared_in, unary_op
+from .declaration import binary_op, declare, functions_declared_in, unary_op
 from .formulas import Formula
+from .public_forms import as_method, not_with_ndarray, number_first
 
 VALUE = "value"
-
-
-def _scalar_op(kernel, a: np.ndarray, s, dt, reverse: bool = False) -> np.ndarray:
-    """Apply `kernel(array, scalar)` (or `kernel(scalar, array)`) in dtype `dt`."""
-    np_dtype = dt.np
-    if a.dtype is not np_dtype:
-        a = a.astype(np_dtype)
-    if type(s) is not float or dt is not float64:  # (a Python float is a float64 already)
-        try:
-            s = scalar_of(s, dt)
-        except OverflowError:  # an int in [2**63, 2**64): PyTorch wraps it into int64
-            s = scalar_of(s - 2**64, dt)
-    if a.ndim == 1:
-        x = a
-        out = flat_out = np.empty(a.size, np_dtype)
-    else:  # laid out as `a` is: `x.t() * 2` is transposed too
-        out, flat_out, (x,) = fresh_result(a.shape, np_dtype, a)
-    if out.size >= PARALLEL_MIN:
-        run_kernel(kernel, *((s, x, flat_out) if reverse else (x, s, flat_out)))
-    elif reverse:
-        kernel(s, x, flat_out)
-    else:  # small: call the kernel directly
-        kernel(x, s, flat_out)
-    return out
 
 
 def _alike(a: Tensor, b: Tensor) -> bool:
@@ -87,7 +64,7 @@ def _write_inplace(t: Tensor, result: np.ndarray) -> None:
 
 def _times_number(grad: np.ndarray, factor) -> np.ndarray:
     """grad * factor in grad's dtype."""
-    return _scalar_op(K.mul_scalar, grad, factor, _BY_NUMPY[grad.dtype])
+    return scalar_op(K.mul_scalar, grad, factor, _BY_NUMPY[grad.dtype])
 
 
 class AddBackward0(Node):
@@ -155,7 +132,7 @@ def _add_data(a: Tensor, b, alpha, dt) -> np.ndarray:
             return binary(K.add, a._data, b._data, dt.np)
         return binary(lambda x, y, out: K.add_scaled(x, y, scalar_of(alpha, dt), out),
                       a._data, b._data, dt.np)
-    return _scalar_op(K.add_scalar, a._data, b * alpha, dt)
+    return scalar_op(K.add_scalar, a._data, b * alpha, dt)
 
 
 def _check_alpha(alpha, dt) -> None:
@@ -196,7 +173,7 @@ def add(self: Tensor, other, alpha=1) -> Tensor:
         out = Tensor._make(binary(K.add, self._data, other._data, dt.np))
         record(AddBackward0, out, self, other, like_output=_alike(self, other))
     else:
-        out = Tensor._make(_scalar_op(K.add_scalar, self._data, other, dt))
+        out = Tensor._make(scalar_op(K.add_scalar, self._data, other, dt))
         record_elementwise(AddBackward0, out, self, other)
     return out
 
@@ -242,7 +219,7 @@ def sub(self: Tensor, other, alpha=1) -> Tensor:
         out = Tensor._make(binary(K.sub, self._data, other._data, dt.np))
         record(SubBackward0, out, self, other, like_output=_alike(self, other))
     else:
-        out = Tensor._make(_scalar_op(K.add_scalar, self._data, -other, dt))
+        out = Tensor._make(scalar_op(K.add_scalar, self._data, -other, dt))
         record_elementwise(SubBackward0, out, self, other)
     return out
 
@@ -256,7 +233,7 @@ def rsub(self: Tensor, other, alpha=1) -> Tensor:
         return sub(other, self, alpha)
     _refuse_bool_sub(other, self)
     dt = _dtype.result_type(self, other)
-    data = _scalar_op(K.rsub_scalar, self._data * alpha if alpha != 1 else self._data, other, dt,
+    data = scalar_op(K.rsub_scalar, self._data * alpha if alpha != 1 else self._data, other, dt,
                       reverse=True)
     out = Tensor._make(data)
     node = record(RsubBackward1, out, self)
@@ -316,7 +293,7 @@ def mul(self: Tensor, other) -> Tensor:
         out = Tensor._make(binary(K.mul, self._data, other._data, dt.np))
         node = record(MulBackward0, out, self, other, like_output=_alike(self, other))
     else:
-        out = Tensor._make(_scalar_op(K.mul_scalar, self._data, other, dt))
+        out = Tensor._make(scalar_op(K.mul_scalar, self._data, other, dt))
         node = record_elementwise(MulBackward0, out, self, other)
     if node is not None:
         _save_mul_operands(node, self, other)
@@ -348,7 +325,7 @@ class DivBackward0(Node):
                     shape, calc, *(v.astype(calc, copy=False) for v in (grad, a, b)))
                 K.div_backward_other(*flats, flat_gb)
         else:
-            ga = _scalar_op(K.div_scalar, grad, b.item(), dt)
+            ga = scalar_op(K.div_scalar, grad, b.item(), dt)
         return ga, gb
 
 
@@ -366,7 +343,7 @@ def div(self: Tensor, other, *, rounding_mode: str | None = None) -> Tensor:
     if isinstance(other, Tensor):
         data = binary(K.div, self._data, other._data, dt.np)
     else:
-        data = _scalar_op(K.div_scalar, self._data, other, dt)
+        data = scalar_op(K.div_scalar, self._data, other, dt)
     out = Tensor._make(data)
     node = record(DivBackward0, out, self, other)
     if node is not None:
@@ -425,6 +402,13 @@ def remainder(self: Tensor, other) -> Tensor:
         "minigrad does not implement `%` (remainder); use "
         "a - b * minigrad.div(a, b, rounding_mode='floor')"
     )
+
+
+def positive(self: Tensor) -> Tensor:
+    """`+x`: x itself (refused for bool, as PyTorch does)."""
+    if self._data.dtype == _NP_BOOL:
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return self
 
 
 def rdiv(self: Tensor, other) -> Tensor:
@@ -528,7 +512,45 @@ def div_(self: Tensor, other) -> Tensor:
     return _inplace(DivBackward0, lambda s, o: div(s.detach(), o), self, other, _SAVE_DIV)
 
 
-# -- declared ops: see `declaration.py` -----------------------------------------------------
+# -- declarations: each op's public names (see `declaration.py`) ----------------------------
+
+
+declare("add", nodes=(AddBackward0,), function=number_first(add), method=as_method(add),
+        inplace=as_method(add_),
+        attributes={"__add__": add, "__radd__": not_with_ndarray(add), "__iadd__": add_})
+
+# (The aliases are overloaded in PyTorch: a bad operand lists their signatures.)
+declare("sub", nodes=(SubBackward0, RsubBackward1), function=number_first(sub),
+        method=as_method(sub), inplace=as_method(sub_),
+        aliases=("subtract",), inplace_aliases=False,
+        alias_methods={"subtract": as_method(sub, "subtract", [
+            "Tensor other, *, Number alpha = 1", "Number other, Number alpha = 1"])},
+        attributes={"__sub__": sub, "__rsub__": not_with_ndarray(rsub), "__isub__": sub_})
+
+declare("mul", nodes=(MulBackward0,), function=number_first(mul), method=as_method(mul),
+        inplace=as_method(mul_), aliases=("multiply",), inplace_aliases=False,
+        alias_methods={"multiply": as_method(mul, "multiply", ["Tensor other",
+                                                               "Number other"])},
+        attributes={"__mul__": mul, "__rmul__": not_with_ndarray(mul), "__imul__": mul_})
+
+declare("div", nodes=(DivBackward0, DivBackward2), function=number_first(div),
+        method=as_method(div), inplace=as_method(div_),
+        aliases=("divide", "true_divide"), inplace_aliases=False,
+        alias_methods={
+            "divide": as_method(div, "divide", [
+                "Tensor other", "Tensor other, *, str rounding_mode", "Number other",
+                "Number other, *, str rounding_mode"]),
+            "true_divide": as_method(div, "true_divide", ["Tensor other", "Number other"])},
+        attributes={"__truediv__": div, "__rtruediv__": rdiv, "__itruediv__": div_})
+
+declare("floor_divide", method=floor_divide,
+        attributes={"__floordiv__": floor_divide,
+                    "__rfloordiv__": not_with_ndarray(floor_divide)})
+
+declare("remainder", method=remainder,
+        attributes={"__mod__": remainder, "__rmod__": not_with_ndarray(remainder)})
+
+declare("positive", method=positive, attributes={"__pos__": positive})
 
 
 def _float_result(input: Tensor, other: Tensor):  # noqa: A002 - PyTorch's name
@@ -537,7 +559,7 @@ def _float_result(input: Tensor, other: Tensor):  # noqa: A002 - PyTorch's name
     return dt if dt.is_floating_point else _dtype.float32
 
 
-unary_op("neg", node="NegBackward0", kernel=K.neg, aliases=("negative",),
+unary_op("neg", node="NegBackward0", kernel=K.neg, aliases=("negative",), operator="__neg__",
          formula="-grad", fused=K.neg, keeps_integers=True,
          bool_error=(RuntimeError, "Negation, the `-` operator, on a bool tensor is not "
                      "supported. If you are trying to invert a mask, use the `~` or "

@@ -19,9 +19,11 @@ from ..autograd.record import record
 from ..tensor import Tensor
 from . import linalg, views
 from .copies import contiguous
+from .declaration import declare
 from .expand import expand
 from .formulas import Formula
 from .linalg import _folds, _refuse_batched
+from .public_forms import reflected, tensors_only
 
 
 class BmmBackward0(Node):
@@ -138,3 +140,24 @@ def _broadcast(a: Tensor, b: Tensor) -> Tensor:
     if vector_rhs:
         product = views.squeeze(product, -1)
     return unsafe_view(product, tuple(out_shape))
+
+
+def matmul_function(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002 - PyTorch's names
+    """`input @ other` (the function form: a non-tensor `other` is its 2nd argument)."""
+    if not isinstance(other, Tensor):
+        raise TypeError("matmul(): argument 'other' (position 2) must be Tensor, not "
+                        f"{type(other).__name__}")
+    return matmul(input, other)
+
+
+matmul_function.__name__ = matmul_function.__qualname__ = "matmul"  # (`minigrad.matmul`)
+
+
+# -- declarations: each op's public names (see `declaration.py`) ----------------------------
+
+
+
+declare("bmm", nodes=(BmmBackward0,), function=bmm, method=True)
+# (matmul records the node of the product it comes down to: MmBackward0, BmmBackward0, ...)
+declare("matmul", function=matmul_function, method=matmul,
+        attributes={"__matmul__": tensors_only(matmul), "__rmatmul__": reflected(matmul)})

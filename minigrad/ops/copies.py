@@ -1,23 +1,31 @@
-"""Whole-tensor copies, and the in-place ops that write a whole tensor.
+"""Whole-tensor copies, conversions, and the in-place ops that write a whole tensor.
 
-`clone`, `contiguous` and a dtype change (`to_dtype`) make new memory with a node
-that hands the gradient straight back (cast to the input's dtype). `copy_`,
-`fill_` and `zero_` overwrite a tensor in place: its version goes up, and a view's
-base gets a new history (see `autograd/inplace.py`).
+`clone`, `contiguous` and a dtype change (`to_dtype`: `x.to(dtype)`, `x.float()`,
+...) make new memory with a node that hands the gradient straight back (cast to the
+input's dtype). `copy_`, `fill_`, `zero_` (and the random fills `uniform_`,
+`normal_`) overwrite a tensor in place: its version goes up, and a view's base gets a
+new history (see `autograd/inplace.py`).
 """
 
 from __future__ import annotations
 
+import builtins
+import re
+
 import numpy as np
 
-from .. import _dtype
+from .. import _args, _dtype
 from .._args import fill_number
+from .._creation import ones, tensor, zeros
+from .._device import device
+from .._random import normal_, uniform_
 from ..arrays.broadcasting import check_inplace_shape, sum_to
 from ..arrays.layout import copy_in_order, copy_like
 from ..autograd.graph import Node
 from ..autograd.inplace import begin_inplace, finish_inplace
 from ..autograd.record import record
 from ..tensor import Tensor, as_tensor_arg
+from .declaration import declare
 from .formulas import Formula
 
 
@@ -149,3 +157,105 @@ class ToCopyBackward0(Node):
 
     def backward(self, grad):
         return (grad.astype(self._input_meta[0][1]),)
+
+
+# -- conversions: x.to(...), x.float(), x.cpu(), ... ----------------------------------------
+
+
+def detach(x: Tensor) -> Tensor:
+    """`minigrad.detach(x)`: `x.detach()`."""
+    return x.detach()
+
+
+def cpu(self: Tensor, memory_format=None) -> Tensor:
+    """`x.cpu()`: x itself, already on the only device minigrad has."""
+    return self
+
+
+# (`float` and `bool` name methods below; these are Python's types.)
+_PYTHON_TYPES = (builtins.float, builtins.int, builtins.bool)
+
+
+def to(self: Tensor, *args, **kwargs) -> Tensor:
+    """`to(dtype)` converts; `to("cpu")` is a no-op; any other device is refused."""
+    target = kwargs.get("dtype")
+    if target is not None and not isinstance(target, _dtype.dtype):
+        raise _args.combination_error("to", args, kwargs, _TO_HEADS, tail=False)
+    for a in args:
+        if isinstance(a, _dtype.dtype):
+            target = a
+        elif isinstance(a, Tensor):  # `to(other)`: other's dtype (and device: the CPU)
+            target = a.dtype
+        elif a in _PYTHON_TYPES:  # `float` means float64, as in PyTorch
+            target = _dtype.to_dtype(a)
+        elif isinstance(a, (str, int, device)) and not isinstance(a, builtins.bool):
+            _check_device(a)
+    where = kwargs.get("device")
+    if where is not None:
+        _check_device(where)
+    return self if target is None else to_dtype(self, target)
+
+
+_TO_TAIL = ("bool non_blocking = False, bool copy = False, *, "
+            "minigrad.memory_format memory_format = None")
+_TO_HEADS = [f"minigrad.device device = None, minigrad.dtype dtype = None, {_TO_TAIL}",
+             f"minigrad.dtype dtype, {_TO_TAIL}", f"Tensor tensor, {_TO_TAIL}"]
+# The device types PyTorch knows by name (only "cpu" is one minigrad has).
+_DEVICE_TYPES = ("cpu, cuda, ipu, xpu, mkldnn, opengl, opencl, ideep, hip, ve, fpga, maia, "
+                 "xla, lazy, vulkan, mps, meta, hpu, mtia, privateuseone")
+
+
+def _check_device(where) -> None:
+    """A device argument, read as PyTorch reads it: "cpu" or "cpu:0" is this machine;
+    a device index, a malformed string or an unknown type gets PyTorch's error; any
+    other device, minigrad's own refusal."""
+    if isinstance(where, int):
+        raise RuntimeError("Device index must not be negative" if where < 0 else
+                           "Cannot access accelerator device when none is available.")
+    text = str(where)
+    found = re.fullmatch(r"([a-zA-Z_]+)(?::([1-9]\d*|0))?", text)
+    if found is None:
+        raise RuntimeError(f"Invalid device string: '{text}'")
+    if found.group(1) not in _DEVICE_TYPES.split(", "):
+        raise RuntimeError(f"Expected one of {_DEVICE_TYPES} device type at start of device "
+                           f"string: {text}")
+    if found.group(1) != "cpu":
+        raise RuntimeError(f"minigrad runs on the CPU only (got device={where!r})")
+
+
+def type_(self: Tensor, dtype=None):
+    """`x.type()`: its type's name; `x.type(dtype)`: `x.to(dtype)`."""
+    if dtype is None:
+        return f"minigrad.{self.dtype.tensor_type}"
+    return to_dtype(self, dtype)
+
+
+def _converter(dt: _dtype.dtype):
+    return lambda self: to_dtype(self, dt)
+
+
+# -- declarations: each op's public names (see `declaration.py`) ----------------------------
+
+
+declare("clone", nodes=(CloneBackward0,), function=clone, method=True)
+declare("contiguous", method=contiguous)
+declare("copy_", nodes=(CopyBackwards,), method=copy_)
+declare("fill_", nodes=(FillBackward2, FillBackward3), method=fill_)
+declare("zero_", nodes=(ZeroBackward0,), method=zero_)
+declare("uniform_", method=uniform_)
+declare("normal_", method=normal_)
+declare("detach", function=detach)
+declare("to", nodes=(ToCopyBackward0,), method=to)
+declare("type", method=type_)
+declare("float", method=_converter(_dtype.float32))
+declare("double", method=_converter(_dtype.float64))
+declare("long", method=_converter(_dtype.int64))
+declare("bool", method=_converter(_dtype.bool_))
+declare("cpu", method=cpu)
+# (factories: a new tensor of this one's dtype)
+declare("new_zeros",
+        method=lambda self, *s, **kw: zeros(*s, dtype=kw.get("dtype", self.dtype)))
+declare("new_ones",
+        method=lambda self, *s, **kw: ones(*s, dtype=kw.get("dtype", self.dtype)))
+declare("new_tensor",
+        method=lambda self, data, **kw: tensor(data, dtype=kw.get("dtype", self.dtype)))

@@ -21,6 +21,7 @@ from ..kernels.losses import nll_sums
 from ..tensor import Tensor
 from . import views
 from .arithmetic import add, div, mul, neg
+from .declaration import declare
 from .formulas import Formula
 from .loss import REDUCTIONS, TYPE_NAMES, reduction_of
 from .reductions import sum as sum_
@@ -271,3 +272,12 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,  
     class_dim = 0 if input.ndim == 1 else 1
     return _nll(log_softmax(input, class_dim, input.dtype), target, weight, reduction,
                 ignore_index)
+
+
+# -- declarations: the nodes of nn.functional's cross-entropy (see `declaration.py`) -------
+
+
+
+declare("nll_loss", nodes=(NllLossBackward0,))
+# (label smoothing masks the ignored targets' share: `masked_fill_`)
+declare("masked_fill_", nodes=(MaskedFillBackward0,))

@@ -26,6 +26,12 @@ records nothing, and runs the op's `fused` kernel instead:
 the same arithmetic in one pass over numpy arrays, without making a tensor per step.
 `tests/minigrad/test_declarations.py` checks, for every declared op, that the two
 give the same values.
+
+Ops written by hand (a function and node classes with their own `backward`: `mul`,
+`sum`, `transpose`, ...) are declared with `declare`, which registers the module's own
+function and method objects under the op's public names, with the node classes it
+records and the operators it is behind. `minigrad/__init__.py` builds the namespace
+and the Tensor methods from `DECLARATIONS` alone.
 """
 
 from __future__ import annotations
@@ -44,7 +50,7 @@ from ..autograd.graph import Node, SavedTensor, efficient_zeros
 from ..autograd.inplace import begin_inplace, finish_inplace
 from ..autograd.record import record, record_elementwise
 from ..tensor import Tensor
-from .formulas import ROLES, Formula
+from .formulas import BACKWARD_OPS, ROLES, Formula
 
 
 @dataclass(eq=False)
@@ -53,17 +59,28 @@ class Declaration:
 
     name: str  # "exp"
     family: str  # "unary": the module of minigrad.ops it is declared in
-    node: type[Node]  # the node class made for it (ExpBackward0)
+    node: type[Node] | None  # the node class it records (ExpBackward0); None: no node
     formulas: tuple[Formula, ...]
     doc: str
     # public name -> function: the namespace's entries ({"exp": ..., "exp_": ...})
     functions: dict[str, Callable] = field(default_factory=dict)
     # Tensor method name -> function
     methods: dict[str, Callable] = field(default_factory=dict)
+    # Every node class the op may record (PowBackward0/1/2 for pow), `node` first.
+    nodes: tuple[type[Node], ...] = ()
+    # Other Tensor attributes the op is behind: operators (`__mul__`), properties (`T`).
+    attributes: dict[str, object] = field(default_factory=dict)
+    # Built here from a kernel and a formula (`unary_op`, `binary_op`), or written by
+    # hand in its family's module and registered with `declare`.
+    generated: bool = True
+
+    def __post_init__(self) -> None:
+        if not self.nodes and self.node is not None:
+            self.nodes = (self.node,)
 
     @property
     def saves(self) -> dict[str, str]:
-        return self.node.saves
+        return self.node.saves if self.node is not None else {}
 
 
 DECLARATIONS: list[Declaration] = []
@@ -75,14 +92,16 @@ def namespace() -> dict[str, Callable]:
 
 
 def methods() -> dict[str, Callable]:
-    """Every declared op's Tensor methods (`x.exp()`, `x.exp_()`, ...)."""
-    return {name: fn for d in DECLARATIONS for name, fn in d.methods.items()}
+    """Every declared op's Tensor methods (`x.exp()`, `x.exp_()`, ...) and the other
+    attributes it is behind (`x * y` is `__mul__`, `x.T` a property)."""
+    return {name: fn for d in DECLARATIONS
+            for name, fn in {**d.methods, **d.attributes}.items()}
 
 
 def functions_declared_in(module: str) -> dict[str, Callable]:
     """The functions built from `module`'s declarations, under their public names
     (`exp`, `exp_`, ...): a family module adds them to its own globals."""
-    return {name: fn for d in DECLARATIONS if d.node.__module__ == module
+    return {name: fn for d in DECLARATIONS if d.generated and d.node.__module__ == module
             for name, fn in {**d.functions, **d.methods}.items()}
 
 
@@ -94,9 +113,11 @@ def saves_of(formulas: tuple[Formula, ...]) -> dict[str, str]:
 
 
 def _family_of_caller() -> tuple[str, str]:
-    """The module a declaration is written in, and its family ("unary")."""
-    module = sys._getframe(2).f_globals["__name__"]
-    return module, module.rsplit(".", 1)[1]
+    """The module a declaration is written in, and its family: the module's name
+    ("unary"), unless it names another (`OP_FAMILY = "arithmetic"` in powers.py)."""
+    caller = sys._getframe(2).f_globals
+    module = caller["__name__"]
+    return module, caller.get("OP_FAMILY", module.rsplit(".", 1)[1])
 
 
 # -- element-wise ops of one tensor ------------------------------------------------------
@@ -137,7 +158,7 @@ def unary_op(name: str, *, node: str, kernel, formula: str, fused, doc: str,
              keeps_integers: bool = False,
              bool_error: tuple[type[Exception], str] | None = None,
              aliases: tuple[str, ...] = (), function_inplace: bool = True,
-             fused_reads: str | None = "") -> Declaration:
+             fused_reads: str | None = "", operator: str | None = None) -> Declaration:
     """Declare an element-wise op of one tensor, `name(input)`.
 
     node: PyTorch's name for its backward node.
@@ -160,6 +181,7 @@ def unary_op(name: str, *, node: str, kernel, formula: str, fused, doc: str,
     fused_reads: which saved tensor the fused kernel takes, for a formula that reads
         both `self` and `result` (`sgn`'s); None: neither. By default, the one the
         formula reads.
+    operator: the Tensor operator that runs the op (`__neg__` for neg).
 
     Builds `name(input)`, the method `input.name()` and the in-place `input.name_()`.
     """
@@ -230,7 +252,8 @@ def unary_op(name: str, *, node: str, kernel, formula: str, fused, doc: str,
     methods = {n: f for alias in (name, *aliases) for n, f in ((alias, op), (alias + "_", op_))}
     functions = {n: f for n, f in methods.items() if function_inplace or not n.endswith("_")}
     declaration = Declaration(name, family, node_cls, formulas, doc,
-                              functions=functions, methods=methods)
+                              functions=functions, methods=methods,
+                              attributes={operator: op} if operator else {})
     DECLARATIONS.append(declaration)
     return declaration
 
@@ -332,3 +355,59 @@ def binary_op(name: str, *, node: str, kernel, formulas: dict[str, str], fused: 
                               functions={name: op}, methods=public)
     DECLARATIONS.append(declaration)
     return declaration
+
+
+# -- ops written by hand -------------------------------------------------------------------
+
+
+def declare(name: str, *, nodes: tuple[type[Node], ...] = (), function: Callable | None = None,
+            method: Callable | bool | None = None, inplace: Callable | None = None,
+            aliases: tuple[str, ...] = (), inplace_aliases: bool = True,
+            function_inplace: bool = False, alias_methods: dict[str, Callable] | None = None,
+            attributes: dict[str, object] | None = None,
+            aten: Callable | None = None, doc: str = "") -> Declaration:
+    """Declare an op written by hand in its family's module (its forward and node
+    classes stand above this call, each node with its `saves` and `formulas`).
+
+    nodes: the node classes the op may record (`PowBackward0`, `PowBackward1`, ...).
+    function: `minigrad.<name>`, and `minigrad.<alias>` for each alias; None: none.
+    method: `Tensor.<name>` (and each alias); True: the function itself; None: none.
+    inplace: `Tensor.<name>_`, and, if `inplace_aliases`, `<alias>_` for each alias;
+        with `function_inplace`, `minigrad.<name>_` too.
+    alias_methods: an alias's own method where it differs from the op's (PyTorch's
+        overloads name the alias in their errors: `x.multiply("a")`).
+    attributes: the Tensor operators (`__mul__`, `__rmul__`, `__imul__`) and
+        properties (`T`) the op is behind.
+    aten: an op backward formulas call that the namespace does not have (PyTorch's
+        `torch.ops.aten`: `sigmoid_backward`, `add_scalar`), found by formulas as `name`.
+
+    The functions registered are the module's own objects: a call through
+    `minigrad.mul` or `x.mul()` runs no extra frame.
+    """
+    module, family = _family_of_caller()
+    names = (name, *aliases)
+    functions = {n: function for n in names} if function is not None else {}
+    if method is True:
+        method = function
+    methods = {n: method for n in names} if method is not None else {}
+    methods.update(alias_methods or {})
+    if inplace is not None:
+        for n in (names if inplace_aliases else (name,)):
+            methods[n + "_"] = inplace
+        if function_inplace:
+            functions[name + "_"] = inplace
+    if aten is not None:
+        BACKWARD_OPS[name] = aten
+    first = nodes[0] if nodes else None
+    declaration = Declaration(
+        name, family, first, first.formulas if first is not None else (),
+        doc or _first_line(function or method or inplace or aten or first),
+        functions=functions, methods=methods, nodes=tuple(nodes),
+        attributes=dict(attributes or {}), generated=False)
+    DECLARATIONS.append(declaration)
+    return declaration
+
+
+def _first_line(obj) -> str:
+    lines = (getattr(obj, "__doc__", None) or "").strip().splitlines()
+    return lines[0] if lines else ""

@@ -19,6 +19,7 @@ from ..autograd.graph import Node
 from ..tensor import Tensor, _wrap_dim
 from . import batched, views
 from .arithmetic import mul
+from .declaration import declare
 from .formulas import Formula
 from .reductions import sum as _sum
 
@@ -213,3 +214,10 @@ def einsum(equation: str, *operands) -> Tensor:
     result = _sumproduct_pair(left, right, list(range(n_out, len(order))))
     return views.view(result, result._data.shape[:n_out])
 
+
+# -- declarations: each op's public names (see `declaration.py`) ----------------------------
+
+
+
+declare("diagonal", nodes=(DiagonalBackward0,), function=diagonal, method=True)
+declare("einsum", function=einsum)

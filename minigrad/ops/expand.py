@@ -12,6 +12,7 @@ from .._args import view_shape
 from ..arrays.broadcasting import sum_to
 from ..autograd.graph import Node
 from ..tensor import Tensor
+from .declaration import declare
 from .formulas import Formula
 from .views import VALUE, _view_of
 
@@ -74,3 +75,11 @@ def expanded_shape(x: Tensor, sizes: tuple) -> tuple:
 
 def expand_as(x: Tensor, other: Tensor) -> Tensor:
     return expand(x, *other.shape)
+
+
+# -- declarations: each op's public names (see `declaration.py`) ----------------------------
+
+
+
+declare("expand", nodes=(ExpandBackward0,), method=expand)
+declare("expand_as", method=expand_as)

@@ -22,6 +22,7 @@ from ..autograd.inplace import begin_inplace, finish_inplace
 from ..autograd.record import record
 from ..tensor import Tensor
 from . import copies, expand, views
+from .declaration import declare
 
 VALUE = "value"
 
@@ -407,3 +408,17 @@ def where(condition: Tensor, input=None, other=None):  # noqa: A002 - PyTorch's 
     if node is not None:
         node._saved["condition"] = SavedTensor(condition)
     return out
+
+
+def where_method(self: Tensor, condition: Tensor, other) -> Tensor:
+    """`x.where(condition, y)`: `where(condition, x, y)`."""
+    return where(condition, self, other)
+
+
+# -- declarations: each op's public names (see `declaration.py`) ----------------------------
+
+
+
+declare("index", nodes=(IndexBackward0,), attributes={"__getitem__": getitem})
+declare("index_put_", nodes=(IndexPutBackward0,), attributes={"__setitem__": setitem})
+declare("where", nodes=(WhereBackward0,), function=where, method=where_method)

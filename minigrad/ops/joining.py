@@ -16,7 +16,8 @@ from ..arrays.scalars import u64
 from ..autograd.graph import Node, bump_version
 from ..autograd.record import record
 from ..tensor import Tensor, _wrap_dim
-from .formulas import BACKWARD_OPS, Formula
+from .declaration import declare
+from .formulas import Formula
 
 VALUE = "value"
 
@@ -100,10 +101,6 @@ def stack_tensors_backward(grad: Tensor, dim: int) -> list:
     return [grad.select(dim, i) for i in range(grad.shape[dim])]
 
 
-BACKWARD_OPS.update(cat_tensors_backward=cat_tensors_backward,
-                    stack_tensors_backward=stack_tensors_backward)
-
-
 def _tensor_list(fn: str, tensors) -> list:
     """The `tensors` argument, checked as PyTorch's parser checks a TensorList."""
     if not isinstance(tensors, (list, tuple)):
@@ -173,3 +170,13 @@ def stack(tensors, dim: int = 0) -> Tensor:
     dt = result_type(*tensors).np
     data = np.stack([t._data for t in tensors], axis=d).astype(dt, copy=False)
     return _join(StackBackward0, tensors, data, dim, d, (1,) * len(tensors))
+
+
+# -- declarations: each op's public names (see `declaration.py`) ----------------------------
+
+
+
+declare("cat", nodes=(CatBackward0,), function=cat, aliases=("concat", "concatenate"))
+declare("stack", nodes=(StackBackward0,), function=stack)
+declare("cat_tensors_backward", aten=cat_tensors_backward)
+declare("stack_tensors_backward", aten=stack_tensors_backward)

@@ -11,6 +11,7 @@ from ..autograd.graph import INPUT, Node, SavedTensor
 from ..autograd.record import record
 from ..tensor import Tensor, element_strides
 from . import views, views_in_place
+from .declaration import declare
 from .formulas import Formula
 
 VALUE = "value"
@@ -400,3 +401,13 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     flat_x = views.view(x, (-1, x._data.shape[-1]))
     out = addmm(bias, flat_x, wt)
     return views.view(out, (*lead, out._data.shape[-1]))
+
+
+# -- declarations: each op's public names (see `declaration.py`) ----------------------------
+
+
+
+declare("mm", nodes=(MmBackward0,), function=mm, method=True)
+declare("mv", nodes=(MvBackward0,), function=mv, method=True)
+declare("dot", nodes=(DotBackward0,), function=dot, method=True)
+declare("addmm", nodes=(AddmmBackward0,))  # (nn.functional.linear's)

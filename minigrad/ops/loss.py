@@ -16,6 +16,7 @@ from ..autograd.record import record, refuse_grad_for
 from ..kernels import elementwise as K
 from ..tensor import Size, Tensor
 from .arithmetic import sub
+from .declaration import declare
 from .expand import expand
 from .formulas import Formula
 from .reductions import mean
@@ -404,3 +405,14 @@ def binary_cross_entropy_with_logits(
                  weight=SavedTensor(weight) if weight is not None else None,
                  pos_weight=SavedTensor(pos_weight) if pos_weight is not None else None)
     return out
+
+
+# -- declarations: the nodes of nn.functional's losses (see `declaration.py`) --------------
+
+
+
+declare("mse_loss", nodes=(MseLossBackward0,))
+declare("smooth_l1_loss", nodes=(SmoothL1LossBackward0,))
+declare("huber_loss", nodes=(HuberLossBackward0,))
+declare("binary_cross_entropy", nodes=(BinaryCrossEntropyBackward0,))
+declare("binary_cross_entropy_with_logits", nodes=(BinaryCrossEntropyWithLogitsBackward0,))

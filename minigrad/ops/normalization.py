@@ -17,6 +17,7 @@ import numpy as np
 from ..autograd.graph import INPUT, OUTPUT, Node, SavedTensor
 from ..autograd.record import record
 from ..tensor import Tensor
+from .declaration import declare
 from .formulas import Formula
 
 VALUE = "value"
@@ -223,3 +224,11 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,  #
         s["weight"] = None if weight is None else SavedTensor(weight)
         s["bias"] = None if bias is None else SavedTensor(bias)
     return out_t
+
+
+# -- declarations: the nodes of nn.functional's normalizations (see `declaration.py`) ------
+
+
+
+declare("batch_norm", nodes=(NativeBatchNormBackward0,))
+declare("layer_norm", nodes=(NativeLayerNormBackward0,))

@@ -12,15 +12,18 @@ import math
 import numpy as np
 
 from .. import _dtype
-from ..arrays.dispatch import binary
+from .._args import combination_error
+from ..arrays.dispatch import binary, scalar_op
 from ..arrays.layout import fresh_result
 from ..arrays.scalars import scalar_of
 from ..autograd.graph import INPUT, OUTPUT, Node, SavedTensor
 from ..autograd.record import record
 from ..kernels import elementwise as K
 from ..tensor import Tensor, operand
-from .arithmetic import VALUE, _inplace, _Save, _scalar_op
+from .arithmetic import VALUE, _inplace, _Save
+from .declaration import declare
 from .formulas import Formula
+from .public_forms import as_method, not_with_ndarray
 
 # (In lesson 4's table the powers stand with the rest of the arithmetic.)
 OP_FAMILY = "arithmetic"
@@ -112,7 +115,7 @@ def pow(self: Tensor, exponent) -> Tensor:  # noqa: A001
         # bool ** True / False (a bool result) is x or all True: the integer kernel
         # computes exactly that.
         kernel = K.pow_scalar_int
-    out = Tensor._make(_scalar_op(kernel, self._data, exponent, dt))
+    out = Tensor._make(scalar_op(kernel, self._data, exponent, dt))
     node = record(PowBackward0, out, self)
     if node is not None:
         node._saved["self"] = SavedTensor(self)
@@ -133,7 +136,7 @@ def rpow(self: Tensor, base) -> Tensor:
     # (Unlike the other element-wise ops, PyTorch makes `number ** x` row-major
     # whatever x's layout.)
     data = np.asarray(self._data, order="C")
-    out = Tensor._make(_scalar_op(kernel, data, base, dt, reverse=True))
+    out = Tensor._make(scalar_op(kernel, data, base, dt, reverse=True))
     node = record(PowBackward2, out, self)
     if node is not None:
         node._saved["self"] = base
@@ -155,3 +158,25 @@ def pow_(self: Tensor, exponent) -> Tensor:
 
     return _inplace(PowBackward0, lambda s, o: pow(s.detach(), o), self, exponent,
                     _Save(save, needs_original=lambda node: True), number_other=True)
+
+
+def pow_function(input, exponent) -> Tensor:  # noqa: A002 - PyTorch's names
+    """input ** exponent; either may be a number (`minigrad.pow(2, t)` is `2 ** t`)."""
+    if not isinstance(input, Tensor) and isinstance(exponent, Tensor):
+        result = rpow(exponent, input)
+    else:
+        result = pow(input, exponent)
+    if result is NotImplemented:
+        raise combination_error("pow", (input, exponent), {}, [
+            "Tensor input, Tensor exponent, *, Tensor out = None",
+            "Number self, Tensor exponent, *, Tensor out = None",
+            "Tensor input, Number exponent, *, Tensor out = None"], tail=False)
+    return result
+
+
+pow_function.__name__ = pow_function.__qualname__ = "pow"  # (`minigrad.pow`)
+
+declare("pow", nodes=(PowBackward0, PowBackward1, PowBackward2), function=pow_function,
+        method=as_method(pow, heads=["Tensor exponent", "Number exponent"]),
+        inplace=as_method(pow_, heads=["Tensor exponent", "Number exponent"]),
+        attributes={"__pow__": pow, "__rpow__": not_with_ndarray(rpow), "__ipow__": pow_})

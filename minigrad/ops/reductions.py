@@ -17,6 +17,7 @@ from ..autograd.graph import INPUT, OUTPUT, Node, SavedTensor, bump_version
 from ..autograd.record import record
 from ..kernels import reductions as R
 from ..tensor import Tensor, _wrap_dim
+from .declaration import declare
 from .formulas import Formula
 
 VALUE = "value"
@@ -494,3 +495,18 @@ def maximum(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002 - PyTorch's n
 def minimum(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002 - PyTorch's name
     """The smaller of two tensors, element by element (broadcast); nan wins."""
     return _elementwise_extreme(input, other, "minimum", MinimumBackward0, np.minimum)
+
+
+# -- declarations: each op's public names (see `declaration.py`) ----------------------------
+
+
+
+declare("sum", nodes=(SumBackward0, SumBackward1), function=sum, method=True)
+declare("sum_to_size", method=sum_to_size)
+declare("mean", nodes=(MeanBackward0, MeanBackward1), function=mean, method=True)
+declare("max", nodes=(MaxBackward0, MaxBackward1), function=max, method=True)
+declare("min", nodes=(MinBackward0, MinBackward1), function=min, method=True)
+declare("argmax", function=argmax, method=True)
+declare("argmin", function=argmin, method=True)
+declare("maximum", nodes=(MaximumBackward0,), function=maximum, method=True)
+declare("minimum", nodes=(MinimumBackward0,), function=minimum, method=True)

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 from .. import _dtype
 from .._dtype import _BY_NUMPY
+from ..arrays.dispatch import scalar_op
 from ..autograd.graph import Node
 from ..autograd.record import record_elementwise
 from ..kernels import elementwise as K
 from ..tensor import Tensor
-from .arithmetic import VALUE, _scalar_op, _times_number
-from .formulas import BACKWARD_OPS, Formula
+from .arithmetic import VALUE, _times_number
+from .declaration import declare
+from .formulas import Formula
 
 # (In lesson 4's table these nodes stand with the rest of the arithmetic.)
 OP_FAMILY = "arithmetic"
@@ -55,14 +57,14 @@ class DivBackward1(Node):
     elementwise = True
 
     def backward(self, grad):
-        return (_scalar_op(K.div_scalar, grad, self._saved["other"], _BY_NUMPY[grad.dtype]),)
+        return (scalar_op(K.div_scalar, grad, self._saved["other"], _BY_NUMPY[grad.dtype]),)
 
 
 def _with_scalar(node_cls, kernel, t: Tensor, s, operand=None) -> Tensor:
     """`kernel(t, operand)` (by default `operand` is `s`), recorded as `node_cls`,
     which saves `s` if it saves anything."""
     dt = _dtype.result_type(t, s)
-    out = Tensor._make(_scalar_op(kernel, t._data, s if operand is None else operand, dt))
+    out = Tensor._make(scalar_op(kernel, t._data, s if operand is None else operand, dt))
     node = record_elementwise(node_cls, out, t)
     if node is not None and node_cls.saves:
         node._saved["other"] = s
@@ -89,6 +91,8 @@ def div_scalar(t: Tensor, s) -> Tensor:
     return _with_scalar(DivBackward1, K.div_scalar, t, s)
 
 
-BACKWARD_OPS.update(add_scalar=add_scalar, sub_scalar=sub_scalar, mul_scalar=mul_scalar,
-                    div_scalar=div_scalar)
+declare("add_scalar", nodes=(AddBackward1,), aten=add_scalar)
+declare("sub_scalar", nodes=(SubBackward1,), aten=sub_scalar)
+declare("mul_scalar", nodes=(MulBackward1,), aten=mul_scalar)
+declare("div_scalar", nodes=(DivBackward1,), aten=div_scalar)
 

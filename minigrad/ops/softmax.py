@@ -19,6 +19,7 @@ from ..autograd.graph import OUTPUT, Node, SavedTensor
 from ..autograd.record import record
 from ..tensor import Tensor, _wrap_dim
 from .copies import to_dtype
+from .declaration import declare
 from .formulas import Formula
 
 VALUE = "value"
@@ -164,3 +165,12 @@ def implicit_dim(name: str, ndim: int, stacklevel: int) -> int:
     warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call "
                   "to include dim=X as an argument.", UserWarning, stacklevel=stacklevel)
     return 0 if ndim in (0, 1, 3) else 1
+
+
+# -- declarations: each op's public names (see `declaration.py`) ----------------------------
+
+
+
+declare("softmax", nodes=(SoftmaxBackward0,), function=softmax, method=softmax_method)
+declare("log_softmax", nodes=(LogSoftmaxBackward0,), function=log_softmax,
+        method=log_softmax_method)

@@ -22,6 +22,7 @@ from ..arrays.scalars import u64
 from ..autograd.graph import INPUT, OUTPUT, Node, SavedTensor
 from ..autograd.record import record
 from ..tensor import Tensor, _wrap_dim
+from .declaration import declare
 from .formulas import BACKWARD_OPS, Formula, Scalar
 from .reductions import _dims, _saved_dim
 
@@ -496,5 +497,15 @@ def _where_scalars(condition: Tensor, a: float, b: float) -> Tensor:
     return Tensor._make(np.where(condition._data, a, b).astype(_dtype.get_default_dtype().np))
 
 
-BACKWARD_OPS.update(var_backward=var_backward, prod_backward=prod_backward,
-                    where_scalars=_where_scalars)
+# -- declarations: each op's public names (see `declaration.py`) ----------------------------
+
+
+
+declare("var", nodes=(VarBackward0,), function=var, method=True)
+declare("std", nodes=(StdBackward0,), function=std, method=True)
+declare("prod", nodes=(ProdBackward0, ProdBackward1), function=prod, method=True)
+declare("cumsum", nodes=(CumsumBackward0,), function=cumsum, method=True)
+declare("norm", nodes=(LinalgVectorNormBackward0,), function=norm, method=True)
+declare("var_backward", aten=var_backward)
+declare("prod_backward", aten=prod_backward)
+declare("where_scalars", aten=_where_scalars)

@@ -26,8 +26,8 @@ from ..autograd.inplace import begin_inplace, finish_inplace
 from ..autograd.record import record, record_elementwise
 from ..kernels import elementwise as K
 from ..tensor import Tensor
-from .declaration import functions_declared_in, unary_op
-from .formulas import BACKWARD_OPS, Formula, FormulaNode
+from .declaration import declare, functions_declared_in, unary_op
+from .formulas import Formula, FormulaNode
 
 VALUE = "value"
 
@@ -87,7 +87,7 @@ unary_op("sqrt", node="SqrtBackward0", kernel=K.sqrt,
 
 unary_op("abs", node="AbsBackward0", kernel=K.abs,
          formula="grad * self.sgn()", fused=K.abs_backward,
-         keeps_integers=True,
+         keeps_integers=True, operator="__abs__",
          bool_error=(NotImplementedError, "\"abs_cpu\" not implemented for 'Bool'"),
          doc="|x|. Its derivative is the sign of the input, so it saves its input.")
 
@@ -312,8 +312,16 @@ def threshold_backward(grad_output: Tensor, self: Tensor, threshold) -> Tensor:
     return out
 
 
-BACKWARD_OPS.update(tanh_backward=tanh_backward, sigmoid_backward=sigmoid_backward,
-                    threshold_backward=threshold_backward)
+# -- declarations of the ops written by hand above (see `declaration.py`) ------------------
+
+
+declare("clamp", nodes=(ClampBackward1,), function=clamp, method=True, inplace=clamp_,
+        aliases=("clip",))
+declare("round", nodes=(RoundBackward0, RoundBackward1), function=round, method=True,
+        inplace=round_)
+declare("tanh_backward", nodes=(TanhBackwardBackward0,), aten=tanh_backward)
+declare("sigmoid_backward", nodes=(SigmoidBackwardBackward0,), aten=sigmoid_backward)
+declare("threshold_backward", nodes=(ThresholdBackwardBackward0,), aten=threshold_backward)
 
 
 # The functions built from this module's declarations (`exp`, `exp_`, ...), under

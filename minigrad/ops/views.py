@@ -24,7 +24,8 @@ from ..autograd.graph import Node
 from ..autograd.record import record
 from ..tensor import MULTI_OUTPUT_NODE, Tensor, _wrap_dim, make_view
 from .copies import clone
-from .formulas import BACKWARD_OPS, Formula, FormulaNode
+from .declaration import declare
+from .formulas import Formula, FormulaNode
 
 VALUE = "value"
 INT64_MAX = 2**63 - 1
@@ -391,7 +392,6 @@ def select_backward(grad: Tensor, sizes: tuple, dim: int, index: int) -> Tensor:
     return out
 
 
-BACKWARD_OPS["select_backward"] = select_backward
 
 
 def select(x: Tensor, dim: int, index: int, _index_pos: int | None = None) -> Tensor:
@@ -557,3 +557,40 @@ def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple:
         raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
     n = x._data.shape[_wrap_dim(dim, x._data.ndim)]
     return split(x, max(-(-n // chunks), 1), dim)
+
+
+def mT(x: Tensor) -> Tensor:  # noqa: N802 - the attribute is called mT
+    """`x.mT`: swap the last two dims (matrices only, as in PyTorch)."""
+    if x.ndim < 2:
+        raise RuntimeError(
+            "tensor.mT is only supported on matrices or batches of matrices. "
+            f"Got {x.ndim}-D tensor."
+        )
+    return transpose(x, -2, -1)
+
+
+# -- declarations: each op's public names (see `declaration.py`) ----------------------------
+
+
+
+declare("view", nodes=(ViewBackward0,), method=view)
+declare("view_as", method=view_as)
+declare("reshape", nodes=(ReshapeAliasBackward0, UnsafeViewBackward0), function=reshape,
+        method=True)
+declare("reshape_as", method=reshape_as)
+declare("flatten", function=flatten, method=True)
+declare("transpose", nodes=(TransposeBackward0,), function=transpose, method=True,
+        aliases=("swapaxes", "swapdims"), attributes={"mT": property(mT)})
+declare("t", nodes=(TBackward0,), function=t, method=True)
+declare("permute", nodes=(PermuteBackward0,), function=permute, method=True,
+        attributes={"T": property(T)})
+declare("unsqueeze", nodes=(UnsqueezeBackward0,), function=unsqueeze, method=True)
+declare("squeeze", nodes=(SqueezeBackward0, SqueezeBackward1, SqueezeBackward2),
+        function=squeeze, method=True)
+declare("select", nodes=(SelectBackward0,), function=select, method=True)
+declare("narrow", nodes=(SliceBackward0,), function=narrow, method=True)
+declare("alias", nodes=(AliasBackward0,))
+declare("select_backward", nodes=(SelectBackwardBackward0,), aten=select_backward)
+declare("unbind", nodes=(UnbindBackward0,), function=unbind, method=True)
+declare("split", nodes=(SplitBackward0, SplitWithSizesBackward0), function=split, method=True)
+declare("chunk", function=chunk, method=True)

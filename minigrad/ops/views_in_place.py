@@ -12,6 +12,7 @@ from ..arrays.scalars import u64
 from ..autograd.inplace import check_inplace
 from ..autograd.record import record
 from ..tensor import Tensor, _wrap_dim
+from .declaration import declare
 from .views import (
     SqueezeBackward1,
     SqueezeBackward4,
@@ -104,3 +105,15 @@ def squeeze_(x: Tensor, *args, dim=None) -> Tensor:
     saved_dim = tuple(map(u64, dim)) if node_cls is SqueezeBackward5 else u64(dim)
     return _view_in_place(x, x._data.reshape(_squeezed(shape, dim)), node_cls, dim=saved_dim,
                           self_sym_sizes=shape)
+
+
+# -- declarations: each op's public names (see `declaration.py`) ----------------------------
+
+
+
+declare("t_", nodes=(TBackward1,), method=t_)
+declare("transpose_", nodes=(TransposeBackward1,), method=transpose_,
+        aliases=("swapaxes_", "swapdims_"))
+declare("unsqueeze_", nodes=(UnsqueezeBackward1,), method=unsqueeze_)
+declare("squeeze_", nodes=(SqueezeBackward3, SqueezeBackward4, SqueezeBackward5),
+        method=squeeze_)

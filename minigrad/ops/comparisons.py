@@ -1,0 +1,138 @@
+"""Comparisons (`==`, `<`, ...) and bitwise ops (`&`, `|`, `^`, `~`): never
+differentiable, so they record no node; their results are bool (or integer) tensors."""
+
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+
+from .. import _dtype
+from ..arrays.broadcasting import broadcast_shape, check_inplace_shape
+from ..autograd.inplace import (
+    check_inplace,
+    check_no_overlap,
+    check_no_partial_overlap,
+    finish_inplace,
+)
+from ..tensor import Tensor, as_tensor_arg
+from .arithmetic import _check_out_dtype
+from .declaration import declare
+from .public_forms import OPERANDS, operator_of
+
+
+def _compare(np_op, name: str):
+    def compare(self: Tensor, other) -> Tensor:
+        if isinstance(other, Tensor):
+            broadcast_shape(self._data.shape, other._data.shape)
+            other = other._data
+        elif isinstance(other, int):
+            _dtype.check_int_range(other)
+        elif not isinstance(other, OPERANDS):
+            raise TypeError(f"{name}(): argument 'other' must be Tensor or Number, "
+                            f"not {type(other).__name__}")
+        return Tensor._make(np.asarray(np_op(self._data, other)))
+
+    compare.__name__ = name
+    return compare
+
+
+eq, ne = _compare(np.equal, "eq"), _compare(np.not_equal, "ne")
+lt, le = _compare(np.less, "lt"), _compare(np.less_equal, "le")
+gt, ge = _compare(np.greater, "gt"), _compare(np.greater_equal, "ge")
+
+
+def _bitwise(np_op, name: str):
+    """`&`, `|`, `^`: bitwise on integers, logical on bools; never differentiable."""
+    def op(self: Tensor, other) -> Tensor:
+        other = as_tensor_arg(other)
+        dt = _dtype.result_type(self, other)
+        if dt.is_floating_point:
+            raise NotImplementedError(f'"{name}_cpu" not implemented for \'{dt.type_name}\'')
+        if isinstance(other, Tensor):
+            broadcast_shape(self._data.shape, other._data.shape)
+            other = other._data.astype(dt.np, copy=False)
+        elif other >= 2**63:  # PyTorch reads a uint64-sized int modulo 2**64
+            other -= 2**64
+        return Tensor._make(np.asarray(np_op(self._data.astype(dt.np, copy=False), other)))
+
+    op.__name__ = name
+    return op
+
+
+bitwise_and = _bitwise(np.bitwise_and, "bitwise_and")
+bitwise_or = _bitwise(np.bitwise_or, "bitwise_or")
+bitwise_xor = _bitwise(np.bitwise_xor, "bitwise_xor")
+
+
+def _bitwise_inplace(op):
+    """`t &= x` (and `|=`, `^=`): `op`'s result written into t, which keeps its dtype
+    and shape; its version goes up by one, as for every in-place op."""
+    def op_(self: Tensor, other) -> Tensor:
+        other = as_tensor_arg(other)
+        check_inplace(self)
+        _check_out_dtype(self, _dtype.result_type(self, other))
+        if isinstance(other, Tensor):
+            check_inplace_shape(self._data.shape, other._data.shape)
+        check_no_overlap(self)
+        check_no_partial_overlap(self, other)
+        self._data[...] = op(self, other)._data
+        finish_inplace(self, None)
+        return self
+
+    op_.__name__ = op.__name__ + "_"
+    return op_
+
+
+bitwise_and_ = _bitwise_inplace(bitwise_and)
+bitwise_or_ = _bitwise_inplace(bitwise_or)
+bitwise_xor_ = _bitwise_inplace(bitwise_xor)
+
+
+def bitwise_not(self: Tensor) -> Tensor:
+    """`~x`: bitwise not of an integer tensor, logical not of a bool one."""
+    if self.dtype.is_floating_point:
+        raise TypeError(
+            "~ (operator.invert) is only implemented on integer and Boolean-type tensors"
+        )
+    return Tensor._make(~self._data)
+
+
+def allclose(a: Tensor, b: Tensor, rtol: float = 1e-5, atol: float = 1e-8,
+             equal_nan: bool = False) -> bool:
+    return builtins.bool(np.allclose(a._data, b._data, rtol, atol, equal_nan))
+
+
+def equal(a: Tensor, b: Tensor) -> bool:
+    return builtins.bool(a._data.shape == b._data.shape and np.array_equal(a._data, b._data))
+
+
+# -- declarations: each op's public names (see `declaration.py`) ----------------------------
+# (PyTorch declines `!=` with a numpy array, either way round: Python then compares
+# identities, and `t != array` is True.)
+
+declare("eq", function=eq, method=True, attributes={"__eq__": operator_of(eq)})
+declare("ne", function=ne, method=True, attributes={"__ne__": operator_of(ne, arrays=False)})
+declare("lt", function=lt, method=True, attributes={"__lt__": operator_of(lt, arrays=False)})
+declare("le", function=le, method=True, attributes={"__le__": operator_of(le, arrays=False)})
+declare("gt", function=gt, method=True, attributes={"__gt__": operator_of(gt, arrays=False)})
+declare("ge", function=ge, method=True, attributes={"__ge__": operator_of(ge, arrays=False)})
+# `&`, `|` and `^` commute, so the reflected forms (`3 & t`) are the same ops.
+declare("bitwise_and", function=bitwise_and, method=True, inplace=bitwise_and_,
+        function_inplace=True,
+        attributes={"__and__": operator_of(bitwise_and),
+                    "__rand__": operator_of(bitwise_and, arrays=False),
+                    "__iand__": operator_of(bitwise_and_)})
+declare("bitwise_or", function=bitwise_or, method=True, inplace=bitwise_or_,
+        function_inplace=True,
+        attributes={"__or__": operator_of(bitwise_or),
+                    "__ror__": operator_of(bitwise_or, arrays=False),
+                    "__ior__": operator_of(bitwise_or_)})
+declare("bitwise_xor", function=bitwise_xor, method=True, inplace=bitwise_xor_,
+        function_inplace=True,
+        attributes={"__xor__": operator_of(bitwise_xor),
+                    "__rxor__": operator_of(bitwise_xor, arrays=False),
+                    "__ixor__": operator_of(bitwise_xor_)})
+declare("bitwise_not", function=bitwise_not, method=True, attributes={"__invert__": bitwise_not})
+declare("allclose", function=allclose)
+declare("equal", function=equal)

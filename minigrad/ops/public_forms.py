@@ -1,0 +1,90 @@
+"""How a hand-written op becomes a public function, method or operator.
+
+An op's own function (`arithmetic.mul(self, other)`) returns NotImplemented for an
+operand it cannot take, as Python asks of an operator (`t * "a"`: Python then tries
+the other operand and raises its own TypeError). Called by name, PyTorch raises its
+TypeError instead, and `minigrad.mul(2, t)` takes a number first: these wrappers give
+the op those forms once, when it is declared (`declaration.declare`), never per call.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Callable
+
+import numpy as np
+
+from .. import _args, _dtype
+from ..tensor import Tensor, as_tensor_arg, not_an_operand
+
+# What an operator like `t == x` or `t & x` accepts as `x`; for anything else it
+# returns NotImplemented, so Python decides (`t == None` is False, `t < "a"` a TypeError).
+OPERANDS = (Tensor, int, builtins.float, complex, np.generic, np.ndarray)
+
+
+def _wrap_number(x) -> Tensor:
+    """A Python number as the first argument of `minigrad.add(2, t)`: as in PyTorch, a
+    0-d tensor (float64, int64 or bool) that promotes as the number itself would."""
+    x = as_tensor_arg(x)
+    if isinstance(x, Tensor):
+        return x
+    t = Tensor._make(np.array(x, _dtype.of_number(x).np))
+    t._wrapped_number = True
+    return t
+
+
+def number_first(op: Callable) -> Callable:
+    """The function form of `op`, which also takes a number first (`minigrad.mul(2, t)`)."""
+    def fn(input, other, *args, **kwargs):  # noqa: A002 - PyTorch's argument name
+        if not isinstance(input, Tensor):
+            input = _wrap_number(input)
+        result = op(input, other, *args, **kwargs)
+        if result is NotImplemented:  # (the function's `other` comes second)
+            raise not_an_operand(op.__name__, other, position=2)
+        return result
+
+    fn.__name__, fn.__qualname__, fn.__doc__ = op.__name__, op.__name__, op.__doc__
+    return fn
+
+
+def as_method(op: Callable, name: str | None = None, heads: list | None = None) -> Callable:
+    """`op` as a method (`t.add(x)`): the operators take the op itself, which
+    returns NotImplemented for an operand it cannot take, so Python can ask the
+    other operand; called by name, that is PyTorch's TypeError."""
+    name = name or op.__name__
+
+    def call(self, other, *args, **kwargs):
+        result = op(self, other, *args, **kwargs)
+        if result is NotImplemented:
+            if heads:  # (an overloaded op: PyTorch lists its signatures)
+                raise _args.combination_error(name, (other,), {}, heads, tail=False)
+            raise not_an_operand(name, other)
+        return result
+
+    call.__name__ = call.__qualname__ = name
+    call.__doc__ = op.__doc__
+    return call
+
+
+def operator_of(fn: Callable, arrays: bool = True) -> Callable:
+    """`fn` as an operator method: NotImplemented for operands it does not take (and,
+    unless `arrays`, for a numpy array: see `not_with_ndarray`)."""
+    takes = OPERANDS if arrays else tuple(t for t in OPERANDS if t is not np.ndarray)
+    return lambda self, other: fn(self, other) if isinstance(other, takes) else NotImplemented
+
+
+def not_with_ndarray(fn: Callable) -> Callable:
+    """`fn` as an operator method PyTorch declines for a numpy array: a reflected
+    `ndarray + t` (and `-`, `*`, `**`, `&`, ...) or an order comparison either way
+    is then a TypeError, as in PyTorch; `t + ndarray`, `ndarray / t` and `==` work."""
+    return lambda self, other: NotImplemented if isinstance(other, np.ndarray) else fn(self, other)
+
+
+def tensors_only(fn: Callable) -> Callable:
+    """`fn` as an operator that takes only tensors (`t @ 2` is Python's TypeError)."""
+    return lambda self, other: fn(self, other) if isinstance(other, Tensor) else NotImplemented
+
+
+def reflected(fn: Callable) -> Callable:
+    """`fn` with its operands swapped, for a reflected operator (`__rmatmul__`)."""
+    return lambda self, other: fn(other, self) if isinstance(other, Tensor) else NotImplemented
