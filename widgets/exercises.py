@@ -531,4 +531,5 @@ def next_names(node: Any) -> list:
 # Exercises of every lesson are in their own module to keep this one short.
 from . import _clinic_exercises as _lesson_10  # noqa: E402,F401
 from . import _exercise_bank  # noqa: E402,F401  (registers the exercises)
+from . import _hooks_exercises as _lesson_12  # noqa: E402,F401
 from ._exercise_bank import run_node  # noqa: E402,F401  (lesson 9's engine runs nodes with it)
