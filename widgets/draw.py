@@ -305,10 +305,13 @@ def node_label(node: GraphNode) -> str:
 
 
 def saved_label(saved: SavedValue, released: bool = False) -> str:
-    """`self=a v0\u2192v0`, `result v0\u2192v1` (a mismatch), `other released`."""
+    """`self=a v0\u2192v0`, `result v0\u2192v1` (a mismatch), `other released`, `self
+    packed` (by saved-tensor hooks: no versions to compare)."""
     name = saved.attr + (f"={saved.tensor_name}" if saved.tensor_name else "")
     if released or saved.released:
         return f"{name} released"
+    if saved.hooked:
+        return f"{name} packed"
 
     def version(v: int | None) -> str:
         return "?" if v is None else str(v)

@@ -532,4 +532,5 @@ def next_names(node: Any) -> list:
 from . import _clinic_exercises as _lesson_10  # noqa: E402,F401
 from . import _exercise_bank  # noqa: E402,F401  (registers the exercises)
 from . import _graph_too_exercises as _lesson_11  # noqa: E402,F401
+from . import _hooks_exercises as _lesson_12  # noqa: E402,F401
 from ._exercise_bank import run_node  # noqa: E402,F401  (lesson 9's engine runs nodes with it)

@@ -64,6 +64,27 @@ def value_text(value: Any, max_elements: int = 6, max_chars: int = 60) -> str:
     return _clip(" ".join(text.split()), max_chars)
 
 
+def packed_text(packed: Any, max_chars: int = 60) -> str:
+    """What a saved-tensor pack hook returned, in one line: its type, and a tensor's or
+    array's dtype and shape rather than its values (`tuple(str 'disk-3', tensor float32
+    (4,))`), so a learner sees what the graph holds instead of the tensor."""
+    return _clip(_packed_part(packed), max_chars)
+
+
+def _packed_part(packed: Any) -> str:
+    if is_tensor_like(packed):
+        return f"tensor {dtype_text(packed)} {shape_text(packed)}"
+    if isinstance(packed, np.ndarray):
+        return f"ndarray {packed.dtype} {shape_text(packed)}"
+    if isinstance(packed, (tuple, list)):
+        return f"{type(packed).__name__}({', '.join(_packed_part(p) for p in packed)})"
+    if packed is None:
+        return "None"
+    if isinstance(packed, (bool, int, float, str)):
+        return f"{type(packed).__name__} {packed!r}"
+    return type(packed).__name__
+
+
 def node_display_name(node: Any) -> str:
     """`AccumulateGrad` for `torch::autograd::AccumulateGrad`; other names unchanged."""
     return str(node.name()).rsplit("::", 1)[-1]

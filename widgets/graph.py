@@ -15,11 +15,18 @@ import heapq
 import re
 import sys
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import FrameType
 from typing import Any
 
-from .formatting import dtype_text, is_tensor_like, node_display_name, shape_text, value_text
+from .formatting import (
+    dtype_text,
+    is_tensor_like,
+    node_display_name,
+    packed_text,
+    shape_text,
+    value_text,
+)
 
 # Kinds of graph nodes.
 ROOT = "root"  # a tensor backward starts from (drawn at the top)
@@ -44,7 +51,12 @@ class SavedValue:
     Versions: `saved_version` is the tensor's `_version` when it was saved (from
     minigrad's raw saved object; for torch it is inferred, because reading a saved
     tensor only succeeds when the versions match), `current_version` the one now.
-    Either is None when it cannot be known, e.g. after release.
+    Either is None when it cannot be known, e.g. after release, and for a value packed
+    by saved-tensor hooks, which nobody version-checks.
+
+    `packed` describes what a saved-tensor pack hook returned for this value (None: no
+    hook packed it); then `shape`, `dtype` and `text` describe what the unpack hook
+    gives back, which is what backward will use.
     """
 
     attr: str
@@ -57,10 +69,16 @@ class SavedValue:
     tensor_name: str | None = None
     text: str = ""
     error: str | None = None
+    packed: str | None = None
 
     @property
     def is_tensor(self) -> bool:
         return self.kind == "tensor"
+
+    @property
+    def hooked(self) -> bool:
+        """True when saved-tensor hooks packed this value."""
+        return self.packed is not None
 
     @property
     def version_mismatch(self) -> bool:
@@ -481,20 +499,30 @@ def _read_saved(node: Any, attr: str, names: TensorNames) -> list[SavedValue]:
         raw = getattr(node, "_raw_saved_" + attr, None)
     except RuntimeError:
         raw = None
+    raws = list(raw) if isinstance(raw, (tuple, list)) else []
+    hooked = any(_packed_by_hook(r) for r in raws or [raw])
     try:
+        # (For a hooked value this calls the unpack hook, as reading it in PyTorch does.)
         if attr == "tensors" and not hasattr(node, "_saved_tensors"):
             value = node.saved_tensors
         else:
             value = getattr(node, "_saved_" + attr)
     except RuntimeError as error:
         return _unreadable(attr, raw, error)
+    except Exception as error:
+        if not hooked:
+            raise
+        # An unpack hook that fails (its storage is gone, it returns no tensor) makes
+        # backward fail too: the value is unreadable.
+        failed = _unreadable_one(attr, None, error, per_item=False)
+        return [replace(failed, packed=packed_text(raw.data) if _packed_by_hook(raw) else "?")]
 
     if value is None:
         return [SavedValue(attr, "none")]
     if is_tensor_like(value):
         return [_tensor_value(attr, value, raw, names)]
     if isinstance(value, (tuple, list)) and any(is_tensor_like(v) for v in value):
-        raws = list(raw) if isinstance(raw, (tuple, list)) and len(raw) == len(value) else []
+        raws = raws if len(raws) == len(value) else []
         result = []
         for i, item in enumerate(value):
             item_attr = f"{attr}[{i}]"
@@ -506,7 +534,24 @@ def _read_saved(node: Any, attr: str, names: TensorNames) -> list[SavedValue]:
     return [SavedValue(attr, "value", text=value_text(value))]
 
 
+def _packed_by_hook(raw: Any) -> bool:
+    """Whether a raw saved value (`_raw_saved_<name>`) was packed by saved-tensor hooks:
+    then it keeps its unpack hook, and its `data` is what the pack hook returned."""
+    return getattr(raw, "unpack_hook", None) is not None
+
+
 def _tensor_value(attr: str, tensor: Any, raw: Any, names: TensorNames) -> SavedValue:
+    if _packed_by_hook(raw):
+        # What the unpack hook gave: backward uses it as it is, with no version check.
+        return SavedValue(
+            attr,
+            "tensor",
+            shape=shape_text(tensor),
+            dtype=dtype_text(tensor),
+            tensor_name=names.name_of(tensor),
+            text=value_text(tensor),
+            packed=packed_text(raw.data),
+        )
     current = int(tensor._version)
     saved = getattr(raw, "saved_version", None)
     return SavedValue(
@@ -530,8 +575,8 @@ def _unreadable(attr: str, raw: Any, error: RuntimeError) -> list[SavedValue]:
     return [_unreadable_one(attr, raw, error, per_item=False)]
 
 
-def _unreadable_one(attr: str, raw: Any, error: RuntimeError, per_item: bool) -> SavedValue:
-    message = str(error)
+def _unreadable_one(attr: str, raw: Any, error: Exception, per_item: bool) -> SavedValue:
+    message = str(error) if isinstance(error, RuntimeError) else f"{type(error).__name__}: {error}"
     saved = getattr(raw, "saved_version", None)
     current = getattr(raw, "current_version", None)
     released = getattr(raw, "is_released", None)

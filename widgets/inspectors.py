@@ -5,6 +5,7 @@ Named `inspectors` so it never shadows the standard library's `inspect`.
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -51,18 +52,33 @@ class SavedTensorRow:
     shape: str | None = None
     message: str | None = None  # what reading it raised, when it did
     node: Any = None
+    # Saved-tensor hooks: what the pack hook returned (None: no hook packed it), and
+    # what the unpack hook gives back, which backward will use unchecked.
+    packed: str | None = None
+    unpacked: str | None = None
 
     @property
     def will_fail(self) -> bool:
         return self.status != "ok"
+
+    @property
+    def hooked(self) -> bool:
+        """True when saved-tensor hooks packed this tensor (its version is not checked)."""
+        return self.packed is not None
 
 
 class SavedTensorsTable(list):
     """Rows of `SavedTensorRow`, in execution order, with a notebook rendering.
 
     `failure` is the row where backward will stop (the first bad one in execution
-    order), `summary` says it in a sentence.
+    order), `summary` says it in a sentence. For a graph built under saved-tensor
+    hooks, `hooked` are the rows a pack hook packed: the table shows what the hook
+    returned and what unpacking gives, the graph's saved tensors seen from outside.
     """
+
+    @property
+    def hooked(self) -> list[SavedTensorRow]:
+        return [row for row in self if row.hooked]
 
     @property
     def failure(self) -> SavedTensorRow | None:
@@ -71,6 +87,12 @@ class SavedTensorsTable(list):
     @property
     def summary(self) -> str:
         row = self.failure
+        if row is None and self.hooked:
+            return (
+                f"All {len(self)} saved tensors can be read: backward can run. Hooks "
+                f"packed {len(self.hooked)} of them: backward uses what the unpack hook "
+                "returns, and no version check protects those."
+            )
         if row is None:
             return f"All {len(self)} saved tensors are intact: backward can run."
         what = f"saved tensor `{row.attr}`" + (f" ({row.tensor_name})" if row.tensor_name else "")
@@ -85,27 +107,50 @@ class SavedTensorsTable(list):
                 f"{row.current_version}: it was modified in place after being saved"
             )
         else:
-            why = f"cannot be read: {row.status}"
+            why = f"cannot be read: {row.message or row.status}"
+            if row.hooked:
+                why = f"cannot be unpacked: its unpack hook raised {row.message}"
         return f"Backward will fail at step {row.step} ({row.node_name}): its {what} {why}."
 
-    def _repr_html_(self) -> str:
-        color = "#c92a2a" if self.failure else "#2b8a3e"
-        head = "".join(
-            f'<th style="text-align:left;padding:2px 10px 2px 0">{h}</th>'
-            for h in ("step", "node", "saved", "tensor", "saved v", "now v", "status")
-        )
-        body = []
+    def _columns(self) -> tuple[tuple[str, ...], list[tuple[Any, ...]]]:
+        """Headings and cells of the table; with columns for what hooks packed and
+        unpacked when a hook packed any row."""
+        hooks = bool(self.hooked)
+        head = ("step", "node", "saved", "tensor", "saved v", "now v")
+        head += ("packed by hook", "unpack gives", "status") if hooks else ("status",)
+        rows = []
         for row in self:
-            style = ' style="color:#c92a2a;font-weight:bold"' if row.will_fail else ""
+            versions = [row.saved_version, row.current_version]
+            versions = ["not checked" if row.hooked else "?" if v is None else v for v in versions]
             cells = (
                 row.step,
                 row.node_name,
                 row.attr,
-                (row.tensor_name or "") + (f" {row.shape}" if row.shape else ""),
-                "?" if row.saved_version is None else row.saved_version,
-                "?" if row.current_version is None else row.current_version,
-                row.status,
+                " ".join(filter(None, (row.tensor_name, row.shape))),
+                *versions,
             )
+            if hooks:
+                cells += (row.packed or "-", row.unpacked or "-")
+            rows.append((*cells, row.status))
+        return head, rows
+
+    def __str__(self) -> str:
+        """The summary and the table as aligned plain text (for `print`)."""
+        head, rows = self._columns()
+        table = [head, *[tuple(str(c) for c in r) for r in rows]]
+        widths = [max(len(line[i]) for line in table) for i in range(len(head))]
+        lines = ["  ".join(c.ljust(w) for c, w in zip(line, widths)).rstrip() for line in table]
+        return "\n".join([self.summary, *lines])
+
+    def _repr_html_(self) -> str:
+        color = "#c92a2a" if self.failure else "#2b8a3e"
+        columns, rows = self._columns()
+        head = "".join(
+            f'<th style="text-align:left;padding:2px 10px 2px 0">{h}</th>' for h in columns
+        )
+        body = []
+        for row, cells in zip(self, rows):
+            style = ' style="color:#c92a2a;font-weight:bold"' if row.will_fail else ""
             body.append(
                 f"<tr{style}>"
                 + "".join(f'<td style="padding:2px 10px 2px 0">{escape(c)}</td>' for c in cells)
@@ -113,9 +158,12 @@ class SavedTensorsTable(list):
             )
         message = ""
         if self.failure is not None and self.failure.message:
+            error = self.failure.message
+            if not re.match(r"\w+Error: ", error):  # (a failing unpack hook's is prefixed)
+                error = f"RuntimeError: {error}"
             message = (
                 '<div style="color:#868e96;font-size:90%">The engine will raise: '
-                f"RuntimeError: {escape(self.failure.message)}</div>"
+                f"{escape(error)}</div>"
             )
         return (
             f'<div><p style="color:{color};font-weight:bold">{escape(self.summary)}</p>'
@@ -130,7 +178,12 @@ class SavedTensorsTable(list):
 
 def saved_tensors_table(*roots: Any, names: Any = None) -> SavedTensorsTable:
     """Every tensor the graph of `roots` saved for backward, in execution order, with
-    saved and current versions and whether backward will be able to use it."""
+    saved and current versions and whether backward will be able to use it.
+
+    For tensors packed by saved-tensor hooks (`saved_tensors_hooks`, `save_on_cpu`,
+    `_raw_saved_<name>.register_hooks`) it shows what the pack hook returned and what
+    the unpack hook gives back; building the table calls the unpack hooks, as reading
+    `grad_fn._saved_<name>` does."""
     graph = build_graph(
         *roots, names=resolve_names(names, sys._getframe(1)), caller="saved_tensors_table"
     )
@@ -154,6 +207,12 @@ def saved_tensors_of(graph: BackwardGraph) -> SavedTensorsTable:
                     shape=saved.shape,
                     message=saved.error,
                     node=node.obj,
+                    packed=saved.packed,
+                    unpacked=(
+                        f"{saved.dtype} {saved.shape} {saved.text}"
+                        if saved.hooked and saved.shape is not None
+                        else None
+                    ),
                 )
             )
     return table

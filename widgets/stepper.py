@@ -421,8 +421,14 @@ class BackwardStepper:
                 (f"grad out[{i}] \u2192 {self._describe_input(frame.node, i)}", value_text(g))
                 for i, g in enumerate(frame.grads_out)
             ]
+            # (What saved-tensor hooks packed comes back from their unpack hook, unchecked.)
+            hooked = {v.attr for v in described.saved if v.hooked} if described else set()
             for name, saved, now in frame.unpacked:
-                rows.append((f"read saved {name}", f"version {saved} (now {now})"))
+                if name in hooked:
+                    how = "from its unpack hook, no version check"
+                    rows.append((f"unpacked saved {name}", how))
+                else:
+                    rows.append((f"read saved {name}", f"version {saved} (now {now})"))
             if frame.released:
                 rows.append(("released", ", ".join(frame.released)))
             for hook in frame.hooks:

@@ -180,3 +180,140 @@ def test_compare_graphs_shows_the_subgraph_hoisted_out_of_the_loop(textbook):
         "PowBackward0",
         "SubBackward0",
     ]
+
+
+# -- what saved-tensor hooks packed ---------------------------------------------------------
+
+
+def _logged_graph(lib):
+    """`(x * w).exp() * 2.0`, built under hooks that pack (call number, numpy copy)."""
+    x = lib.tensor([0.5, 1.0, 2.0], requires_grad=True)
+    w = lib.tensor([1.0, -1.0, 2.0], requires_grad=True)
+    packed_shapes = []
+
+    def pack(tensor):
+        packed_shapes.append(tuple(tensor.shape))
+        return (len(packed_shapes) - 1, tensor.detach().numpy().copy())
+
+    def unpack(packed):
+        return lib.from_numpy(packed[1])
+
+    with lib.autograd.graph.saved_tensors_hooks(pack, unpack):
+        y = (x * w).exp()
+        loss = (y * 2.0).sin().sum()
+    return x, w, y, loss, packed_shapes
+
+
+def test_table_shows_what_each_pack_hook_call_returned(lib):
+    x, w, y, loss, packed_shapes = _logged_graph(lib)
+    table = saved_tensors_table(loss)
+    rows = {(r.node_name, r.attr, r.step): r for r in table}
+    # Four tensors went through the pack hook; the Python number 2.0 was saved unpacked.
+    assert packed_shapes == [(3,)] * 4
+    assert [r.packed for r in table] == [
+        "tuple(int 3, ndarray float32 (3,))",  # SinBackward0 self: the last one packed
+        None,  # MulBackward0 other: the number 2.0
+        "tuple(int 2, ndarray float32 (3,))",  # ExpBackward0 result
+        "tuple(int 0, ndarray float32 (3,))",  # MulBackward0 other (w): packed first
+        "tuple(int 1, ndarray float32 (3,))",  # MulBackward0 self (x)
+    ]
+    number = rows[("MulBackward0", "other", 2)]
+    assert not number.hooked and number.shape == "()" and number.unpacked is None
+    exp = rows[("ExpBackward0", "result", 3)]
+    assert exp.hooked and exp.unpacked == "float32 (3,) [ 1.6487, 0.3679, 54.5981]"
+    assert (exp.saved_version, exp.current_version) == (None, None)  # nobody checks them
+    assert len(table.hooked) == 4 and table.failure is None
+    assert "Hooks packed 4 of them" in table.summary
+    assert "no version check protects those" in table.summary
+
+
+def test_table_of_hooked_tensors_agrees_with_backward_after_an_in_place_change(lib):
+    x, w, y, loss, _ = _logged_graph(lib)
+    y.add_(1)  # ExpBackward0's saved result, had it been saved plainly, would now fail
+    table = saved_tensors_table(loss)
+    assert table.failure is None
+    row = next(r for r in table if r.node_name == "ExpBackward0")
+    assert row.unpacked.endswith("[ 1.6487, 0.3679, 54.5981]")  # the copy, not y now
+    loss.backward()  # and the engine agrees: no error
+    expected = np.cos(2 * np.exp([0.5, -1.0, 4.0])) * 2 * np.exp([0.5, -1.0, 4.0])
+    np.testing.assert_allclose(x.grad.numpy(), expected * [1.0, -1.0, 2.0], rtol=1e-5)
+
+
+def test_table_predicts_an_unpack_hook_that_fails(lib):
+    x = lib.tensor([0.5, 1.0, 2.0], requires_grad=True)
+    store = {}
+
+    def pack(tensor):
+        store[f"slot {len(store)}"] = tensor.detach().clone()
+        return f"slot {len(store) - 1}"
+
+    with lib.autograd.graph.saved_tensors_hooks(pack, store.__getitem__):
+        loss = (x.exp() * x).sin().sum()
+    del store["slot 0"]  # ExpBackward0's result, packed first
+    table = saved_tensors_table(loss)
+    failure = table.failure
+    assert (failure.node_name, failure.attr, failure.packed) == (
+        "ExpBackward0", "result", "str 'slot 0'")
+    assert failure.unpacked is None and failure.message == "KeyError: 'slot 0'"
+    assert table.summary == (
+        "Backward will fail at step 3 (ExpBackward0): its saved tensor `result` cannot be "
+        "unpacked: its unpack hook raised KeyError: 'slot 0'."
+    )
+    assert "The engine will raise: KeyError: &#x27;slot 0&#x27;" in table._repr_html_()
+    with pytest.raises(KeyError, match="slot 0"):
+        loss.backward()
+
+
+def test_table_shows_hooks_registered_on_one_saved_tensor(lib):
+    x = lib.tensor([0.5, 1.0, 2.0], requires_grad=True)
+    y = x.sin() * x.exp()
+    y.grad_fn._raw_saved_other.register_hooks(lambda t: ("kept", t), lambda p: p[1])
+    rows = {r.attr: r for r in saved_tensors_table(y) if r.node_name == "MulBackward0"}
+    assert rows["other"].packed == "tuple(str 'kept', tensor float32 (3,))"
+    assert rows["self"].packed is None and rows["self"].saved_version == 0
+
+
+def test_table_of_save_on_cpu_and_after_backward(lib):
+    x = lib.tensor([0.5, 1.0, 2.0], requires_grad=True)
+    with lib.autograd.graph.save_on_cpu():
+        loss = x.sin().sum()
+    (row,) = saved_tensors_table(loss)
+    assert row.packed == "tuple(device, tensor float32 (3,))"
+    loss.backward()
+    (row,) = saved_tensors_table(loss)
+    assert row.status == "released" and not row.hooked  # the packed object is gone
+
+
+def test_table_prints_as_text_with_the_hook_columns_only_when_needed(lib):
+    *_, loss, _ = _logged_graph(lib)
+    lines = str(saved_tensors_table(loss)).splitlines()
+    assert lines[1].split() == ["step", "node", "saved", "tensor", "saved", "v", "now", "v",
+                                "packed", "by", "hook", "unpack", "gives", "status"]
+    assert lines[3].split()[:6] == ["2", "MulBackward0", "other", "()", "0", "0"]
+    x = lib.tensor([1.0], requires_grad=True)
+    plain = str(saved_tensors_table(x.exp(), names={"x": x})).splitlines()
+    assert "packed by hook" not in plain[1]
+    assert plain[2].split() == ["0", "ExpBackward0", "result", "(1,)", "0", "0", "ok"]
+
+
+def test_packed_text_describes_without_values():
+    from widgets.formatting import packed_text
+
+    assert packed_text(None) == "None"
+    assert packed_text(np.zeros((2, 3), np.float64)) == "ndarray float64 (2, 3)"
+    assert packed_text([1.5, "disk", (True,)]) == "list(float 1.5, str 'disk', tuple(bool True))"
+
+    class Handle:
+        pass
+
+    assert packed_text(Handle()) == "Handle"
+    assert packed_text(tuple(range(40)), max_chars=20) == "tuple(int 0, int 1,\u2026"
+
+
+def test_drawn_saved_tensor_says_packed(lib):
+    from widgets.draw import saved_label
+    from widgets.graph import build_graph
+
+    *_, loss, _ = _logged_graph(lib)
+    labels = {saved_label(s) for n in build_graph(loss).nodes for s in n.saved_tensors}
+    assert labels == {"self packed", "other packed", "result packed", "other v0\u2192v0"}

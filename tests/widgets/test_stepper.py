@@ -259,3 +259,27 @@ def test_a_declared_ops_frame_shows_its_backward_formula(mg):
     assert "grad * other" in shown["MulBackward0"]
     # a node without a formula written as minigrad code has none to show
     assert "formula for" not in shown["MaxBackward1"]
+
+
+def test_a_hooked_saved_tensor_is_shown_unpacked_without_a_version_check(mg):
+    x = mg.tensor([0.5, 1.0, 2.0], requires_grad=True)
+    unpacked = []
+
+    def unpack(tensor):
+        unpacked.append(tuple(tensor.shape))
+        return tensor
+
+    with mg.autograd.graph.saved_tensors_hooks(lambda t: t, unpack):
+        y = x.exp()
+    loss = (y * 2.0).sum()  # outside the hooks: 2.0 is saved as usual
+    stepper = BackwardStepper(loss, names={"x": x})
+    stepper.show(2)  # MulBackward0, then ExpBackward0
+    assert stepper.current_node_name == "MulBackward0"
+    assert "read saved other" in stepper.panel.value
+    stepper.show(3)
+    assert stepper.current_node_name == "ExpBackward0"
+    assert "unpacked saved result" in stepper.panel.value
+    assert "from its unpack hook, no version check" in stepper.panel.value
+    assert "read saved result" not in stepper.panel.value
+    assert unpacked  # backward did call the hook
+    assert stepper.error is None
