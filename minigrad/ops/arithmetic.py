@@ -35,6 +35,7 @@ from ..kernels import elementwise as K
 from ..tensor import Tensor, as_tensor_arg, operand
 from .declaration import binary_op, functions_declared_in, unary_op
 from .formulas import BACKWARD_OPS, Formula
+from .tangent_formulas import AUTO_ELEMENT_WISE, Tangent
 
 VALUE = "value"
 
@@ -95,6 +96,8 @@ def _times_number(grad: np.ndarray, factor) -> np.ndarray:
 class AddBackward0(Node):
     """a + alpha * b: the gradient flows through unchanged (times alpha for b)."""
 
+    tangent = Tangent("self_t + maybe_multiply(other_t, alpha)")
+
     saves = {"alpha": VALUE}
     saved_defaults = {"alpha": 1}
     scalars = ("alpha",)
@@ -116,6 +119,8 @@ class AddBackward0(Node):
 class SubBackward0(Node):
     """a - alpha * b: +grad for a, -alpha * grad for b."""
 
+    tangent = Tangent("self_t - maybe_multiply(other_t, alpha)")
+
     saves = {"alpha": VALUE}
     saved_defaults = {"alpha": 1}
     scalars = ("alpha",)
@@ -134,6 +139,8 @@ class SubBackward0(Node):
 
 class RsubBackward1(Node):
     """number - alpha * x (Python number on the left): -alpha * grad."""
+
+    tangent = AUTO_ELEMENT_WISE
 
     saves = {"alpha": VALUE}
     saved_defaults = {"alpha": 1}
@@ -273,6 +280,8 @@ class MulBackward0(Node):
     """a * b: grad * b for a, grad * a for b. Each input is saved only if the
     *other* one needs a gradient, so `10 * x` saves nothing of x."""
 
+    tangent = Tangent("other_t * self_p + self_t * other_p")
+
     saves = {"self": INPUT, "other": INPUT}
     formulas = (Formula("self", "grad * other"), Formula("other", "grad * self"))
     elementwise = True
@@ -329,6 +338,8 @@ class DivBackward0(Node):
     """a / b: grad / b for a, -grad * a / b**2 for b. `b` is always needed; `a`
     only for b's gradient."""
 
+    tangent = Tangent("(self_t - other_t * result) / other_p")
+
     saves = {"self": INPUT, "other": INPUT}
     formulas = (Formula("self", "grad / other"),
                 Formula("other", "-grad * ((self / other) / other)"))
@@ -378,6 +389,8 @@ def div(self: Tensor, other, *, rounding_mode: str | None = None) -> Tensor:
 
 class DivBackward2(Node):
     """Rounded division: a step function, so both gradients are zero."""
+
+    tangent = Tangent("zeros_like(result)", inputs=("self", "other"))
 
     saves = {"self": INPUT, "other": INPUT, "rounding_mode": VALUE}
 
@@ -448,6 +461,8 @@ def rdiv(self: Tensor, other) -> Tensor:
 class AddBackward1(Node):
     """t + Scalar: the gradient passes unchanged."""
 
+    tangent = Tangent("self_t.clone()")
+
     formulas = (Formula("self", "grad"),)
     elementwise = True
 
@@ -458,9 +473,13 @@ class AddBackward1(Node):
 class SubBackward1(AddBackward1):
     """t - Scalar: the gradient passes unchanged."""
 
+    tangent = AUTO_ELEMENT_WISE
+
 
 class MulBackward1(Node):
     """t * Scalar: grad * Scalar. Saves the Scalar."""
+
+    tangent = Tangent("self_t * other")
 
     saves = {"other": VALUE}
     scalars = ("other",)
@@ -473,6 +492,8 @@ class MulBackward1(Node):
 
 class DivBackward1(Node):
     """t / Scalar: grad / Scalar. Saves the Scalar."""
+
+    tangent = Tangent("self_t / other")
 
     saves = {"other": VALUE}
     scalars = ("other",)
@@ -523,6 +544,8 @@ BACKWARD_OPS.update(add_scalar=add_scalar, sub_scalar=sub_scalar, mul_scalar=mul
 
 class PowBackward0(Node):
     """x ** p for a number p: grad * p * x**(p-1). Saves the input x."""
+
+    tangent = AUTO_ELEMENT_WISE
 
     saves = {"self": INPUT, "exponent": VALUE}
     formulas = (Formula("self", "pow_backward(grad, self, exponent)"),)
@@ -777,6 +800,7 @@ binary_op("atan2", node="Atan2Backward0", kernel=K.atan2,
           # (PyTorch's formula masks the reciprocal in place, recording a
           # MaskedFillBackward0 minigrad does not have: no create_graph=True yet.)
           recordable=False,
+          tangent="(-self_p * other_t + other_p * self_t) / (self_p.pow(2) + other_p.pow(2))",
           doc="The angle of the point (other, input), in (-pi, pi]. Both gradients "
               "need both inputs, so it saves both; at the origin both are 0.")
 

@@ -21,6 +21,7 @@ from . import batched, views
 from .arithmetic import mul
 from .formulas import Formula
 from .reductions import sum as _sum
+from .tangent_formulas import SAME_VIEW
 
 VALUE = "value"
 
@@ -31,6 +32,8 @@ VALUE = "value"
 class DiagonalBackward0(Node):
     """diagonal(x, offset, dim1, dim2): the gradient is written onto the diagonal of
     a tensor of zeros."""
+
+    tangent = SAME_VIEW
 
     saves = {"dim1": VALUE, "dim2": VALUE, "offset": VALUE, "self_sym_sizes": VALUE}
     formulas = (Formula("self", "diagonal_backward(grad, self_sym_sizes, offset, dim1, "

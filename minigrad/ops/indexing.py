@@ -22,6 +22,7 @@ from ..autograd.inplace import begin_inplace, finish_inplace
 from ..autograd.record import record
 from ..tensor import Tensor
 from . import copies, views
+from .tangent_formulas import Tangent
 
 VALUE = "value"
 
@@ -135,6 +136,8 @@ def _check_broadcast(advanced: list) -> None:
 class IndexBackward0(Node):
     """x[indices] with lists or masks: the gradient is scattered back (added, so a
     repeated index receives several contributions)."""
+
+    tangent = Tangent("self_t[_where]", inputs=("self",), linear=True)
 
     saves = {"indices": VALUE, "self_sym_sizes": VALUE}
 

@@ -12,6 +12,7 @@ from ..autograd.record import record
 from ..tensor import Tensor, element_strides
 from . import views
 from .formulas import Formula
+from .tangent_formulas import Tangent
 
 VALUE = "value"
 
@@ -64,6 +65,8 @@ class MmBackward0(Node):
     """A @ B for matrices: grad @ B.T for A, A.T @ grad for B. Each operand is
     saved only if the other one needs a gradient."""
 
+    tangent = Tangent("self_t.mm(mat2_p) + self_p.mm(mat2_t)")
+
     saves = {
         "self": INPUT, "mat2": INPUT, "self_sym_sizes": VALUE, "self_sym_strides": VALUE,
         "mat2_sym_sizes": VALUE, "mat2_sym_strides": VALUE,
@@ -89,6 +92,8 @@ class MmBackward0(Node):
 class MvBackward0(Node):
     """A @ v: outer(grad, v) for A, A.T @ grad for v."""
 
+    tangent = Tangent("self_t.mv(vec_p) + self_p.mv(vec_t)", inputs=("self", "vec"))
+
     saves = {"self": INPUT, "vec": INPUT}
 
     def backward(self, grad):
@@ -100,6 +105,8 @@ class MvBackward0(Node):
 
 class DotBackward0(Node):
     """u . v: grad * v for u, grad * u for v."""
+
+    tangent = Tangent("self_t.dot(tensor_p) + self_p.dot(tensor_t)", inputs=("self", "tensor"))
 
     saves = {"self": INPUT, "tensor": INPUT}
 
@@ -328,6 +335,9 @@ class AddmmBackward0(Node):
     """beta * bias + alpha * (mat1 @ mat2), the op behind `nn.Linear`. Like mm, each
     matrix is saved only when the other one needs a gradient; the bias needs nothing
     saved (its gradient is the incoming one, summed over the broadcast rows)."""
+
+    tangent = Tangent("maybe_multiply(self_t, beta) + maybe_multiply(mat1_t.mm(mat2_p), alpha) "
+                      "+ maybe_multiply(mat1_p.mm(mat2_t), alpha)")
 
     saves = {
         "alpha": VALUE, "beta": VALUE, "mat1": INPUT, "mat2": INPUT,
