@@ -1,8 +1,9 @@
 """Write docs/ops.md, the reference of every op minigrad has, from the ops themselves.
 
 Declared ops (`minigrad/ops/declaration.py`) are listed with their public names, their
-backward node, what the node saves and each input's backward formula; the nodes of
-ops still written by hand are listed with what they save, read from their classes.
+backward node, what the node saves, each input's backward formula and the forward-mode
+(tangent) formula; the nodes of ops still written by hand are listed with what they
+save and their formulas, read from their classes.
 Nothing in the page is typed by hand, so it cannot drift from the code;
 `tests/test_ops_reference.py` fails when the file is older than the code.
 
@@ -30,6 +31,13 @@ saves for backward: an *input* (`self`, `other`), the *output* (`result`), or pl
 values (dims, numbers). An in-place change to a saved tensor is what makes backward
 fail with "modified by an inplace operation" (lesson 4).
 
+The last column is the op's *tangent* formula, what forward-mode AD
+(`minigrad.autograd.forward_ad`) computes the output's tangent with, as PyTorch's
+`derivatives.yaml` names them: `auto_element_wise` (the backward formula with the
+input's tangent `self_t` in place of `grad`), `auto_linear` (a view: the same view of
+the input's tangent; or the op itself applied to the tangents, as written), or the
+formula itself. An op without one refuses a dual input with a `NotImplementedError`.
+
 This page is generated from the code by `scripts/make_ops_reference.py`; `make test`
 fails when it is out of date. How to add an op: [architecture.md](architecture.md).
 """
@@ -37,6 +45,25 @@ fails when it is out of date. How to add an op: [architecture.md](architecture.m
 
 def _code(names) -> str:
     return ", ".join(f"`{n}`" for n in names) or "-"
+
+
+def _tangent(node_cls) -> str:
+    from minigrad.ops.tangent_formulas import describe
+
+    text = describe(node_cls)
+    return "-" if text is None else f"`{text}`"
+
+
+def _node_classes() -> dict:
+    """Every node class, by name."""
+    from minigrad.autograd.graph import Node
+
+    found, stack = {}, [Node]
+    while stack:
+        cls = stack.pop()
+        stack.extend(cls.__subclasses__())
+        found.setdefault(cls.__name__, cls)
+    return found
 
 
 def render() -> str:
@@ -50,8 +77,9 @@ def render() -> str:
              "the formulas below are the code a backward pass evaluates (written with "
              "minigrad's own ops, as PyTorch's `derivatives.yaml` writes them), and what "
              "the node saves is read off the names they use.", "",
-             "| op | family | functions | methods | node | saves | backward formula |",
-             "| --- | --- | --- | --- | --- | --- | --- |"]
+             "| op | family | functions | methods | node | saves | backward formula "
+             "| tangent |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
     role_names = {INPUT: "input", OUTPUT: "output"}
     for d in sorted(DECLARATIONS, key=lambda d: (d.family, d.name)):
         saves = ", ".join(f"`{n}` ({role_names[r]})" for n, r in d.saves.items()) or "nothing"
@@ -60,7 +88,7 @@ def render() -> str:
             formulas += " (*not yet* with `create_graph=True`)"
         lines.append(f"| {d.name} | {d.family} | {_code(f'minigrad.{n}' for n in d.functions)} "
                      f"| {_code(f'Tensor.{n}' for n in d.methods)} | {d.node.__name__} "
-                     f"| {saves} | {formulas} |")
+                     f"| {saves} | {formulas} | {_tangent(d.node)} |")
     declared = {d.node.__name__ for d in DECLARATIONS}
     lines += ["", "## Ops written by hand", "",
               "These nodes are still written as classes with their own `backward` (and are "
@@ -69,8 +97,9 @@ def render() -> str:
               "the formula calls a backward op minigrad does not have yet (marked *not yet*); "
               "the others refuse it with a `NotImplementedError`.", "",
               "| node | family | saved inputs | saved outputs | other values | what it does "
-              "| backward formula |",
-              "| --- | --- | --- | --- | --- | --- | --- |"]
+              "| backward formula | tangent |",
+              "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    classes = _node_classes()
     for row in op_table().rows:
         if row.node in declared:
             continue
@@ -79,7 +108,8 @@ def render() -> str:
             formulas += " (*not yet*)"
         lines.append(f"| {row.node} | {row.family} | {_code(row.inputs)} | "
                      f"{_code(row.outputs)} | {_code(row.values)} | "
-                     f"{row.summary.replace('|', '&#124;')} | {formulas} |")
+                     f"{row.summary.replace('|', '&#124;')} | {formulas} "
+                     f"| {_tangent(classes[row.node])} |")
     return "\n".join(lines) + "\n"
 
 

@@ -17,7 +17,9 @@ import contextlib
 import sys
 from typing import NamedTuple
 
-from ..tensor import Tensor
+from ..tensor import Tensor, make_view
+from .graph import Node
+from .record import record
 from .tangents import DUAL, clear_level, set_tangent, tangent_of
 
 __all__ = ["UnpackedDualTensor", "enter_dual_level", "exit_dual_level", "make_dual",
@@ -116,8 +118,24 @@ def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTens
     if level != DUAL.level:
         raise RuntimeError("Invalid level given to _fw_primal")
     tangent = tangent_of(tensor)
-    primal = _no_tangents(_ops().ops.views.alias, tensor)
-    return UnpackedDualTensor(primal, tangent)
+    return UnpackedDualTensor(_no_tangents(_primal, tensor), tangent)
+
+
+class Identity(Node):
+    """The node of `unpack_dual`'s primal (PyTorch's `_fw_primal`): the gradient
+    passes unchanged."""
+
+    _display_name = "minigrad::autograd::Identity"
+    exact = True
+
+    def backward(self, grad):
+        return (grad,)
+
+
+def _primal(tensor: Tensor) -> Tensor:
+    primal = make_view(tensor, tensor._data.view())
+    record(Identity, primal, tensor)
+    return primal
 
 
 class dual_level(contextlib.ContextDecorator):  # noqa: N801 - PyTorch's name

@@ -28,7 +28,7 @@ class BmmBackward0(Node):
     """A @ B for stacks of matrices: grad @ B^T for A, A^T @ grad for B, matrix by
     matrix. Each operand is saved only if the other one needs a gradient."""
 
-    tangent = Tangent("self_t.bmm(mat2_p) + self_p.bmm(mat2_t)")
+    tangent = Tangent("bmm(self_t, mat2_p) + bmm(self_p, mat2_t)")
 
     saves = {"mat2": INPUT, "self": INPUT}
     formulas = (Formula("self", "grad.bmm(mat2.transpose(1, 2))"),

@@ -65,7 +65,7 @@ class MmBackward0(Node):
     """A @ B for matrices: grad @ B.T for A, A.T @ grad for B. Each operand is
     saved only if the other one needs a gradient."""
 
-    tangent = Tangent("self_t.mm(mat2_p) + self_p.mm(mat2_t)")
+    tangent = Tangent("mm(self_t, mat2_p) + mm(self_p, mat2_t)")
 
     saves = {
         "self": INPUT, "mat2": INPUT, "self_sym_sizes": VALUE, "self_sym_strides": VALUE,
@@ -92,7 +92,7 @@ class MmBackward0(Node):
 class MvBackward0(Node):
     """A @ v: outer(grad, v) for A, A.T @ grad for v."""
 
-    tangent = Tangent("self_t.mv(vec_p) + self_p.mv(vec_t)", inputs=("self", "vec"))
+    tangent = Tangent("mv(self_t, vec_p) + mv(self_p, vec_t)", inputs=("self", "vec"))
 
     saves = {"self": INPUT, "vec": INPUT}
 
@@ -106,7 +106,8 @@ class MvBackward0(Node):
 class DotBackward0(Node):
     """u . v: grad * v for u, grad * u for v."""
 
-    tangent = Tangent("self_t.dot(tensor_p) + self_p.dot(tensor_t)", inputs=("self", "tensor"))
+    tangent = Tangent("dot(self_t, tensor_p) + dot(self_p, tensor_t)",
+                      inputs=("self", "tensor"))
 
     saves = {"self": INPUT, "tensor": INPUT}
 
@@ -336,8 +337,8 @@ class AddmmBackward0(Node):
     matrix is saved only when the other one needs a gradient; the bias needs nothing
     saved (its gradient is the incoming one, summed over the broadcast rows)."""
 
-    tangent = Tangent("maybe_multiply(self_t, beta) + maybe_multiply(mat1_t.mm(mat2_p), alpha) "
-                      "+ maybe_multiply(mat1_p.mm(mat2_t), alpha)")
+    tangent = Tangent("maybe_multiply(self_t, beta) + maybe_multiply(mm(mat1_t, mat2_p), alpha) "
+                      "+ maybe_multiply(mm(mat1_p, mat2_t), alpha)")
 
     saves = {
         "alpha": VALUE, "beta": VALUE, "mat1": INPUT, "mat2": INPUT,

@@ -82,6 +82,18 @@ class _Zero:
 ZERO = _Zero()
 
 
+def _product(op: str):
+    """`op(a, b)` for a product op (`mm`, `mv`, `dot`, `bmm`): ZERO if a factor is."""
+    def product(a, b):
+        return ZERO if a is ZERO or b is ZERO else getattr(a, op)(b)
+    product.__name__ = op
+    return product
+
+
+# The products tangent formulas call, as PyTorch's `at::mm(self_t, mat2_p)`.
+_PRODUCTS = {op: _product(op) for op in ("mm", "mv", "dot", "bmm")}
+
+
 def _input_names(cls: type[Node]) -> tuple[str, ...]:
     kind = cls.tangent
     if isinstance(kind, Tangent) and kind.inputs is not None:
@@ -94,7 +106,7 @@ def apply_tangent(node: Node, inputs: tuple, tangents: list, result: Tensor) -> 
     the inputs (`inputs`, tensors or numbers), their tangents (None: ZERO), the output
     and the values the op saved on the node."""
     cls = type(node)
-    names = {}
+    names = dict(_PRODUCTS)
     for name, value in node._saved.items():
         if isinstance(value, SavedNumber):
             names[name] = value.number(node)
