@@ -382,6 +382,9 @@ class WhereBackward0(Node):
     elsewhere; the branch not taken gets zeros, which its own backward may still
     turn into nan (`where(x > 0, x.sqrt(), 0)` at 0). Saves the condition."""
 
+    tangent = Tangent("where(condition, dense(self_t, self_p), dense(other_t, other_p))",
+                      inputs=("self", "other"))
+
     saves = {"condition": INPUT}
 
     def backward(self, grad):

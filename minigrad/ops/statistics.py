@@ -24,6 +24,7 @@ from ..autograd.record import record
 from ..tensor import Tensor, _wrap_dim
 from .formulas import BACKWARD_OPS, Formula, Scalar
 from .reductions import _dims, _saved_dim
+from .tangent_formulas import Tangent
 
 VALUE = "value"
 _NOT_GIVEN = object()
@@ -445,6 +446,8 @@ def prod(input: Tensor, *args, **kwargs) -> Tensor:  # noqa: A002 - PyTorch's na
 class CumsumBackward0(Node):
     """cumsum(x, dim): every input element reaches the outputs at and after it, so
     its gradient is the sum of their gradients: a cumulative sum from the end."""
+
+    tangent = Tangent("self_t.cumsum(dim)", linear=True)
 
     saves = {"dim": VALUE}
     formulas = (Formula("self", "cumsum_backward(grad.to(self.dtype), dim)"),)

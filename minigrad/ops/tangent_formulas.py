@@ -90,6 +90,15 @@ def _product(op: str):
     return product
 
 
+def dense(tangent, primal):
+    """`tangent` as a tensor a formula can pass to any op: ZERO becomes real zeros
+    like `primal` (0.0 for a number), as PyTorch materializes its zero tensor for ops
+    that have no shortcut for it (`where`)."""
+    if tangent is not ZERO:
+        return tangent
+    return zeros_like(primal) if isinstance(primal, Tensor) else 0.0
+
+
 # The products tangent formulas call, as PyTorch's `at::mm(self_t, mat2_p)`.
 _PRODUCTS = {op: _product(op) for op in ("mm", "mv", "dot", "bmm")}
 
@@ -106,16 +115,19 @@ def apply_tangent(node: Node, inputs: tuple, tangents: list, result: Tensor) -> 
     the inputs (`inputs`, tensors or numbers), their tangents (None: ZERO), the output
     and the values the op saved on the node."""
     cls = type(node)
-    names = dict(_PRODUCTS)
+    names = dict(_PRODUCTS, dense=dense)
+    inputs_named = _input_names(cls)
     for name, value in node._saved.items():
         if isinstance(value, SavedNumber):
             names[name] = value.number(node)
-        elif not isinstance(value, SavedTensor):  # (tensors come from `inputs` below)
+        elif not isinstance(value, SavedTensor):
             names[name] = Scalar(value) if name in cls.scalars else signed_dims(value)
+        elif name not in inputs_named and name != "result":  # (where's condition)
+            names[name] = value.unpack(node)
     for name, value in cls.saved_defaults.items():
         if name not in names:
             names[name] = Scalar(value) if name in cls.scalars else value
-    for name, primal, tangent in zip(_input_names(cls), inputs, tangents):
+    for name, primal, tangent in zip(inputs_named, inputs, tangents):
         names[name] = names[name + "_p"] = primal
         names[name + "_t"] = ZERO if tangent is None else tangent
     names["result"] = result
