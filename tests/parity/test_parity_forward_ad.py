@@ -134,6 +134,8 @@ PROGRAMS = {
     "unsqueeze, squeeze, expand": lambda m: (dual(m, V, TV).unsqueeze(0).expand(3, 4),
                                              dual(m, A, TA)[None, :, None].squeeze(),
                                              dual(m, A, TA)[:1].squeeze(0)),
+    "diagonal": lambda m: (dual(m, A, TA).diagonal(1), dual(m, A, TA).t().diagonal(),
+                           m.diagonal(dual(m, M3, TM3), -1, 1, 2)),
     "advanced indexing": lambda m: (dual(m, A, TA)[[2, 0, 2]], dual(m, A, TA)[m.tensor(A) > 0],
                                     dual(m, A, TA)[:, [1, 3]]),
     "clone, contiguous, to": lambda m: (dual(m, A, TA).t().clone(), dual(m, A, TA).t().contiguous(),
