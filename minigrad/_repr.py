@@ -120,6 +120,14 @@ def tensor_repr(t) -> str:
         suffixes.append(f"grad_fn=<{type(grad_fn).__name__}>")
     elif t.requires_grad:
         suffixes.append("requires_grad=True")
+    # A dual tensor shows its tangent (forward mode; a pending one is computed first).
+    if t._fw_pending is not None:
+        t._fw_pending.compute_if_written()
+    tangent = t._fw_grad
+    if tangent is not None:
+        # (PyTorch formats it with `f"{tangent}"`: a 0-d one as its number)
+        shown = tangent._data.item() if tangent._data.ndim == 0 else tensor_repr(tangent)
+        suffixes.append(f"tangent={shown}")
     text = _add_suffixes("tensor(" + body, suffixes)
     return "Parameter containing:\n" + text if getattr(t, "_is_param", False) else text
 

@@ -125,6 +125,10 @@ class Tensor:
     _is_param = False
     # A Python number a function form wrapped (`minigrad.mul(2, t)`): promotes as the number.
     _wrapped_number = False
+    # Forward mode (`autograd/tangents.py`): the tangent of a dual tensor, and the
+    # computation of one not computed yet.
+    _fw_grad: Tensor | None = None
+    _fw_pending = None
 
     # numpy should defer to Tensor's reflected operators (ndarray * Tensor).
     __array_priority__ = 1000

@@ -1,8 +1,8 @@
 """Write docs/ops.md, the reference of every op minigrad has, from the ops themselves.
 
 Every op is listed from its declaration (`minigrad/ops/declaration.py`): its public
-names, the backward nodes it records, what each saves and each input's backward
-formula.
+names, the backward nodes it records, what each saves, each input's backward
+formula and the forward-mode (tangent) formula.
 Nothing in the page is typed by hand, so it cannot drift from the code;
 `tests/test_ops_reference.py` fails when the file is older than the code.
 
@@ -30,6 +30,13 @@ saves for backward: an *input* (`self`, `other`), the *output* (`result`), or pl
 values (dims, numbers). An in-place change to a saved tensor is what makes backward
 fail with "modified by an inplace operation" (lesson 4).
 
+The last column is the node's *tangent* formula, what forward-mode AD
+(`minigrad.autograd.forward_ad`) computes the output's tangent with, as PyTorch's
+`derivatives.yaml` names them: `auto_element_wise` (the backward formula with the
+input's tangent `self_t` in place of `grad`), `auto_linear` (a view: the same view of
+the input's tangent; or the op itself applied to the tangents, as written), or the
+formula itself. An op without one refuses a dual input with a `NotImplementedError`.
+
 This page is generated from the code by `scripts/make_ops_reference.py`; `make test`
 fails when it is out of date. How to add an op: [architecture.md](architecture.md).
 """
@@ -37,6 +44,13 @@ fails when it is out of date. How to add an op: [architecture.md](architecture.m
 
 def _code(names) -> str:
     return ", ".join(f"`{n}`" for n in names) or "-"
+
+
+def _tangent(node_cls) -> str:
+    from minigrad.ops.tangent_formulas import describe
+
+    text = describe(node_cls)
+    return "-" if text is None else f"`{text}`"
 
 
 def render() -> str:
@@ -59,8 +73,8 @@ def render() -> str:
              "public names are those the formulas call (PyTorch's `torch.ops.aten`) and "
              "those `minigrad.nn.functional` exposes.", "",
              "| op | family | functions | methods and operators | node | saves "
-             "| backward formula |",
-             "| --- | --- | --- | --- | --- | --- | --- |"]
+             "| backward formula | tangent |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
     role_names = {INPUT: "input", OUTPUT: "output"}
 
     def saves_of(node) -> str:
@@ -79,10 +93,11 @@ def render() -> str:
         head = (f"| {d.name} | {d.family} | {_code(f'minigrad.{n}' for n in d.functions)} "
                 f"| {_code([*(f'Tensor.{n}' for n in d.methods), *d.attributes])} ")
         if not d.nodes:
-            lines.append(head + "| - | - | - |")
+            lines.append(head + "| - | - | - | - |")
         for i, node in enumerate(d.nodes):
             lines.append((head if i == 0 else "| | | | ")
-                         + f"| {node.__name__} | {saves_of(node)} | {formulas_of(node)} |")
+                         + f"| {node.__name__} | {saves_of(node)} | {formulas_of(node)} "
+                         f"| {_tangent(node)} |")
     declared = {node for d in DECLARATIONS for node in d.nodes}
     lines += ["", "## Nodes of the in-place machinery", "",
               "Recorded by `autograd/inplace.py` when a view or its base is modified in "

@@ -12,7 +12,7 @@ from ..grad_mode import (
     set_detect_anomaly,
     set_grad_enabled,
 )
-from . import events, functional, graph
+from . import events, forward_ad, functional, graph
 from .engine import backward_events
 from .entry_points import backward, grad
 from .function import Function, FunctionCtx
@@ -33,7 +33,8 @@ def Variable(data, requires_grad: bool = False, volatile: bool = False):  # noqa
 
 __all__ = [
     "Function", "FunctionCtx", "Variable",
-    "backward", "backward_events", "grad", "events", "functional", "graph", "grad_mode",
+    "backward", "backward_events", "grad", "events", "forward_ad", "functional", "graph",
+    "grad_mode",
     "gradcheck", "gradgradcheck",
     "no_grad",
     "enable_grad",

@@ -23,6 +23,7 @@ import numpy as np
 
 from ..grad_mode import ANOMALY, STATE, no_grad
 from .graph import Node, NoneSaved, SavedTensor, capture_forward_trace
+from .tangents import DUAL, tangent_of
 
 NONE_SAVED = NoneSaved()
 
@@ -203,6 +204,9 @@ class Function(metaclass=_FunctionMeta):
             args = _positional(cls, args, kwargs, separate_setup)
         is_tensor = tuple(isinstance(a, Tensor) for a in args)
         tensors = [a for a in args if isinstance(a, Tensor)]
+        if DUAL.active and any(tangent_of(t) is not None for t in tensors):
+            raise NotImplementedError("You must implement the jvp function for custom "
+                                      "autograd.Function to use it with forward mode AD.")
         record = STATE.grad_enabled and any(t.requires_grad for t in tensors)
         ctx = cls._backward_cls(tuple(t._edge() for t in tensors) if record else ())
         ctx._is_tensor_input = is_tensor

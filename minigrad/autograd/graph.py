@@ -133,6 +133,10 @@ class Node:
     # (inputs by name, then outputs: see the engine's `_check_saved_slowly`).
     unpack_order: tuple[str, ...] | None = None
     recordable = True
+    # How forward mode computes the output's tangent (`ops/tangent_formulas.py`):
+    # "auto_element_wise", "auto_linear" (a view) or a `Tangent` formula; None: the op
+    # refuses dual inputs (see `autograd/tangents.py`).
+    tangent = None
 
     _pre_hooks: dict | None = None
     _post_hooks: dict | None = None

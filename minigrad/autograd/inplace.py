@@ -26,6 +26,7 @@ from ..tensor import (
 )
 from .graph import FREED_MESSAGE, Node, bump_version, move_retained_grad, short_name
 from .record import record
+from .tangents import DUAL, finish_tangent
 
 VALUE = "value"
 
@@ -170,6 +171,8 @@ def finish_inplace(t: Tensor, node: Node | None) -> None:
     the tensor's new producer."""
     t._version_counter.value += 1
     if node is not None:
+        if DUAL.active and finish_tangent(t, node):
+            return  # (a node made only for the tangent: no graph to rewrite)
         rebase_history(t, node)
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from ..grad_mode import ANOMALY, STATE
 from ..tensor import Tensor
 from .graph import Node, capture_forward_trace
+from .tangents import DUAL, note_dual
 
 
 def record(node_cls: type[Node], output: Tensor | None, *inputs,
@@ -29,9 +30,11 @@ def record(node_cls: type[Node], output: Tensor | None, *inputs,
     Returns the node so the op can save what its backward needs, or None when no
     graph is recorded. (In-place ops pass `output=None` and attach the node
     themselves, see `begin_inplace`.)
+    While a dual level is active, every call ends in `note_dual`, which gives the
+    output a tangent if an input has one (`autograd/tangents.py`).
     """
     if not STATE.grad_enabled:
-        return None
+        return None if not DUAL.active else note_dual(node_cls, output, inputs, None)
     edges = []
     needed = False
     for t in inputs:  # this runs for every op, so `Tensor._edge` is spelled out here
@@ -53,7 +56,7 @@ def record(node_cls: type[Node], output: Tensor | None, *inputs,
             continue
         needed = True
     if not needed:
-        return None
+        return None if not DUAL.active else note_dual(node_cls, output, inputs, None)
     if node_cls.exact or (like_output and node_cls.elementwise):
         node = node_cls(tuple(edges), None)
     else:
@@ -64,6 +67,8 @@ def record(node_cls: type[Node], output: Tensor | None, *inputs,
     if ANOMALY.enabled:
         node._forward_trace = capture_forward_trace()
         node._plain = False
+    if DUAL.active:
+        return note_dual(node_cls, output, inputs, node)
     return node
 
 
@@ -73,10 +78,10 @@ def record_elementwise(node_cls: type[Node], output: Tensor, t: Tensor, *numbers
     class. `numbers`: the op's Python number, at most one, when the node counts it
     as an input (`x * 2` has two inputs); its edge leads nowhere. The same rule as
     `record`, written out for one tensor because every op of a long chain pays for
-    it; anything unusual (anomaly mode, an input that needs no gradient) goes to
-    `record`."""
+    it; anything unusual (anomaly mode, forward mode, an input that needs no
+    gradient) goes to `record`."""
     if not STATE.grad_enabled:
-        return None
+        return None if not DUAL.active else record(node_cls, output, t, *numbers)
     fn = t._grad_fn if t._view is None else t.grad_fn
     if fn is not None:
         edge = (fn, t._output_nr)
@@ -84,7 +89,7 @@ def record_elementwise(node_cls: type[Node], output: Tensor, t: Tensor, *numbers
         edge = (t._grad_accumulator(), 0)
     else:
         edge = None
-    if edge is None or ANOMALY.enabled:
+    if edge is None or ANOMALY.enabled or DUAL.active:
         return record(node_cls, output, t, *numbers, like_output=True)
     node = node_cls((edge, _NO_EDGE) if numbers else (edge,), None)
     output._grad_fn = node

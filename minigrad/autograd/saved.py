@@ -103,10 +103,11 @@ class SavedTensor:
         if is_output:
             self._tensor = None
             self._data = tensor._data
-            if tensor._view is not None:
+            if tensor._view is not None and tensor.grad_fn is not None:
                 # An in-place op on a view saved its output: the view's producer at
                 # this moment (its rebuilt AsStridedBackward0) is, for as long as
                 # something else keeps it alive, the node the version error names.
+                # (It has none when the op recorded no graph, only a tangent.)
                 self._view_fn = weakref.ref(tensor.grad_fn)
         else:
             self._tensor = tensor
@@ -225,7 +226,7 @@ class SavedTensor:
         """Pack with the innermost `saved_tensors_hooks` of this thread, if any. (A
         Python number wrapped as a tensor is never shown to hooks, as in PyTorch.)"""
         stack = _HOOK_STATE.stack
-        if stack and not tensor._wrapped_number:
+        if stack and not tensor._wrapped_number and not _HOOK_STATE.skip:
             self._pack(tensor, tensor, *stack[-1])
 
     def _pack(self, source: Tensor, given: Tensor, pack_hook, unpack_hook) -> None:
@@ -493,6 +494,9 @@ class _HookState(threading.local):
     def __init__(self) -> None:
         self.stack: list[tuple[Callable, Callable]] = []
         self.disabled: str | None = None
+        # True while an op stores values on a node made only for forward mode
+        # (`autograd/tangents.py`), which PyTorch does not make, so packs nothing for.
+        self.skip = False
 
 
 _HOOK_STATE = _HookState()
@@ -500,3 +504,8 @@ _HOOK_STATE = _HookState()
 # saving a tensor looks no further.
 _pushed = 0
 _pushed_lock = threading.Lock()
+
+
+def skip_packing(skip: bool) -> None:
+    """Whether what ops save now is kept from the hooks (see `_HookState.skip`)."""
+    _HOOK_STATE.skip = skip

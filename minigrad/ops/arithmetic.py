@@ -34,6 +34,7 @@ from ..tensor import Tensor, as_tensor_arg, operand
 from .declaration import binary_op, declare, functions_declared_in, unary_op
 from .formulas import Formula
 from .public_forms import as_method, not_with_ndarray, number_first
+from .tangent_formulas import AUTO_ELEMENT_WISE, Tangent
 
 VALUE = "value"
 
@@ -70,6 +71,8 @@ def _times_number(grad: np.ndarray, factor) -> np.ndarray:
 class AddBackward0(Node):
     """a + alpha * b: the gradient flows through unchanged (times alpha for b)."""
 
+    tangent = Tangent("self_t + maybe_multiply(other_t, alpha)")
+
     saves = {"alpha": VALUE}
     saved_defaults = {"alpha": 1}
     scalars = ("alpha",)
@@ -91,6 +94,8 @@ class AddBackward0(Node):
 class SubBackward0(Node):
     """a - alpha * b: +grad for a, -alpha * grad for b."""
 
+    tangent = Tangent("self_t - maybe_multiply(other_t, alpha)")
+
     saves = {"alpha": VALUE}
     saved_defaults = {"alpha": 1}
     scalars = ("alpha",)
@@ -109,6 +114,8 @@ class SubBackward0(Node):
 
 class RsubBackward1(Node):
     """number - alpha * x (Python number on the left): -alpha * grad."""
+
+    tangent = AUTO_ELEMENT_WISE
 
     saves = {"alpha": VALUE}
     saved_defaults = {"alpha": 1}
@@ -248,6 +255,8 @@ class MulBackward0(Node):
     """a * b: grad * b for a, grad * a for b. Each input is saved only if the
     *other* one needs a gradient, so `10 * x` saves nothing of x."""
 
+    tangent = Tangent("other_t * self_p + self_t * other_p")
+
     saves = {"self": INPUT, "other": INPUT}
     formulas = (Formula("self", "grad * other"), Formula("other", "grad * self"))
     elementwise = True
@@ -304,6 +313,8 @@ class DivBackward0(Node):
     """a / b: grad / b for a, -grad * a / b**2 for b. `b` is always needed; `a`
     only for b's gradient."""
 
+    tangent = Tangent("(self_t - other_t * result) / other_p")
+
     saves = {"self": INPUT, "other": INPUT}
     formulas = (Formula("self", "grad / other"),
                 Formula("other", "-grad * ((self / other) / other)"))
@@ -353,6 +364,8 @@ def div(self: Tensor, other, *, rounding_mode: str | None = None) -> Tensor:
 
 class DivBackward2(Node):
     """Rounded division: a step function, so both gradients are zero."""
+
+    tangent = Tangent("zeros_like(result)", inputs=("self", "other"))
 
     saves = {"self": INPUT, "other": INPUT, "rounding_mode": VALUE}
 
@@ -581,6 +594,7 @@ binary_op("atan2", node="Atan2Backward0", kernel=K.atan2,
           # (PyTorch's formula masks the reciprocal in place, recording a
           # MaskedFillBackward0 minigrad does not have: no create_graph=True yet.)
           recordable=False,
+          tangent="(-self_p * other_t + other_p * self_t) / (self_p.pow(2) + other_p.pow(2))",
           doc="The angle of the point (other, input), in (-pi, pi]. Both gradients "
               "need both inputs, so it saves both; at the origin both are 0.")
 

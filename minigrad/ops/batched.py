@@ -24,11 +24,14 @@ from .expand import expand
 from .formulas import Formula
 from .linalg import _folds, _refuse_batched
 from .public_forms import reflected, tensors_only
+from .tangent_formulas import Tangent
 
 
 class BmmBackward0(Node):
     """A @ B for stacks of matrices: grad @ B^T for A, A^T @ grad for B, matrix by
     matrix. Each operand is saved only if the other one needs a gradient."""
+
+    tangent = Tangent("bmm(self_t, mat2_p) + bmm(self_p, mat2_t)")
 
     saves = {"mat2": INPUT, "self": INPUT}
     formulas = (Formula("self", "grad.bmm(mat2.transpose(1, 2))"),

@@ -27,10 +27,13 @@ from ..autograd.record import record
 from ..tensor import Tensor, as_tensor_arg
 from .declaration import declare
 from .formulas import Formula
+from .tangent_formulas import Tangent
 
 
 class CloneBackward0(Node):
     """clone(): the gradient passes unchanged."""
+
+    tangent = Tangent("self_t.clone()", linear=True)
 
     formulas = (Formula("self", "grad"),)
 
@@ -56,6 +59,8 @@ def contiguous(x: Tensor) -> Tensor:
 class CopyBackwards(Node):
     """self.copy_(src): self's old values are gone (zero gradient); src gets the
     gradient, summed to its shape."""
+
+    tangent = Tangent("zeros_like(self_p) + src_t")
 
     _display_name = "minigrad::autograd::CopyBackwards"
     # (src's gradient is summed to its shape and cast to its dtype by the engine)
@@ -91,12 +96,16 @@ def copy_(x: Tensor, src, _stretched: bool = False) -> Tensor:
 class FillBackward2(Node):
     """fill_(number): every old value is overwritten, so the gradient is zero."""
 
+    tangent = Tangent("zeros_like(self_p)", inputs=("self",))
+
     def backward(self, grad):
         return (np.zeros_like(grad),)
 
 
 class FillBackward3(Node):
     """fill_(0-d tensor): zero for self; the value gets the sum of the gradient."""
+
+    tangent = Tangent("zeros_like(self_p) + value_t", inputs=("self", "value"))
 
     def backward(self, grad):
         gv = np.asarray(grad.sum(), self._input_meta[1][1]) if self.needs_grad(1) else None
@@ -105,6 +114,8 @@ class FillBackward3(Node):
 
 class ZeroBackward0(Node):
     """zero_(): every old value is overwritten, so the gradient is zero."""
+
+    tangent = Tangent("zeros_like(self_p)", inputs=("self",), linear=True)
 
     def backward(self, grad):
         return (np.zeros_like(grad),)
@@ -152,6 +163,8 @@ def to_dtype(x: Tensor, dt) -> Tensor:
 class ToCopyBackward0(Node):
     """A dtype conversion: the gradient converted back (by the engine, which casts a
     gradient to its input's dtype)."""
+
+    tangent = Tangent("self_t.to(result.dtype)", linear=True)
 
     formulas = (Formula("self", "grad"),)
 

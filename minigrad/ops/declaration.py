@@ -51,6 +51,7 @@ from ..autograd.inplace import begin_inplace, finish_inplace
 from ..autograd.record import record, record_elementwise
 from ..tensor import Tensor
 from .formulas import BACKWARD_OPS, ROLES, Formula
+from .tangent_formulas import AUTO_ELEMENT_WISE, Tangent
 
 
 @dataclass(eq=False)
@@ -158,7 +159,8 @@ def unary_op(name: str, *, node: str, kernel, formula: str, fused, doc: str,
              keeps_integers: bool = False,
              bool_error: tuple[type[Exception], str] | None = None,
              aliases: tuple[str, ...] = (), function_inplace: bool = True,
-             fused_reads: str | None = "", operator: str | None = None) -> Declaration:
+             fused_reads: str | None = "", operator: str | None = None,
+             tangent: str | None = None) -> Declaration:
     """Declare an element-wise op of one tensor, `name(input)`.
 
     node: PyTorch's name for its backward node.
@@ -182,6 +184,8 @@ def unary_op(name: str, *, node: str, kernel, formula: str, fused, doc: str,
         both `self` and `result` (`sgn`'s); None: neither. By default, the one the
         formula reads.
     operator: the Tensor operator that runs the op (`__neg__` for neg).
+    tangent: the forward-mode formula, where PyTorch writes one (`abs`'s); by
+        default "auto_element_wise", the formula with the input's tangent for `grad`.
 
     Builds `name(input)`, the method `input.name()` and the in-place `input.name_()`.
     """
@@ -198,6 +202,7 @@ def unary_op(name: str, *, node: str, kernel, formula: str, fused, doc: str,
     node_cls = type(node, (base,), {
         "__module__": module, "__qualname__": node, "__doc__": f"{name}: {doc}",
         "saves": saves, "saved_name": fused_reads, "fused": fused, "formulas": formulas,
+        "tangent": AUTO_ELEMENT_WISE if tangent is None else Tangent(tangent),
     })
     if vectorised is not None:
         VECTORISED[kernel] = quietly(vectorised) if isinstance(vectorised, np.ufunc) else vectorised
@@ -294,7 +299,7 @@ class _DeclaredBinary(Node):
 
 def binary_op(name: str, *, node: str, kernel, formulas: dict[str, str], fused: dict,
               doc: str, promote: Callable, compute: Callable,
-              recordable: bool = True) -> Declaration:
+              recordable: bool = True, tangent: str | None = None) -> Declaration:
     """Declare an element-wise op of two tensors, `name(input, other)`, computed in
     floating point (integers promote to the default float dtype, as `atan2`'s do).
 
@@ -306,6 +311,8 @@ def binary_op(name: str, *, node: str, kernel, formulas: dict[str, str], fused: 
         forward on arrays (broadcasting as `arrays.dispatch.binary` does).
     recordable: False where the formulas, run on tensors, would not record the
         graph PyTorch records (see `Node.recordable`).
+    tangent: PyTorch's forward-mode formula (`result:` in derivatives.yaml), reading
+        `self_t`, `other_t`, `self_p`, `other_p`; None: forward mode refuses the op.
     """
     module, family = _family_of_caller()
     parsed = tuple(Formula(input, text) for input, text in formulas.items())
@@ -315,6 +322,7 @@ def binary_op(name: str, *, node: str, kernel, formulas: dict[str, str], fused: 
         "__module__": module, "__qualname__": node, "__doc__": f"{name}: {doc}",
         "saves": saves, "formulas": parsed,
         "fused": tuple(fused[f.input] for f in parsed), "recordable": recordable,
+        "tangent": None if tangent is None else Tangent(tangent),
     })
 
     def op(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002 - PyTorch's names

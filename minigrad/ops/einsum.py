@@ -22,6 +22,7 @@ from .arithmetic import mul
 from .declaration import declare
 from .formulas import Formula
 from .reductions import sum as _sum
+from .tangent_formulas import SAME_VIEW
 
 VALUE = "value"
 
@@ -32,6 +33,8 @@ VALUE = "value"
 class DiagonalBackward0(Node):
     """diagonal(x, offset, dim1, dim2): the gradient is written onto the diagonal of
     a tensor of zeros."""
+
+    tangent = SAME_VIEW
 
     saves = {"dim1": VALUE, "dim2": VALUE, "offset": VALUE, "self_sym_sizes": VALUE}
     formulas = (Formula("self", "diagonal_backward(grad, self_sym_sizes, offset, dim1, "
@@ -48,14 +51,16 @@ def _diagonal_data(a: np.ndarray, offset: int, d1: int, d2: int) -> np.ndarray:
     """A writable view of the diagonal of `a` in dims d1 and d2, as a last dim."""
     n1, n2 = a.shape[d1], a.shape[d2]
     length = max(0, min(n1, n2 - offset) if offset >= 0 else min(n1 + offset, n2))
-    start = 0
-    if length:
-        start = offset * a.strides[d2] if offset >= 0 else -offset * a.strides[d1]
     keep = [k for k in range(a.ndim) if k not in (d1, d2)]
     shape = tuple(a.shape[k] for k in keep) + (length,)
     strides = tuple(a.strides[k] for k in keep) + (a.strides[d1] + a.strides[d2],)
-    base = a.reshape(-1)[start // a.itemsize:] if a.size else a.reshape(-1)
-    return np.lib.stride_tricks.as_strided(base, shape, strides)
+    # (`a` from the diagonal's first element on: slicing keeps any layout a view,
+    # where flattening a transposed `a` would copy it)
+    start = a
+    if length:
+        first = {d2: offset} if offset >= 0 else {d1: -offset}
+        start = a[tuple(slice(first.get(k, 0), None) for k in range(a.ndim))]
+    return np.lib.stride_tricks.as_strided(start, shape, strides)
 
 
 def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:  # noqa: A002

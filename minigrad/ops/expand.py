@@ -14,6 +14,7 @@ from ..autograd.graph import Node
 from ..tensor import Tensor
 from .declaration import declare
 from .formulas import Formula
+from .tangent_formulas import SAME_VIEW
 from .views import VALUE, _view_of
 
 # (In lesson 4's table expand stands with the other views.)
@@ -21,6 +22,8 @@ OP_FAMILY = "views"
 
 class ExpandBackward0(Node):
     """expand(): sum the gradient over the expanded dims."""
+
+    tangent = SAME_VIEW
 
     saves = {"self_sym_sizes": VALUE}
     formulas = (Formula("self", "grad.sum_to_size(self_sym_sizes)"),)

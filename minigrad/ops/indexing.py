@@ -23,6 +23,7 @@ from ..autograd.record import record
 from ..tensor import Tensor
 from . import copies, expand, views
 from .declaration import declare
+from .tangent_formulas import Tangent
 
 VALUE = "value"
 
@@ -136,6 +137,8 @@ def _check_broadcast(advanced: list) -> None:
 class IndexBackward0(Node):
     """x[indices] with lists or masks: the gradient is scattered back (added, so a
     repeated index receives several contributions)."""
+
+    tangent = Tangent("self_t[_where]", inputs=("self",), linear=True)
 
     saves = {"indices": VALUE, "self_sym_sizes": VALUE}
 
@@ -379,6 +382,9 @@ class WhereBackward0(Node):
     """where(condition, x, y): the gradient goes to x where the condition holds, to y
     elsewhere; the branch not taken gets zeros, which its own backward may still
     turn into nan (`where(x > 0, x.sqrt(), 0)` at 0). Saves the condition."""
+
+    tangent = Tangent("where(condition, dense(self_t, self_p), dense(other_t, other_p))",
+                      inputs=("self", "other"))
 
     saves = {"condition": INPUT}
 

@@ -13,6 +13,7 @@ from ..tensor import Tensor, element_strides
 from . import views, views_in_place
 from .declaration import declare
 from .formulas import Formula
+from .tangent_formulas import Tangent
 
 VALUE = "value"
 
@@ -65,6 +66,8 @@ class MmBackward0(Node):
     """A @ B for matrices: grad @ B.T for A, A.T @ grad for B. Each operand is
     saved only if the other one needs a gradient."""
 
+    tangent = Tangent("mm(self_t, mat2_p) + mm(self_p, mat2_t)")
+
     saves = {
         "self": INPUT, "mat2": INPUT, "self_sym_sizes": VALUE, "self_sym_strides": VALUE,
         "mat2_sym_sizes": VALUE, "mat2_sym_strides": VALUE,
@@ -90,6 +93,8 @@ class MmBackward0(Node):
 class MvBackward0(Node):
     """A @ v: outer(grad, v) for A, A.T @ grad for v."""
 
+    tangent = Tangent("mv(self_t, vec_p) + mv(self_p, vec_t)", inputs=("self", "vec"))
+
     saves = {"self": INPUT, "vec": INPUT}
 
     def backward(self, grad):
@@ -101,6 +106,9 @@ class MvBackward0(Node):
 
 class DotBackward0(Node):
     """u . v: grad * v for u, grad * u for v."""
+
+    tangent = Tangent("dot(self_t, tensor_p) + dot(self_p, tensor_t)",
+                      inputs=("self", "tensor"))
 
     saves = {"self": INPUT, "tensor": INPUT}
 
@@ -329,6 +337,9 @@ class AddmmBackward0(Node):
     """beta * bias + alpha * (mat1 @ mat2), the op behind `nn.Linear`. Like mm, each
     matrix is saved only when the other one needs a gradient; the bias needs nothing
     saved (its gradient is the incoming one, summed over the broadcast rows)."""
+
+    tangent = Tangent("maybe_multiply(self_t, beta) + maybe_multiply(mm(mat1_t, mat2_p), alpha) "
+                      "+ maybe_multiply(mm(mat1_p, mat2_t), alpha)")
 
     saves = {
         "alpha": VALUE, "beta": VALUE, "mat1": INPUT, "mat2": INPUT,

@@ -24,12 +24,15 @@ from .arithmetic import VALUE, _inplace, _Save
 from .declaration import declare
 from .formulas import Formula
 from .public_forms import as_method, not_with_ndarray
+from .tangent_formulas import AUTO_ELEMENT_WISE
 
 # (In lesson 4's table the powers stand with the rest of the arithmetic.)
 OP_FAMILY = "arithmetic"
 
 class PowBackward0(Node):
     """x ** p for a number p: grad * p * x**(p-1). Saves the input x."""
+
+    tangent = AUTO_ELEMENT_WISE
 
     saves = {"self": INPUT, "exponent": VALUE}
     formulas = (Formula("self", "pow_backward(grad, self, exponent)"),)

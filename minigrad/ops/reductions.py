@@ -19,6 +19,7 @@ from ..kernels import reductions as R
 from ..tensor import Tensor, _wrap_dim
 from .declaration import declare
 from .formulas import Formula
+from .tangent_formulas import Tangent
 
 VALUE = "value"
 
@@ -127,6 +128,8 @@ def _sum_dtype(x: Tensor):
 class SumBackward0(Node):
     """sum(): every element gets the incoming (scalar) gradient."""
 
+    tangent = Tangent("self_t.sum()", linear=True)
+
     saves = {"self_sym_sizes": VALUE}
     formulas = (Formula("self", "grad.expand(self_sym_sizes)"),)
     exact = True  # (a float sum keeps its input's dtype; other sums need no gradient)
@@ -137,6 +140,8 @@ class SumBackward0(Node):
 
 class SumBackward1(Node):
     """sum(dim): the gradient is broadcast back along the summed dims."""
+
+    tangent = Tangent("self_t.sum(dim, keepdim)", linear=True)
 
     saves = {"dim": VALUE, "keepdim": VALUE, "self_sym_sizes": VALUE}
     formulas = (Formula("self", "sum_backward(grad, self_sym_sizes, dim, keepdim)"),)
@@ -194,6 +199,8 @@ def sum_to_size(x: Tensor, *size) -> Tensor:
 class MeanBackward0(Node):
     """mean(): each element gets grad / numel."""
 
+    tangent = Tangent("self_t.mean()", linear=True)
+
     saves = {"self_sym_numel": VALUE, "self_sym_sizes": VALUE}
     formulas = (Formula("self", "mean_backward(grad, self_sym_sizes, (), self_sym_numel, "
                                 "False)"),)
@@ -212,6 +219,8 @@ class MeanBackward0(Node):
 
 class MeanBackward1(Node):
     """mean(dim): grad / (number of elements averaged), broadcast back."""
+
+    tangent = Tangent("self_t.mean(dim, keepdim)", linear=True)
 
     saves = {"dim": VALUE, "keepdim": VALUE, "self_sym_numel": VALUE, "self_sym_sizes": VALUE}
     formulas = (Formula("self", "mean_backward(grad, self_sym_sizes, dim, self_sym_numel, "

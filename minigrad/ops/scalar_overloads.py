@@ -18,12 +18,15 @@ from ..tensor import Tensor
 from .arithmetic import VALUE, _times_number
 from .declaration import declare
 from .formulas import Formula
+from .tangent_formulas import AUTO_ELEMENT_WISE, Tangent
 
 # (In lesson 4's table these nodes stand with the rest of the arithmetic.)
 OP_FAMILY = "arithmetic"
 
 class AddBackward1(Node):
     """t + Scalar: the gradient passes unchanged."""
+
+    tangent = Tangent("self_t.clone()")
 
     formulas = (Formula("self", "grad"),)
     elementwise = True
@@ -35,9 +38,13 @@ class AddBackward1(Node):
 class SubBackward1(AddBackward1):
     """t - Scalar: the gradient passes unchanged."""
 
+    tangent = AUTO_ELEMENT_WISE
+
 
 class MulBackward1(Node):
     """t * Scalar: grad * Scalar. Saves the Scalar."""
+
+    tangent = Tangent("self_t * other")
 
     saves = {"other": VALUE}
     scalars = ("other",)
@@ -50,6 +57,8 @@ class MulBackward1(Node):
 
 class DivBackward1(Node):
     """t / Scalar: grad / Scalar. Saves the Scalar."""
+
+    tangent = Tangent("self_t / other")
 
     saves = {"other": VALUE}
     scalars = ("other",)

@@ -25,6 +25,7 @@ from ..tensor import Tensor, _wrap_dim
 from .declaration import declare
 from .formulas import BACKWARD_OPS, Formula, Scalar
 from .reductions import _dims, _saved_dim
+from .tangent_formulas import Tangent
 
 VALUE = "value"
 _NOT_GIVEN = object()
@@ -446,6 +447,8 @@ def prod(input: Tensor, *args, **kwargs) -> Tensor:  # noqa: A002 - PyTorch's na
 class CumsumBackward0(Node):
     """cumsum(x, dim): every input element reaches the outputs at and after it, so
     its gradient is the sum of their gradients: a cumulative sum from the end."""
+
+    tangent = Tangent("self_t.cumsum(dim)", linear=True)
 
     saves = {"dim": VALUE}
     formulas = (Formula("self", "cumsum_backward(grad.to(self.dtype), dim)"),)

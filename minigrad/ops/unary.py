@@ -89,6 +89,7 @@ unary_op("abs", node="AbsBackward0", kernel=K.abs,
          formula="grad * self.sgn()", fused=K.abs_backward,
          keeps_integers=True, operator="__abs__",
          bool_error=(NotImplementedError, "\"abs_cpu\" not implemented for 'Bool'"),
+         tangent="self_t * self_p.sgn()",
          doc="|x|. Its derivative is the sign of the input, so it saves its input.")
 
 

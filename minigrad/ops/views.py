@@ -26,6 +26,7 @@ from ..tensor import MULTI_OUTPUT_NODE, Tensor, _wrap_dim, make_view
 from .copies import clone
 from .declaration import declare
 from .formulas import Formula, FormulaNode
+from .tangent_formulas import SAME_VIEW, Tangent
 
 VALUE = "value"
 INT64_MAX = 2**63 - 1
@@ -44,6 +45,8 @@ def _view_of(x: Tensor, data: np.ndarray, node_cls, creation_meta=None, **saved)
 
 class _ReshapeBack(Node):
     """The gradient is the incoming one reshaped back to the input's shape."""
+
+    tangent = SAME_VIEW
 
     saves = {"self_sym_sizes": VALUE}
     formulas = (Formula("self", "grad.reshape(self_sym_sizes)"),)
@@ -67,6 +70,8 @@ class ViewBackward0(_ReshapeBack):
 
 class UnsafeViewBackward0(_ReshapeBack):
     __doc__ = _ReshapeBack.__doc__
+    # (the reshape of a copy: not a view of its input, so the tangent is reshaped too)
+    tangent = Tangent("self_t.reshape(result.shape)", linear=True)
 
 
 class ReshapeAliasBackward0(_ReshapeBack):
@@ -195,6 +200,8 @@ def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
 class TransposeBackward0(Node):
     """transpose(dim0, dim1): transpose the gradient back."""
 
+    tangent = SAME_VIEW
+
     saves = {"dim0": VALUE, "dim1": VALUE}
 
     def backward(self, grad):
@@ -203,6 +210,8 @@ class TransposeBackward0(Node):
 
 class TBackward0(Node):
     """t(): transpose the gradient back. Nothing saved."""
+
+    tangent = SAME_VIEW
 
     formulas = (Formula("self", "grad.t()"),)
     exact = True
@@ -213,6 +222,8 @@ class TBackward0(Node):
 
 class PermuteBackward0(Node):
     """permute(dims): apply the inverse permutation to the gradient."""
+
+    tangent = SAME_VIEW
 
     saves = {"dims": VALUE}
 
@@ -285,6 +296,8 @@ def T(x: Tensor) -> Tensor:  # noqa: N802 - the attribute is called T
 class UnsqueezeBackward0(Node):
     """unsqueeze(dim): squeeze that dim out of the gradient."""
 
+    tangent = SAME_VIEW
+
     saves = {"dim": VALUE}
     formulas = (Formula("self", "grad.squeeze(dim)"),)
 
@@ -344,6 +357,8 @@ def _squeeze_dim(args: tuple, dim, fn: str = "squeeze"):
 class SelectBackward0(Node):
     """x[i] along a dim: the gradient lands in row i of a zero tensor."""
 
+    tangent = SAME_VIEW
+
     saves = {"dim": VALUE, "index": VALUE, "self_sym_sizes": VALUE}
     formulas = (Formula("self", "select_backward(grad, self_sym_sizes, dim, index)"),)
 
@@ -356,6 +371,8 @@ class SelectBackward0(Node):
 class SliceBackward0(Node):
     """x[a:b:s] along a dim: the gradient lands in those rows of a zero tensor."""
 
+    tangent = SAME_VIEW
+
     saves = {"dim": VALUE, "start": VALUE, "end": VALUE, "step": VALUE, "self_sym_sizes": VALUE}
 
     def backward(self, grad):
@@ -366,6 +383,8 @@ class SliceBackward0(Node):
 
 class AliasBackward0(Node):
     """x[...]: the same tensor again; the gradient passes unchanged."""
+
+    tangent = SAME_VIEW
 
     def backward(self, grad):
         return (grad,)
