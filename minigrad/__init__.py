@@ -272,6 +272,7 @@ globals().update(_declared.namespace())
 clamp = clip = _un.clamp
 round = _un.round
 where = _ix.where
+masked_fill = _ix.masked_fill
 sum, mean, max, min = _rd.sum, _rd.mean, _rd.max, _rd.min
 argmax, argmin = _rd.argmax, _rd.argmin
 maximum, minimum = _rd.maximum, _rd.minimum
@@ -351,6 +352,7 @@ def _attach_methods() -> None:
         "clamp": _un.clamp, "clip": _un.clamp, "clamp_": _un.clamp_, "clip_": _un.clamp_,
         "round": _un.round, "round_": _un.round_,
         "where": lambda self, condition, other: _ix.where(condition, self, other),
+        "masked_fill": _ix.masked_fill, "masked_fill_": _ix.masked_fill_,
         "sum": _rd.sum, "sum_to_size": _rd.sum_to_size, "mean": _rd.mean, "max": _rd.max,
         "min": _rd.min,
         "argmax": argmax, "argmin": argmin, "maximum": maximum, "minimum": minimum,

@@ -15,13 +15,13 @@ import numpy as np
 from .._args import type_name
 from ..arrays.scalars import u64
 from ..autograd.graph import INPUT, Node, SavedTensor, bump_version
-from ..autograd.inplace import begin_inplace, finish_inplace
 from ..autograd.record import record
 from ..kernels.losses import nll_sums
 from ..tensor import Tensor
 from . import views
 from .arithmetic import add, add_scalar, div, div_scalar, mul, mul_scalar, neg
 from .formulas import Formula
+from .indexing import masked_fill_
 from .loss import REDUCTIONS, TYPE_NAMES, reduction_of
 from .reductions import sum as sum_
 from .softmax import log_softmax
@@ -154,29 +154,6 @@ def _check_weight(weight, fn: str) -> None:
                         f"not {type_name(weight)}")
 
 
-class MaskedFillBackward0(Node):
-    """masked_fill(x, mask, value): the gradient passes where the mask is False."""
-
-    saves = {"mask": INPUT}
-    formulas = (Formula("self", "grad.masked_fill(mask, 0)"),)
-    recordable = False  # (minigrad has no masked_fill op yet)
-
-    def backward(self, grad):
-        mask = np.broadcast_to(self.saved("mask"), grad.shape)
-        return (np.where(mask, grad.dtype.type(0), grad),)
-
-
-def _masked_fill_(x: Tensor, mask: Tensor, value: float) -> Tensor:
-    """x[mask] = value, in place (the step of label smoothing that zeroes the ignored
-    rows; recorded as PyTorch records it)."""
-    node = begin_inplace(MaskedFillBackward0, x)
-    x._data[np.broadcast_to(mask._data, x._data.shape)] = value
-    if node is not None:
-        node._saved["mask"] = SavedTensor(mask)
-    finish_inplace(x, node)
-    return x
-
-
 def _weight_view(weight: Tensor, ndim: int) -> Tensor:
     """The class weights shaped to broadcast along the class dim (1) of the input."""
     if ndim <= 1:
@@ -232,7 +209,7 @@ def _smoothed(x: Tensor, target: Tensor, weight: Tensor | None, reduction: str,
     else:
         smooth = neg(sum_(logp, class_dim))
     ignored = Tensor._make(np.asarray(target._data == ignore_index))
-    _masked_fill_(smooth, ignored, 0.0)
+    masked_fill_(smooth, ignored, 0.0)
     if reduction == "mean":
         if weight is not None:
             kept = target._data[~ignored._data].reshape(-1)

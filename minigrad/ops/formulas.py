@@ -30,7 +30,7 @@ import ast
 import sys
 from collections.abc import Callable
 
-from .._creation import zeros_like
+from .._creation import zeros, zeros_like
 from ..arrays.scalars import signed_dims
 from ..autograd.graph import INPUT, OUTPUT, Node, SavedNumber, SavedTensor
 from ..tensor import Tensor
@@ -212,9 +212,18 @@ def apply_recording(node: Node, grads: list, wanted: list | None = None) -> list
             value = value.unpacked(node)  # (a hooked one was unpacked just before)
         elif name in cls.scalars:
             value = Scalar(value)
+        elif type(value) is tuple and any(isinstance(v, SavedTensor) for v in value):
+            value = tuple(None if v is None else v.unpacked(node) for v in value)  # (indices)
         else:
             value = signed_dims(value)
         saved[name] = value
+    # What the node keeps for its formulas without showing it (`unshown`, kept as
+    # `_<name>`), and every output's gradient (`grads`) for a multi-output node.
+    for name in getattr(cls, "unshown", ()):
+        saved[name] = node._saved["_" + name]
+    count = node._num_outputs()  # (`grads` ends at the last output that got a gradient)
+    saved["grads"] = grads if count is None or len(grads) >= count else \
+        [*grads, *([None] * (count - len(grads)))]
     grad = grads[0]
     out: list = [None] * len(cls.formulas)
     # In the order PyTorch's generated code computes them, by input name (`other`
@@ -325,3 +334,51 @@ def unsqueeze_to(grad: Tensor, sizes: tuple, dims=None) -> Tensor:
         if n == 1 and (dims is None or d in dims):
             grad = grad.unsqueeze(d)
     return grad
+
+
+@_helper
+def permute_backwards(grad: Tensor, dims: tuple) -> Tensor:
+    """The gradient of `permute(dims)`: the inverse permutation."""
+    inverse = [0] * len(dims)
+    for i, d in enumerate(dims):
+        inverse[d % len(dims)] = i
+    return grad.permute(inverse)
+
+
+@_helper
+def slice_backward_wrapper(grad: Tensor, sizes: tuple, dim: int, start: int, end: int,
+                           step: int) -> Tensor:
+    """The gradient of a slice: `slice_backward`, the bounds as the slice kept them."""
+    return BACKWARD_OPS["slice_backward"](grad, sizes, dim, start, end, step)
+
+
+@_helper
+def split_with_sizes_backward(grads: list, split_sizes: tuple, dim: int,
+                              sizes: tuple) -> Tensor:
+    """The gradient of split: the pieces' gradients joined again (`cat`), zeros for a
+    piece that got none."""
+    dim %= len(sizes)
+    dtype = next(g.dtype for g in grads if g is not None)
+    pieces = []
+    for g, length in zip(grads, split_sizes):
+        if g is None:
+            g = zeros(sizes[:dim] + (length,) + sizes[dim + 1:], dtype=dtype)
+        pieces.append(g)
+    return _names()["cat"](pieces, dim)
+
+
+@_helper
+def split_backward(grads: list, split_size: int, dim: int, sizes: tuple) -> Tensor:
+    """The gradient of split into pieces of `split_size` (the last may be smaller)."""
+    n = sizes[dim % len(sizes)]
+    lengths = tuple(min(split_size, n - s) for s in range(0, n, split_size)) if n else (0,)
+    return split_with_sizes_backward(grads, lengths, dim, sizes)
+
+
+@_helper
+def unbind_backward(grads: list, dim: int) -> Tensor:
+    """The gradient of unbind: the slices' gradients stacked again, zeros (expanded
+    from one) for a slice that got none."""
+    like = next(g for g in grads if g is not None)
+    zero = zeros((), dtype=like.dtype).expand(like.shape)
+    return _names()["stack"]([zero if g is None else g for g in grads], dim)

@@ -1,0 +1,100 @@
+"""`create_graph=True` through the ops of views, indexing, reductions that pick,
+linear algebra, losses and activations, against PyTorch.
+
+As in `test_parity_create_graph.py`, each program takes gradients with
+`create_graph=True` (twice for the third order) and the harness compares the graph
+they have (node names, `next_functions`, `_saved_*`) and the derivatives one order
+higher with PyTorch's (float64 to 1e-10). `gradgradcheck` then checks the second
+derivatives against finite differences, so a formula that records PyTorch's graph
+but computes a wrong value cannot pass either.
+"""
+
+from __future__ import annotations
+
+import pytest
+from parity_harness import check
+
+X = [0.5, -1.5, 2.0, 0.25, 1.0, -0.75]
+O = [1.5, 0.5, -2.0, 3.0, 0.5, 2.0]
+
+# (name, function of the module and two float64 tensors of six elements each).
+# Nonlinear on purpose: a second derivative must pass through the op's own gradient.
+OPS = {
+    # views
+    "transpose": lambda m, x, o: x.view(2, 3).transpose(0, 1).exp() * o.view(3, 2),
+    "transpose_": lambda m, x, o: (x * o).view(2, 3).transpose_(0, 1).sin(),
+    "permute": lambda m, x, o: (x * o).view(1, 2, 3).permute(2, 0, 1).tanh(),
+    "slice": lambda m, x, o: x[1:5:2].exp() * o[-2:],
+    "slice of a dim": lambda m, x, o: (x * o).view(2, 3)[:, -2:] ** 2,
+    "split": lambda m, x, o: (x * o).split(4)[0].exp(),
+    "split with sizes": lambda m, x, o: m.cat([p.sin() for p in (x * o).split([1, 2, 3])[1:]]),
+    "unbind": lambda m, x, o: (x * o).view(3, 2).unbind(1)[1].exp(),
+    "alias": lambda m, x, o: (x * o)[...].exp(),
+    # indexing
+    "index": lambda m, x, o: x[m.tensor([0, 2, 2])].exp() * o[:3],
+    "index with a mask": lambda m, x, o: (x * o)[x > 0] ** 3,
+    "index of a dim": lambda m, x, o: (x * o).view(2, 3)[:, [2, 0]].sin(),
+    "index_put": lambda m, x, o: _put(m, x, o) ** 2,
+    "where": lambda m, x, o: m.where(x > 0, x.exp(), o * o),
+    "where with a number": lambda m, x, o: m.where(x > 0, x * o, 0.5).exp(),
+    "masked_fill": lambda m, x, o: (x * o).masked_fill(x < 0, 2.0).exp(),
+    "masked_fill_": lambda m, x, o: (x * o).masked_fill_(x > 1.5, 0.0) ** 2,
+}
+
+
+def _put(m, x, o):
+    y = x * o
+    y[m.tensor([1, 3])] = o[:2] * x[4:]
+    return y
+
+
+@pytest.mark.parametrize("order", [2, 3])
+@pytest.mark.parametrize("name", list(OPS))
+def test_second_and_third_order_gradients(torch, name, order):
+    def program(c):
+        x, o = c.leaf(X), c.leaf(O)
+        y = OPS[name](c.m, x, o)
+        grads = c.m.autograd.grad(y.sum(), (x, o), create_graph=True)
+        if order == 3:
+            total = sum((g * g).sum() for g in grads if g.requires_grad)
+            grads = c.m.autograd.grad(total, (x, o), create_graph=True, allow_unused=True)
+        return c.keep(*[g for g in grads if g is not None])
+
+    check(torch, program)
+
+
+@pytest.mark.parametrize("name", list(OPS))
+def test_second_derivatives_match_finite_differences(name):
+    import minigrad
+
+    x = minigrad.tensor(X, dtype=minigrad.float64, requires_grad=True)
+    o = minigrad.tensor(O, dtype=minigrad.float64, requires_grad=True)
+    assert minigrad.autograd.gradgradcheck(lambda x, o: OPS[name](minigrad, x, o), (x, o))
+
+
+MASKED_FILL = {
+    "a number": lambda m, x: x.masked_fill(m.tensor([True, False, True]), 5.5),
+    "broadcast": lambda m, x: m.masked_fill(x, m.tensor([[True], [False]]), -1),
+    "a 0-dim tensor": lambda m, x: x.masked_fill(m.tensor([False, True, True]),
+                                                 m.tensor(2.0, requires_grad=True)).exp(),
+    "an integer tensor": lambda m, x: m.tensor([1, 2]).masked_fill(m.tensor([True, False]),
+                                                                   5.5),
+    "in place": lambda m, x: (x * 2).masked_fill_(m.tensor([True, False, True]), 0),
+    "a long mask": lambda m, x: x.masked_fill(m.tensor([1, 0, 1]), 0),
+    "a 1-dim value": lambda m, x: x.masked_fill(m.tensor([True, False, True]),
+                                                m.tensor([1.0, 2.0])),
+    "a string value": lambda m, x: x.masked_fill(m.tensor([True, False, True]), "a"),
+    "in place beyond the shape": lambda m, x: (x * 1).masked_fill_(
+        m.tensor([[True], [False]]), 5),
+    "a mask that does not broadcast": lambda m, x: x.masked_fill(m.tensor([True, False]), 5),
+    "a leaf in place": lambda m, x: x.masked_fill_(m.tensor([True, False, True]), 1),
+}
+
+
+@pytest.mark.parametrize("name", list(MASKED_FILL))
+def test_masked_fill(torch, name):
+    def program(c):
+        x = c.leaf([1.0, 2.0, 3.0])
+        return c.keep(MASKED_FILL[name](c.m, x))
+
+    check(torch, program)
