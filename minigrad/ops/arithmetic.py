@@ -380,6 +380,11 @@ class DivBackward2(Node):
     """Rounded division: a step function, so both gradients are zero."""
 
     saves = {"self": INPUT, "other": INPUT, "rounding_mode": VALUE}
+    # (zeros that record nothing: a rounded quotient has no slope to differentiate)
+    formulas = (Formula("self", "div_tensor_self_backward(grad, other, self.dtype, "
+                                "rounding_mode)"),
+                Formula("other", "div_tensor_other_backward(grad, self, other, "
+                                 "rounding_mode)"))
 
     def backward(self, grad):
         # (Two arrays, not one for both: each may become a leaf's own `.grad`.)
@@ -539,6 +544,8 @@ class PowBackward1(Node):
     """x ** y for two tensors: saves x, y and the result (d/dy = result * log x)."""
 
     saves = {"self": INPUT, "exponent": INPUT, "result": OUTPUT}
+    formulas = (Formula("self", "pow_backward_self(grad, self, exponent)"),
+                Formula("exponent", "pow_backward_exponent(grad, self, exponent, result)"))
 
     def backward(self, grad):
         x = self.saved("self")
@@ -560,6 +567,8 @@ class PowBackward2(Node):
     """number ** x: grad * result * log(number). Saves x and the result."""
 
     saves = {"self": VALUE, "exponent": INPUT, "result": OUTPUT}
+    scalars = ("self",)
+    formulas = (Formula("exponent", "pow_backward_exponent(grad, self, exponent, result)"),)
 
     def backward(self, grad):
         base = self._saved["self"]

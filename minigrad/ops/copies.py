@@ -83,12 +83,16 @@ def copy_(x: Tensor, src, _stretched: bool = False) -> Tensor:
 class FillBackward2(Node):
     """fill_(number): every old value is overwritten, so the gradient is zero."""
 
+    formulas = (Formula("self", "zeros_like(grad)"),)
+
     def backward(self, grad):
         return (np.zeros_like(grad),)
 
 
 class FillBackward3(Node):
     """fill_(0-d tensor): zero for self; the value gets the sum of the gradient."""
+
+    formulas = (Formula("self", "zeros_like(grad)"), Formula("value", "grad.sum()"))
 
     def backward(self, grad):
         gv = np.asarray(grad.sum(), self._input_meta[1][1]) if self.needs_grad(1) else None
@@ -97,6 +101,8 @@ class FillBackward3(Node):
 
 class ZeroBackward0(Node):
     """zero_(): every old value is overwritten, so the gradient is zero."""
+
+    formulas = (Formula("self", "zeros_like(grad)"),)
 
     def backward(self, grad):
         return (np.zeros_like(grad),)

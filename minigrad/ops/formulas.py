@@ -27,10 +27,12 @@ Three details make the recorded graph PyTorch's, node for node:
 from __future__ import annotations
 
 import ast
+import math
 import sys
 from collections.abc import Callable
 
 from .._creation import zeros, zeros_like
+from .._dtype import result_type
 from ..arrays.scalars import signed_dims
 from ..autograd.graph import INPUT, OUTPUT, Node, SavedNumber, SavedTensor
 from ..tensor import Tensor
@@ -382,3 +384,80 @@ def unbind_backward(grads: list, dim: int) -> Tensor:
     like = next(g for g in grads if g is not None)
     zero = zeros((), dtype=like.dtype).expand(like.shape)
     return _names()["stack"]([zero if g is None else g for g in grads], dim)
+
+
+@_helper
+def clamp_backward(grad: Tensor, self: Tensor, min, max) -> Tensor:  # noqa: A002
+    """The gradient of clamp with number bounds: `grad` where `self` is within them
+    (at a bound too), else 0."""
+    if min is None and max is None:
+        return grad
+    zero = zeros((), dtype=grad.dtype)
+    if min is not None and max is not None:
+        return _names()["where"]((self >= min) & (self <= max), grad, zero)
+    return _names()["where"](self >= min if max is None else self <= max, grad, zero)
+
+
+@_helper
+def div_tensor_self_backward(grad: Tensor, other, self_dtype, rounding_mode) -> Tensor:
+    """The gradient of `self / other` for self: zeros for a rounded quotient."""
+    if rounding_mode is not None:
+        return zeros_like(grad, dtype=self_dtype)
+    return grad / other
+
+
+@_helper
+def div_tensor_other_backward(grad: Tensor, self: Tensor, other: Tensor,
+                              rounding_mode) -> Tensor:
+    """The gradient of `self / other` for other: zeros for a rounded quotient."""
+    if rounding_mode is not None:
+        return zeros_like(grad, dtype=other.dtype)
+    return -grad * ((self / other) / other)
+
+
+@_helper
+def pow_backward_self(grad: Tensor, self: Tensor, exponent: Tensor) -> Tensor:
+    """The gradient of `self ** exponent` for self (two tensors): exponent * self **
+    (exponent - 1), and 0 where the exponent is 0."""
+    slope = grad * (exponent * self.pow(exponent - Scalar(1)))
+    return _names()["where"](exponent == 0.0, zeros((), dtype=grad.dtype), slope)
+
+
+def _log(number) -> float:
+    """C++'s Scalar.log(): -inf at 0 and nan below (where math.log raises)."""
+    if number > 0 or number != number:
+        return math.log(number)
+    return -math.inf if number == 0 else math.nan
+
+
+@_helper
+def pow_backward_exponent(grad: Tensor, self, exponent: Tensor, result: Tensor) -> Tensor:
+    """The gradient of `self ** exponent` for the exponent: result * log(self), and 0
+    where self is 0 and the exponent not negative (0 ** p is flat in p there).
+    `self` is a tensor, or a number (`2 ** x`: a Scalar)."""
+    where = _names()["where"]
+    zero = zeros((), dtype=grad.dtype)
+    if isinstance(self, Scalar):
+        slope = result * Scalar(_log(self.value))
+        if self.value == 0:
+            return grad * where(exponent >= 0, zero, slope)
+        return grad * slope
+    dtype = result_type(self, exponent)
+    self_ = self if self.dtype is dtype else self.to(dtype)
+    return grad * where((self == 0) & (exponent >= 0), zero, result * self_.log())
+
+
+@_helper
+def ger(vec1: Tensor, vec2: Tensor) -> Tensor:
+    """The outer product of two vectors, as PyTorch computes it: vec1 as a column
+    times vec2 (broadcast)."""
+    return vec1.reshape(vec1.shape[0], 1) * vec2
+
+
+@_helper
+def evenly_distribute_backward(grad: Tensor, input: Tensor, value: Tensor) -> Tensor:  # noqa: A002
+    """The gradient of max()/min() of a whole tensor: shared evenly by the elements
+    equal to the result (the NaNs, when the result is NaN)."""
+    # (x != x: whether x is NaN)
+    mask = input != input if bool(value != value) else input == value
+    return grad.new_zeros(tuple(input.shape)).masked_fill_(mask, grad / mask.sum())

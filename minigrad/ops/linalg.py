@@ -90,6 +90,7 @@ class MvBackward0(Node):
     """A @ v: outer(grad, v) for A, A.T @ grad for v."""
 
     saves = {"self": INPUT, "vec": INPUT}
+    formulas = (Formula("self", "ger(grad, vec)"), Formula("vec", "self.t().mv(grad)"))
 
     def backward(self, grad):
         with np.errstate(all="ignore"):  # (inf * 0 is nan, silently, as in PyTorch)
@@ -102,6 +103,7 @@ class DotBackward0(Node):
     """u . v: grad * v for u, grad * u for v."""
 
     saves = {"self": INPUT, "tensor": INPUT}
+    formulas = (Formula("self", "grad * tensor"), Formula("tensor", "grad * self"))
 
     def backward(self, grad):
         with np.errstate(all="ignore"):

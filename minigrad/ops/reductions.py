@@ -292,6 +292,7 @@ class _ExtremeAll(Node):
     result NaN, and then the NaNs share the gradient."""
 
     saves = {"self": INPUT, "result": OUTPUT}
+    formulas = (Formula("self", "evenly_distribute_backward(grad, self, result)"),)
 
     def backward(self, grad):
         x = self.saved("self")
@@ -432,6 +433,10 @@ class MaximumBackward0(Node):
     and a nan (which wins) sends all of it to both. Saves both INPUTS."""
 
     saves = {"self": INPUT, "other": INPUT}
+    formulas = (Formula("self", "where(self == other, grad / 2, grad).masked_fill_(self < other, "
+                                "0)"),
+                Formula("other", "where(self == other, grad / 2, grad).masked_fill_(self > other, "
+                                 "0)"))
 
     def backward(self, grad):
         return _winner_grads(grad, self.saved("self"), self.saved("other"), np.less)
@@ -442,6 +447,10 @@ class MinimumBackward0(Node):
     Saves both INPUTS."""
 
     saves = {"self": INPUT, "other": INPUT}
+    formulas = (Formula("self", "where(self == other, grad / 2, grad).masked_fill_(self > other, "
+                                "0)"),
+                Formula("other", "where(self == other, grad / 2, grad).masked_fill_(self < other, "
+                                 "0)"))
 
     def backward(self, grad):
         return _winner_grads(grad, self.saved("self"), self.saved("other"), np.greater)

@@ -39,7 +39,43 @@ OPS = {
     "where with a number": lambda m, x, o: m.where(x > 0, x * o, 0.5).exp(),
     "masked_fill": lambda m, x, o: (x * o).masked_fill(x < 0, 2.0).exp(),
     "masked_fill_": lambda m, x, o: (x * o).masked_fill_(x > 1.5, 0.0) ** 2,
+    # picking and bounding
+    "maximum": lambda m, x, o: m.maximum(x * x, o) ** 2,
+    "maximum with ties": lambda m, x, o: m.maximum(x, x.detach().clamp(0, 1)).exp() * o,
+    "minimum": lambda m, x, o: m.minimum((x * o).view(2, 3), o[3:] * 0.9).sin(),
+    "minimum with a tie": lambda m, x, o: m.minimum((x * o).view(2, 3), o[:3]).sin(),
+    "clamp": lambda m, x, o: (x * o).clamp(-1, 1) ** 2,
+    "clamp min": lambda m, x, o: (x * o).clamp(min=-1).exp(),
+    "clamp max": lambda m, x, o: m.clamp(x * o, max=0.6).sin(),
+    "clamp at the bound": lambda m, x, o: m.clamp(x * o, max=0.5).sin(),
+    "clamp_": lambda m, x, o: (x * o).clamp_(-1, 1) ** 2,
+    "round": lambda m, x, o: (x * o).round() * x + (x * o).round(decimals=1) * o,
+    # powers and products
+    "pow": lambda m, x, o: x.abs() ** o,
+    "pow at 0": lambda m, x, o: (x * m.tensor([0.0, 1, 1, 1, 0, 1], dtype=m.float64)) ** o.abs(),
+    "number ** tensor": lambda m, x, o: 2 ** (x * o),
+    "0 ** tensor": lambda m, x, o: 0 ** (x * o) + x,
+    "div rounded": lambda m, x, o: m.div(x, o, rounding_mode="floor") * x + x * o,
+    "dot": lambda m, x, o: m.dot(x * x, o).exp(),
+    "mv": lambda m, x, o: m.mv((x * x).view(2, 3), o[:3]).sin(),
 }
+
+
+# Ops whose second derivatives PyTorch records but whose third it cannot reach
+# through minigrad yet (see the notes): compared at the second order.
+SECOND_ORDER_ONLY = {
+    # (evenly_distribute_backward fills with masked_fill_(mask, tensor), whose own
+    # gradient needs masked_select)
+    "max": lambda m, x, o: (x * o + x).max() ** 2,
+    "max with ties": lambda m, x, o: (x * o).max() ** 2,
+    "min": lambda m, x, o: (x * o).min() * x,
+}
+
+
+# Programs at a kink (ties, bounds, steps, 0 ** p): PyTorch's formulas pick one
+# side there, which finite differences straddling the kink cannot confirm.
+AT_KINKS = {"maximum with ties", "minimum with a tie", "clamp at the bound", "round",
+            "pow at 0", "0 ** tensor", "div rounded", "max with ties"}
 
 
 def _put(m, x, o):
@@ -63,13 +99,24 @@ def test_second_and_third_order_gradients(torch, name, order):
     check(torch, program)
 
 
-@pytest.mark.parametrize("name", list(OPS))
+@pytest.mark.parametrize("name", [n for n in [*OPS, *SECOND_ORDER_ONLY] if n not in AT_KINKS])
 def test_second_derivatives_match_finite_differences(name):
     import minigrad
 
+    make = OPS.get(name) or SECOND_ORDER_ONLY[name]
     x = minigrad.tensor(X, dtype=minigrad.float64, requires_grad=True)
     o = minigrad.tensor(O, dtype=minigrad.float64, requires_grad=True)
-    assert minigrad.autograd.gradgradcheck(lambda x, o: OPS[name](minigrad, x, o), (x, o))
+    assert minigrad.autograd.gradgradcheck(lambda x, o: make(minigrad, x, o), (x, o))
+
+
+@pytest.mark.parametrize("name", list(SECOND_ORDER_ONLY))
+def test_second_order_gradients(torch, name):
+    def program(c):
+        x, o = c.leaf(X), c.leaf(O)
+        y = SECOND_ORDER_ONLY[name](c.m, x, o)
+        return c.keep(*c.m.autograd.grad(y.sum(), (x, o), create_graph=True))
+
+    check(torch, program)
 
 
 MASKED_FILL = {
@@ -98,3 +145,4 @@ def test_masked_fill(torch, name):
         return c.keep(MASKED_FILL[name](c.m, x))
 
     check(torch, program)
+
