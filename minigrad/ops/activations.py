@@ -22,7 +22,7 @@ from ..autograd.inplace import begin_inplace, finish_inplace
 from ..autograd.record import record
 from ..kernels import elementwise as K
 from ..tensor import Tensor
-from .formulas import Formula
+from .formulas import BACKWARD_OPS, Formula, FormulaNode
 
 VALUE = "value"
 
@@ -37,7 +37,6 @@ class LeakyReluBackward0(Node):
 
     saves = {"negative_slope": VALUE, "self": INPUT}
     formulas = (Formula("self", "leaky_relu_backward(grad, self, negative_slope, False)"),)
-    recordable = False  # (leaky_relu_backward has a node of its own, not written yet)
 
     def backward(self, grad):
         return (_where_positive(self.saved("self"), grad, self._saved["negative_slope"]),)
@@ -49,7 +48,6 @@ class LeakyReluBackward1(Node):
 
     saves = {"negative_slope": VALUE, "result": OUTPUT}
     formulas = (Formula("self", "leaky_relu_backward(grad, result, negative_slope, True)"),)
-    recordable = False  # (leaky_relu_backward has a node of its own, not written yet)
 
     def backward(self, grad):
         slope = self._saved["negative_slope"]
@@ -61,6 +59,32 @@ class LeakyReluBackward1(Node):
                 "issue at https://github.com/pytorch/pytorch if you do require supporting "
                 "in-place leakRelu backward calculation with negative slope")
         return (_where_positive(self.saved("result"), grad, slope),)
+
+
+class LeakyReluBackwardBackward0(FormulaNode):
+    """leaky_relu_backward(grad_output, self, slope): grad_output where self > 0,
+    slope * grad_output elsewhere; flat in self."""
+
+    saves = {"negative_slope": VALUE, "self": INPUT}
+    formulas = (Formula("grad_output", "leaky_relu_backward(grad, self, negative_slope, "
+                                       "False)"),
+                Formula("self", "zeros_like(grad)"))
+    elementwise = True
+
+
+def leaky_relu_backward(grad_output: Tensor, self: Tensor, negative_slope: float,
+                        self_is_result: bool) -> Tensor:
+    """The gradient of leaky_relu (PyTorch's aten::leaky_relu_backward; `self` is the
+    output when `self_is_result`, which is positive where the input was)."""
+    data = _where_positive(self._data, grad_output._data, negative_slope)
+    out = Tensor._make(np.ascontiguousarray(data, grad_output._data.dtype))
+    node = record(LeakyReluBackwardBackward0, out, grad_output, self)
+    if node is not None:
+        node._saved.update({"negative_slope": negative_slope, "self": SavedTensor(self)})
+    return out
+
+
+BACKWARD_OPS["leaky_relu_backward"] = leaky_relu_backward
 
 
 def _leaky(x: np.ndarray, slope: float) -> np.ndarray:

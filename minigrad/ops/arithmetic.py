@@ -519,8 +519,19 @@ def div_scalar(t: Tensor, s) -> Tensor:
     return _with_scalar(DivBackward1, K.div_scalar, t, s)
 
 
+def div_scalar_(t: Tensor, s) -> Tensor:
+    """t /= s in place for a C++ Scalar s (DivBackward1), as PyTorch's formulas divide
+    a gradient by a count."""
+    node = begin_inplace(DivBackward1, t)
+    t._data[...] = _scalar_op(K.div_scalar, t._data, s, t.dtype)
+    finish_inplace(t, node)
+    if node is not None:
+        node._saved["other"] = s
+    return t
+
+
 BACKWARD_OPS.update(add_scalar=add_scalar, sub_scalar=sub_scalar, mul_scalar=mul_scalar,
-                    div_scalar=div_scalar)
+                    div_scalar=div_scalar, div_scalar_=div_scalar_)
 
 
 # -- powers ------------------------------------------------------------------------------

@@ -16,11 +16,12 @@ from .._args import type_name
 from ..arrays.scalars import u64
 from ..autograd.graph import INPUT, Node, SavedTensor, bump_version
 from ..autograd.record import record
+from ..grad_mode import STATE
 from ..kernels.losses import nll_sums
 from ..tensor import Tensor
 from . import views
 from .arithmetic import add, add_scalar, div, div_scalar, mul, mul_scalar, neg
-from .formulas import Formula
+from .formulas import BACKWARD_OPS, Formula, FormulaNode
 from .indexing import masked_fill_
 from .loss import REDUCTIONS, TYPE_NAMES, reduction_of
 from .reductions import sum as sum_
@@ -39,31 +40,72 @@ class NllLossBackward0(Node):
     unpack_order = ("self", "target", "weight", "total_weight")
     formulas = (Formula("self", "nll_loss_backward(grad, self, target, weight, reduction, "
                                 "ignore_index, total_weight)"),)
-    recordable = False  # (its backward op, nll_loss_backward, is not written yet)
 
     def backward(self, grad):
-        x = self.saved("self")
-        target = self.saved("target").reshape(-1)
         weight = self._saved["weight"]
-        w = weight.array(self) if weight is not None else None
-        total = self.saved("total_weight")
-        ignore = self._saved["_ignore_index"]
-        out = np.zeros(x.shape, grad.dtype)
-        rows = out.reshape(-1, x.shape[-1])
-        keep = target != ignore
-        idx = np.nonzero(keep)[0]
-        cls = target[keep]
-        if self._saved["reduction"] == REDUCTIONS["none"] and x.ndim == 2:
-            g = -grad[keep] if w is None else -w[cls] * grad[keep]
-        else:
-            with np.errstate(invalid="ignore", divide="ignore"):  # (everything ignored: nan)
-                g = grad if self._saved["reduction"] != REDUCTIONS["mean"] else grad / total
-            g = -g
-            g = np.broadcast_to(g, idx.shape) if w is None else w[cls] * g
-        rows[idx, cls] = g
-        if x.size == 0:
-            bump_version(out)  # (PyTorch zeroes an empty gradient in place)
-        return (out,)
+        return (_nll_grad(grad, self.saved("self"), self.saved("target"),
+                          weight.array(self) if weight is not None else None,
+                          self.saved("total_weight"), self._saved["reduction"],
+                          self._saved["_ignore_index"]),)
+
+
+def _nll_grad(grad: np.ndarray, x: np.ndarray, target: np.ndarray, w: np.ndarray | None,
+              total: np.ndarray, reduction: int, ignore: int) -> np.ndarray:
+    """nll_loss's gradient for its input: -weight[t_i] * grad at column t_i of row i
+    (divided by the total weight for "mean"), zero elsewhere and in ignored rows."""
+    target = target.reshape(-1)
+    out = np.zeros(x.shape, grad.dtype)
+    rows = out.reshape(-1, x.shape[-1])
+    keep = target != ignore
+    idx = np.nonzero(keep)[0]
+    cls = target[keep]
+    if reduction == REDUCTIONS["none"] and x.ndim == 2:
+        g = -grad[keep] if w is None else -w[cls] * grad[keep]
+    else:
+        with np.errstate(invalid="ignore", divide="ignore"):  # (everything ignored: nan)
+            g = grad if reduction != REDUCTIONS["mean"] else grad / total
+        g = -g
+        g = np.broadcast_to(g, idx.shape) if w is None else w[cls] * g
+    rows[idx, cls] = g
+    if x.size == 0:
+        bump_version(out)  # (PyTorch zeroes an empty gradient in place)
+    return out
+
+
+class NllLossBackwardBackward0(FormulaNode):
+    """nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index,
+    total_weight): linear in grad_output (its gradient is nll_loss of the incoming
+    gradient), flat in self."""
+
+    saves = {"ignore_index": VALUE, "reduction": VALUE, "target": INPUT, "weight": INPUT}
+    formulas = (Formula("grad_output", "nll_loss(grad, target, weight, reduction, "
+                                       "ignore_index)"),
+                Formula("self", "zeros_like(grad)"))
+
+
+def nll_loss_backward(grad_output: Tensor, self: Tensor, target: Tensor, weight: Tensor | None,
+                      reduction: int, ignore_index: int, total_weight: Tensor) -> Tensor:
+    """The gradient of nll_loss for its input (PyTorch's aten::nll_loss_backward)."""
+    out = Tensor._make(_nll_grad(grad_output._data, self._data, target._data,
+                                 None if weight is None else weight._data, total_weight._data,
+                                 reduction, ignore_index))
+    node = record(NllLossBackwardBackward0, out, grad_output, self)
+    if node is not None:
+        node._saved.update({"ignore_index": u64(ignore_index), "reduction": reduction,
+                            "target": SavedTensor(target),
+                            "weight": None if weight is None else SavedTensor(weight)})
+    return out
+
+
+def _nll_loss_of_enum(x: Tensor, target: Tensor, weight: Tensor | None, reduction: int,
+                      ignore_index: int) -> Tensor:
+    """nll_loss with the reduction as PyTorch's enum number (as backward formulas
+    call it)."""
+    name = next(k for k, v in REDUCTIONS.items() if v == reduction)
+    return _nll(x, target, weight, name, ignore_index)
+
+
+BACKWARD_OPS.update(nll_loss_backward=nll_loss_backward, nll_loss=_nll_loss_of_enum)
 
 
 def _check_nll(x: Tensor, target: Tensor, weight: Tensor | None) -> None:
@@ -103,6 +145,9 @@ def _check_targets(targets: np.ndarray, n_classes: int, ignore_index: int) -> No
 def _nll(x: Tensor, target: Tensor, weight: Tensor | None, reduction: str,
          ignore_index: int) -> Tensor:
     _check_nll(x, target, weight)
+    if weight is not None and weight.requires_grad and STATE.grad_enabled:
+        raise RuntimeError("The function 'nll_loss_forward' is not differentiable with respect "
+                           "to argument 'weight'. This input cannot have requires_grad True.")
     data = x._data.reshape(-1, x.shape[-1]) if x.ndim == 1 else x._data
     targets = target._data.reshape(-1)
     _check_targets(targets, x.shape[-1], ignore_index)

@@ -31,10 +31,20 @@ import math
 import sys
 from collections.abc import Callable
 
+import numpy as np
+
 from .._creation import zeros, zeros_like
 from .._dtype import result_type
 from ..arrays.scalars import signed_dims
-from ..autograd.graph import INPUT, OUTPUT, Node, SavedNumber, SavedTensor
+from ..autograd.graph import (
+    INPUT,
+    OUTPUT,
+    Node,
+    SavedNumber,
+    SavedTensor,
+    bump_version,
+    version_of,
+)
 from ..tensor import Tensor
 
 # The names a declared op's formula may use for its tensors, and what saving each one
@@ -248,7 +258,16 @@ class FormulaNode(Node):
 
     def backward(self, *grads):
         tensors = [None if g is None else Tensor._make(g) for g in grads]
-        return tuple(None if g is None else g._data for g in apply_recording(self, tensors))
+        return tuple(None if g is None else _with_version(g)
+                     for g in apply_recording(self, tensors))
+
+
+def _with_version(t: Tensor) -> np.ndarray:
+    """A gradient's array, remembering the in-place steps its tensor took (a formula's
+    `div_`), which PyTorch's gradient tensor shows in its `_version`."""
+    if t._version and not version_of(t._data):
+        bump_version(t._data, t._version)
+    return t._data
 
 
 # -- the helpers PyTorch's formulas call, in minigrad code ------------------------------------
@@ -461,3 +480,27 @@ def evenly_distribute_backward(grad: Tensor, input: Tensor, value: Tensor) -> Te
     # (x != x: whether x is NaN)
     mask = input != input if bool(value != value) else input == value
     return grad.new_zeros(tuple(input.shape)).masked_fill_(mask, grad / mask.sum())
+
+
+@_helper
+def mse_loss_double_backward(grad: Tensor, input: Tensor, reduction: int) -> Tensor:  # noqa: A002
+    """The slope of mse_loss_backward in self: 2 * grad, divided in place by the
+    number of elements for "mean" (reduction 1)."""
+    grad_input = Scalar(2) * grad
+    if reduction == 1:
+        BACKWARD_OPS["div_scalar_"](grad_input, input.numel())
+    return grad_input
+
+
+# softmax_backward_data's slope in its output, applied to `grad` (C++'s order of
+# evaluation, as in a formula: see `_AsInCpp`).
+_SOFTMAX_DOUBLE_BACKWARD = Formula(
+    "output", "grad_output * grad - (output * grad_output).sum(dim, True) * grad "
+              "- grad_output * (output * grad).sum(dim, True)")
+
+
+@_helper
+def softmax_double_backward(grad: Tensor, grad_output: Tensor, dim: int,
+                            output: Tensor) -> Tensor:
+    """The gradient of _softmax_backward_data for its output."""
+    return _SOFTMAX_DOUBLE_BACKWARD(grad, grad_output=grad_output, dim=dim, output=output)

@@ -17,7 +17,7 @@ from ..kernels import elementwise as K
 from ..tensor import Size, Tensor
 from . import views
 from .arithmetic import sub
-from .formulas import Formula
+from .formulas import BACKWARD_OPS, Formula, FormulaNode
 from .reductions import mean
 from .reductions import sum as sum_
 from .unary import abs as abs_
@@ -36,6 +36,8 @@ class MseLossBackward0(Node):
     of elements for "mean"; the target gets the negative of that."""
 
     saves = {"self": INPUT, "target": INPUT, "reduction": VALUE}
+    formulas = (Formula("self", "mse_loss_backward(grad, self, target, reduction)"),
+                Formula("target", "mse_loss_backward(grad, target, self, reduction)"))
 
     def backward(self, grad):
         diff = self.saved("self") - self.saved("target")
@@ -45,6 +47,36 @@ class MseLossBackward0(Node):
         g = np.asarray((scale * grad) * diff, grad.dtype)
         return (g if self.needs_grad(0) else None,
                 unary(K.neg, g) if self.needs_grad(1) else None)
+
+
+class MseLossBackwardBackward0(FormulaNode):
+    """mse_loss_backward(grad_output, self, target, reduction) = norm * (self -
+    target) * grad_output, norm = 2 (2 / numel for "mean")."""
+
+    saves = {"grad_output": INPUT, "reduction": VALUE, "self": INPUT, "target": INPUT}
+    formulas = (Formula("grad_output", "mse_loss_backward(grad, self, target, reduction)"),
+                Formula("self", "mse_loss_double_backward(grad * grad_output, self, reduction)"),
+                Formula("target", "-mse_loss_double_backward(grad * grad_output, target, "
+                                  "reduction)"))
+
+
+def mse_loss_backward(grad_output: Tensor, self: Tensor, target: Tensor,
+                      reduction: int) -> Tensor:
+    """The gradient of mse_loss for `self` (PyTorch's aten::mse_loss_backward; with
+    self and target swapped, the target's)."""
+    x = self._data
+    norm = 2.0 / x.size if reduction == REDUCTIONS["mean"] and x.size else 2.0
+    with np.errstate(all="ignore"):
+        data = x.dtype.type(norm) * (x - target._data) * grad_output._data
+    out = Tensor._make(np.ascontiguousarray(data, x.dtype))
+    node = record(MseLossBackwardBackward0, out, grad_output, self, target)
+    if node is not None:
+        node._saved.update({"grad_output": SavedTensor(grad_output), "reduction": reduction,
+                            "self": SavedTensor(self), "target": SavedTensor(target)})
+    return out
+
+
+BACKWARD_OPS["mse_loss_backward"] = mse_loss_backward
 
 
 def legacy_reduction(size_average: bool | None, reduce: bool | None) -> str:
