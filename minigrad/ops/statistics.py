@@ -170,7 +170,6 @@ class StdBackward0(Node):
              "self": INPUT}
     formulas = (Formula("self", "std_backward(result, grad, self, dim, correction, "
                                 "keepdim)"),)
-    recordable = False  # (std_backward calls masked_fill_, which minigrad lacks)
 
     def backward(self, grad):
         s = self._saved
@@ -239,7 +238,6 @@ class LinalgVectorNormBackward0(Node):
     saves = {"dim": VALUE, "keepdim": VALUE, "ord": VALUE, "result": OUTPUT, "self": INPUT}
     formulas = (Formula("self", "linalg_vector_norm_backward(grad, self, ord, result, dim, "
                                 "keepdim)"),)
-    recordable = False  # (norm_backward calls masked_fill_, which minigrad lacks)
 
     def backward(self, grad):
         s = self._saved
@@ -447,8 +445,8 @@ class CumsumBackward0(Node):
     its gradient is the sum of their gradients: a cumulative sum from the end."""
 
     saves = {"dim": VALUE}
-    formulas = (Formula("self", "cumsum_backward(grad.to(self.dtype), dim)"),)
-    recordable = False  # (cumsum_backward calls flip, which minigrad lacks)
+    unshown = ("self_dtype",)  # (the input's dtype: `cumsum(x, dtype=...)` may change it)
+    formulas = (Formula("self", "cumsum_backward(grad.to(self_dtype), dim)"),)
 
     def backward(self, grad):
         d = self._saved["_dim"]
@@ -487,7 +485,29 @@ def cumsum(input: Tensor, *args, dtype=None, **kwargs) -> Tensor:  # noqa: A002
     if dt.kind == "f":
         node = record(CumsumBackward0, out, input)
         if node is not None:
-            node._saved.update({"dim": u64(dim), "_dim": d})
+            node._saved.update({"dim": u64(dim), "_dim": d, "_self_dtype": input.dtype})
+    return out
+
+
+class FlipBackward0(Node):
+    """flip(x, dims): the gradient flipped back. (minigrad flips only in cumsum's
+    gradient.)"""
+
+    saves = {"dims": VALUE}
+    formulas = (Formula("self", "flip(grad, dims)"),)
+    exact = True
+
+    def backward(self, grad):
+        return (np.ascontiguousarray(np.flip(grad, self._saved["_axes"])),)
+
+
+def flip(x: Tensor, dims: tuple) -> Tensor:
+    """`x` reversed along `dims`: a copy (PyTorch's aten::flip)."""
+    axes = tuple(_wrap_dim(d, x._data.ndim) for d in dims)
+    out = Tensor._make(np.ascontiguousarray(np.flip(x._data, axes)))
+    node = record(FlipBackward0, out, x)
+    if node is not None:
+        node._saved.update({"dims": tuple(u64(d) for d in dims), "_axes": axes})
     return out
 
 
@@ -497,4 +517,4 @@ def _where_scalars(condition: Tensor, a: float, b: float) -> Tensor:
 
 
 BACKWARD_OPS.update(var_backward=var_backward, prod_backward=prod_backward,
-                    where_scalars=_where_scalars)
+                    where_scalars=_where_scalars, flip=flip)

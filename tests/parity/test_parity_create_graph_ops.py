@@ -78,6 +78,19 @@ OPS = {
         x.view(2, 3), o.view(2, 3).softmax(1)),
     "leaky_relu": lambda m, x, o: m.nn.functional.leaky_relu(x * o, 0.1) ** 2,
     "leaky_relu_": lambda m, x, o: m.nn.functional.leaky_relu(x * o, 0.2, inplace=True) * x,
+    # statistics
+    "std": lambda m, x, o: (x * o).std() * o,
+    "std dim": lambda m, x, o: (x * o).view(2, 3).std(1, keepdim=True) ** 2,
+    "std of equal values": lambda m, x, o: (x * 0 + o[0]).view(3, 2).std(0).exp(),
+    "norm": lambda m, x, o: (x * o).norm() * o,
+    "norm dim": lambda m, x, o: (x * o).view(2, 3).norm(dim=1).exp(),
+    "norm 1": lambda m, x, o: m.linalg.vector_norm(x * o, 1) * o,
+    "norm inf": lambda m, x, o: m.linalg.vector_norm(x * o, float("inf")) * o,
+    "norm 3": lambda m, x, o: m.linalg.vector_norm(x * o, 3) * o,
+    "norm 1.5": lambda m, x, o: m.linalg.vector_norm(x * o, 1.5, dim=0) * o,
+    "norm 0.5": lambda m, x, o: m.linalg.vector_norm(x * o, 0.5) * o,
+    "cumsum": lambda m, x, o: (x * o).cumsum(0) ** 2,
+    "cumsum dim 1": lambda m, x, o: (x * o).view(2, 3).cumsum(-1).exp(),
 }
 
 
@@ -97,13 +110,18 @@ SECOND_ORDER_ONLY = {
     # steps than PyTorch's, which shows in its _version: an older difference of sgn's
     # zero gradient, not l1_loss's)
     "l1_loss": lambda m, x, o: m.nn.functional.l1_loss(x * x, o),
+    # (third order: the same graph and values, but x.grad's _version is one more than
+    # PyTorch's; not traced yet)
+    "norm inf dim": lambda m, x, o: m.linalg.vector_norm((x * o + x).view(3, 2), float("inf"),
+                                                         1),
 }
 
 
 # Programs at a kink (ties, bounds, steps, 0 ** p): PyTorch's formulas pick one
 # side there, which finite differences straddling the kink cannot confirm.
-AT_KINKS = {"maximum with ties", "minimum with a tie", "clamp at the bound", "round",
-            "pow at 0", "0 ** tensor", "div rounded", "max with ties"}
+AT_KINKS = {"std of equal values", "maximum with ties", "minimum with a tie",
+            "clamp at the bound", "round", "pow at 0", "0 ** tensor", "div rounded",
+            "max with ties"}
 
 
 def _put(m, x, o):
