@@ -16,10 +16,11 @@ import numpy as np
 from .._args import type_name
 from ..arrays.scalars import u64
 from ..autograd.graph import Node
+from ..autograd.record import record
 from ..tensor import Tensor, _wrap_dim
 from . import batched, views
 from .arithmetic import mul
-from .formulas import Formula
+from .formulas import BACKWARD_OPS, Formula, FormulaNode
 from .reductions import sum as _sum
 
 VALUE = "value"
@@ -35,7 +36,6 @@ class DiagonalBackward0(Node):
     saves = {"dim1": VALUE, "dim2": VALUE, "offset": VALUE, "self_sym_sizes": VALUE}
     formulas = (Formula("self", "diagonal_backward(grad, self_sym_sizes, offset, dim1, "
                                 "dim2)"),)
-    recordable = False  # (diagonal_backward has a node of its own, not written yet)
 
     def backward(self, grad):
         out = np.zeros(self._saved["self_sym_sizes"], grad.dtype)
@@ -55,6 +55,29 @@ def _diagonal_data(a: np.ndarray, offset: int, d1: int, d2: int) -> np.ndarray:
     strides = tuple(a.strides[k] for k in keep) + (a.strides[d1] + a.strides[d2],)
     base = a.reshape(-1)[start // a.itemsize:] if a.size else a.reshape(-1)
     return np.lib.stride_tricks.as_strided(base, shape, strides)
+
+
+class DiagonalBackwardBackward0(FormulaNode):
+    """diagonal_backward(grad, sizes, offset, dim1, dim2): zeros of the input's sizes
+    with `grad` on that diagonal; its own gradient is the diagonal again."""
+
+    saves = {"dim1": VALUE, "dim2": VALUE, "offset": VALUE}
+    formulas = (Formula("grad_output", "grad.diagonal(offset, dim1, dim2)"),)
+
+
+def diagonal_backward(grad: Tensor, sizes: tuple, offset: int, dim1: int, dim2: int) -> Tensor:
+    """The gradient of `diagonal` (PyTorch's aten::diagonal_backward)."""
+    data = np.zeros(sizes, grad._data.dtype)
+    _diagonal_data(data, offset, _wrap_dim(dim1, len(sizes)),
+                   _wrap_dim(dim2, len(sizes)))[...] = grad._data
+    out = Tensor._make(data)
+    node = record(DiagonalBackwardBackward0, out, grad)
+    if node is not None:
+        node._saved.update(dim1=u64(dim1), dim2=u64(dim2), offset=u64(offset))
+    return out
+
+
+BACKWARD_OPS["diagonal_backward"] = diagonal_backward
 
 
 def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:  # noqa: A002

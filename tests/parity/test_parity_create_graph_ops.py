@@ -91,6 +91,9 @@ OPS = {
     "norm 0.5": lambda m, x, o: m.linalg.vector_norm(x * o, 0.5) * o,
     "cumsum": lambda m, x, o: (x * o).cumsum(0) ** 2,
     "cumsum dim 1": lambda m, x, o: (x * o).view(2, 3).cumsum(-1).exp(),
+    "diagonal": lambda m, x, o: (x * o).view(2, 3).diagonal() ** 2,
+    "diagonal offset": lambda m, x, o: (x * o).view(1, 2, 3).diagonal(-1, 2, 1).exp(),
+    "einsum trace": lambda m, x, o: m.einsum("ii->i", (x * o)[:4].view(2, 2)).sin(),
 }
 
 
