@@ -190,16 +190,46 @@ class EmbeddingBackward0(Node):
              "sparse": VALUE, "weight_sym_argsize_0": VALUE}
     formulas = (Formula("weight", "embedding_backward(grad, indices, weight_sym_argsize_0, "
                                   "padding_idx, scale_grad_by_freq, sparse)"),)
-    recordable = False  # (its backward op, embedding_dense_backward, is not written yet)
 
     def backward(self, grad):
-        idx = self.saved("indices").reshape(-1)
-        rows = grad.reshape(idx.size, -1)
-        out = np.zeros((self._saved["weight_sym_argsize_0"], rows.shape[1]), grad.dtype)
-        padding = self._saved["_padding"]
-        keep = idx != padding if padding is not None else slice(None)
-        np.add.at(out, idx[keep], rows[keep])
-        return (out,)
+        return (_embedding_grad(grad, self.saved("indices"), self._saved["weight_sym_argsize_0"],
+                                self._saved["_padding"]),)
+
+
+def _embedding_grad(grad: np.ndarray, indices: np.ndarray, num_weights: int,
+                    padding: int | None) -> np.ndarray:
+    """Each looked-up row's gradient added into row `index` of zeros (except the
+    padding row's)."""
+    idx = indices.reshape(-1)
+    rows = grad.reshape(idx.size, -1)
+    out = np.zeros((num_weights, rows.shape[1]), grad.dtype)
+    keep = idx != padding if padding is not None else slice(None)
+    np.add.at(out, idx[keep], rows[keep])
+    return out
+
+
+class EmbeddingDenseBackwardBackward0(FormulaNode):
+    """embedding_dense_backward(grad_output, indices, num_weights, padding_idx, ...):
+    linear in grad_output, whose gradient gathers the looked-up rows again."""
+
+    saves = {"indices": INPUT, "padding_idx": VALUE}
+    formulas = (Formula("grad_output", "embedding_dense_double_backward(grad, indices, "
+                                       "padding_idx)"),)
+
+
+def embedding_dense_backward(grad_output: Tensor, indices: Tensor, num_weights: int,
+                             padding_idx: int, scale_grad_by_freq: bool) -> Tensor:
+    """The gradient of embedding for its weight (PyTorch's
+    aten::embedding_dense_backward; padding_idx -1: none)."""
+    out = Tensor._make(_embedding_grad(grad_output._data, indices._data, num_weights,
+                                       None if padding_idx < 0 else padding_idx))
+    node = record(EmbeddingDenseBackwardBackward0, out, grad_output)
+    if node is not None:
+        node._saved.update({"indices": SavedTensor(indices), "padding_idx": u64(padding_idx)})
+    return out
+
+
+BACKWARD_OPS["embedding_dense_backward"] = embedding_dense_backward
 
 
 def padding_index(padding_idx: int | None, num_embeddings: int) -> int | None:

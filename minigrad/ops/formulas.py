@@ -569,3 +569,22 @@ def linalg_vector_norm_backward(grad: Tensor, self: Tensor, ord, norm: Tensor, d
     scale_v = grad / norm.pow(p - 1)
     scale_v.masked_fill_(norm == 0, 0)
     return self_scaled * scale_v
+
+
+@_helper
+def embedding_backward(grad: Tensor, indices: Tensor, num_weights: int, padding_idx: int,
+                       scale_grad_by_freq: bool, sparse: bool) -> Tensor:
+    """The gradient of embedding for its weight: the dense one (minigrad has no
+    sparse gradients)."""
+    return BACKWARD_OPS["embedding_dense_backward"](grad, indices, num_weights, padding_idx,
+                                                    scale_grad_by_freq)
+
+
+@_helper
+def embedding_dense_double_backward(grad: Tensor, indices: Tensor, padding_idx: int) -> Tensor:
+    """The gradient of embedding_dense_backward: the looked-up rows of `grad` (zero
+    for the padding index), shaped like the embedding's output."""
+    gg_weight = BACKWARD_OPS["index_select"](grad, 0, indices.reshape(-1))
+    if padding_idx >= 0:
+        gg_weight.masked_fill_((indices == padding_idx).reshape(-1, 1), 0)
+    return gg_weight.view(*indices.shape, -1)

@@ -19,10 +19,11 @@ from .._args import combination_error
 from .._creation import tensor, zeros
 from .._dtype import check_scalar_fits, result_type
 from ..arrays.broadcasting import broadcast_shape, check_inplace_shape
+from ..arrays.scalars import u64
 from ..autograd.graph import INPUT, Node, SavedTensor, bump_version
 from ..autograd.inplace import begin_inplace, finish_inplace
 from ..autograd.record import record
-from ..tensor import _CPP_TYPE, Tensor
+from ..tensor import _CPP_TYPE, Tensor, _wrap_dim
 from . import copies, views
 from .formulas import BACKWARD_OPS, Formula
 
@@ -454,8 +455,35 @@ def zeros_of(meta: tuple) -> Tensor:
     return zeros(shape, dtype=dtype)
 
 
+class IndexSelectBackward0(Node):
+    """index_select(x, dim, index): each selected slice's gradient is added back into
+    its place in zeros of x's sizes."""
+
+    saves = {"dim": VALUE, "index": INPUT, "self_sym_sizes": VALUE}
+    formulas = (Formula("self", "index_select_backward(grad, self_sym_sizes, dim, index)"),)
+    recordable = False  # (index_select_backward adds with index_add_, which minigrad lacks)
+
+    def backward(self, grad):
+        out = np.zeros(self._saved["self_sym_sizes"], grad.dtype)
+        d = self._saved["_dim"]
+        np.add.at(out, (slice(None),) * d + (self.saved("index"),), grad)
+        return (out,)
+
+
+def index_select(x: Tensor, dim: int, index: Tensor) -> Tensor:
+    """The slices of `x` along `dim` at `index` (PyTorch's aten::index_select; minigrad
+    uses it only in embedding's second derivative)."""
+    d = _wrap_dim(dim, x._data.ndim)
+    out = Tensor._make(np.ascontiguousarray(np.take(x._data, index._data, axis=d)))
+    node = record(IndexSelectBackward0, out, x)
+    if node is not None:
+        node._saved.update({"dim": u64(dim), "index": SavedTensor(index),
+                            "self_sym_sizes": x._data.shape, "_dim": d})
+    return out
+
+
 BACKWARD_OPS.update(index_put=index_put, index=index, index_backward=index_backward,
-                    zeros_of=zeros_of)
+                    zeros_of=zeros_of, index_select=index_select)
 
 
 def _scalar_name(t: Tensor) -> str:
