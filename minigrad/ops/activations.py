@@ -23,7 +23,7 @@ from ..autograd.record import record
 from ..kernels import elementwise as K
 from ..tensor import Tensor
 from .declaration import declare
-from .formulas import Formula
+from .formulas import Formula, FormulaNode
 
 VALUE = "value"
 
@@ -38,7 +38,6 @@ class LeakyReluBackward0(Node):
 
     saves = {"negative_slope": VALUE, "self": INPUT}
     formulas = (Formula("self", "leaky_relu_backward(grad, self, negative_slope, False)"),)
-    recordable = False  # (leaky_relu_backward has a node of its own, not written yet)
 
     def backward(self, grad):
         return (_where_positive(self.saved("self"), grad, self._saved["negative_slope"]),)
@@ -50,7 +49,6 @@ class LeakyReluBackward1(Node):
 
     saves = {"negative_slope": VALUE, "result": OUTPUT}
     formulas = (Formula("self", "leaky_relu_backward(grad, result, negative_slope, True)"),)
-    recordable = False  # (leaky_relu_backward has a node of its own, not written yet)
 
     def backward(self, grad):
         slope = self._saved["negative_slope"]
@@ -62,6 +60,29 @@ class LeakyReluBackward1(Node):
                 "issue at https://github.com/pytorch/pytorch if you do require supporting "
                 "in-place leakRelu backward calculation with negative slope")
         return (_where_positive(self.saved("result"), grad, slope),)
+
+
+class LeakyReluBackwardBackward0(FormulaNode):
+    """leaky_relu_backward(grad_output, self, slope): grad_output where self > 0,
+    slope * grad_output elsewhere; flat in self."""
+
+    saves = {"negative_slope": VALUE, "self": INPUT}
+    formulas = (Formula("grad_output", "leaky_relu_backward(grad, self, negative_slope, "
+                                       "False)"),
+                Formula("self", "zeros_like(grad)"))
+    elementwise = True
+
+
+def leaky_relu_backward(grad_output: Tensor, self: Tensor, negative_slope: float,
+                        self_is_result: bool) -> Tensor:
+    """The gradient of leaky_relu (PyTorch's aten::leaky_relu_backward; `self` is the
+    output when `self_is_result`, which is positive where the input was)."""
+    data = _where_positive(self._data, grad_output._data, negative_slope)
+    out = Tensor._make(np.ascontiguousarray(data, grad_output._data.dtype))
+    node = record(LeakyReluBackwardBackward0, out, grad_output, self)
+    if node is not None:
+        node._saved.update({"negative_slope": negative_slope, "self": SavedTensor(self)})
+    return out
 
 
 def _leaky(x: np.ndarray, slope: float) -> np.ndarray:
@@ -167,16 +188,43 @@ class EmbeddingBackward0(Node):
              "sparse": VALUE, "weight_sym_argsize_0": VALUE}
     formulas = (Formula("weight", "embedding_backward(grad, indices, weight_sym_argsize_0, "
                                   "padding_idx, scale_grad_by_freq, sparse)"),)
-    recordable = False  # (its backward op, embedding_dense_backward, is not written yet)
 
     def backward(self, grad):
-        idx = self.saved("indices").reshape(-1)
-        rows = grad.reshape(idx.size, -1)
-        out = np.zeros((self._saved["weight_sym_argsize_0"], rows.shape[1]), grad.dtype)
-        padding = self._saved["_padding"]
-        keep = idx != padding if padding is not None else slice(None)
-        np.add.at(out, idx[keep], rows[keep])
-        return (out,)
+        return (_embedding_grad(grad, self.saved("indices"), self._saved["weight_sym_argsize_0"],
+                                self._saved["_padding"]),)
+
+
+def _embedding_grad(grad: np.ndarray, indices: np.ndarray, num_weights: int,
+                    padding: int | None) -> np.ndarray:
+    """Each looked-up row's gradient added into row `index` of zeros (except the
+    padding row's)."""
+    idx = indices.reshape(-1)
+    rows = grad.reshape(idx.size, -1)
+    out = np.zeros((num_weights, rows.shape[1]), grad.dtype)
+    keep = idx != padding if padding is not None else slice(None)
+    np.add.at(out, idx[keep], rows[keep])
+    return out
+
+
+class EmbeddingDenseBackwardBackward0(FormulaNode):
+    """embedding_dense_backward(grad_output, indices, num_weights, padding_idx, ...):
+    linear in grad_output, whose gradient gathers the looked-up rows again."""
+
+    saves = {"indices": INPUT, "padding_idx": VALUE}
+    formulas = (Formula("grad_output", "embedding_dense_double_backward(grad, indices, "
+                                       "padding_idx)"),)
+
+
+def embedding_dense_backward(grad_output: Tensor, indices: Tensor, num_weights: int,
+                             padding_idx: int, scale_grad_by_freq: bool) -> Tensor:
+    """The gradient of embedding for its weight (PyTorch's
+    aten::embedding_dense_backward; padding_idx -1: none)."""
+    out = Tensor._make(_embedding_grad(grad_output._data, indices._data, num_weights,
+                                       None if padding_idx < 0 else padding_idx))
+    node = record(EmbeddingDenseBackwardBackward0, out, grad_output)
+    if node is not None:
+        node._saved.update({"indices": SavedTensor(indices), "padding_idx": u64(padding_idx)})
+    return out
 
 
 def padding_index(padding_idx: int | None, num_embeddings: int) -> int | None:
@@ -224,3 +272,6 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,  # 
 declare("leaky_relu", nodes=(LeakyReluBackward0, LeakyReluBackward1))
 declare("gelu", nodes=(GeluBackward0,))
 declare("embedding", nodes=(EmbeddingBackward0,))
+declare("leaky_relu_backward", nodes=(LeakyReluBackwardBackward0,), aten=leaky_relu_backward)
+declare("embedding_dense_backward", nodes=(EmbeddingDenseBackwardBackward0,),
+        aten=embedding_dense_backward)

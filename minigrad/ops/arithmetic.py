@@ -368,6 +368,11 @@ class DivBackward2(Node):
     tangent = Tangent("zeros_like(result)", inputs=("self", "other"))
 
     saves = {"self": INPUT, "other": INPUT, "rounding_mode": VALUE}
+    # (zeros that record nothing: a rounded quotient has no slope to differentiate)
+    formulas = (Formula("self", "div_tensor_self_backward(grad, other, self.dtype, "
+                                "rounding_mode)"),
+                Formula("other", "div_tensor_other_backward(grad, self, other, "
+                                 "rounding_mode)"))
 
     def backward(self, grad):
         # (Two arrays, not one for both: each may become a leaf's own `.grad`.)

@@ -97,6 +97,7 @@ class FillBackward2(Node):
     """fill_(number): every old value is overwritten, so the gradient is zero."""
 
     tangent = Tangent("zeros_like(self_p)", inputs=("self",))
+    formulas = (Formula("self", "zeros_like(grad)"),)
 
     def backward(self, grad):
         return (np.zeros_like(grad),)
@@ -106,6 +107,7 @@ class FillBackward3(Node):
     """fill_(0-d tensor): zero for self; the value gets the sum of the gradient."""
 
     tangent = Tangent("zeros_like(self_p) + value_t", inputs=("self", "value"))
+    formulas = (Formula("self", "zeros_like(grad)"), Formula("value", "grad.sum()"))
 
     def backward(self, grad):
         gv = np.asarray(grad.sum(), self._input_meta[1][1]) if self.needs_grad(1) else None
@@ -116,6 +118,7 @@ class ZeroBackward0(Node):
     """zero_(): every old value is overwritten, so the gradient is zero."""
 
     tangent = Tangent("zeros_like(self_p)", inputs=("self",), linear=True)
+    formulas = (Formula("self", "zeros_like(grad)"),)
 
     def backward(self, grad):
         return (np.zeros_like(grad),)

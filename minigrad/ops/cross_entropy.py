@@ -15,14 +15,14 @@ import numpy as np
 from .._args import type_name
 from ..arrays.scalars import u64
 from ..autograd.graph import INPUT, Node, SavedTensor, bump_version
-from ..autograd.inplace import begin_inplace, finish_inplace
 from ..autograd.record import record, refuse_grad_for
 from ..kernels.losses import nll_sums
 from ..tensor import Tensor
 from . import views
 from .arithmetic import add, div, mul, neg
 from .declaration import declare
-from .formulas import Formula
+from .formulas import Formula, FormulaNode
+from .indexing import masked_fill_
 from .loss import REDUCTIONS, TYPE_NAMES, reduction_of
 from .reductions import sum as sum_
 from .scalar_overloads import add_scalar, div_scalar, mul_scalar
@@ -41,31 +41,71 @@ class NllLossBackward0(Node):
     unpack_order = ("self", "target", "weight", "total_weight")
     formulas = (Formula("self", "nll_loss_backward(grad, self, target, weight, reduction, "
                                 "ignore_index, total_weight)"),)
-    recordable = False  # (its backward op, nll_loss_backward, is not written yet)
 
     def backward(self, grad):
-        x = self.saved("self")
-        target = self.saved("target").reshape(-1)
         weight = self._saved["weight"]
-        w = weight.array(self) if weight is not None else None
-        total = self.saved("total_weight")
-        ignore = self._saved["_ignore_index"]
-        out = np.zeros(x.shape, grad.dtype)
-        rows = out.reshape(-1, x.shape[-1])
-        keep = target != ignore
-        idx = np.nonzero(keep)[0]
-        cls = target[keep]
-        if self._saved["reduction"] == REDUCTIONS["none"] and x.ndim == 2:
-            g = -grad[keep] if w is None else -w[cls] * grad[keep]
-        else:
-            with np.errstate(invalid="ignore", divide="ignore"):  # (everything ignored: nan)
-                g = grad if self._saved["reduction"] != REDUCTIONS["mean"] else grad / total
-            g = -g
-            g = np.broadcast_to(g, idx.shape) if w is None else w[cls] * g
-        rows[idx, cls] = g
-        if x.size == 0:
-            bump_version(out)  # (PyTorch zeroes an empty gradient in place)
-        return (out,)
+        return (_nll_grad(grad, self.saved("self"), self.saved("target"),
+                          weight.array(self) if weight is not None else None,
+                          self.saved("total_weight"), self._saved["reduction"],
+                          self._saved["_ignore_index"]),)
+
+
+def _nll_grad(grad: np.ndarray, x: np.ndarray, target: np.ndarray, w: np.ndarray | None,
+              total: np.ndarray, reduction: int, ignore: int) -> np.ndarray:
+    """nll_loss's gradient for its input: -weight[t_i] * grad at column t_i of row i
+    (divided by the total weight for "mean"), zero elsewhere and in ignored rows."""
+    target = target.reshape(-1)
+    out = np.zeros(x.shape, grad.dtype)
+    rows = out.reshape(-1, x.shape[-1])
+    keep = target != ignore
+    idx = np.nonzero(keep)[0]
+    cls = target[keep]
+    if reduction == REDUCTIONS["none"] and x.ndim == 2:
+        g = -grad[keep] if w is None else -w[cls] * grad[keep]
+    else:
+        with np.errstate(invalid="ignore", divide="ignore"):  # (everything ignored: nan)
+            g = grad if reduction != REDUCTIONS["mean"] else grad / total
+        g = -g
+        g = np.broadcast_to(g, idx.shape) if w is None else w[cls] * g
+    rows[idx, cls] = g
+    if x.size == 0:
+        bump_version(out)  # (PyTorch zeroes an empty gradient in place)
+    return out
+
+
+class NllLossBackwardBackward0(FormulaNode):
+    """nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index,
+    total_weight): linear in grad_output (its gradient is nll_loss of the incoming
+    gradient), flat in self."""
+
+    saves = {"ignore_index": VALUE, "reduction": VALUE, "target": INPUT, "weight": INPUT}
+    formulas = (Formula("grad_output", "nll_loss(grad, target, weight, reduction, "
+                                       "ignore_index)"),
+                Formula("self", "zeros_like(grad)"))
+
+
+def nll_loss_backward(grad_output: Tensor, self: Tensor, target: Tensor, weight: Tensor | None,
+                      reduction: int, ignore_index: int, total_weight: Tensor) -> Tensor:
+    """The gradient of nll_loss for its input (PyTorch's aten::nll_loss_backward)."""
+    out = Tensor._make(_nll_grad(grad_output._data, self._data, target._data,
+                                 None if weight is None else weight._data, total_weight._data,
+                                 reduction, ignore_index))
+    node = record(NllLossBackwardBackward0, out, grad_output, self)
+    if node is not None:
+        node._saved.update({"ignore_index": u64(ignore_index), "reduction": reduction,
+                            "target": SavedTensor(target),
+                            "weight": None if weight is None else SavedTensor(weight)})
+    return out
+
+
+def _nll_loss_of_enum(x: Tensor, target: Tensor, weight: Tensor | None, reduction: int,
+                      ignore_index: int) -> Tensor:
+    """nll_loss with the reduction as PyTorch's enum number (as backward formulas
+    call it)."""
+    name = next(k for k, v in REDUCTIONS.items() if v == reduction)
+    return _nll(x, target, weight, name, ignore_index)
+
+
 
 
 def _check_nll(x: Tensor, target: Tensor, weight: Tensor | None) -> None:
@@ -157,29 +197,6 @@ def _check_weight(weight, fn: str) -> None:
                         f"not {type_name(weight)}")
 
 
-class MaskedFillBackward0(Node):
-    """masked_fill(x, mask, value): the gradient passes where the mask is False."""
-
-    saves = {"mask": INPUT}
-    formulas = (Formula("self", "grad.masked_fill(mask, 0)"),)
-    recordable = False  # (minigrad has no masked_fill op yet)
-
-    def backward(self, grad):
-        mask = np.broadcast_to(self.saved("mask"), grad.shape)
-        return (np.where(mask, grad.dtype.type(0), grad),)
-
-
-def _masked_fill_(x: Tensor, mask: Tensor, value: float) -> Tensor:
-    """x[mask] = value, in place (the step of label smoothing that zeroes the ignored
-    rows; recorded as PyTorch records it)."""
-    node = begin_inplace(MaskedFillBackward0, x)
-    x._data[np.broadcast_to(mask._data, x._data.shape)] = value
-    if node is not None:
-        node._saved["mask"] = SavedTensor(mask)
-    finish_inplace(x, node)
-    return x
-
-
 def _weight_view(weight: Tensor, ndim: int) -> Tensor:
     """The class weights shaped to broadcast along the class dim (1) of the input."""
     if ndim <= 1:
@@ -235,7 +252,7 @@ def _smoothed(x: Tensor, target: Tensor, weight: Tensor | None, reduction: str,
     else:
         smooth = neg(sum_(logp, class_dim))
     ignored = Tensor._make(np.asarray(target._data == ignore_index))
-    _masked_fill_(smooth, ignored, 0.0)
+    masked_fill_(smooth, ignored, 0.0)
     if reduction == "mean":
         if weight is not None:
             kept = target._data[~ignored._data].reshape(-1)
@@ -278,6 +295,5 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,  
 
 
 
-declare("nll_loss", nodes=(NllLossBackward0,))
-# (label smoothing masks the ignored targets' share: `masked_fill_`)
-declare("masked_fill_", nodes=(MaskedFillBackward0,))
+declare("nll_loss", nodes=(NllLossBackward0,), aten=_nll_loss_of_enum)
+declare("nll_loss_backward", nodes=(NllLossBackwardBackward0,), aten=nll_loss_backward)

@@ -16,11 +16,12 @@ import numpy as np
 from .._args import type_name
 from ..arrays.scalars import u64
 from ..autograd.graph import Node
+from ..autograd.record import record
 from ..tensor import Tensor, _wrap_dim
 from . import batched, views
 from .arithmetic import mul
 from .declaration import declare
-from .formulas import Formula
+from .formulas import Formula, FormulaNode
 from .reductions import sum as _sum
 from .tangent_formulas import SAME_VIEW
 
@@ -39,7 +40,6 @@ class DiagonalBackward0(Node):
     saves = {"dim1": VALUE, "dim2": VALUE, "offset": VALUE, "self_sym_sizes": VALUE}
     formulas = (Formula("self", "diagonal_backward(grad, self_sym_sizes, offset, dim1, "
                                 "dim2)"),)
-    recordable = False  # (diagonal_backward has a node of its own, not written yet)
 
     def backward(self, grad):
         out = np.zeros(self._saved["self_sym_sizes"], grad.dtype)
@@ -61,6 +61,28 @@ def _diagonal_data(a: np.ndarray, offset: int, d1: int, d2: int) -> np.ndarray:
         first = {d2: offset} if offset >= 0 else {d1: -offset}
         start = a[tuple(slice(first.get(k, 0), None) for k in range(a.ndim))]
     return np.lib.stride_tricks.as_strided(start, shape, strides)
+
+
+class DiagonalBackwardBackward0(FormulaNode):
+    """diagonal_backward(grad, sizes, offset, dim1, dim2): zeros of the input's sizes
+    with `grad` on that diagonal; its own gradient is the diagonal again."""
+
+    saves = {"dim1": VALUE, "dim2": VALUE, "offset": VALUE}
+    formulas = (Formula("grad_output", "grad.diagonal(offset, dim1, dim2)"),)
+
+
+def diagonal_backward(grad: Tensor, sizes: tuple, offset: int, dim1: int, dim2: int) -> Tensor:
+    """The gradient of `diagonal` (PyTorch's aten::diagonal_backward)."""
+    data = np.zeros(sizes, grad._data.dtype)
+    _diagonal_data(data, offset, _wrap_dim(dim1, len(sizes)),
+                   _wrap_dim(dim2, len(sizes)))[...] = grad._data
+    out = Tensor._make(data)
+    node = record(DiagonalBackwardBackward0, out, grad)
+    if node is not None:
+        node._saved.update(dim1=u64(dim1), dim2=u64(dim2), offset=u64(offset))
+    return out
+
+
 
 
 def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:  # noqa: A002
@@ -226,3 +248,4 @@ def einsum(equation: str, *operands) -> Tensor:
 
 declare("diagonal", nodes=(DiagonalBackward0,), function=diagonal, method=True)
 declare("einsum", function=einsum)
+declare("diagonal_backward", nodes=(DiagonalBackwardBackward0,), aten=diagonal_backward)

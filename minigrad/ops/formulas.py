@@ -27,12 +27,24 @@ Three details make the recorded graph PyTorch's, node for node:
 from __future__ import annotations
 
 import ast
+import math
 import sys
 from collections.abc import Callable
 
-from .._creation import zeros_like
+import numpy as np
+
+from .._creation import zeros, zeros_like
+from .._dtype import result_type
 from ..arrays.scalars import signed_dims
-from ..autograd.graph import INPUT, OUTPUT, Node, SavedNumber, SavedTensor
+from ..autograd.graph import (
+    INPUT,
+    OUTPUT,
+    Node,
+    SavedNumber,
+    SavedTensor,
+    bump_version,
+    version_of,
+)
 from ..tensor import Tensor
 
 # The names a declared op's formula may use for its tensors, and what saving each one
@@ -212,9 +224,18 @@ def apply_recording(node: Node, grads: list, wanted: list | None = None) -> list
             value = value.unpacked(node)  # (a hooked one was unpacked just before)
         elif name in cls.scalars:
             value = Scalar(value)
+        elif type(value) is tuple and any(isinstance(v, SavedTensor) for v in value):
+            value = tuple(None if v is None else v.unpacked(node) for v in value)  # (indices)
         else:
             value = signed_dims(value)
         saved[name] = value
+    # What the node keeps for its formulas without showing it (`unshown`, kept as
+    # `_<name>`), and every output's gradient (`grads`) for a multi-output node.
+    for name in getattr(cls, "unshown", ()):
+        saved[name] = node._saved["_" + name]
+    count = node._num_outputs()  # (`grads` ends at the last output that got a gradient)
+    saved["grads"] = grads if count is None or len(grads) >= count else \
+        [*grads, *([None] * (count - len(grads)))]
     grad = grads[0]
     out: list = [None] * len(cls.formulas)
     # In the order PyTorch's generated code computes them, by input name (`other`
@@ -237,7 +258,16 @@ class FormulaNode(Node):
 
     def backward(self, *grads):
         tensors = [None if g is None else Tensor._make(g) for g in grads]
-        return tuple(None if g is None else g._data for g in apply_recording(self, tensors))
+        return tuple(None if g is None else _with_version(g)
+                     for g in apply_recording(self, tensors))
+
+
+def _with_version(t: Tensor) -> np.ndarray:
+    """A gradient's array, remembering the in-place steps its tensor took (a formula's
+    `div_`), which PyTorch's gradient tensor shows in its `_version`."""
+    if t._version and not version_of(t._data):
+        bump_version(t._data, t._version)
+    return t._data
 
 
 # -- the helpers PyTorch's formulas call, in minigrad code ------------------------------------
@@ -325,3 +355,236 @@ def unsqueeze_to(grad: Tensor, sizes: tuple, dims=None) -> Tensor:
         if n == 1 and (dims is None or d in dims):
             grad = grad.unsqueeze(d)
     return grad
+
+
+@_helper
+def permute_backwards(grad: Tensor, dims: tuple) -> Tensor:
+    """The gradient of `permute(dims)`: the inverse permutation."""
+    inverse = [0] * len(dims)
+    for i, d in enumerate(dims):
+        inverse[d % len(dims)] = i
+    return grad.permute(inverse)
+
+
+@_helper
+def slice_backward_wrapper(grad: Tensor, sizes: tuple, dim: int, start: int, end: int,
+                           step: int) -> Tensor:
+    """The gradient of a slice: `slice_backward`, the bounds as the slice kept them."""
+    return BACKWARD_OPS["slice_backward"](grad, sizes, dim, start, end, step)
+
+
+@_helper
+def split_with_sizes_backward(grads: list, split_sizes: tuple, dim: int,
+                              sizes: tuple) -> Tensor:
+    """The gradient of split: the pieces' gradients joined again (`cat`), zeros for a
+    piece that got none."""
+    dim %= len(sizes)
+    dtype = next(g.dtype for g in grads if g is not None)
+    pieces = []
+    for g, length in zip(grads, split_sizes):
+        if g is None:
+            g = zeros(sizes[:dim] + (length,) + sizes[dim + 1:], dtype=dtype)
+        pieces.append(g)
+    return _names()["cat"](pieces, dim)
+
+
+@_helper
+def split_backward(grads: list, split_size: int, dim: int, sizes: tuple) -> Tensor:
+    """The gradient of split into pieces of `split_size` (the last may be smaller)."""
+    n = sizes[dim % len(sizes)]
+    lengths = tuple(min(split_size, n - s) for s in range(0, n, split_size)) if n else (0,)
+    return split_with_sizes_backward(grads, lengths, dim, sizes)
+
+
+@_helper
+def unbind_backward(grads: list, dim: int) -> Tensor:
+    """The gradient of unbind: the slices' gradients stacked again, zeros (expanded
+    from one) for a slice that got none."""
+    like = next(g for g in grads if g is not None)
+    zero = zeros((), dtype=like.dtype).expand(like.shape)
+    return _names()["stack"]([zero if g is None else g for g in grads], dim)
+
+
+@_helper
+def clamp_backward(grad: Tensor, self: Tensor, min, max) -> Tensor:  # noqa: A002
+    """The gradient of clamp with number bounds: `grad` where `self` is within them
+    (at a bound too), else 0."""
+    if min is None and max is None:
+        return grad
+    zero = zeros((), dtype=grad.dtype)
+    if min is not None and max is not None:
+        return _names()["where"]((self >= min) & (self <= max), grad, zero)
+    return _names()["where"](self >= min if max is None else self <= max, grad, zero)
+
+
+@_helper
+def div_tensor_self_backward(grad: Tensor, other, self_dtype, rounding_mode) -> Tensor:
+    """The gradient of `self / other` for self: zeros for a rounded quotient."""
+    if rounding_mode is not None:
+        return zeros_like(grad, dtype=self_dtype)
+    return grad / other
+
+
+@_helper
+def div_tensor_other_backward(grad: Tensor, self: Tensor, other: Tensor,
+                              rounding_mode) -> Tensor:
+    """The gradient of `self / other` for other: zeros for a rounded quotient."""
+    if rounding_mode is not None:
+        return zeros_like(grad, dtype=other.dtype)
+    return -grad * ((self / other) / other)
+
+
+@_helper
+def pow_backward_self(grad: Tensor, self: Tensor, exponent: Tensor) -> Tensor:
+    """The gradient of `self ** exponent` for self (two tensors): exponent * self **
+    (exponent - 1), and 0 where the exponent is 0."""
+    slope = grad * (exponent * self.pow(exponent - Scalar(1)))
+    return _names()["where"](exponent == 0.0, zeros((), dtype=grad.dtype), slope)
+
+
+def _log(number) -> float:
+    """C++'s Scalar.log(): -inf at 0 and nan below (where math.log raises)."""
+    if number > 0 or number != number:
+        return math.log(number)
+    return -math.inf if number == 0 else math.nan
+
+
+@_helper
+def pow_backward_exponent(grad: Tensor, self, exponent: Tensor, result: Tensor) -> Tensor:
+    """The gradient of `self ** exponent` for the exponent: result * log(self), and 0
+    where self is 0 and the exponent not negative (0 ** p is flat in p there).
+    `self` is a tensor, or a number (`2 ** x`: a Scalar)."""
+    where = _names()["where"]
+    zero = zeros((), dtype=grad.dtype)
+    if isinstance(self, Scalar):
+        slope = result * Scalar(_log(self.value))
+        if self.value == 0:
+            return grad * where(exponent >= 0, zero, slope)
+        return grad * slope
+    dtype = result_type(self, exponent)
+    self_ = self if self.dtype is dtype else self.to(dtype)
+    return grad * where((self == 0) & (exponent >= 0), zero, result * self_.log())
+
+
+@_helper
+def ger(vec1: Tensor, vec2: Tensor) -> Tensor:
+    """The outer product of two vectors, as PyTorch computes it: vec1 as a column
+    times vec2 (broadcast)."""
+    return vec1.reshape(vec1.shape[0], 1) * vec2
+
+
+@_helper
+def evenly_distribute_backward(grad: Tensor, input: Tensor, value: Tensor) -> Tensor:  # noqa: A002
+    """The gradient of max()/min() of a whole tensor: shared evenly by the elements
+    equal to the result (the NaNs, when the result is NaN)."""
+    # (x != x: whether x is NaN)
+    mask = input != input if bool(value != value) else input == value
+    return grad.new_zeros(tuple(input.shape)).masked_fill_(mask, grad / mask.sum())
+
+
+@_helper
+def mse_loss_double_backward(grad: Tensor, input: Tensor, reduction: int) -> Tensor:  # noqa: A002
+    """The slope of mse_loss_backward in self: 2 * grad, divided in place by the
+    number of elements for "mean" (reduction 1)."""
+    grad_input = Scalar(2) * grad
+    if reduction == 1:
+        BACKWARD_OPS["div_scalar_"](grad_input, input.numel())
+    return grad_input
+
+
+# softmax_backward_data's slope in its output, applied to `grad` (C++'s order of
+# evaluation, as in a formula: see `_AsInCpp`).
+_SOFTMAX_DOUBLE_BACKWARD = Formula(
+    "output", "grad_output * grad - (output * grad_output).sum(dim, True) * grad "
+              "- grad_output * (output * grad).sum(dim, True)")
+
+
+@_helper
+def softmax_double_backward(grad: Tensor, grad_output: Tensor, dim: int,
+                            output: Tensor) -> Tensor:
+    """The gradient of _softmax_backward_data for its output."""
+    return _SOFTMAX_DOUBLE_BACKWARD(grad, grad_output=grad_output, dim=dim, output=output)
+
+
+@_helper
+def std_backward(result: Tensor, grad: Tensor, self: Tensor, dim, correction,
+                 keepdim: bool) -> Tensor:
+    """The gradient of std: var's, of grad / (2 * std), zeroed in place where the std
+    is zero."""
+    grad_var = (grad / (result * Scalar(2))).masked_fill_(result == 0, 0)
+    return BACKWARD_OPS["var_backward"](grad_var, self, dim, correction, keepdim)
+
+
+@_helper
+def cumsum_backward(grad: Tensor, dim: int) -> Tensor:
+    """The gradient of cumsum: a cumulative sum from the end (flip, cumsum, flip)."""
+    if grad.numel() <= 1 or grad.shape[dim] == 1:
+        return grad
+    flip = BACKWARD_OPS["flip"]
+    return flip(flip(grad, (dim,)).cumsum(dim), (dim,))
+
+
+def _unsqueeze_multiple(t: Tensor, dims, ndim: int) -> Tensor:
+    """`t` with the reduced `dims` (all, when None or empty) put back as size 1."""
+    if dims is None or dims == ():
+        return t
+    dims = dims if isinstance(dims, tuple) else (dims,)
+    for d in sorted(d % ndim for d in dims):
+        t = t.unsqueeze(d)
+    return t
+
+
+@_helper
+def linalg_vector_norm_backward(grad: Tensor, self: Tensor, ord, norm: Tensor, dim,  # noqa: A002
+                                keepdim: bool) -> Tensor | None:
+    """The gradient of a vector norm of order `ord` (PyTorch's norm_backward)."""
+    p = float(ord)
+    if not keepdim and self.dim() != 0:
+        grad = _unsqueeze_multiple(grad, dim, self.dim())
+        norm = _unsqueeze_multiple(norm, dim, self.dim())
+    if p == 0.0:
+        return None
+    if p == 1.0:
+        return self.sgn() * grad
+    if p == 2.0:
+        return grad * (self / norm).masked_fill_(norm == 0, 0)
+    if math.isinf(p):
+        self_abs = self.abs()
+        mask = (self_abs == norm) | (self_abs != self_abs)  # (or NaN)
+        dims = tuple(range(self.dim())) if dim is None or dim == () else dim
+        # (C++ evaluates the right operand of `*` first: so does this, for the nodes'
+        # numbers)
+        shared = (grad / mask.sum(dims, True)) * mask
+        return self.sgn() * shared
+    if p < 1.0:
+        powered = self.abs().pow_(p - 1).masked_fill_(self == 0, 0)
+        self_scaled = self.sgn() * powered
+        scale = norm.pow(1 - p)
+        return self_scaled * grad * scale
+    if p < 2.0:
+        powered = self.abs().pow_(p - 1)
+        self_scaled = self.sgn() * powered
+    else:
+        self_scaled = self * self.abs().pow_(p - 2)
+    scale_v = grad / norm.pow(p - 1)
+    scale_v.masked_fill_(norm == 0, 0)
+    return self_scaled * scale_v
+
+
+@_helper
+def embedding_backward(grad: Tensor, indices: Tensor, num_weights: int, padding_idx: int,
+                       scale_grad_by_freq: bool, sparse: bool) -> Tensor:
+    """The gradient of embedding for its weight: the dense one (minigrad has no
+    sparse gradients)."""
+    return BACKWARD_OPS["embedding_dense_backward"](grad, indices, num_weights, padding_idx,
+                                                    scale_grad_by_freq)
+
+
+@_helper
+def embedding_dense_double_backward(grad: Tensor, indices: Tensor, padding_idx: int) -> Tensor:
+    """The gradient of embedding_dense_backward: the looked-up rows of `grad` (zero
+    for the padding index), shaped like the embedding's output."""
+    gg_weight = BACKWARD_OPS["index_select"](grad, 0, indices.reshape(-1))
+    if padding_idx >= 0:
+        gg_weight.masked_fill_((indices == padding_idx).reshape(-1, 1), 0)
+    return gg_weight.view(*indices.shape, -1)

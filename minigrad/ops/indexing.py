@@ -15,14 +15,18 @@ import warnings
 
 import numpy as np
 
-from .._creation import tensor
+from .._args import combination_error
+from .._creation import tensor, zeros
 from .._dtype import check_scalar_fits, result_type
+from ..arrays.broadcasting import broadcast_shape, check_inplace_shape
+from ..arrays.scalars import u64
 from ..autograd.graph import INPUT, Node, SavedTensor, bump_version
 from ..autograd.inplace import begin_inplace, finish_inplace
 from ..autograd.record import record
-from ..tensor import Tensor
+from ..tensor import _CPP_TYPE, Tensor, _wrap_dim
 from . import copies, expand, views
 from .declaration import declare
+from .formulas import BACKWARD_OPS, Formula
 from .tangent_formulas import Tangent
 
 VALUE = "value"
@@ -141,6 +145,8 @@ class IndexBackward0(Node):
     tangent = Tangent("self_t[_where]", inputs=("self",), linear=True)
 
     saves = {"indices": VALUE, "self_sym_sizes": VALUE}
+    formulas = (Formula("self", "index_backward(grad.new_zeros(self_sym_sizes), indices, "
+                                "grad)"),)
 
     def backward(self, grad):
         _check_indices(self)
@@ -270,6 +276,12 @@ class IndexPutBackward0(Node):
     get the gradient gathered from those places."""
 
     saves = {"indices": VALUE, "accumulate": VALUE}
+    # (`values_meta`: the shape and dtype of the values, which PyTorch keeps to make
+    # the zeros of the first formula)
+    unshown = ("values_meta",)
+    formulas = (Formula("self", "grad if accumulate else "
+                                "index_put(grad, indices, zeros_of(values_meta), False)"),
+                Formula("values", "index(grad, indices)"))
 
     def backward(self, grad):
         _check_indices(self)
@@ -367,7 +379,111 @@ def _index_put(x: Tensor, index: tuple, value) -> None:
     finish_inplace(x, node)
     if node is not None:
         node._saved.update({"indices": _saved_indices(advanced), "accumulate": False,
-                            "_where": where})
+                            "_where": where,
+                            "_values_meta": (value_t._data.shape, value_t.dtype)})
+
+
+# -- the ops the gradients of indexing call ----------------------------------------------------
+
+
+class IndexPutImplBackward0(IndexPutBackward0):
+    """_index_put_impl_(x, indices, values, accumulate, unsafe), in place: what the
+    gradient of `x[indices]` is made with (it adds the gradient into zeros)."""
+
+    def backward(self, grad):
+        if not self._saved["accumulate"]:
+            return super().backward(grad)
+        _check_indices(self)
+        # (accumulated: x's gradient passes whole, the values' is gathered)
+        return (grad if self.needs_grad(0) else None,
+                grad[self._saved["_where"]] if self.needs_grad(1) else None)
+
+
+def _indexed(indices: tuple) -> tuple:
+    """Saved indices (a tensor or None per dim) as a numpy index."""
+    return tuple(slice(None) if i is None else i._data for i in indices)
+
+
+def _saved_index_tensors(indices: tuple) -> tuple:
+    return tuple(None if i is None else SavedTensor(i) for i in indices)
+
+
+def _put(data: np.ndarray, where: tuple, values: Tensor, accumulate: bool) -> None:
+    if accumulate:
+        np.add.at(data, where, values._data)
+    else:
+        data[where] = values._data
+
+
+def index_put(x: Tensor, indices: tuple, values: Tensor, accumulate: bool = False) -> Tensor:
+    """`x` with `values` put at `indices` (a tensor or None per dim), out of place
+    (PyTorch's aten::index_put; IndexPutBackward0)."""
+    where = _indexed(indices)
+    data = x._data.copy()
+    _put(data, where, values, accumulate)
+    out = Tensor._make(data)
+    node = record(IndexPutBackward0, out, x, values)
+    if node is not None:
+        node._saved.update({"indices": _saved_index_tensors(indices), "accumulate": accumulate,
+                            "_where": where, "_values_meta": (values._data.shape, values.dtype)})
+    return out
+
+
+def index_put_impl_(x: Tensor, indices: tuple, values: Tensor, accumulate: bool,
+                    unsafe: bool) -> Tensor:
+    """`index_put` in place (PyTorch's aten::_index_put_impl_, IndexPutImplBackward0)."""
+    node = begin_inplace(IndexPutImplBackward0, x, values)
+    where = _indexed(indices)
+    _put(x._data, where, values, accumulate)
+    finish_inplace(x, node)
+    if node is not None:
+        node._saved.update({"indices": _saved_index_tensors(indices), "accumulate": accumulate,
+                            "_where": where, "_values_meta": (values._data.shape, values.dtype)})
+    return x
+
+
+def index(x: Tensor, indices: tuple) -> Tensor:
+    """`x` at the saved indices (PyTorch's aten::index, IndexBackward0)."""
+    return getitem(x, tuple(slice(None) if i is None else i for i in indices))
+
+
+def index_backward(zeros: Tensor, indices: tuple, grad: Tensor) -> Tensor:
+    """The gradient of `x[indices]`: `grad` added into zeros shaped like x at those
+    places (a repeated index gets every contribution)."""
+    return index_put_impl_(zeros, indices, grad, True, True)
+
+
+def zeros_of(meta: tuple) -> Tensor:
+    """Zeros of a saved (shape, dtype)."""
+    shape, dtype = meta
+    return zeros(shape, dtype=dtype)
+
+
+class IndexSelectBackward0(Node):
+    """index_select(x, dim, index): each selected slice's gradient is added back into
+    its place in zeros of x's sizes."""
+
+    saves = {"dim": VALUE, "index": INPUT, "self_sym_sizes": VALUE}
+    formulas = (Formula("self", "index_select_backward(grad, self_sym_sizes, dim, index)"),)
+    recordable = False  # (index_select_backward adds with index_add_, which minigrad lacks)
+
+    def backward(self, grad):
+        out = np.zeros(self._saved["self_sym_sizes"], grad.dtype)
+        d = self._saved["_dim"]
+        np.add.at(out, (slice(None),) * d + (self.saved("index"),), grad)
+        return (out,)
+
+
+def index_select(x: Tensor, dim: int, index: Tensor) -> Tensor:
+    """The slices of `x` along `dim` at `index` (PyTorch's aten::index_select; minigrad
+    uses it only in embedding's second derivative)."""
+    d = _wrap_dim(dim, x._data.ndim)
+    out = Tensor._make(np.ascontiguousarray(np.take(x._data, index._data, axis=d)))
+    node = record(IndexSelectBackward0, out, x)
+    if node is not None:
+        node._saved.update({"dim": u64(dim), "index": SavedTensor(index),
+                            "self_sym_sizes": x._data.shape, "_dim": d})
+    return out
 
 
 def _scalar_name(t: Tensor) -> str:
@@ -387,6 +503,8 @@ class WhereBackward0(Node):
                       inputs=("self", "other"))
 
     saves = {"condition": INPUT}
+    formulas = (Formula("self", "where(condition, grad, 0)"),
+                Formula("other", "where(condition, 0, grad)"))
 
     def backward(self, grad):
         condition = self.saved("condition")
@@ -421,6 +539,86 @@ def where_method(self: Tensor, condition: Tensor, other) -> Tensor:
     return where(condition, self, other)
 
 
+# -- masked_fill: a value wherever a mask holds ----------------------------------------------
+
+_MASKED_FILL_HEADS = ["Tensor mask, Tensor value", "Tensor mask, Number value"]
+
+
+class MaskedFillBackward0(Node):
+    """masked_fill(x, mask, number): the gradient passes where the mask is False, and
+    is 0 where the value was written. Saves the mask."""
+
+    saves = {"mask": INPUT}
+    formulas = (Formula("self", "grad.masked_fill(mask, 0)"),)
+
+    def backward(self, grad):
+        mask = np.broadcast_to(self.saved("mask"), grad.shape)
+        return (np.where(mask, grad.dtype.type(0), grad),)
+
+
+class MaskedFillBackward1(MaskedFillBackward0):
+    """masked_fill(x, mask, value) with a 0-dim tensor value: x's gradient as with a
+    number; the value's is the sum of the gradient where the mask holds."""
+
+    formulas = (Formula("self", "grad.masked_fill(mask, 0)"),
+                Formula("value", "masked_fill_backward(grad, mask)"))
+    # (masked_fill_backward is grad.masked_select(mask).sum(), and minigrad has no
+    # masked_select yet)
+    recordable = False
+
+    def backward(self, grad):
+        mask = np.broadcast_to(self.saved("mask"), grad.shape)
+        g_self = np.where(mask, grad.dtype.type(0), grad) if self.needs_grad(0) else None
+        g_value = np.asarray(grad[mask].sum(), grad.dtype) if self.needs_grad(1) else None
+        return g_self, g_value
+
+
+def _masked_fill_value(fn: str, mask, value):
+    """The value as a tensor (or None for a number), after PyTorch's checks."""
+    if not isinstance(mask, Tensor) or not isinstance(value, (Tensor, int, float, np.number)) \
+            or isinstance(value, np.bool_):
+        raise combination_error(fn, (mask, value), {}, _MASKED_FILL_HEADS, tail=False)
+    if isinstance(value, Tensor) and value._data.ndim:
+        raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got "
+                           f"tensor with {value._data.ndim} dimension(s).")
+    if mask._data.dtype != np.bool_:
+        raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype "
+                           f"{_CPP_TYPE[mask.dtype.name]}")
+    return value if isinstance(value, Tensor) else None
+
+
+def masked_fill(x: Tensor, mask: Tensor, value) -> Tensor:
+    """`value` wherever `mask` holds, `x` elsewhere (x and the mask broadcast). The
+    value is a number or a 0-dim tensor."""
+    shape = broadcast_shape(mask._data.shape, x._data.shape) \
+        if isinstance(mask, Tensor) else x._data.shape
+    value_t = _masked_fill_value("masked_fill", mask, value)
+    # (a clone of x, laid out as x is, or of x expanded: contiguous)
+    data = np.array(x._data, order="K") if shape == x._data.shape else \
+        np.array(np.broadcast_to(x._data, shape), order="C")
+    data[np.broadcast_to(mask._data, shape)] = value if value_t is None else value_t._data
+    out = Tensor._make(data)
+    node = record(MaskedFillBackward1 if value_t is not None else MaskedFillBackward0,
+                  out, x, *(() if value_t is None else (value_t,)))
+    if node is not None:
+        node._saved["mask"] = SavedTensor(mask)
+    return out
+
+
+def masked_fill_(x: Tensor, mask: Tensor, value) -> Tensor:
+    """`masked_fill` in place (the mask must broadcast to x's shape)."""
+    value_t = _masked_fill_value("masked_fill_", mask, value)
+    check_inplace_shape(x._data.shape, mask._data.shape)
+    node = begin_inplace(MaskedFillBackward1 if value_t is not None else MaskedFillBackward0,
+                         x, *(() if value_t is None else (value_t,)))
+    x._data[np.broadcast_to(mask._data, x._data.shape)] = \
+        value if value_t is None else value_t._data
+    if node is not None:
+        node._saved["mask"] = SavedTensor(mask)
+    finish_inplace(x, node)
+    return x
+
+
 # -- declarations: each op's public names (see `declaration.py`) ----------------------------
 
 
@@ -428,3 +626,10 @@ def where_method(self: Tensor, condition: Tensor, other) -> Tensor:
 declare("index", nodes=(IndexBackward0,), attributes={"__getitem__": getitem})
 declare("index_put_", nodes=(IndexPutBackward0,), attributes={"__setitem__": setitem})
 declare("where", nodes=(WhereBackward0,), function=where, method=where_method)
+declare("masked_fill", nodes=(MaskedFillBackward0, MaskedFillBackward1), function=masked_fill,
+        method=True, inplace=masked_fill_)
+declare("_index_put_impl_", nodes=(IndexPutImplBackward0,))
+declare("index_select", nodes=(IndexSelectBackward0,), aten=index_select)
+# (functions the formulas call by PyTorch's aten names; their nodes are declared above)
+BACKWARD_OPS.update(index_put=index_put, index=index, index_backward=index_backward,
+                    zeros_of=zeros_of)

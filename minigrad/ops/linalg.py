@@ -96,6 +96,7 @@ class MvBackward0(Node):
     tangent = Tangent("mv(self_t, vec_p) + mv(self_p, vec_t)", inputs=("self", "vec"))
 
     saves = {"self": INPUT, "vec": INPUT}
+    formulas = (Formula("self", "ger(grad, vec)"), Formula("vec", "self.t().mv(grad)"))
 
     def backward(self, grad):
         with np.errstate(all="ignore"):  # (inf * 0 is nan, silently, as in PyTorch)
@@ -111,6 +112,7 @@ class DotBackward0(Node):
                       inputs=("self", "tensor"))
 
     saves = {"self": INPUT, "tensor": INPUT}
+    formulas = (Formula("self", "grad * tensor"), Formula("tensor", "grad * self"))
 
     def backward(self, grad):
         with np.errstate(all="ignore"):

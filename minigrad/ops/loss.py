@@ -18,7 +18,7 @@ from ..tensor import Size, Tensor
 from .arithmetic import sub
 from .declaration import declare
 from .expand import expand
-from .formulas import Formula
+from .formulas import Formula, FormulaNode
 from .reductions import mean
 from .reductions import sum as sum_
 from .unary import abs as abs_
@@ -37,6 +37,8 @@ class MseLossBackward0(Node):
     of elements for "mean"; the target gets the negative of that."""
 
     saves = {"self": INPUT, "target": INPUT, "reduction": VALUE}
+    formulas = (Formula("self", "mse_loss_backward(grad, self, target, reduction)"),
+                Formula("target", "mse_loss_backward(grad, target, self, reduction)"))
 
     def backward(self, grad):
         diff = self.saved("self") - self.saved("target")
@@ -46,6 +48,35 @@ class MseLossBackward0(Node):
         g = np.asarray((scale * grad) * diff, grad.dtype)
         return (g if self.needs_grad(0) else None,
                 unary(K.neg, g) if self.needs_grad(1) else None)
+
+
+class MseLossBackwardBackward0(FormulaNode):
+    """mse_loss_backward(grad_output, self, target, reduction) = norm * (self -
+    target) * grad_output, norm = 2 (2 / numel for "mean")."""
+
+    saves = {"grad_output": INPUT, "reduction": VALUE, "self": INPUT, "target": INPUT}
+    formulas = (Formula("grad_output", "mse_loss_backward(grad, self, target, reduction)"),
+                Formula("self", "mse_loss_double_backward(grad * grad_output, self, reduction)"),
+                Formula("target", "-mse_loss_double_backward(grad * grad_output, target, "
+                                  "reduction)"))
+
+
+def mse_loss_backward(grad_output: Tensor, self: Tensor, target: Tensor,
+                      reduction: int) -> Tensor:
+    """The gradient of mse_loss for `self` (PyTorch's aten::mse_loss_backward; with
+    self and target swapped, the target's)."""
+    x = self._data
+    norm = 2.0 / x.size if reduction == REDUCTIONS["mean"] and x.size else 2.0
+    with np.errstate(all="ignore"):
+        data = x.dtype.type(norm) * (x - target._data) * grad_output._data
+    out = Tensor._make(np.ascontiguousarray(data, x.dtype))
+    node = record(MseLossBackwardBackward0, out, grad_output, self, target)
+    if node is not None:
+        node._saved.update({"grad_output": SavedTensor(grad_output), "reduction": reduction,
+                            "self": SavedTensor(self), "target": SavedTensor(target)})
+    return out
+
+
 
 
 def legacy_reduction(size_average: bool | None, reduce: bool | None) -> str:
@@ -416,3 +447,4 @@ declare("smooth_l1_loss", nodes=(SmoothL1LossBackward0,))
 declare("huber_loss", nodes=(HuberLossBackward0,))
 declare("binary_cross_entropy", nodes=(BinaryCrossEntropyBackward0,))
 declare("binary_cross_entropy_with_logits", nodes=(BinaryCrossEntropyWithLogitsBackward0,))
+declare("mse_loss_backward", nodes=(MseLossBackwardBackward0,), aten=mse_loss_backward)

@@ -49,6 +49,8 @@ class PowBackward1(Node):
     """x ** y for two tensors: saves x, y and the result (d/dy = result * log x)."""
 
     saves = {"self": INPUT, "exponent": INPUT, "result": OUTPUT}
+    formulas = (Formula("self", "pow_backward_self(grad, self, exponent)"),
+                Formula("exponent", "pow_backward_exponent(grad, self, exponent, result)"))
 
     def backward(self, grad):
         x = self.saved("self")
@@ -70,6 +72,8 @@ class PowBackward2(Node):
     """number ** x: grad * result * log(number). Saves x and the result."""
 
     saves = {"self": VALUE, "exponent": INPUT, "result": OUTPUT}
+    scalars = ("self",)
+    formulas = (Formula("exponent", "pow_backward_exponent(grad, self, exponent, result)"),)
 
     def backward(self, grad):
         base = self._saved["self"]

@@ -304,6 +304,7 @@ class _ExtremeAll(Node):
     result NaN, and then the NaNs share the gradient."""
 
     saves = {"self": INPUT, "result": OUTPUT}
+    formulas = (Formula("self", "evenly_distribute_backward(grad, self, result)"),)
 
     def backward(self, grad):
         x = self.saved("self")
@@ -326,6 +327,11 @@ class _ExtremeDim(Node):
     """max(dim)/min(dim): the gradient goes to the selected index only."""
 
     saves = {"dim": VALUE, "indices": VALUE, "keepdim": VALUE, "self_sym_sizes": VALUE}
+    formulas = (Formula("self", "value_selecting_reduction_backward(grad, dim, indices, "
+                                "self_sym_sizes, keepdim)"),)
+    # (value_selecting_reduction_backward writes with scatter_, and minigrad has neither
+    # scatter_ nor the gather its own gradient needs)
+    recordable = False
 
     def backward(self, grad):
         shape = self._saved["self_sym_sizes"]
@@ -444,6 +450,10 @@ class MaximumBackward0(Node):
     and a nan (which wins) sends all of it to both. Saves both INPUTS."""
 
     saves = {"self": INPUT, "other": INPUT}
+    formulas = (Formula("self", "where(self == other, grad / 2, grad).masked_fill_(self < other, "
+                                "0)"),
+                Formula("other", "where(self == other, grad / 2, grad).masked_fill_(self > other, "
+                                 "0)"))
 
     def backward(self, grad):
         return _winner_grads(grad, self.saved("self"), self.saved("other"), np.less)
@@ -454,6 +464,10 @@ class MinimumBackward0(Node):
     Saves both INPUTS."""
 
     saves = {"self": INPUT, "other": INPUT}
+    formulas = (Formula("self", "where(self == other, grad / 2, grad).masked_fill_(self > other, "
+                                "0)"),
+                Formula("other", "where(self == other, grad / 2, grad).masked_fill_(self < other, "
+                                 "0)"))
 
     def backward(self, grad):
         return _winner_grads(grad, self.saved("self"), self.saved("other"), np.greater)

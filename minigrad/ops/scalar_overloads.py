@@ -12,12 +12,13 @@ from .. import _dtype
 from .._dtype import _BY_NUMPY
 from ..arrays.dispatch import scalar_op
 from ..autograd.graph import Node
+from ..autograd.inplace import begin_inplace, finish_inplace
 from ..autograd.record import record_elementwise
 from ..kernels import elementwise as K
 from ..tensor import Tensor
 from .arithmetic import VALUE, _times_number
 from .declaration import declare
-from .formulas import Formula
+from .formulas import BACKWARD_OPS, Formula
 from .tangent_formulas import AUTO_ELEMENT_WISE, Tangent
 
 # (In lesson 4's table these nodes stand with the rest of the arithmetic.)
@@ -100,8 +101,21 @@ def div_scalar(t: Tensor, s) -> Tensor:
     return _with_scalar(DivBackward1, K.div_scalar, t, s)
 
 
+def div_scalar_(t: Tensor, s) -> Tensor:
+    """t /= s in place for a C++ Scalar s (DivBackward1), as PyTorch's formulas divide
+    a gradient by a count."""
+    node = begin_inplace(DivBackward1, t)
+    t._data[...] = scalar_op(K.div_scalar, t._data, s, t.dtype)
+    finish_inplace(t, node)
+    if node is not None:
+        node._saved["other"] = s
+    return t
+
+
 declare("add_scalar", nodes=(AddBackward1,), aten=add_scalar)
 declare("sub_scalar", nodes=(SubBackward1,), aten=sub_scalar)
 declare("mul_scalar", nodes=(MulBackward1,), aten=mul_scalar)
 declare("div_scalar", nodes=(DivBackward1,), aten=div_scalar)
+# (its in-place form records the same node, so it is one more name for formulas only)
+BACKWARD_OPS["div_scalar_"] = div_scalar_
 

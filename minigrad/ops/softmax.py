@@ -15,12 +15,12 @@ import numpy as np
 from .. import _dtype
 from .._args import is_int, type_name
 from ..arrays.scalars import u64
-from ..autograd.graph import OUTPUT, Node, SavedTensor
+from ..autograd.graph import INPUT, OUTPUT, Node, SavedTensor
 from ..autograd.record import record
 from ..tensor import Tensor, _wrap_dim
 from .copies import to_dtype
 from .declaration import declare
-from .formulas import Formula
+from .formulas import Formula, FormulaNode
 
 VALUE = "value"
 
@@ -55,8 +55,7 @@ class SoftmaxBackward0(Node):
     """softmax(x, dim): grad_x = y * (grad - sum(grad * y, dim)). Saves its OUTPUT."""
 
     saves = {"dim": VALUE, "result": OUTPUT}
-    formulas = (Formula("self", "_softmax_backward_data(grad, result, dim, self.dtype)"),)
-    recordable = False  # (its backward op, _softmax_backward_data, is not written yet)
+    formulas = (Formula("self", "_softmax_backward_data(grad, result, dim, result.dtype)"),)
 
     def backward(self, grad):
         y = self.saved("result")
@@ -70,8 +69,8 @@ class LogSoftmaxBackward0(Node):
     """log_softmax(x, dim): grad_x = grad - exp(y) * sum(grad, dim). Saves its OUTPUT."""
 
     saves = {"dim": VALUE, "result": OUTPUT}
-    formulas = (Formula("self", "_log_softmax_backward_data(grad, result, dim, self.dtype)"),)
-    recordable = False  # (its backward op, _log_softmax_backward_data, is not written yet)
+    formulas = (Formula("self", "_log_softmax_backward_data(grad, result, dim, "
+                                "result.dtype)"),)
 
     def backward(self, grad):
         y = self.saved("result")
@@ -79,6 +78,77 @@ class LogSoftmaxBackward0(Node):
         with np.errstate(invalid="ignore", over="ignore"):
             total = grad.sum(axis=d, keepdims=True)
             return (np.asarray(grad - np.exp(y) * total, y.dtype),)
+
+
+# -- their backward ops ---------------------------------------------------------------------
+# A `create_graph=True` backward records them with nodes of their own, whose formulas
+# are PyTorch's too. (`input_dtype`: the dtype softmax's input had, kept unshown.)
+
+
+class _BackwardData(FormulaNode):
+    saves = {"dim": VALUE, "grad_output": INPUT, "output": INPUT}
+    unshown = ("input_dtype",)
+
+
+class SoftmaxBackwardDataBackward0(_BackwardData):
+    """_softmax_backward_data(grad_output, output, dim) = output * (grad_output -
+    sum(grad_output * output, dim))."""
+
+    formulas = (
+        Formula("grad_output", "_softmax_backward_data(grad.to(output.dtype), output, dim, "
+                               "input_dtype)"),
+        Formula("output", "softmax_double_backward(grad.to(output.dtype), grad_output, dim, "
+                          "output).to(output.dtype)"))
+
+
+class LogSoftmaxBackwardDataBackward0(_BackwardData):
+    """_log_softmax_backward_data(grad_output, output, dim) = grad_output -
+    exp(output) * sum(grad_output, dim)."""
+
+    formulas = (
+        Formula("grad_output", "grad.to(output.dtype) - (grad.to(output.dtype) * "
+                               "output.exp()).sum(dim, True)"),
+        Formula("output", "(-grad_output.sum(dim, True) * output.exp() * "
+                          "grad.to(output.dtype)).to(output.dtype)"))
+
+
+def _backward_data(node_cls, compute, grad_output: Tensor, output: Tensor, dim: int,
+                   input_dtype) -> Tensor:
+    y, g = output._data, grad_output._data
+    d = _wrap_dim(dim, y.ndim) if y.ndim else 0
+    with np.errstate(invalid="ignore", over="ignore"):
+        data = compute(g.reshape(1), y.reshape(1), 0).reshape(()) if not y.ndim else \
+            compute(g, y, d)
+    out = Tensor._make(np.ascontiguousarray(data, y.dtype))
+    node = record(node_cls, out, grad_output, output)
+    if node is not None:
+        node._saved.update({"dim": u64(dim), "grad_output": SavedTensor(grad_output),
+                            "output": SavedTensor(output), "_input_dtype": input_dtype})
+    return out
+
+
+def _softmax_grad(g: np.ndarray, y: np.ndarray, d: int) -> np.ndarray:
+    return (g - (g * y).sum(axis=d, keepdims=True)) * y
+
+
+def _log_softmax_grad(g: np.ndarray, y: np.ndarray, d: int) -> np.ndarray:
+    return g - np.exp(y) * g.sum(axis=d, keepdims=True)
+
+
+def softmax_backward_data(grad_output: Tensor, output: Tensor, dim: int,
+                          input_dtype) -> Tensor:
+    """The gradient of softmax from its output (PyTorch's aten::_softmax_backward_data)."""
+    return _backward_data(SoftmaxBackwardDataBackward0, _softmax_grad, grad_output, output,
+                          dim, input_dtype)
+
+
+def log_softmax_backward_data(grad_output: Tensor, output: Tensor, dim: int,
+                              input_dtype) -> Tensor:
+    """The gradient of log_softmax from its output (aten::_log_softmax_backward_data)."""
+    return _backward_data(LogSoftmaxBackwardDataBackward0, _log_softmax_grad, grad_output,
+                          output, dim, input_dtype)
+
+
 
 
 def parse_args(name: str, args: tuple, kwargs: dict, first: int) -> tuple:
@@ -174,3 +244,7 @@ def implicit_dim(name: str, ndim: int, stacklevel: int) -> int:
 declare("softmax", nodes=(SoftmaxBackward0,), function=softmax, method=softmax_method)
 declare("log_softmax", nodes=(LogSoftmaxBackward0,), function=log_softmax,
         method=log_softmax_method)
+declare("_softmax_backward_data", nodes=(SoftmaxBackwardDataBackward0,),
+        aten=softmax_backward_data)
+declare("_log_softmax_backward_data", nodes=(LogSoftmaxBackwardDataBackward0,),
+        aten=log_softmax_backward_data)

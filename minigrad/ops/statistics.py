@@ -172,7 +172,6 @@ class StdBackward0(Node):
              "self": INPUT}
     formulas = (Formula("self", "std_backward(result, grad, self, dim, correction, "
                                 "keepdim)"),)
-    recordable = False  # (std_backward calls masked_fill_, which minigrad lacks)
 
     def backward(self, grad):
         s = self._saved
@@ -241,7 +240,6 @@ class LinalgVectorNormBackward0(Node):
     saves = {"dim": VALUE, "keepdim": VALUE, "ord": VALUE, "result": OUTPUT, "self": INPUT}
     formulas = (Formula("self", "linalg_vector_norm_backward(grad, self, ord, result, dim, "
                                 "keepdim)"),)
-    recordable = False  # (norm_backward calls masked_fill_, which minigrad lacks)
 
     def backward(self, grad):
         s = self._saved
@@ -451,8 +449,8 @@ class CumsumBackward0(Node):
     tangent = Tangent("self_t.cumsum(dim)", linear=True)
 
     saves = {"dim": VALUE}
-    formulas = (Formula("self", "cumsum_backward(grad.to(self.dtype), dim)"),)
-    recordable = False  # (cumsum_backward calls flip, which minigrad lacks)
+    unshown = ("self_dtype",)  # (the input's dtype: `cumsum(x, dtype=...)` may change it)
+    formulas = (Formula("self", "cumsum_backward(grad.to(self_dtype), dim)"),)
 
     def backward(self, grad):
         d = self._saved["_dim"]
@@ -491,7 +489,29 @@ def cumsum(input: Tensor, *args, dtype=None, **kwargs) -> Tensor:  # noqa: A002
     if dt.kind == "f":
         node = record(CumsumBackward0, out, input)
         if node is not None:
-            node._saved.update({"dim": u64(dim), "_dim": d})
+            node._saved.update({"dim": u64(dim), "_dim": d, "_self_dtype": input.dtype})
+    return out
+
+
+class FlipBackward0(Node):
+    """flip(x, dims): the gradient flipped back. (minigrad flips only in cumsum's
+    gradient.)"""
+
+    saves = {"dims": VALUE}
+    formulas = (Formula("self", "flip(grad, dims)"),)
+    exact = True
+
+    def backward(self, grad):
+        return (np.ascontiguousarray(np.flip(grad, self._saved["_axes"])),)
+
+
+def flip(x: Tensor, dims: tuple) -> Tensor:
+    """`x` reversed along `dims`: a copy (PyTorch's aten::flip)."""
+    axes = tuple(_wrap_dim(d, x._data.ndim) for d in dims)
+    out = Tensor._make(np.ascontiguousarray(np.flip(x._data, axes)))
+    node = record(FlipBackward0, out, x)
+    if node is not None:
+        node._saved.update({"dims": tuple(u64(d) for d in dims), "_axes": axes})
     return out
 
 
@@ -512,3 +532,4 @@ declare("norm", nodes=(LinalgVectorNormBackward0,), function=norm, method=True)
 declare("var_backward", aten=var_backward)
 declare("prod_backward", aten=prod_backward)
 declare("where_scalars", aten=_where_scalars)
+declare("flip", nodes=(FlipBackward0,), aten=flip)

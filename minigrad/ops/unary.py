@@ -101,6 +101,7 @@ class ClampBackward1(Node):
     inside the bounds. Saves the INPUT and the bounds (None where absent)."""
 
     saves = {"self": INPUT, "min": VALUE, "max": VALUE}
+    formulas = (Formula("self", "clamp_backward(grad, self, min, max)"),)
 
     def backward(self, grad):
         x = self.saved("self")
@@ -181,6 +182,7 @@ class _Steps(Node):
     went through round() and nothing learns".)"""
 
     elementwise = True
+    formulas = (Formula("self", "zeros_like(grad)"),)
 
     def backward(self, grad):
         return (np.zeros_like(grad),)

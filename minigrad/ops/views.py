@@ -203,6 +203,7 @@ class TransposeBackward0(Node):
     tangent = SAME_VIEW
 
     saves = {"dim0": VALUE, "dim1": VALUE}
+    formulas = (Formula("self", "grad.transpose(dim0, dim1)"),)
 
     def backward(self, grad):
         return (np.swapaxes(grad, *self._saved["_dims"]),)
@@ -226,6 +227,7 @@ class PermuteBackward0(Node):
     tangent = SAME_VIEW
 
     saves = {"dims": VALUE}
+    formulas = (Formula("self", "permute_backwards(grad, dims)"),)
 
     def backward(self, grad):
         return (np.transpose(grad, np.argsort(self._saved["_perm"])),)
@@ -374,6 +376,8 @@ class SliceBackward0(Node):
     tangent = SAME_VIEW
 
     saves = {"dim": VALUE, "start": VALUE, "end": VALUE, "step": VALUE, "self_sym_sizes": VALUE}
+    formulas = (Formula("self", "slice_backward_wrapper(grad, self_sym_sizes, dim, start, end, "
+                                "step)"),)
 
     def backward(self, grad):
         out = np.zeros(self._saved["self_sym_sizes"], grad.dtype)
@@ -385,6 +389,7 @@ class AliasBackward0(Node):
     """x[...]: the same tensor again; the gradient passes unchanged."""
 
     tangent = SAME_VIEW
+    formulas = (Formula("self", "grad"),)
 
     def backward(self, grad):
         return (grad,)
@@ -411,6 +416,28 @@ def select_backward(grad: Tensor, sizes: tuple, dim: int, index: int) -> Tensor:
     return out
 
 
+
+
+class SliceBackwardBackward0(FormulaNode):
+    """slice_backward(grad, sizes, dim, start, end, step): a zero tensor of the
+    input's sizes with `grad` in the sliced rows; its own gradient is those rows."""
+
+    saves = {"dim": VALUE, "end": VALUE, "start": VALUE, "step": VALUE}
+    formulas = (Formula("grad_output", "slice_dim(grad, dim, start, end, step)"),)
+
+
+def slice_backward(grad: Tensor, sizes: tuple, dim: int, start: int, end: int,
+                   step: int) -> Tensor:
+    """The gradient of a slice (PyTorch's aten::slice_backward): `grad` placed in rows
+    start:end:step along `dim` of zeros shaped like the input."""
+    d = _wrap_dim(dim, len(sizes))
+    data = np.zeros(sizes, grad._data.dtype)
+    data[(slice(None),) * d + (slice(start, end, step),)] = grad._data
+    out = Tensor._make(data)
+    node = record(SliceBackwardBackward0, out, grad)
+    if node is not None:
+        node._saved.update(dim=u64(dim), start=u64(start), end=u64(end), step=u64(step))
+    return out
 
 
 def select(x: Tensor, dim: int, index: int, _index_pos: int | None = None) -> Tensor:
@@ -479,6 +506,7 @@ class UnbindBackward0(Node):
     """unbind(dim): stack the outputs' gradients back (zeros for unused outputs)."""
 
     saves = {"dim": VALUE}
+    formulas = (Formula("self", "unbind_backward(grads, dim)"),)
 
     def _num_outputs(self) -> int:
         return self._input_meta[0][0][self._saved["_dim"]]
@@ -497,6 +525,7 @@ class SplitBackward0(Node):
     """split/chunk: concatenate the pieces' gradients (zeros for unused pieces)."""
 
     saves = {"dim": VALUE, "self_sym_sizes": VALUE, "split_size": VALUE}
+    formulas = (Formula("self", "split_backward(grads, split_size, dim, self_sym_sizes)"),)
 
     def _num_outputs(self) -> int:
         return len(self._saved["_pieces"])
@@ -514,6 +543,8 @@ class SplitBackward0(Node):
 class SplitWithSizesBackward0(SplitBackward0):
     __doc__ = SplitBackward0.__doc__
     saves = {"dim": VALUE, "self_sym_sizes": VALUE, "split_sizes": VALUE}
+    formulas = (Formula("self", "split_with_sizes_backward(grads, split_sizes, dim, "
+                                "self_sym_sizes)"),)
 
 
 def _multi_output(x: Tensor, node_cls, pieces: list, **saved) -> tuple:
@@ -610,6 +641,8 @@ declare("select", nodes=(SelectBackward0,), function=select, method=True)
 declare("narrow", nodes=(SliceBackward0,), function=narrow, method=True)
 declare("alias", nodes=(AliasBackward0,))
 declare("select_backward", nodes=(SelectBackwardBackward0,), aten=select_backward)
+declare("slice_backward", nodes=(SliceBackwardBackward0,), aten=slice_backward)
+declare("slice_dim", aten=slice_dim)  # (PyTorch's aten::slice)
 declare("unbind", nodes=(UnbindBackward0,), function=unbind, method=True)
 declare("split", nodes=(SplitBackward0, SplitWithSizesBackward0), function=split, method=True)
 declare("chunk", function=chunk, method=True)

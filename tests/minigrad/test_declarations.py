@@ -154,7 +154,8 @@ def test_every_recordable_formula_names_only_what_it_can_reach():
     assert len(classes) > 30
     for cls in classes:
         for f in cls.formulas:
-            # (`unshown`: what a node keeps for its formula but shows no `_saved_` for)
-            unknown = (f.names - {"grad", *cls.saves, *getattr(cls, "unshown", ())}
+            # (`unshown`: what a node keeps for its formula but shows no `_saved_` for;
+            # `grads`: the gradients of every output of a multi-output node)
+            unknown = (f.names - {"grad", "grads", *cls.saves, *getattr(cls, "unshown", ())}
                        - set(_names()))
             assert not unknown, f"{cls.__name__}: {f!r} names {sorted(unknown)}"

@@ -108,13 +108,13 @@ def test_autograd_grad_does_not_touch_dot_grad():
 
 
 def test_create_graph_through_a_node_without_a_formula_is_refused_clearly():
-    # max() has no backward formula written as minigrad code yet: a clear error
-    # naming the node, never a gradient that silently cannot be differentiated.
+    # max(dim) has no recordable backward formula yet (it needs scatter_): a clear
+    # error naming the node, never a gradient that silently cannot be differentiated.
     x = torch.tensor([1.0, 3.0], requires_grad=True)
-    with pytest.raises(NotImplementedError, match="backward of MaxBackward1 yet"):
-        torch.autograd.grad(x.max() * 2, x, create_graph=True)
+    with pytest.raises(NotImplementedError, match="backward of MaxBackward0 yet"):
+        torch.autograd.grad(x.max(0).values * 2, x, create_graph=True)
     # A plain backward of the same graph still works.
-    (gx,) = torch.autograd.grad(x.max() * 2, x)
+    (gx,) = torch.autograd.grad(x.max(0).values * 2, x)
     assert gx.tolist() == [0.0, 2.0]
 
 

@@ -206,19 +206,13 @@ def test_the_reference_cycle_warning_comes_once_per_process(torch):
 
 
 @pytest.mark.parametrize("make", [
-    lambda m, x: x.max(),
     lambda m, x: m.atan2(x, x * 2).sum(),
-    lambda m, x: x.view(2, 2).transpose(0, 1).exp().sum(),
-    lambda m, x: x.std(),
-    lambda m, x: x.norm(),
-    lambda m, x: x.cumsum(0).sum(),
-    lambda m, x: x.view(2, 2).diagonal().sum(),
+    lambda m, x: x.view(2, 2).max(1).values.sum(),
+    lambda m, x: x.view(2, 2).min(0, keepdim=True).values.sum(),
     lambda m, x: (x * m.tensor([1.0, 0.0, 2.0, 3.0], dtype=m.float64)).prod(),
     lambda m, x: m.nn.functional.gelu(x).sum(),
-    lambda m, x: m.nn.functional.leaky_relu(x, 0.1).sum(),
     lambda m, x: m.nn.functional.layer_norm(x.view(2, 2), (2,)).sum(),
     lambda m, x: m.nn.functional.batch_norm(x.view(2, 2), None, None, training=True).sum(),
-    lambda m, x: m.nn.functional.embedding(m.tensor([1, 0]), x.view(2, 2)).sum(),
 ])
 def test_nodes_without_a_recordable_formula_refuse_create_graph(make):
     import minigrad
