@@ -189,6 +189,9 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,  #
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     x = input._data
     k = len(shape)
+    if k == 0:
+        raise RuntimeError("Expected normalized_shape to be at least 1-dimensional, i.e., "
+                           "containing at least one element, but got normalized_shape = []")
     if x.shape[x.ndim - k:] != shape or k > x.ndim:
         expected = ", ".join(["*"] + [str(n) for n in shape])
         got = ", ".join(map(str, x.shape))

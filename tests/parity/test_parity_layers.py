@@ -112,6 +112,13 @@ LAYERS = {
         c.keep(_leaf(c, 4, 3).sigmoid())),
     "ReLU(inplace=True) after a product": lambda c: c.m.nn.ReLU(inplace=True)(
         c.keep(_leaf(c, 4, 3) * 2)),
+    # a 0-d input gives a 0-d output (found by the random programs)
+    "GELU of a number": lambda c: c.m.nn.GELU()(c.leaf(1.5)),
+    "GELU tanh of a number": lambda c: c.m.nn.GELU("tanh")(c.leaf(-0.5)),
+    "LeakyReLU of a number": lambda c: c.m.nn.LeakyReLU(0.2)(c.leaf(-1.5)),
+    "LeakyReLU in place of a number": lambda c: c.m.nn.LeakyReLU(0.2, inplace=True)(
+        c.keep(c.leaf(-1.5) * 1)),
+    "Flatten(0) of a number": lambda c: c.m.nn.Flatten(0)(c.leaf(2.5)),
 }
 
 
@@ -144,6 +151,12 @@ ERRORS = {
                       "elementwise_affine=False))",
     "layer_norm weight shape": "torch.nn.functional.layer_norm(torch.randn(2, 3), (3,), "
                                "torch.ones(4))",
+    "layer_norm of no dims": "torch.nn.functional.layer_norm(torch.randn(2, 3), ())",
+    "LayerNorm of no dims": "m = torch.nn.LayerNorm(())\n"
+                            "m.weight.shape, m.bias.shape, m(torch.tensor(1.5))",
+    "Flatten of a number from dim 1": "torch.nn.Flatten()(torch.tensor(2.0))",
+    "flatten of a number to dim 1": "torch.flatten(torch.tensor(2.0), 0, 1)",
+    "flatten of a number from dim -2": "torch.tensor(2.0).flatten(-2)",
     "Embedding of floats": "torch.nn.Embedding(5, 3)(torch.tensor([1.0]))",
     "Embedding index range": "torch.nn.Embedding(5, 3)(torch.tensor([5]))",
     "Embedding negative index": "torch.nn.Embedding(5, 3)(torch.tensor([-1]))",
