@@ -53,6 +53,16 @@ def _batch_norm(make, *shape, train=True, steps=1, dtype="float64"):
     return program
 
 
+def _of_inf(c, bn, then_eval=False):
+    """A batch with inf in one channel (inf - inf: nan statistics there)."""
+    x = c.leaf([[0.0, 1.0, float("inf")], [0.5, -0.5, 2.0]])
+    out = bn(x)
+    if then_eval:
+        out = bn.eval()(x)
+    c.keep(*bn.state_dict().values())
+    return out
+
+
 def _load_state(c):
     """A trained BatchNorm1d's state loaded into a new one: every entry copied in place."""
     trained, fresh = c.m.nn.BatchNorm1d(3).double(), c.m.nn.BatchNorm1d(3).double()
@@ -119,6 +129,12 @@ LAYERS = {
     "LeakyReLU in place of a number": lambda c: c.m.nn.LeakyReLU(0.2, inplace=True)(
         c.keep(c.leaf(-1.5) * 1)),
     "Flatten(0) of a number": lambda c: c.m.nn.Flatten(0)(c.leaf(2.5)),
+    # inf in the input: nan statistics, without numpy's warnings
+    "BatchNorm1d of inf": lambda c: _of_inf(c, c.m.nn.BatchNorm1d(3, dtype=c.m.float64)),
+    "BatchNorm1d of inf, then eval": lambda c: _of_inf(
+        c, c.m.nn.BatchNorm1d(3, dtype=c.m.float64), then_eval=True),
+    "LayerNorm of inf": lambda c: c.m.nn.LayerNorm(3, dtype=c.m.float64)(
+        c.leaf([[0.0, 1.0, float("inf")], [0.5, -0.5, 2.0]])),
 }
 
 
