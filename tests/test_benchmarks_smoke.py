@@ -13,6 +13,8 @@ EXPECTED_ROWS = [
     "per-op overhead",
     "MLP training step   256x64 -> 128 -> 10, float64",
     "MLP training step   256x64 -> 128 -> 10, float32",
+    "higher-order        Hessian-vector product, MLP 256x64 -> 32 -> 1 tanh",
+    "checkpointing       MLP training step 256x64 -> 128 -> 10, float64",
     "large element-wise",
     "cold start          import + small backward, numba cache warm",
     "cold start          import + small backward, numba cache empty",

@@ -550,7 +550,7 @@ def _erf_flat(x, out):
 
 def erf(x: np.ndarray) -> np.ndarray:
     """The error function, element by element (what `gelu` is made of)."""
-    x = np.ascontiguousarray(x)
+    x = np.asarray(x, order="C")  # (ascontiguousarray would make a 0-d x 1-d)
     out = np.empty_like(x)
     if x.size:
         _erf_flat(x.reshape(-1), out.reshape(-1))

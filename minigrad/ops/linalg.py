@@ -151,15 +151,18 @@ _SYM_NAMES = {name: (f"{name}_sym_sizes", f"{name}_sym_strides")
 def _save_operands(node: Node, first: int, a: Tensor, b: Tensor, a_name: str,
                    b_name: str) -> None:
     """What a matrix product `a @ b` saves: both sizes, the strides of each operand
-    that needs a gradient, and the operands as `_save_each_for_the_other` says."""
+    that requires grad, and the operands as `_save_each_for_the_other` says."""
     s = node._saved
     a_sizes, a_strides = _SYM_NAMES[a_name]
     b_sizes, b_strides = _SYM_NAMES[b_name]
     (a_edge, _), (b_edge, _) = node.next_functions[first:first + 2]
     a_needs, b_needs = a_edge is not None, b_edge is not None  # (`needs_grad`)
     s[a_sizes], s[b_sizes] = a._data.shape, b._data.shape
-    s[a_strides] = element_strides(a._data) if a_needs else ()
-    s[b_strides] = element_strides(b._data) if b_needs else ()
+    # The strides go by `requires_grad`, as PyTorch's `strides_or_error`: not the same
+    # as having an edge for a view made under no_grad of a tensor that requires grad
+    # (it requires grad, yet has no edge)
+    s[a_strides] = element_strides(a._data) if a.requires_grad else ()
+    s[b_strides] = element_strides(b._data) if b.requires_grad else ()
     # (`_save_each_for_the_other`, with the needs already known)
     _save_in_name_order(s, a_name, a if b_needs else None, b_name, b if a_needs else None)
 

@@ -395,8 +395,7 @@ def binary_cross_entropy(input: Tensor, target: Tensor,  # noqa: A002
         raise NotImplementedError(f"\"binary_cross_entropy\" not implemented for "
                                   f"'{TYPE_NAMES[input.dtype.name]}'")
     with np.errstate(all="ignore"):
-        if ((p < 0) | (p > 1)).any():
-            raise RuntimeError("all elements of input should be between 0 and 1")
+        _check_probabilities(p, t)
         low = p.dtype.type(-100)
         loss = ((t - 1) * np.maximum(np.log1p(-p), low) - t * np.maximum(np.log(p), low))
         if weight is not None:
@@ -405,6 +404,16 @@ def binary_cross_entropy(input: Tensor, target: Tensor,  # noqa: A002
     _record_pair(BinaryCrossEntropyBackward0, out, input, target, reduction,
                  weight=SavedTensor(weight) if weight is not None else None)
     return out
+
+
+def _check_probabilities(p: np.ndarray, t: np.ndarray) -> None:
+    """PyTorch's kernel checks element by element, the input before the target, that
+    both lie in [0, 1] (nan does not): the first bad element names which one."""
+    bad_p, bad_t = ~((p >= 0) & (p <= 1)), ~((t >= 0) & (t <= 1))
+    bad = (bad_p | bad_t).reshape(-1)
+    if bad.any():
+        which = "input" if bad_p.reshape(-1)[bad.argmax()] else "target"
+        raise RuntimeError(f"all elements of {which} should be between 0 and 1")
 
 
 def binary_cross_entropy_with_logits(

@@ -102,28 +102,29 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     dims = (0,) + tuple(range(2, x.ndim))
     dt = x.dtype
     empty = np.zeros((0,), dt)
-    if training:
-        wide = x.astype(np.float64)
-        mean64 = wide.mean(axis=dims)
-        var_sum = ((wide - _expand(mean64, x.ndim)) ** 2).sum(axis=dims)
-        n = x.size // channels
-        mean = mean64.astype(dt)
-        rstd = (1 / np.sqrt(var_sum / n + eps)).astype(dt)
-        if running_mean is not None:
-            rm = running_mean._data
-            rm[...] = momentum * mean64 + (1 - momentum) * rm
-        if running_var is not None:
-            rv = running_var._data
-            rv[...] = momentum * (var_sum / (n - 1)) + (1 - momentum) * rv
-        use_mean, use_rstd = mean, rstd
-        result1, result2 = mean, rstd
-    else:
-        use_mean = running_mean._data
-        use_rstd = (1 / np.sqrt(running_var._data.astype(np.float64) + eps)).astype(dt)
-        result1 = result2 = empty
-    alpha = use_rstd if weight is None else use_rstd * weight._data
-    beta = -use_mean * alpha if bias is None else bias._data - use_mean * alpha
+    # (inf or nan in the input: nan statistics, silently, as in PyTorch)
     with np.errstate(all="ignore"):
+        if training:
+            wide = x.astype(np.float64)
+            mean64 = wide.mean(axis=dims)
+            var_sum = ((wide - _expand(mean64, x.ndim)) ** 2).sum(axis=dims)
+            n = x.size // channels
+            mean = mean64.astype(dt)
+            rstd = (1 / np.sqrt(var_sum / n + eps)).astype(dt)
+            if running_mean is not None:
+                rm = running_mean._data
+                rm[...] = momentum * mean64 + (1 - momentum) * rm
+            if running_var is not None:
+                rv = running_var._data
+                rv[...] = momentum * (var_sum / (n - 1)) + (1 - momentum) * rv
+            use_mean, use_rstd = mean, rstd
+            result1, result2 = mean, rstd
+        else:
+            use_mean = running_mean._data
+            use_rstd = (1 / np.sqrt(running_var._data.astype(np.float64) + eps)).astype(dt)
+            result1 = result2 = empty
+        alpha = use_rstd if weight is None else use_rstd * weight._data
+        beta = -use_mean * alpha if bias is None else bias._data - use_mean * alpha
         out = Tensor._make(np.ascontiguousarray(x * _expand(alpha, x.ndim)
                                                 + _expand(beta, x.ndim)).astype(dt, copy=False))
     node = record(NativeBatchNormBackward0, out, input, weight, bias)
@@ -190,6 +191,9 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,  #
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     x = input._data
     k = len(shape)
+    if k == 0:
+        raise RuntimeError("Expected normalized_shape to be at least 1-dimensional, i.e., "
+                           "containing at least one element, but got normalized_shape = []")
     if x.shape[x.ndim - k:] != shape or k > x.ndim:
         expected = ", ".join(["*"] + [str(n) for n in shape])
         got = ", ".join(map(str, x.shape))
@@ -203,10 +207,15 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,  #
     axes = tuple(range(x.ndim - k, x.ndim))
     dt = x.dtype
     wide = x.astype(np.float64)
-    mean64 = wide.mean(axis=axes, keepdims=True)
-    var = ((wide - mean64) ** 2).mean(axis=axes, keepdims=True)
-    mean, rstd = mean64.astype(dt), (1 / np.sqrt(var + eps)).astype(dt)
-    with np.errstate(all="ignore"):
+    with np.errstate(all="ignore"):  # (inf or nan in a sample: nan, silently)
+        mean64 = wide.mean(axis=axes, keepdims=True)
+        var = ((wide - mean64) ** 2).mean(axis=axes, keepdims=True)
+        if not np.isfinite(mean64).all():
+            # PyTorch's running (Welford) mean turns an inf in a sample into nan
+            # statistics for that sample (inf - inf on the next step)
+            infinite = ~np.isfinite(wide).all(axis=axes, keepdims=True)
+            mean64, var = np.where(infinite, np.nan, mean64), np.where(infinite, np.nan, var)
+        mean, rstd = mean64.astype(dt), (1 / np.sqrt(var + eps)).astype(dt)
         out = (x - mean) * rstd
         if weight is not None:
             out = out * weight._data

@@ -147,7 +147,8 @@ def _var_backward_data(grad, x, dims, dim_given: bool, correction, keepdim) -> n
         grad = _unsqueeze_dims(grad, dims, x.ndim, keepdim or x.ndim <= 1)
         count = int(np.prod([x.shape[d] for d in dims]))
         mean = np.asarray(x.mean(axis=dims, keepdims=True, dtype=np.float64), dt)
-        return (dt.type(2.0 / (count - c)) * grad) * (x - mean)
+        # (no values left after the correction: 2 / 0 is inf, as in PyTorch)
+        return (dt.type(np.float64(2.0) / np.float64(count - c)) * grad) * (x - mean)
 
 
 class VarBackward0(Node):

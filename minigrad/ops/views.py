@@ -184,7 +184,8 @@ def reshape_as(x: Tensor, other: Tensor) -> Tensor:
 
 def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     """Merge dims start_dim..end_dim into one."""
-    if x._data.ndim == 0:
+    if x._data.ndim == 0:  # (its dims are checked as a 1-d tensor's: 0 and -1 only)
+        _wrap_dim(start_dim, 0), _wrap_dim(end_dim, 0)
         return reshape(x, 1)
     s = _wrap_dim(start_dim, x._data.ndim)
     e = _wrap_dim(end_dim, x._data.ndim)

@@ -174,6 +174,15 @@ class _Graph:
         return d
 
 
+def describe_graph(tensors: list) -> list[dict]:
+    """Every node reachable from the `grad_fn`s of `tensors`, described as `record`
+    describes them (saved tensors by value and by their index in `tensors`)."""
+    graph = _Graph(tensors)
+    for t in tensors:
+        _safe(lambda t=t: graph.add(t.grad_fn))
+    return [graph.describe(i) for i in range(len(graph.nodes))]
+
+
 def _describe_tensor(graph: _Graph, t) -> dict:
     def grad_fn():
         return graph.add(t.grad_fn)
@@ -269,14 +278,15 @@ def _grads(c: Ctx) -> list:
 # -- comparing ---------------------------------------------------------------------------------
 
 
-def _diff(a, b, path: str, out: list, rtol: float) -> None:
+def _diff(a, b, path: str, out: list, rtol: float, fixed: tuple | None = None) -> None:
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
         a, b = np.asarray(a), np.asarray(b)
         if a.shape != b.shape or a.dtype.kind != b.dtype.kind:
             out.append(f"{path}: torch {a!r} != minigrad {b!r}")
         elif a.dtype.kind == "f":
             tol = RTOL.get(str(a.dtype), rtol)
-            if not np.allclose(a, b, rtol=tol, atol=tol, equal_nan=True):
+            rel, absolute = fixed or (tol, tol)
+            if not np.allclose(a, b, rtol=rel, atol=absolute, equal_nan=True):
                 out.append(f"{path}: torch {a.tolist()} != minigrad {b.tolist()}")
         elif not np.array_equal(a, b):
             out.append(f"{path}: torch {a.tolist()} != minigrad {b.tolist()}")
@@ -286,13 +296,13 @@ def _diff(a, b, path: str, out: list, rtol: float) -> None:
                 out.append(f"{path}.{k}: torch {a.get(k, '<missing>')!r} "
                            f"!= minigrad {b.get(k, '<missing>')!r}")
             else:
-                _diff(a[k], b[k], f"{path}.{k}", out, rtol)
+                _diff(a[k], b[k], f"{path}.{k}", out, rtol, fixed)
     elif isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
         if len(a) != len(b) or type(a) is not type(b):
             out.append(f"{path}: torch {a!r} != minigrad {b!r}")
         else:
             for i, (x, y) in enumerate(zip(a, b)):
-                _diff(x, y, f"{path}[{i}]", out, rtol)
+                _diff(x, y, f"{path}[{i}]", out, rtol, fixed)
     elif isinstance(a, float) and isinstance(b, float):
         if not (a == b or (np.isnan(a) and np.isnan(b)) or np.isclose(a, b, rtol=1e-6)):
             out.append(f"{path}: torch {a!r} != minigrad {b!r}")
@@ -300,9 +310,12 @@ def _diff(a, b, path: str, out: list, rtol: float) -> None:
         out.append(f"{path}: torch {a!r} != minigrad {b!r}")
 
 
-def differences(torch_rec: dict, minigrad_rec: dict) -> list[str]:
+def differences(torch_rec: dict, minigrad_rec: dict,
+                tolerance: tuple[float, float] | None = None) -> list[str]:
+    """Where the two records differ. `tolerance`: (rtol, atol) for every float array,
+    instead of RTOL's by dtype."""
     out: list[str] = []
-    _diff(torch_rec, minigrad_rec, "", out, 1e-5)
+    _diff(torch_rec, minigrad_rec, "", out, 1e-5, tolerance)
     return out
 
 

@@ -44,6 +44,10 @@ JOINING = {
 STATISTICS = {
     "var": lambda c: c.leaf(M).var(),
     "var dim": lambda c: c.leaf(M).var(1),
+    # no values left along the dim after the correction: nan, and inf in the
+    # gradient's factor (found by the random programs)
+    "var dim of one row": lambda c: c.leaf([[1.0, 2.0, 3.0]]).var(0),
+    "var dim, correction = count": lambda c: c.leaf([[1.0, 2.0, 3.0]]).var(1, correction=3),
     "var unbiased=False": lambda c: c.leaf(M).var(unbiased=False),
     "var correction=0": lambda c: c.leaf(M).var(correction=0),
     "var dims keepdim": lambda c: c.leaf(M).var(dim=(0, 1), keepdim=True),

@@ -53,6 +53,16 @@ def _batch_norm(make, *shape, train=True, steps=1, dtype="float64"):
     return program
 
 
+def _of_inf(c, bn, then_eval=False):
+    """A batch with inf in one channel (inf - inf: nan statistics there)."""
+    x = c.leaf([[0.0, 1.0, float("inf")], [0.5, -0.5, 2.0]])
+    out = bn(x)
+    if then_eval:
+        out = bn.eval()(x)
+    c.keep(*bn.state_dict().values())
+    return out
+
+
 def _load_state(c):
     """A trained BatchNorm1d's state loaded into a new one: every entry copied in place."""
     trained, fresh = c.m.nn.BatchNorm1d(3).double(), c.m.nn.BatchNorm1d(3).double()
@@ -112,6 +122,19 @@ LAYERS = {
         c.keep(_leaf(c, 4, 3).sigmoid())),
     "ReLU(inplace=True) after a product": lambda c: c.m.nn.ReLU(inplace=True)(
         c.keep(_leaf(c, 4, 3) * 2)),
+    # a 0-d input gives a 0-d output (found by the random programs)
+    "GELU of a number": lambda c: c.m.nn.GELU()(c.leaf(1.5)),
+    "GELU tanh of a number": lambda c: c.m.nn.GELU("tanh")(c.leaf(-0.5)),
+    "LeakyReLU of a number": lambda c: c.m.nn.LeakyReLU(0.2)(c.leaf(-1.5)),
+    "LeakyReLU in place of a number": lambda c: c.m.nn.LeakyReLU(0.2, inplace=True)(
+        c.keep(c.leaf(-1.5) * 1)),
+    "Flatten(0) of a number": lambda c: c.m.nn.Flatten(0)(c.leaf(2.5)),
+    # inf in the input: nan statistics, without numpy's warnings
+    "BatchNorm1d of inf": lambda c: _of_inf(c, c.m.nn.BatchNorm1d(3, dtype=c.m.float64)),
+    "BatchNorm1d of inf, then eval": lambda c: _of_inf(
+        c, c.m.nn.BatchNorm1d(3, dtype=c.m.float64), then_eval=True),
+    "LayerNorm of inf": lambda c: c.m.nn.LayerNorm(3, dtype=c.m.float64)(
+        c.leaf([[0.0, 1.0, float("inf")], [0.5, -0.5, 2.0]])),
 }
 
 
@@ -144,6 +167,12 @@ ERRORS = {
                       "elementwise_affine=False))",
     "layer_norm weight shape": "torch.nn.functional.layer_norm(torch.randn(2, 3), (3,), "
                                "torch.ones(4))",
+    "layer_norm of no dims": "torch.nn.functional.layer_norm(torch.randn(2, 3), ())",
+    "LayerNorm of no dims": "m = torch.nn.LayerNorm(())\n"
+                            "m.weight.shape, m.bias.shape, m(torch.tensor(1.5))",
+    "Flatten of a number from dim 1": "torch.nn.Flatten()(torch.tensor(2.0))",
+    "flatten of a number to dim 1": "torch.flatten(torch.tensor(2.0), 0, 1)",
+    "flatten of a number from dim -2": "torch.tensor(2.0).flatten(-2)",
     "Embedding of floats": "torch.nn.Embedding(5, 3)(torch.tensor([1.0]))",
     "Embedding index range": "torch.nn.Embedding(5, 3)(torch.tensor([5]))",
     "Embedding negative index": "torch.nn.Embedding(5, 3)(torch.tensor([-1]))",

@@ -83,6 +83,16 @@ S = "p = torch.tensor([0.2, 0.7, 0.9], requires_grad=True)\nF = torch.nn.functio
 ERRORS = {
     "bce_size": S + "F.binary_cross_entropy(p, torch.tensor([0.0, 1.0]))",
     "bce_range": S + "F.binary_cross_entropy(p * 2, torch.ones(3))",
+    # the input and the target must lie in [0, 1], nan not: the first bad element
+    # (the input's before the target's) is named (found by the random programs)
+    "bce_input_nan": S + "F.binary_cross_entropy(p * float('nan'), torch.ones(3))",
+    "bce_target_range": S + "F.binary_cross_entropy(p, torch.tensor([0.5, 1.5, 0.0]))",
+    "bce_target_negative": S + "F.binary_cross_entropy(p, torch.tensor([-0.5, 1.0, 0.0]))",
+    "bce_target_nan": S + "F.binary_cross_entropy(p, torch.tensor([0.5, float('nan'), 0.0]))",
+    "bce_target_first": S + "F.binary_cross_entropy(p * torch.tensor([1.0, 1.0, 9.0]), "
+                            "torch.tensor([0.5, -1.0, 0.0]))",
+    "bce_input_first": S + "F.binary_cross_entropy(p * torch.tensor([1.0, 9.0, 1.0]), "
+                           "torch.tensor([0.5, -1.0, 0.0]))",
     "bce_dtype": S + "F.binary_cross_entropy(p, torch.ones(3, dtype=torch.float64))",
     "bce_long_target": S + "F.binary_cross_entropy(p, torch.tensor([0, 1, 1]))",
     "bce_reduction": S + "F.binary_cross_entropy(p, torch.ones(3), reduction='x')",
