@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 
 from minigrad.arrays.dispatch import (
     PARALLEL_MIN,
@@ -209,3 +210,21 @@ def test_add_into_adds_in_place():
         total = np.arange(5, dtype=dtype)
         K.add_into(total, np.full(5, 0.5, dtype))
         np.testing.assert_array_equal(total, np.arange(5, dtype=dtype) + dtype(0.5))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(2,), (7,), (33,), (3, 5), (64, 100), (100, 3), (4, 3, 2)])
+def test_the_short_path_of_common_sums_adds_as_the_general_walk(dtype, shape):
+    # `_common_case` hands a whole-array, row or column sum straight to the kernel; it
+    # must give the very bits the general walk (`_sum_into`) gives.
+    from minigrad.arrays import summing
+
+    a = (np.random.default_rng(3).standard_normal(shape) * 10.0 ** np.arange(-4, 4).repeat(
+        9)[: int(np.prod(shape))].reshape(shape) if np.prod(shape) <= 72 else
+        np.random.default_rng(3).standard_normal(shape)).astype(dtype)
+    for dims in {tuple(range(a.ndim)), (0,), (a.ndim - 1,)}:
+        kept = tuple(1 if d in dims else n for d, n in enumerate(a.shape))
+        general = np.zeros(kept, a.dtype)
+        summing._sum_into(a, dims, general)
+        short = summing.cascade_sum(a, dims, keepdim=True)
+        assert short.tobytes() == general.tobytes(), dims
