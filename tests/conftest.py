@@ -121,21 +121,6 @@ def site_html(site_builder) -> Path:
     return site_builder.HTML
 
 
-# The order in which files go to pytest-xdist workers (`make test`): the files that take
-# minutes first, the longest first, so the many short files fill in around them and no
-# worker is left alone with a long one at the end. A file moves as a whole (`--dist
-# loadfile`: nbval runs a lesson's cells in one kernel, module fixtures run once).
-FIRST = ("nbgrader", "slow", "browser", "nbval")
-
-
-def _heaviness(item) -> int:
-    """Where `item`'s kind comes in FIRST (len(FIRST) for the rest)."""
-    kinds = {mark.name for mark in item.iter_markers()}
-    if type(item).__name__ == "IPyNbCell":  # a lesson's cell run by nbval
-        kinds.add("nbval")
-    return next((i for i, kind in enumerate(FIRST) if kind in kinds), len(FIRST))
-
-
 def pytest_collection_modifyitems(config, items):
     # Tests comparing against real PyTorch get the `parity` marker (`-m "not parity"`),
     # tests running nbgrader the `nbgrader` marker.
@@ -145,8 +130,3 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.parity)
         if "nbgrader" in fixtures:
             item.add_marker(pytest.mark.nbgrader)
-    rank: dict[str, int] = {}
-    for item in items:
-        path = item.nodeid.split("::", 1)[0]
-        rank[path] = min(rank.get(path, len(FIRST)), _heaviness(item))
-    items.sort(key=lambda item: rank[item.nodeid.split("::", 1)[0]])  # stable: in-file order kept

@@ -7,11 +7,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
-# minutes on a loaded 2-core machine: `make test` hands this file to a worker first
-pytestmark = pytest.mark.slow
-
 ROOT = Path(__file__).resolve().parents[1]
 
 EXPECTED_ROWS = [
