@@ -10,6 +10,10 @@ LINT_PATHS := $(wildcard minigrad widgets tests benchmarks scripts examples docs
 NOTEBOOKS  := $(wildcard notebooks)
 # extra pytest arguments, e.g. make test PYTEST_ARGS='-m "not browser" -x'
 PYTEST_ARGS ?=
+# pytest-xdist workers: auto is one per core; PYTEST_WORKERS=0 runs the tests in this process
+# (what --pdb needs). --dist loadfile keeps each file on one worker: nbval runs a lesson's
+# cells in order in one kernel, and module fixtures (the nbgrader round trip) run once.
+PYTEST_WORKERS ?= auto
 
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 export PIP_NO_INPUT := 1
@@ -64,7 +68,7 @@ test: host lint site
 	$(BIN)/python scripts/make_learner_notebooks.py --check --execute
 	$(BIN)/python -m pytest tests $(NOTEBOOKS) --ignore=notebooks/learner \
 	    --nbval-lax --nbval-sanitize-with tests/nbval_sanitize.cfg \
-	    -p no:cacheprovider $(PYTEST_ARGS) \
+	    -p no:cacheprovider -n $(PYTEST_WORKERS) --dist loadfile $(PYTEST_ARGS) \
 	  || { status=$$?; \
 	       if [ $$status -eq 5 ]; then echo "make test: pytest collected no tests" >&2; fi; \
 	       exit $$status; }

@@ -14,10 +14,15 @@ Environment switches (set by .ci/run, so CI never skips silently):
 
 from __future__ import annotations
 
+import fcntl
+import importlib.util
 import os
+import sys
+from pathlib import Path
 
 import pytest
 
+REPO = Path(__file__).resolve().parents[1]
 TORCH_VERSION = "2.13.0"
 NBGRADER_VERSION = "0.9.6"  # the `nbgrader` extra's pin (pyproject.toml)
 
@@ -70,6 +75,50 @@ def nbgrader():
             f"{module.__version__}", "MINIGRAD_REQUIRE_NBGRADER",
         )
     return module
+
+
+def load_site_builder():
+    """docs/site/build.py as a module (it is a script, not part of a package)."""
+    if "minigrad_site_build" in sys.modules:
+        return sys.modules["minigrad_site_build"]
+    spec = importlib.util.spec_from_file_location(
+        "minigrad_site_build", REPO / "docs" / "site" / "build.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="session")
+def site_builder():
+    return load_site_builder()
+
+
+@pytest.fixture(scope="session")
+def site_html(site_builder) -> Path:
+    """The static course site's HTML folder (build/site/html).
+
+    `make test` runs `make site` first; a focused pytest run builds it here when the build
+    is missing or older than the notebooks, README, guide or site code it is made from.
+    Under pytest-xdist every worker has its own session, so the build holds a lock file:
+    the first worker builds, the others wait and then find the build up to date (a
+    second build would delete the HTML folder under the first one's readers).
+    """
+    lock_path = site_builder.OUT.parent / ".site-build.lock"
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock_path, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            if site_builder.is_stale():
+                try:
+                    import myst_nb  # noqa: F401
+                except ImportError:
+                    pytest.fail("the site is not built and myst-nb is missing: run `make site`")
+                assert site_builder.main([]) == 0
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+    return site_builder.HTML
 
 
 def pytest_collection_modifyitems(config, items):

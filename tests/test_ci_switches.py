@@ -1,4 +1,8 @@
-"""The MINIGRAD_REQUIRE_* switches turn skips into failures (so CI never skips silently)."""
+"""The MINIGRAD_REQUIRE_* switches turn skips into failures (so CI never skips silently).
+
+`make test` runs pytest in pytest-xdist workers, so each switch is checked both in a
+plain run and in one spread over workers: a failure in a worker must reach the exit
+status of the run."""
 
 from __future__ import annotations
 
@@ -25,6 +29,9 @@ sys.modules["nbgrader"] = None  # make `import nbgrader` fail, as if it were not
 def test_round_trip(nbgrader):
     assert False, "must not run without nbgrader"
 """
+
+# the inner runs load no plugin by themselves (see below): xdist is named
+RUNS = {"serial": (), "xdist": ("-p", "xdist.plugin", "-n", "2")}
 
 USES_BROWSER = """
 def test_page(chromium_context):
@@ -56,16 +63,18 @@ FIXTURES = {
 }
 
 
+@pytest.mark.parametrize("run", sorted(RUNS))
 @pytest.mark.parametrize("required", [False, True])
 @pytest.mark.parametrize("fixture", sorted(FIXTURES))
-def test_missing_package_skips_or_fails(project, monkeypatch, fixture, required):
+def test_missing_package_skips_or_fails(project, monkeypatch, fixture, required, run):
     source, switch, reason, _ = FIXTURES[fixture]
     if required:
         monkeypatch.setenv(switch, "1")
     project.makepyfile(test_needs_it=source)
-    result = project.runpytest_subprocess("-rs")
+    result = project.runpytest_subprocess("-rs", *RUNS[run])
     if required:
         result.assert_outcomes(errors=1)
+        assert result.ret == pytest.ExitCode.TESTS_FAILED
         result.stdout.fnmatch_lines([f"*{reason}*{switch} is set*"])
     else:
         result.assert_outcomes(skipped=1)
@@ -80,8 +89,9 @@ def test_the_fixture_marks_its_tests(project, fixture):
     result.assert_outcomes(deselected=1)
 
 
+@pytest.mark.parametrize("run", sorted(RUNS))
 @pytest.mark.parametrize("required", [False, True])
-def test_missing_chromium_skips_or_fails(pytester, monkeypatch, required):
+def test_missing_chromium_skips_or_fails(pytester, monkeypatch, required, run):
     monkeypatch.setenv("MINIGRAD_CHROMIUM", str(pytester.path / "no-chromium-here"))
     if required:
         monkeypatch.setenv("MINIGRAD_REQUIRE_BROWSER", "1")
@@ -90,10 +100,18 @@ def test_missing_chromium_skips_or_fails(pytester, monkeypatch, required):
     pytester.makeconftest((TESTS / "browser" / "conftest.py").read_text())
     pytester.makeini("[pytest]\nmarkers =\n    browser: x\n")
     pytester.makepyfile(test_page=USES_BROWSER)
-    result = pytester.runpytest_subprocess("-rs")
+    result = pytester.runpytest_subprocess("-rs", *RUNS[run])
     if required:
         result.assert_outcomes(errors=1)
+        assert result.ret == pytest.ExitCode.TESTS_FAILED
         result.stdout.fnmatch_lines(["*no-chromium-here is missing*MINIGRAD_REQUIRE_BROWSER*"])
     else:
         result.assert_outcomes(skipped=1)
         result.stdout.fnmatch_lines(["*no-chromium-here is missing*"])
+
+
+def test_a_run_over_workers_that_collects_nothing_exits_5(project):
+    # `make test` turns exit status 5 into "pytest collected no tests", a failure
+    project.makepyfile(test_nothing="")
+    result = project.runpytest_subprocess(*RUNS["xdist"])
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED

@@ -72,12 +72,45 @@ def _stop(process: subprocess.Popen) -> None:
         pass
 
 
+def _start(home: Path, env: dict[str, str], token: str) -> tuple[subprocess.Popen, Lab]:
+    """Start `make lab` on a free port and wait until its server answers."""
+    for _attempt in range(3):  # the free port can be taken between probe and bind
+        port = _free_port()
+        lab_args = " ".join([
+            "--no-browser", "--allow-root", "--ip=127.0.0.1", f"--port={port}",
+            "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}",
+        ])
+        log = home / f"make-lab-{port}.log"
+        with open(log, "wb") as out:
+            process = subprocess.Popen(
+                ["make", "--no-print-directory", "lab", f"LAB_ARGS={lab_args}"],
+                cwd=REPO, env=env, stdin=subprocess.DEVNULL, stdout=out,
+                stderr=subprocess.STDOUT, start_new_session=True,
+            )
+        lab = Lab(f"http://127.0.0.1:{port}", token, log)
+        deadline = time.monotonic() + START_TIMEOUT_S
+        try:
+            while process.poll() is None and time.monotonic() < deadline:
+                try:
+                    with urllib.request.urlopen(lab.get("/api/status"), timeout=2):
+                        return process, lab
+                except (urllib.error.URLError, OSError):
+                    time.sleep(0.5)
+        except BaseException:  # e.g. ^C: leave no server behind
+            _stop(process)
+            raise
+        _stop(process)
+        failure = log.read_text(errors="replace")
+        if "already in use" not in failure:
+            break
+    raise RuntimeError(f"make lab did not start a server:\n{failure}")
+
+
 @pytest.fixture(scope="module")
 def make_lab(tmp_path_factory):
     """`make lab` running on a free local port; yields a Lab."""
     home = tmp_path_factory.mktemp("make-lab")
     token = secrets.token_hex(16)
-    port = _free_port()
     env = dict(os.environ)
     env.update(
         JUPYTER_CONFIG_DIR=str(home / "config"),
@@ -87,30 +120,8 @@ def make_lab(tmp_path_factory):
         IPYTHONDIR=str(home / "ipython"),
     )
     env.pop("MAKEFLAGS", None)
-    lab_args = " ".join([
-        "--no-browser", "--allow-root", "--ip=127.0.0.1", f"--port={port}",
-        "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}",
-    ])
-    log = home / "make-lab.log"
-    with open(log, "wb") as out:
-        process = subprocess.Popen(
-            ["make", "--no-print-directory", "lab", f"LAB_ARGS={lab_args}"],
-            cwd=REPO, env=env, stdin=subprocess.DEVNULL, stdout=out,
-            stderr=subprocess.STDOUT, start_new_session=True,
-        )
-    lab = Lab(f"http://127.0.0.1:{port}", token, log)
+    process, lab = _start(home, env, token)
     try:
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while True:
-            try:
-                with urllib.request.urlopen(lab.get("/api/status"), timeout=2):
-                    break
-            except (urllib.error.URLError, OSError):
-                if process.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(
-                        "make lab did not start a server:\n" + log.read_text(errors="replace")
-                    ) from None
-                time.sleep(0.5)
         yield lab
     finally:
         _stop(process)

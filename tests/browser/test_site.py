@@ -6,8 +6,8 @@ a free local port, as any web server would serve it, and opened in headless Chro
 
 from __future__ import annotations
 
-import importlib.util
 import json
+import re
 import subprocess
 import sys
 import time
@@ -23,32 +23,20 @@ LOAD_TIMEOUT_MS = 30_000
 pytestmark = pytest.mark.browser
 
 
-def _site_builder():
-    spec = importlib.util.spec_from_file_location(
-        "minigrad_site_build", REPO / "docs" / "site" / "build.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture(scope="module")
-def site_url():
-    builder = _site_builder()
-    if builder.is_stale():
-        assert builder.main([]) == 0
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+def site_url(site_html):
+    # port 0: the server binds a free port itself and says which (no probe-then-bind race
+    # with the other test workers' servers)
     server = subprocess.Popen(
-        [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1",
-         "--directory", str(builder.HTML)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [sys.executable, "-u", "-m", "http.server", "0", "--bind", "127.0.0.1",
+         "--directory", str(site_html)],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
     )
-    url = f"http://127.0.0.1:{port}"
     try:
+        banner = server.stdout.readline()  # Serving HTTP on 127.0.0.1 port N (...) ...
+        found = re.search(r" port (\d+) ", banner)
+        assert found, f"http.server did not say its port: {banner!r}"
+        url = f"http://127.0.0.1:{found[1]}"
         deadline = time.monotonic() + 20
         while True:
             try:
