@@ -429,9 +429,10 @@ def rpow_backward(grad, x, y, log_base, base_is_zero, out):
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def div_backward_other(grad, a, b, out):
-    """d(a / b)/db = -a / b**2."""
+    """d(a / b)/db = -a / b**2, computed as PyTorch's formula writes it,
+    -grad * ((a / b) / b), so that it rounds as PyTorch's does."""
     for i in range(out.size):
-        out[i] = -grad[i] * a[i] / (b[i] * b[i])
+        out[i] = -grad[i] * ((a[i] / b[i]) / b[i])
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
