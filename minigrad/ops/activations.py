@@ -78,7 +78,7 @@ def leaky_relu_backward(grad_output: Tensor, self: Tensor, negative_slope: float
     """The gradient of leaky_relu (PyTorch's aten::leaky_relu_backward; `self` is the
     output when `self_is_result`, which is positive where the input was)."""
     data = _where_positive(self._data, grad_output._data, negative_slope)
-    out = Tensor._make(np.ascontiguousarray(data, grad_output._data.dtype))
+    out = Tensor._make(np.array(data, grad_output._data.dtype, order="C"))
     node = record(LeakyReluBackwardBackward0, out, grad_output, self)
     if node is not None:
         node._saved.update({"negative_slope": negative_slope, "self": SavedTensor(self)})

@@ -69,7 +69,7 @@ def mse_loss_backward(grad_output: Tensor, self: Tensor, target: Tensor,
     norm = 2.0 / x.size if reduction == REDUCTIONS["mean"] and x.size else 2.0
     with np.errstate(all="ignore"):
         data = x.dtype.type(norm) * (x - target._data) * grad_output._data
-    out = Tensor._make(np.ascontiguousarray(data, x.dtype))
+    out = Tensor._make(np.array(data, x.dtype, order="C"))
     node = record(MseLossBackwardBackward0, out, grad_output, self, target)
     if node is not None:
         node._saved.update({"grad_output": SavedTensor(grad_output), "reduction": reduction,

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._dtype import float32
 from ..autograd.graph import INPUT, OUTPUT, Node, SavedTensor
 from ..autograd.record import record
 from ..tensor import Tensor
@@ -80,6 +81,25 @@ class NativeBatchNormBackward0(Node):
         return gx, gw, gb
 
 
+def _check_parameter_dtypes(x: Tensor, *params: Tensor | None) -> None:
+    """PyTorch's dtype rules for a normalization's parameters. If the first one given
+    has the input's dtype, every other must too. Otherwise PyTorch takes it for its
+    "mixed type" kernel (a float16/bfloat16 input with float32 parameters), which needs
+    float32 parameters and a half-precision input: for float32/float64 inputs that is
+    always an error, one of two."""
+    given = [p for p in params if p is not None]
+    if not given:
+        return
+    if given[0].dtype is not x.dtype:
+        if any(p.dtype is not float32 for p in given):
+            raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
+        raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
+    for p in given:
+        if p.dtype is not x.dtype:
+            raise RuntimeError(f"expected scalar type {x.dtype.type_name} but found "
+                               f"{p.dtype.type_name}")
+
+
 def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None,  # noqa: A002
                weight: Tensor | None = None, bias: Tensor | None = None,
                training: bool = False, momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
@@ -99,6 +119,7 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         if size == 1:
             raise ValueError("Expected more than 1 value per channel when training, got "
                              f"input size {input.shape!r}")
+    _check_parameter_dtypes(input, weight, bias, running_mean, running_var)
     dims = (0,) + tuple(range(2, x.ndim))
     dt = x.dtype
     empty = np.zeros((0,), dt)
@@ -204,6 +225,7 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,  #
             raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but "
                                f"got {name} of shape [{', '.join(map(str, t._data.shape))}] "
                                f"and normalized_shape = [{', '.join(map(str, shape))}]")
+    _check_parameter_dtypes(input, weight, bias)
     axes = tuple(range(x.ndim - k, x.ndim))
     dt = x.dtype
     wide = x.astype(np.float64)

@@ -119,7 +119,7 @@ def _backward_data(node_cls, compute, grad_output: Tensor, output: Tensor, dim: 
     with np.errstate(invalid="ignore", over="ignore"):
         data = compute(g.reshape(1), y.reshape(1), 0).reshape(()) if not y.ndim else \
             compute(g, y, d)
-    out = Tensor._make(np.ascontiguousarray(data, y.dtype))
+    out = Tensor._make(np.array(data, y.dtype, order="C"))
     node = record(node_cls, out, grad_output, output)
     if node is not None:
         node._saved.update({"dim": u64(dim), "grad_output": SavedTensor(grad_output),

@@ -189,6 +189,22 @@ ERRORS = {
     "register_buffer name with a dot": "torch.nn.Module().register_buffer('a.b', None)",
     "assign a number to a buffer": "m = torch.nn.BatchNorm1d(2)\nm.running_mean = 3",
     "leaky_relu_ of a leaf": A + "torch.nn.functional.leaky_relu_(a)",
+    # Parameters of another dtype than the input: the first one given decides whether
+    # PyTorch takes its "mixed type" path (needing float32 parameters and a half input)
+    "BatchNorm1d of a double input": "torch.nn.BatchNorm1d(3)(torch.ones(2, 3).double())",
+    "batch_norm, double bias": "torch.nn.functional.batch_norm(torch.ones(2, 3), None, None, "
+                               "torch.ones(3), torch.zeros(3).double(), training=True)",
+    "batch_norm, double statistics": "torch.nn.functional.batch_norm(torch.ones(2, 3), "
+                                     "torch.zeros(3).double(), torch.ones(3).double())",
+    "batch_norm, float statistics of a double input": (
+        "torch.nn.functional.batch_norm(torch.ones(2, 3).double(), torch.zeros(3), "
+        "torch.ones(3), training=True)"),
+    "LayerNorm of a double input": "torch.nn.LayerNorm(3)(torch.ones(2, 3).double())",
+    "layer_norm, double weight": "torch.nn.functional.layer_norm(torch.ones(2, 3), (3,), "
+                                 "torch.ones(3).double(), torch.zeros(3))",
+    "layer_norm, float bias of a double input": (
+        "torch.nn.functional.layer_norm(torch.ones(2, 3).double(), (3,), "
+        "torch.ones(3).double(), torch.zeros(3))"),
 }
 
 
