@@ -37,10 +37,27 @@ def expand(x: Tensor, *sizes) -> Tensor:
     shape = expanded_shape(x, tuple(sizes))
     # Writable like any view (writing through an expanded dim is refused later,
     # by `check_no_overlap`, with PyTorch's error).
-    strided = np.broadcast_to(x._data, shape)
     data = np.lib.stride_tricks.as_strided(
-        x._data, shape, strided.strides, writeable=x._data.flags.writeable)
+        x._data, shape, _expanded_strides(x._data, shape), writeable=x._data.flags.writeable)
     return _view_of(x, data, ExpandBackward0, self_sym_sizes=x._data.shape)
+
+
+def _expanded_strides(a: np.ndarray, shape: tuple) -> tuple:
+    """The strides PyTorch gives an expanded view (`inferExpandGeometry`): a dim that
+    grows from 1 steps by 0; a dim that keeps its size keeps its stride, even a dim of
+    size 1 (numpy's broadcast_to gives that one 0 too); a new leading dim of size 1
+    steps over everything after it."""
+    strides = [0] * len(shape)
+    lead = len(shape) - a.ndim
+    for i in range(len(shape) - 1, -1, -1):
+        d = i - lead
+        if d >= 0:
+            size, stride = a.shape[d], a.strides[d]
+        else:
+            size = 1
+            stride = shape[i + 1] * strides[i + 1] if i + 1 < len(shape) else 0
+        strides[i] = stride if size == shape[i] else 0
+    return tuple(strides)
 
 
 def expanded_shape(x: Tensor, sizes: tuple) -> tuple:

@@ -149,3 +149,24 @@ def test_permuted_gradient_streams_sum_in_place_as_in_pytorch(torch, program):
     mg, pt = run(minigrad), run(torch)
     assert mg[:2] == pt[:2]
     assert mg[2] == pytest.approx(pt[2])
+
+
+EXPANDS = [((1, 1), (2, 1)), ((1,), (2, 1)), ((3,), (1, 3)), ((3,), (2, 1, 3)), ((3, 1), (3, 4)),
+           ((1, 3), (1, 1, 3)), ((2, 1, 3), (2, 5, 3)), ((), (2, 1)), ((), (1,)), ((2,), (1, 1, 2))]
+
+
+@pytest.mark.parametrize(("shape", "target"), EXPANDS, ids=str)
+def test_expanded_views_have_pytorchs_strides(torch, shape, target):
+    # A dim that keeps size 1 keeps its stride, as in PyTorch (numpy's broadcast_to
+    # gives it 0): it shows in `stride()` and in what mm saves as `_saved_self_sym_strides`.
+    import minigrad
+
+    def strides(lib):
+        x = lib.ones(shape, dtype=lib.float64)
+        w = lib.ones(target[-1], 2, dtype=lib.float64, requires_grad=True)
+        e = x.expand(target)
+        saved = (e.reshape(-1, target[-1]) @ w).grad_fn._saved_self_sym_strides \
+            if len(target) == 2 else None
+        return e.stride(), e.is_contiguous(), saved
+
+    assert strides(minigrad) == strides(torch)
