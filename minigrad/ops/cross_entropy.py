@@ -22,8 +22,8 @@ from . import views
 from .arithmetic import add, div, mul, neg
 from .declaration import declare
 from .formulas import Formula, FormulaNode
-from .indexing import masked_fill_
 from .loss import REDUCTIONS, TYPE_NAMES, reduction_of
+from .masking import masked_fill_
 from .reductions import sum as sum_
 from .scalar_overloads import add_scalar, div_scalar, mul_scalar
 from .softmax import log_softmax

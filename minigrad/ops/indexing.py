@@ -15,15 +15,13 @@ import warnings
 
 import numpy as np
 
-from .._args import combination_error
 from .._creation import tensor, zeros
 from .._dtype import check_scalar_fits, result_type
-from ..arrays.broadcasting import broadcast_shape, check_inplace_shape
 from ..arrays.scalars import u64
 from ..autograd.graph import INPUT, Node, SavedTensor, bump_version
 from ..autograd.inplace import begin_inplace, finish_inplace
 from ..autograd.record import record
-from ..tensor import _CPP_TYPE, Tensor, _wrap_dim
+from ..tensor import Tensor, _wrap_dim
 from . import copies, expand, views
 from .declaration import declare
 from .formulas import BACKWARD_OPS, Formula
@@ -539,95 +537,12 @@ def where_method(self: Tensor, condition: Tensor, other) -> Tensor:
     return where(condition, self, other)
 
 
-# -- masked_fill: a value wherever a mask holds ----------------------------------------------
-
-_MASKED_FILL_HEADS = ["Tensor mask, Tensor value", "Tensor mask, Number value"]
-
-
-class MaskedFillBackward0(Node):
-    """masked_fill(x, mask, number): the gradient passes where the mask is False, and
-    is 0 where the value was written. Saves the mask."""
-
-    saves = {"mask": INPUT}
-    formulas = (Formula("self", "grad.masked_fill(mask, 0)"),)
-
-    def backward(self, grad):
-        mask = np.broadcast_to(self.saved("mask"), grad.shape)
-        return (np.where(mask, grad.dtype.type(0), grad),)
-
-
-class MaskedFillBackward1(MaskedFillBackward0):
-    """masked_fill(x, mask, value) with a 0-dim tensor value: x's gradient as with a
-    number; the value's is the sum of the gradient where the mask holds."""
-
-    formulas = (Formula("self", "grad.masked_fill(mask, 0)"),
-                Formula("value", "masked_fill_backward(grad, mask)"))
-    # (masked_fill_backward is grad.masked_select(mask).sum(), and minigrad has no
-    # masked_select yet)
-    recordable = False
-
-    def backward(self, grad):
-        mask = np.broadcast_to(self.saved("mask"), grad.shape)
-        g_self = np.where(mask, grad.dtype.type(0), grad) if self.needs_grad(0) else None
-        g_value = np.asarray(grad[mask].sum(), grad.dtype) if self.needs_grad(1) else None
-        return g_self, g_value
-
-
-def _masked_fill_value(fn: str, mask, value):
-    """The value as a tensor (or None for a number), after PyTorch's checks."""
-    if not isinstance(mask, Tensor) or not isinstance(value, (Tensor, int, float, np.number)) \
-            or isinstance(value, np.bool_):
-        raise combination_error(fn, (mask, value), {}, _MASKED_FILL_HEADS, tail=False)
-    if isinstance(value, Tensor) and value._data.ndim:
-        raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got "
-                           f"tensor with {value._data.ndim} dimension(s).")
-    if mask._data.dtype != np.bool_:
-        raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype "
-                           f"{_CPP_TYPE[mask.dtype.name]}")
-    return value if isinstance(value, Tensor) else None
-
-
-def masked_fill(x: Tensor, mask: Tensor, value) -> Tensor:
-    """`value` wherever `mask` holds, `x` elsewhere (x and the mask broadcast). The
-    value is a number or a 0-dim tensor."""
-    shape = broadcast_shape(mask._data.shape, x._data.shape) \
-        if isinstance(mask, Tensor) else x._data.shape
-    value_t = _masked_fill_value("masked_fill", mask, value)
-    # (a clone of x, laid out as x is, or of x expanded: contiguous)
-    data = np.array(x._data, order="K") if shape == x._data.shape else \
-        np.array(np.broadcast_to(x._data, shape), order="C")
-    data[np.broadcast_to(mask._data, shape)] = value if value_t is None else value_t._data
-    out = Tensor._make(data)
-    node = record(MaskedFillBackward1 if value_t is not None else MaskedFillBackward0,
-                  out, x, *(() if value_t is None else (value_t,)))
-    if node is not None:
-        node._saved["mask"] = SavedTensor(mask)
-    return out
-
-
-def masked_fill_(x: Tensor, mask: Tensor, value) -> Tensor:
-    """`masked_fill` in place (the mask must broadcast to x's shape)."""
-    value_t = _masked_fill_value("masked_fill_", mask, value)
-    check_inplace_shape(x._data.shape, mask._data.shape)
-    node = begin_inplace(MaskedFillBackward1 if value_t is not None else MaskedFillBackward0,
-                         x, *(() if value_t is None else (value_t,)))
-    x._data[np.broadcast_to(mask._data, x._data.shape)] = \
-        value if value_t is None else value_t._data
-    if node is not None:
-        node._saved["mask"] = SavedTensor(mask)
-    finish_inplace(x, node)
-    return x
-
-
 # -- declarations: each op's public names (see `declaration.py`) ----------------------------
-
 
 
 declare("index", nodes=(IndexBackward0,), attributes={"__getitem__": getitem})
 declare("index_put_", nodes=(IndexPutBackward0,), attributes={"__setitem__": setitem})
 declare("where", nodes=(WhereBackward0,), function=where, method=where_method)
-declare("masked_fill", nodes=(MaskedFillBackward0, MaskedFillBackward1), function=masked_fill,
-        method=True, inplace=masked_fill_)
 declare("_index_put_impl_", nodes=(IndexPutImplBackward0,))
 declare("index_select", nodes=(IndexSelectBackward0,), aten=index_select)
 # (functions the formulas call by PyTorch's aten names; their nodes are declared above)
