@@ -59,9 +59,16 @@ def stepper_cells(nb: dict) -> list[int]:
     return [
         i for i, cell in enumerate(nb["cells"])
         if cell["cell_type"] == "code"
-        and "BackwardStepper" in "".join(cell["source"])
-        and any(WIDGET_VIEW in out.get("data", {}) for out in cell.get("outputs", []))
+        and any(WIDGET_VIEW in out.get("data", {}) and _shows_a_stepper(cell, out)
+                for out in cell.get("outputs", []))
     ]
+
+
+def _shows_a_stepper(cell: dict, out: dict) -> bool:
+    """Whether a widget output is a stepper's: made in that cell, or one made earlier
+    and shown again (`stepper.first()` then `stepper`), whose text form names it."""
+    text = "".join(out.get("data", {}).get("text/plain", ""))
+    return "BackwardStepper" in "".join(cell["source"]) or text.startswith("BackwardStepper")
 
 
 # --------------------------------------------------------------------------- players

@@ -138,12 +138,15 @@ def test_only_passes_under_way_make_nodes_look_for_a_recording_parent():
 
     x = minigrad.tensor([1.0, 2.0], requires_grad=True)
     y = (x**3).sum()
-    assert RECORDING_PASSES.count == 0
+    # (counted from where it stands: a stepper another test of this process keeps
+    # alive, paused half way through a create_graph pass, counts as under way)
+    gc.collect()
+    before = RECORDING_PASSES.count
     minigrad.autograd.grad(y, x, create_graph=True)
-    assert RECORDING_PASSES.count == 0
+    assert RECORDING_PASSES.count == before
     events = backward_events((y,), trace=True, create_graph=True, retain_graph=True)
     next(events)
-    assert RECORDING_PASSES.count == 1
+    assert RECORDING_PASSES.count == before + 1
     del events
     gc.collect()
-    assert RECORDING_PASSES.count == 0
+    assert RECORDING_PASSES.count == before
