@@ -46,7 +46,7 @@ def _expanded_strides(a: np.ndarray, shape: tuple) -> tuple:
     """The strides PyTorch gives an expanded view (`inferExpandGeometry`): a dim that
     grows from 1 steps by 0; a dim that keeps its size keeps its stride, even a dim of
     size 1 (numpy's broadcast_to gives that one 0 too); a new leading dim of size 1
-    steps over everything after it."""
+    steps over everything after it (0 when nothing follows: a 0-d input)."""
     strides = [0] * len(shape)
     lead = len(shape) - a.ndim
     for i in range(len(shape) - 1, -1, -1):

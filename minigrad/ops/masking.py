@@ -17,7 +17,7 @@ from ..tensor import _CPP_TYPE, Tensor
 from .declaration import declare
 from .formulas import Formula
 
-# (In lesson 4's table masked_fill stands with the other indexing ops.)
+# (The op table, `widgets.op_table` and docs/ops.md, lists it with the indexing ops.)
 OP_FAMILY = "indexing"
 
 _MASKED_FILL_HEADS = ["Tensor mask, Tensor value", "Tensor mask, Number value"]
