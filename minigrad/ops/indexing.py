@@ -24,7 +24,7 @@ from ..autograd.record import record
 from ..tensor import Tensor, _wrap_dim
 from . import copies, expand, views
 from .declaration import declare
-from .formulas import BACKWARD_OPS, Formula
+from .formulas import Formula
 from .tangent_formulas import Tangent
 
 VALUE = "value"
@@ -540,11 +540,12 @@ def where_method(self: Tensor, condition: Tensor, other) -> Tensor:
 # -- declarations: each op's public names (see `declaration.py`) ----------------------------
 
 
-declare("index", nodes=(IndexBackward0,), attributes={"__getitem__": getitem})
+declare("index", nodes=(IndexBackward0,), attributes={"__getitem__": getitem}, aten=index)
 declare("index_put_", nodes=(IndexPutBackward0,), attributes={"__setitem__": setitem})
 declare("where", nodes=(WhereBackward0,), function=where, method=where_method)
 declare("_index_put_impl_", nodes=(IndexPutImplBackward0,))
 declare("index_select", nodes=(IndexSelectBackward0,), aten=index_select)
 # (functions the formulas call by PyTorch's aten names; their nodes are declared above)
-BACKWARD_OPS.update(index_put=index_put, index=index, index_backward=index_backward,
-                    zeros_of=zeros_of)
+declare("index_put", aten=index_put)
+declare("index_backward", aten=index_backward)
+declare("zeros_of", aten=zeros_of)

@@ -18,7 +18,7 @@ from ..kernels import elementwise as K
 from ..tensor import Tensor
 from .arithmetic import VALUE, _times_number
 from .declaration import declare
-from .formulas import BACKWARD_OPS, Formula
+from .formulas import Formula
 from .tangent_formulas import AUTO_ELEMENT_WISE, Tangent
 
 # (In lesson 4's table these nodes stand with the rest of the arithmetic.)
@@ -116,6 +116,6 @@ declare("add_scalar", nodes=(AddBackward1,), aten=add_scalar)
 declare("sub_scalar", nodes=(SubBackward1,), aten=sub_scalar)
 declare("mul_scalar", nodes=(MulBackward1,), aten=mul_scalar)
 declare("div_scalar", nodes=(DivBackward1,), aten=div_scalar)
-# (its in-place form records the same node, so it is one more name for formulas only)
-BACKWARD_OPS["div_scalar_"] = div_scalar_
+# (its in-place form records the same node: a name for formulas only)
+declare("div_scalar_", aten=div_scalar_)
 
