@@ -37,8 +37,12 @@ CAPABILITY = cpu_capability()
 FUSED_MULTIPLY_ADD = CAPABILITY != "default"
 
 
-# PyTorch's SIMD vectors: 64 bytes with AVX512, else 32 (its portable kernels too).
-VECTOR_BYTES = 64 if CAPABILITY == "avx512" else 32
+# The width of the SIMD vectors PyTorch's sum kernel adds with: 32 bytes on every x86
+# machine. Its AVX512 vectors are 64 bytes, but a kernel runs them only when registered
+# with ALSO_REGISTER_AVX512_DISPATCH; the sum kernel is registered with plain
+# REGISTER_DISPATCH, whose AVX512 slot is left empty, so AVX512 machines run its AVX2
+# build (the portable build's vectors are 32 bytes too).
+SUM_VECTOR_BYTES = 32
 
 
 def default_num_threads() -> int:

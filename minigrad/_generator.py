@@ -16,11 +16,13 @@ from ._cpu import CAPABILITY, FUSED_MULTIPLY_ADD
 from .kernels import random as _k
 
 # PyTorch's float32 normal sampler for 16 or more values takes log, sin and cos from
-# vectorised approximations in its AVX2 kernels, from the C library otherwise (and its
-# AVX2 and AVX512 kernels round x * span + low once, see `minigrad._cpu`): the last
-# bits of these samples differ between kinds of machine, as PyTorch's do. minigrad
-# follows the machine it runs on.
-VECTORISED_FLOAT32_NORMAL = CAPABILITY == "avx2"
+# vectorised approximations in its AVX2 kernels, from the C library in its portable
+# ones (and its AVX2 and AVX512 kernels round x * span + low once, see
+# `minigrad._cpu`): the last bits of these samples differ between kinds of machine, as
+# PyTorch's do. An AVX512 machine runs the AVX2 sampler: the sampler is registered
+# without an AVX512 build (see `_cpu.SUM_VECTOR_BYTES`). minigrad follows the machine
+# it runs on.
+VECTORISED_FLOAT32_NORMAL = CAPABILITY in ("avx2", "avx512")
 RANDPERM_INSIDE_OUT_FROM = 0xFFFFFFFF // 20  # PyTorch's randperm changes algorithm here
 
 

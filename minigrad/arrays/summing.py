@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._cpu import THREADS, VECTOR_BYTES
+from .._cpu import SUM_VECTOR_BYTES, THREADS
 from ..kernels.cascade import sum_2d, sum_strided
 from .layout import reorder_dims
 
@@ -60,7 +60,7 @@ def _common_case(a: np.ndarray, dims: tuple, out: np.ndarray) -> bool:
     Returns False for anything else."""
     if not a.flags.c_contiguous or a.size < 2 or (a.size >= GRAIN_SIZE and THREADS > 1):
         return False
-    lanes = VECTOR_BYTES // a.itemsize
+    lanes = SUM_VECTOR_BYTES // a.itemsize
     flat, flat_out = a.reshape(-1), out.reshape(-1)
     if len(dims) == a.ndim:  # one run of every element
         sum_2d(flat, 0, a.size, 1, 1, 0, flat_out, 0, 0, 0, lanes)
@@ -92,7 +92,7 @@ def _sum_into(a: np.ndarray, dims: tuple, out: np.ndarray) -> None:
     span = 1 + sum((n - 1) * s for n, s, _ in iter_dims)
     memory = np.lib.stride_tricks.as_strided(a, (span,), (item,), writeable=False)
     flat_out = out.reshape(-1)
-    lanes = VECTOR_BYTES // item
+    lanes = SUM_VECTOR_BYTES // item
     numel = a.size
     if numel < GRAIN_SIZE or THREADS == 1:
         sum_strided(memory, 0, shape, in_strides, flat_out, 0, o_strides, 0, numel, lanes)

@@ -333,6 +333,15 @@ def tanh_backward(grad, y, out):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
+def tanh_backward_rounded_twice(grad, y, out):
+    """`tanh_backward` as PyTorch's portable kernel (a machine without AVX2) computes
+    it: y*y rounded, then subtracted from 1."""
+    for i in range(out.size):
+        out[i] = 1
+        out[i] = grad[i] * (out[i] - y[i] * y[i])
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
 def sigmoid_backward(grad, y, out):
     """d sigmoid(x)/dx = (1 - y) * y, from the saved output y: grad * (1 - y) * y in
     PyTorch's order, each step rounded in the arrays' dtype (1 - y goes through

@@ -11,6 +11,7 @@ import numpy as np
 from .._dtype import result_type
 from ..arrays.broadcasting import broadcast_shape
 from ..arrays.dispatch import binary, unary
+from ..arrays.summing import add_up
 from ..autograd.graph import INPUT, Node, SavedTensor, bump_version
 from ..autograd.record import record, refuse_grad_for
 from ..kernels import elementwise as K
@@ -19,7 +20,7 @@ from .arithmetic import sub
 from .declaration import declare
 from .expand import expand
 from .formulas import Formula, FormulaNode
-from .reductions import mean
+from .reductions import average, mean
 from .reductions import sum as sum_
 from .unary import abs as abs_
 
@@ -129,14 +130,7 @@ def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None,  #
         raise NotImplementedError(f"\"mse_cpu\" not implemented for '{TYPE_NAMES[dt.name]}'")
     diff = binary(K.sub, input._data, target._data, dt.np)
     sq = binary(K.mul, diff, diff, dt.np)
-    if reduction == "none":
-        data = sq
-    elif reduction == "sum":
-        data = np.asarray(sq.sum(), dt.np)
-    else:
-        # The mean of no elements is nan, without numpy's warning (as in PyTorch).
-        data = np.asarray(sq.mean() if sq.size else np.nan, dt.np)
-    out = Tensor._make(data)
+    out = Tensor._make(_reduce(sq, reduction))
     node = record(MseLossBackward0, out, input, target)
     if node is not None:
         node._saved.update({"self": SavedTensor(input), "target": SavedTensor(target),
@@ -148,12 +142,12 @@ def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None,  #
 
 
 def _reduce(loss: np.ndarray, reduction: str) -> np.ndarray:
-    """A loss per element, reduced as `reduction` says (the mean of nothing is nan)."""
+    """A loss per element, reduced as `reduction` says: PyTorch's `sum` or `mean` (added
+    in its order, so the last bits agree; the mean of nothing is nan)."""
     if reduction == "none":
         return loss
-    if reduction == "sum":
-        return np.asarray(loss.sum(), loss.dtype)
-    return np.asarray(loss.mean() if loss.size else np.nan, loss.dtype)
+    every_dim = tuple(range(loss.ndim))
+    return add_up(loss, every_dim) if reduction == "sum" else average(loss, every_dim, False)
 
 
 def reduction_of(size_average, reduce, reduction: str) -> str:

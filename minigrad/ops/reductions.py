@@ -238,7 +238,7 @@ class MeanBackward1(Node):
         return (np.array(spread_out, copy=True, order="C"),)
 
 
-def _average(a: np.ndarray, dims: tuple, keepdim: bool) -> np.ndarray:
+def average(a: np.ndarray, dims: tuple, keepdim: bool) -> np.ndarray:
     """PyTorch's mean on the CPU: the sum (in PyTorch's order), then divided in place
     by the number of elements summed, in a's dtype. An empty mean is 0 / 0 = nan,
     without numpy's warning."""
@@ -263,13 +263,13 @@ def mean(x: Tensor, *args, dim=ALL_DIMS, keepdim: bool = False) -> Tensor:
     if dim is ALL_DIMS:
         if keepdim:
             raise _no_dim_keepdim("mean")
-        out = Tensor._make(_average(x._data, tuple(range(x._data.ndim)), False))
+        out = Tensor._make(average(x._data, tuple(range(x._data.ndim)), False))
         node = record(MeanBackward0, out, x)
         if node is not None:
             node._saved.update({"self_sym_numel": x._data.size, "self_sym_sizes": x._data.shape})
         return out
     dims = _dims(dim, x._data.ndim)
-    out = Tensor._make(_average(x._data, dims, keepdim))
+    out = Tensor._make(average(x._data, dims, keepdim))
     node = record(MeanBackward1, out, x)
     if node is not None:
         node._saved.update(

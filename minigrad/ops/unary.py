@@ -13,6 +13,7 @@ import math
 import numpy as np
 
 from .._args import CLAMP_HEADS, clamp_bounds, combination_error
+from .._cpu import FUSED_MULTIPLY_ADD
 from .._dtype import result_type
 from ..arrays.dispatch import (
     backward2,
@@ -28,6 +29,9 @@ from ..kernels import elementwise as K
 from ..tensor import Tensor
 from .declaration import declare, functions_declared_in, unary_op
 from .formulas import Formula, FormulaNode
+
+# 1 - y*y with one rounding where this machine's PyTorch fuses it (see `minigrad._cpu`)
+TANH_BACKWARD = K.tanh_backward if FUSED_MULTIPLY_ADD else K.tanh_backward_rounded_twice
 
 VALUE = "value"
 
@@ -65,7 +69,7 @@ unary_op("cos", node="CosBackward0", kernel=K.cos, vectorised=np.cos,
          doc="The cosine. Its derivative -sin(x) needs the input, so it saves its input.")
 
 unary_op("tanh", node="TanhBackward0", kernel=K.tanh, vectorised=np.tanh,
-         formula="tanh_backward(grad, result)", fused=K.tanh_backward,
+         formula="tanh_backward(grad, result)", fused=TANH_BACKWARD,
          doc="The hyperbolic tangent. Its derivative 1 - tanh(x)**2 needs only the "
              "result, so it saves its output.")
 
@@ -289,7 +293,7 @@ def _backward_op(node_cls, kernel, grad_output: Tensor, saved: Tensor, name: str
 
 def tanh_backward(grad_output: Tensor, output: Tensor) -> Tensor:
     """The gradient of tanh from its output (PyTorch's aten::tanh_backward)."""
-    return _backward_op(TanhBackwardBackward0, K.tanh_backward, grad_output, output, "output")
+    return _backward_op(TanhBackwardBackward0, TANH_BACKWARD, grad_output, output, "output")
 
 
 def sigmoid_backward(grad_output: Tensor, output: Tensor) -> Tensor:

@@ -127,3 +127,28 @@ ERRORS = {
 @pytest.mark.parametrize("name", sorted(ERRORS))
 def test_loss_errors(torch, name):
     compare(torch, ERRORS[name])
+
+
+REDUCED_LOSSES = ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss"]
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum"])
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("name", REDUCED_LOSSES)
+def test_long_losses_reduce_in_pytorchs_order(torch, name, dtype, reduction):
+    """A loss's "mean" and "sum" are PyTorch's sum and mean of the per-element losses,
+    added in its order: bit for bit on thousands of elements, where an addition in
+    another order (numpy's pairwise sum) differs in the last bits. These losses are
+    IEEE arithmetic per element, so the whole value must match."""
+    import numpy as np
+
+    import minigrad
+
+    rng = np.random.default_rng(5)
+    x, t = (rng.normal(0, 2, 3000).astype(dtype) for _ in range(2))
+    want = getattr(torch.nn.functional, name)(torch.from_numpy(x), torch.from_numpy(t),
+                                              reduction=reduction).numpy()
+    got = getattr(minigrad.nn.functional, name)(minigrad.from_numpy(x),
+                                                minigrad.from_numpy(t),
+                                                reduction=reduction).numpy()
+    assert got.dtype == want.dtype and got.tobytes() == want.tobytes()

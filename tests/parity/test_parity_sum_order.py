@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import minigrad
-from minigrad._cpu import VECTOR_BYTES
+from minigrad._cpu import SUM_VECTOR_BYTES
 from minigrad.arrays.summing import GRAIN_SIZE, cascade_sum
 from minigrad.kernels.cascade import _cascade, _row_sum
 
@@ -163,7 +163,7 @@ def test_a_contiguous_sum_adds_lane_by_lane_then_the_lanes():
     # 4 whole vectors and one more number: lane 0 sums BIG, 1, 1, 1 (BIG), every
     # other lane 4; the last number starts the total (1), then the lanes in order:
     # 1 + BIG is BIG, then 4 per remaining lane is kept.
-    lanes = VECTOR_BYTES // 8
+    lanes = SUM_VECTOR_BYTES // 8
     x = np.array([BIG] + [1.0] * (4 * lanes))
     assert cascade_sum(x, (0,)) == BIG + 4 * (lanes - 1)
     # the sum starts from +0.0, as PyTorch's does: -0.0 sums to +0.0
