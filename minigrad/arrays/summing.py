@@ -53,26 +53,51 @@ def cascade_sum(a: np.ndarray, dims: tuple, keepdim: bool = False) -> np.ndarray
 
 
 def _common_case(a: np.ndarray, dims: tuple, out: np.ndarray) -> bool:
-    """The sums most programs make, handed straight to the kernel with the block
+    """The sums most programs make, handed straight to the kernel with the blocks
     `_sum_into` would work out for them (a loss's mean, a bias's gradient: a few
     microseconds each, against about twenty for the general walk): a contiguous
-    array below the grain size summed whole, or a matrix over its rows or columns.
+    array summed whole (below the grain size), or a matrix over its rows or columns.
     Returns False for anything else."""
-    if not a.flags.c_contiguous or a.size < 2 or (a.size >= GRAIN_SIZE and THREADS > 1):
+    if not a.flags.c_contiguous or a.size < 2:
         return False
     lanes = SUM_VECTOR_BYTES // a.itemsize
     flat, flat_out = a.reshape(-1), out.reshape(-1)
     if len(dims) == a.ndim:  # one run of every element
+        if a.size >= GRAIN_SIZE and THREADS > 1:
+            return False  # (split between threads: `_two_pass`)
         sum_2d(flat, 0, a.size, 1, 1, 0, flat_out, 0, 0, 0, lanes)
         return True
     if a.ndim == 2 and len(dims) == 1 and 1 not in a.shape:
         rows, cols = a.shape
         if dims == (0,):  # down the columns: the summed dim first, cols apart
-            sum_2d(flat, 0, rows, cols, cols, 1, flat_out, 0, 0, 1, lanes)
-        else:  # along each row
+            # (above the grain size each thread sums a range of the columns, which
+            # decides where the kernel's blocks of columns start: `_split_outputs`)
+            split = a.size >= GRAIN_SIZE and THREADS > 1
+            for begin, end in _thread_ranges(cols, 128 // a.itemsize) if split else [(0, cols)]:
+                sum_2d(flat, begin, rows, end - begin, cols, 1, flat_out, begin, 0, 1, lanes)
+        else:  # along each row: every row's sum is its own, however threads share them
             sum_2d(flat, 0, cols, rows, 1, cols, flat_out, 0, 0, 1, lanes)
         return True
     return False
+
+
+def _thread_ranges(n: int, multiple: int) -> list:
+    """How PyTorch's `parallel_for` cuts n outputs between its threads: ranges of
+    ceil(n / threads), each boundary but the last rounded down to `multiple` (128
+    bytes' worth where the outputs are contiguous); empty ranges dropped."""
+    threads = min(THREADS, n)
+    chunk = -(-n // threads)
+    ranges = []
+    for t in range(threads):
+        begin, end = t * chunk, min(n, (t + 1) * chunk)
+        if begin >= end:
+            continue
+        begin -= begin % multiple
+        if end != n:
+            end -= end % multiple
+        if begin != end:
+            ranges.append((begin, end))
+    return ranges
 
 
 def _sum_into(a: np.ndarray, dims: tuple, out: np.ndarray) -> None:
@@ -167,19 +192,8 @@ def _split_outputs(memory, shape, in_strides, o_strides, flat_out, lanes, item) 
             break
         if shape[d] > shape[dim]:
             dim = d
-    cols = int(shape[dim])
-    threads = min(THREADS, cols)
-    chunk = -(-cols // threads)
     multiple = 128 // item if in_strides[dim] == 1 else 1
-    for t in range(threads):
-        begin, end = t * chunk, min(cols, (t + 1) * chunk)
-        if begin >= end:
-            continue
-        begin -= begin % multiple
-        if end != cols:
-            end -= end % multiple
-        if begin == end:
-            continue
+    for begin, end in _thread_ranges(int(shape[dim]), multiple):
         part = shape.copy()
         part[dim] = end - begin
         sum_strided(memory, begin * in_strides[dim], part, in_strides, flat_out,

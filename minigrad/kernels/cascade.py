@@ -41,9 +41,10 @@ def _level_power(n):
 @njit(cache=True, nogil=True, error_model="numpy")
 def _add_row(acc, x, base, col_stride, width):
     """acc[c] += x[base + c*col_stride] for each column c."""
-    if col_stride == 1:  # (contiguous: the loop the compiler turns into SIMD adds)
+    if col_stride == 1:  # (contiguous: a slice, whose loop the compiler turns into SIMD adds)
+        row = x[base:base + width]
         for c in range(width):
-            acc[c] += x[base + c]
+            acc[c] += row[c]
     else:
         for c in range(width):
             acc[c] += x[base + c * col_stride]
@@ -128,13 +129,15 @@ def _outer_sum(x, start, row_stride, col_stride, rows, cols, block, out, out_sta
     `vectorized_outer_sum` and `scalar_outer_sum`). Columns in whole blocks of `block`
     (four vectors, or four columns) are cascaded straight down; the rest go through
     `_row_sum` (each remaining vector, then each remaining column, the same way)."""
-    sums = np.empty(block, out.dtype)
-    c = 0
-    while c + block <= cols:
-        _cascade(x, start + c * col_stride, row_stride, col_stride, rows, block, sums)
-        for k in range(block):
-            out[out_start + (c + k) * out_stride] += sums[k]
-        c += block
+    # Every column of the whole blocks is its own cascade, and the cascade's steps
+    # depend only on the number of rows: so all of them go through one call, whose
+    # long inner loop the compiler vectorises (the same sums as block by block).
+    c = cols - cols % block
+    if c:
+        sums = np.empty(c, out.dtype)
+        _cascade(x, start, row_stride, col_stride, rows, c, sums)
+        for k in range(c):
+            out[out_start + k * out_stride] += sums[k]
     while c < cols:
         out[out_start + c * out_stride] += _row_sum(x, start + c * col_stride, row_stride,
                                                     rows)
