@@ -21,6 +21,7 @@ from .._device import device
 from .._random import normal_, uniform_
 from ..arrays.broadcasting import check_inplace_shape, sum_to
 from ..arrays.layout import copy_in_order, copy_like
+from ..arrays.summing import add_up
 from ..autograd.graph import Node
 from ..autograd.inplace import begin_inplace, finish_inplace
 from ..autograd.record import record
@@ -110,7 +111,9 @@ class FillBackward3(Node):
     formulas = (Formula("self", "zeros_like(grad)"), Formula("value", "grad.sum()"))
 
     def backward(self, grad):
-        gv = np.asarray(grad.sum(), self._input_meta[1][1]) if self.needs_grad(1) else None
+        # (the sum in PyTorch's order, then cast to the value's dtype)
+        gv = add_up(grad, tuple(range(grad.ndim))).astype(self._input_meta[1][1]) \
+            if self.needs_grad(1) else None
         return (np.zeros_like(grad) if self.needs_grad(0) else None, gv)
 
 
