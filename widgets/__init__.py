@@ -5,8 +5,9 @@ inspectors work on real torch tensors as well as minigrad ones; `BackwardStepper
 drives minigrad's own engine, or replays PyTorch's engine recorded through its hooks.
 """
 
-from .draw import draw_graph, figure_to_png
+from .draw import draw_graph
 from .explain import explain
+from .figures import figure_to_png
 from .inspectors import GradHistory, compare_graphs, saved_tensors_table
 from .player import FramePlayer
 from .stepper import BackwardStepper

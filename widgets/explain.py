@@ -30,7 +30,8 @@ from typing import Any
 import numpy as np
 from matplotlib.figure import Figure
 
-from .draw import draw_graph, figure_to_png
+from .draw import draw_graph
+from .figures import figure_to_png
 from .formatting import escape, is_tensor_like, shape_text, to_numpy
 from .graph import (
     ACCUMULATE,

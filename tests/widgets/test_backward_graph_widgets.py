@@ -12,7 +12,8 @@ import pytest
 
 import minigrad
 from widgets import BackwardStepper, draw_graph
-from widgets.draw import ACCUMULATE, PALETTE, GraphDrawing, figure_to_png, figure_to_svg
+from widgets.draw import ACCUMULATE, PALETTE, GraphDrawing
+from widgets.figures import figure_to_png, figure_to_svg
 from widgets.graph import build_graph
 
 RECORDED_LABEL = "recorded by backward (create_graph)"

@@ -25,9 +25,8 @@ from widgets.draw import (
     NODE_FONT,
     GraphDrawing,
     GraphState,
-    figure_to_png,
-    figure_to_svg,
 )
+from widgets.figures import figure_to_png, figure_to_svg
 from widgets.graph import build_graph
 from widgets.textpaths import text_path, text_size
 
