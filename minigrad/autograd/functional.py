@@ -15,8 +15,10 @@ Everything here is built on `autograd.grad`:
 Each function takes a tensor or a tuple of tensors, and answers in the same
 structure; `create_graph=True` makes the answers differentiable, `strict=True`
 refuses outputs that do not depend on an input (instead of answering zeros).
-`vectorize=True` and `strategy="forward-mode"` need vmap and forward-mode AD,
-which minigrad does not have: they raise `NotImplementedError`.
+`vectorize=True` and `strategy="forward-mode"` (which PyTorch runs only vectorised)
+need vmap, PyTorch's batching of whole functions, which minigrad does not have: they
+raise `NotImplementedError`. (For a Jacobian-vector product by forward mode, use
+`autograd.forward_ad` directly.)
 """
 
 from __future__ import annotations
@@ -242,8 +244,9 @@ def jvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
 
 def _forward_mode_refused(what: str) -> NotImplementedError:
     return NotImplementedError(
-        f"minigrad does not implement {what}: it needs vmap and forward-mode AD, which "
-        "minigrad does not have; use vectorize=False and strategy=\"reverse-mode\""
+        f"minigrad does not implement {what}: it needs vmap (batching a whole function), "
+        "which minigrad does not have; use vectorize=False and strategy=\"reverse-mode\", "
+        "or minigrad.autograd.forward_ad for forward mode"
     )
 
 

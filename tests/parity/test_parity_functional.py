@@ -267,7 +267,7 @@ def test_errors(torch, name):
     lambda F, x: F.hessian(lambda x: x.sum(), x, vectorize=True),
 ])
 def test_vectorize_is_refused_clearly(call):
-    """vmap and forward-mode AD are not there: minigrad says so (PyTorch answers)."""
+    """vmap is not there: minigrad says so (PyTorch answers)."""
     x = minigrad.tensor(X, dtype=minigrad.float64)
     with pytest.raises(NotImplementedError, match="minigrad does not implement"):
         call(minigrad.autograd.functional, x)
