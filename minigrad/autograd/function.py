@@ -39,6 +39,8 @@ class FunctionCtx(Node):
         "_materialize_grads",
         "_is_tensor_input",
         "_output_meta",
+        "_for_forward",
+        "_in_jvp",
         "needs_input_grad",
     )  # Node's __dict__ lets forward stash plain values too: ctx.k = 2.0
     _saves_elsewhere = True  # save_for_backward's tensors, in `_ctx_saved`
@@ -55,12 +57,19 @@ class FunctionCtx(Node):
         self._non_differentiable: tuple = ()
         self._materialize_grads = True
         self._output_meta: tuple = ()
+        self._for_forward: tuple = ()
+        self._in_jvp = False
 
     # -- what forward may call -----------------------------------------------------
 
     def save_for_backward(self, *tensors) -> None:
         """Keep these tensors (or None) for backward, with their versions."""
         self._to_save = tensors
+
+    def save_for_forward(self, *tensors) -> None:
+        """Keep these tensors (or None) for `jvp`, which reads them as
+        `ctx.saved_tensors` (forward mode runs `jvp` right after `forward`)."""
+        self._for_forward = tensors
 
     def mark_dirty(self, *tensors) -> None:
         """Declare the inputs this forward modified in place."""
@@ -78,7 +87,10 @@ class FunctionCtx(Node):
 
     @property
     def saved_tensors(self) -> tuple:
-        """The saved tensors, after PyTorch's checks: released, or modified in place."""
+        """The saved tensors, after PyTorch's checks: released, or modified in place.
+        (Inside `jvp`: what `save_for_forward` kept.)"""
+        if self._in_jvp:
+            return self._for_forward
         if self._ctx_saved is None:
             return ()
         return tuple(None if s is None else s.unpack(self) for s in self._ctx_saved)
@@ -193,6 +205,15 @@ class Function(metaclass=_FunctionMeta):
             "autograd.Function to use it with backward mode AD."
         )
 
+    @staticmethod
+    def jvp(ctx: FunctionCtx, *grad_inputs: Any) -> Any:
+        """Forward mode's rule: the outputs' tangents from the inputs' (one per input,
+        in `forward`'s order; one per output back). Override it to use the Function
+        with `autograd.forward_ad`; read what `ctx.save_for_forward` kept as
+        `ctx.saved_tensors`."""
+        raise NotImplementedError("You must implement the jvp function for custom "
+                                  "autograd.Function to use it with forward mode AD.")
+
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
         """Run `forward` without recording, then record one node for the whole call."""
@@ -204,9 +225,14 @@ class Function(metaclass=_FunctionMeta):
             args = _positional(cls, args, kwargs, separate_setup)
         is_tensor = tuple(isinstance(a, Tensor) for a in args)
         tensors = [a for a in args if isinstance(a, Tensor)]
-        if DUAL.active and any(tangent_of(t) is not None for t in tensors):
-            raise NotImplementedError("You must implement the jvp function for custom "
-                                      "autograd.Function to use it with forward mode AD.")
+        dual = DUAL.active and any(tangent_of(t) is not None for t in tensors)
+        if dual:
+            if cls.jvp is Function.jvp:
+                raise NotImplementedError("You must implement the jvp function for custom "
+                                          "autograd.Function to use it with forward mode AD.")
+            # (read before forward runs: an input forward modifies in place keeps its
+            # tangent object, which jvp then updates in place)
+            tangents_in = [tangent_of(a) if isinstance(a, Tensor) else None for a in args]
         record = STATE.grad_enabled and any(t.requires_grad for t in tensors)
         ctx = cls._backward_cls(tuple(t._edge() for t in tensors) if record else ())
         ctx._is_tensor_input = is_tensor
@@ -214,11 +240,17 @@ class Function(metaclass=_FunctionMeta):
             isinstance(a, Tensor) and a.requires_grad and STATE.grad_enabled for a in args
         )
         with no_grad():
-            if separate_setup:
-                result = cls.forward(*args)
-                cls.setup_context(ctx, args, result)
-            else:
-                result = cls.forward(ctx, *args)
+            if dual:
+                DUAL.active = False  # (forward's own ops carry no tangents: jvp gives them)
+            try:
+                if separate_setup:
+                    result = cls.forward(*args)
+                    cls.setup_context(ctx, args, result)
+                else:
+                    result = cls.forward(ctx, *args)
+            finally:
+                if dual:
+                    DUAL.active = True
         single = not isinstance(result, tuple)
         outputs = (result,) if single else result
 
@@ -290,7 +322,47 @@ class Function(metaclass=_FunctionMeta):
                 for t in ctx._to_save
             )
         ctx._to_save = ()
+        if dual:
+            _forward_tangents(ctx, args, tangents_in, final)
         return final[0] if single else tuple(final)
+
+
+def _forward_tangents(ctx: FunctionCtx, args: tuple, tangents_in: list, outputs: list) -> None:
+    """Forward mode through a custom Function: its `jvp` gets one tangent per input
+    (zeros for a tensor without one, unless `set_materialize_grads(False)`; None for
+    what is not a tensor) and returns one per output, which the outputs then carry."""
+    from ..tensor import Tensor
+    from .tangents import set_tangent, update_tangent
+
+    grads = []
+    for a, t in zip(args, tangents_in):
+        if t is None and isinstance(a, Tensor) and ctx._materialize_grads:
+            t = Tensor._make(np.zeros_like(a._data))
+        grads.append(t)
+    ctx._in_jvp = True
+    DUAL.active = False  # (jvp's own ops carry no tangents either)
+    try:
+        result = ctx._function.jvp(ctx, *grads)
+    finally:
+        DUAL.active = True
+        ctx._in_jvp = False
+    result = result if isinstance(result, tuple) else (result,)
+    if len(result) != len(outputs):
+        raise RuntimeError(f"Function's jvp returned an invalid number of forward gradients "
+                           f"(expected {len(outputs)} but got {len(result)})")
+    dirty = {id(t) for t in ctx._dirty}
+    for out, tangent in zip(outputs, result):
+        if not isinstance(out, Tensor) or tangent is None:
+            continue
+        if tangent.shape != out.shape:
+            raise RuntimeError(
+                "Trying to set a forward gradient that has a different size than that of the "
+                f"original Tensor, this is not supported. Tensor is of size "
+                f"[{', '.join(map(str, out.shape))}] while the given forward gradient is of "
+                f"size [{', '.join(map(str, tangent.shape))}].")
+        if id(out) in dirty and tangent_of(out) is tangent:
+            continue  # (jvp updated the input's tangent in place, as it must)
+        (update_tangent if id(out) in dirty else set_tangent)(out, tangent)
 
 
 def _positional(cls, args: tuple, kwargs: dict, separate_setup: bool) -> tuple:

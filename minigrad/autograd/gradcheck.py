@@ -21,9 +21,11 @@ Use float64 inputs: with eps = 1e-6, float32's rounding swamps the difference
 computes the gradient with `create_graph=True`, so it checks the backward of the
 backward too.
 
-minigrad implements the slow mode for real tensors and backward AD; the options
-that need forward-mode AD, vmap or PyTorch's randomised fast mode raise
-`NotImplementedError`.
+With `check_forward_ad=True` the Jacobian is also computed by forward mode
+(`autograd.forward_ad`), one input element's unit tangent at a time, and compared the
+same way. minigrad implements the slow mode for real tensors; the options that need
+vmap (`check_batched_grad`, `check_batched_forward_grad`) or PyTorch's randomised
+fast mode raise `NotImplementedError`.
 """
 
 from __future__ import annotations
@@ -96,15 +98,15 @@ def gradcheck(func: Callable, inputs, *, eps: float = 1e-6, atol: float = 1e-5,
     if check_batched_forward_grad and not check_forward_ad:
         raise AssertionError(
             "Setting check_batched_forward_grad=True requires check_forward_ad to be True")
-    if check_forward_ad:
-        raise _refuse("check_forward_ad=True (minigrad has no forward-mode AD yet)")
+    if check_batched_forward_grad:
+        raise _refuse("check_batched_forward_grad=True (it needs vmap)")
     if check_batched_grad:
         raise _refuse("check_batched_grad=True (it needs vmap)")
     if fast_mode:
         raise _refuse("fast_mode=True; use the default fast_mode=False")
     try:
         _check(func, inputs, eps, atol, rtol, nondet_tol, check_undefined_grad,
-               check_grad_dtypes)
+               check_grad_dtypes, check_forward_ad, check_backward_ad)
     except GradcheckError:
         if raise_exception:
             raise
@@ -144,6 +146,9 @@ def gradgradcheck(func: Callable, inputs, grad_outputs=None, *, eps: float = 1e-
                    if isinstance(x, Tensor) and x.requires_grad}
 
     def gradients(*args):
+        # (every tensor made to require grad again, as PyTorch does: forward mode hands
+        # this function detached dual tensors)
+        args = tuple(x.requires_grad_() if isinstance(x, Tensor) else x for x in args)
         input_args = args[:-n_out]
         outputs = _differentiable_outputs(func(*input_args))
         grads_in = autograd_grad(outputs, tuple(x for i, x in enumerate(input_args)
@@ -180,16 +185,25 @@ def _random_like(t: Tensor, noncontiguous: bool) -> Tensor:
 
 
 def _check(func, inputs, eps, atol, rtol, nondet_tol, check_undefined_grad,
-           check_grad_dtypes) -> None:
+           check_grad_dtypes, check_forward_ad, check_backward_ad) -> None:
+    """PyTorch's order: the backward Jacobians, then the forward-mode ones (and how
+    forward mode treats a missing tangent), then the checks only backward has."""
     tupled_inputs = _as_tuple(inputs)
     _check_inputs(tupled_inputs)
     func_out = _as_tuple(func(*tupled_inputs))
     outputs = _differentiable_outputs(func_out)
-    if not outputs:
-        _check_no_differentiable_outputs(func, tupled_inputs, func_out, eps)
-    else:
-        _compare_jacobians(func, tupled_inputs, func_out, outputs, eps, atol, rtol,
-                           nondet_tol, check_grad_dtypes)
+    for forward in (False, True):
+        if not (check_forward_ad if forward else check_backward_ad):
+            continue
+        if not outputs:
+            _check_no_differentiable_outputs(func, tupled_inputs, func_out, eps)
+        else:
+            _compare_jacobians(func, tupled_inputs, func_out, outputs, eps, atol, rtol,
+                               nondet_tol, check_grad_dtypes, forward)
+        if forward and check_undefined_grad:
+            _check_undefined_tangents(func, tupled_inputs)
+    if not check_backward_ad:
+        return
     _check_backward_multiplies_by_grad_output(outputs, tupled_inputs)
     if check_undefined_grad:
         _check_undefined_output_grads(func, tupled_inputs)
@@ -219,19 +233,26 @@ def _check_inputs(inputs: tuple) -> None:
 
 
 def _compare_jacobians(func, inputs, func_out, outputs, eps, atol, rtol, nondet_tol,
-                       check_grad_dtypes) -> None:
+                       check_grad_dtypes, forward: bool = False) -> None:
     """The numerical and analytical Jacobian of each output with respect to each input
-    must be close (`allclose`, with their dtypes promoted)."""
+    must be close (`allclose`, with their dtypes promoted). The analytical one comes
+    from backward passes, or with `forward` from forward-mode AD."""
     mg = _namespace()
     numerical = _numerical_jacobians(func, inputs, func_out, eps)
     numerical = [n for o, n in zip(func_out, numerical) if o.requires_grad]
+    by_tangents = _forward_jacobians(func, inputs, func_out, check_grad_dtypes) \
+        if forward else None
+    mode = "computed with forward mode " if forward else ""
     for i, o in enumerate(outputs):
-        analytical = _analytical_jacobians(inputs, o, nondet_tol, check_grad_dtypes)
+        if forward:
+            analytical = [per_input[i] for per_input in by_tangents]
+        else:
+            analytical = _analytical_jacobians(inputs, o, nondet_tol, check_grad_dtypes)
         for j, (a, n) in enumerate(zip(analytical, numerical[i])):
             dtype = a.dtype if a.dtype is n.dtype else mg.float64  # (both floating point)
             if not mg.allclose(a.to(dtype), n.to(dtype), rtol, atol):
                 raise GradcheckError(
-                    f"Jacobian mismatch for output {i:d} with respect to input {j:d},\n"
+                    f"Jacobian {mode}mismatch for output {i:d} with respect to input {j:d},\n"
                     f"numerical:{n}\nanalytical:{a}\n")
 
 
@@ -367,6 +388,89 @@ def _stacked_rows(diff_inputs: list, rows: list) -> tuple[list, bool, bool]:
             jacobian[:, j] = g.reshape(-1)
         jacobians.append(jacobian)
     return jacobians, sizes_ok, types_ok
+
+
+# -- the Jacobian by forward mode: one column per input element ------------------------------
+
+
+def _float_outputs(outputs: tuple) -> list:
+    return [o for o in outputs if isinstance(o, Tensor) and o.dtype.is_floating_point]
+
+
+def _dual_inputs(inputs: tuple) -> tuple[list, list]:
+    """Each input that requires grad made dual with a zero tangent (its value detached),
+    the others as they are; and those tangents, read back from the dual tensors."""
+    from . import forward_ad
+
+    zeros_like = _namespace().zeros_like
+    duals, tangents = [], []
+    for inp in inputs:
+        if isinstance(inp, Tensor) and inp.requires_grad:
+            inp = forward_ad.make_dual(inp.detach(), zeros_like(inp))
+            tangents.append(forward_ad.unpack_dual(inp).tangent)
+        duals.append(inp)
+    return duals, tangents
+
+
+def _forward_jacobians(func, inputs: tuple, func_out: tuple, check_grad_dtypes: bool) -> list:
+    """`jacobians[j][k]`: the Jacobian of floating-point output k with respect to the
+    j-th input that requires grad, sized (input numel, output numel) like the
+    numerical one: each row is the outputs' tangents when that input element's
+    tangent is 1 and every other tangent 0 (one forward pass per input element)."""
+    from . import forward_ad
+
+    diff_inputs = _inputs_requiring_grad(inputs)
+    jacobians = [[o.new_zeros((inp.numel(), o.numel())) for o in _float_outputs(func_out)]
+                 for inp in diff_inputs]
+    with forward_ad.dual_level():
+        duals, tangents = _dual_inputs(inputs)
+        for j, tangent in enumerate(tangents):
+            # (element by element in row-major order, whatever the tangent's layout)
+            for row, where in enumerate(itertools.product(*map(range, tangent.shape))):
+                tangent[where] = 1.0
+                outs = _float_outputs(_as_tuple(func(*duals)))
+                for k, out in enumerate(outs):
+                    value, t = forward_ad.unpack_dual(out)
+                    if check_grad_dtypes and t is not None and value.dtype != t.dtype:
+                        raise GradcheckError("Forward AD gradient has dtype mismatch.")
+                    if t is None:
+                        jacobians[j][k][row].zero_()
+                    else:
+                        jacobians[j][k][row].copy_(t.reshape(-1))
+                tangent[where] = 0.0
+    return jacobians
+
+
+def _check_undefined_tangents(func, inputs: tuple) -> None:
+    """Forward mode must treat an input without a tangent as one whose tangent is
+    zero: for each input in turn, its tangent is made a tensor of zeros, then left out
+    (a plain tensor), the others keeping random tangents; both runs must give the
+    same output tangents."""
+    from . import forward_ad
+
+    mg = _namespace()
+    generator = mg.Generator()  # (its own, as PyTorch's: the global one is left alone)
+    with forward_ad.dual_level():
+        duals, tangents = _dual_inputs(inputs)
+        for tangent in tangents:
+            tangent.copy_(mg.rand(tangent.numel(), generator=generator, dtype=tangent.dtype)
+                          .view_as(tangent))
+        for idx, inp in enumerate(inputs):
+            if not (isinstance(inp, Tensor) and inp.requires_grad):
+                continue
+            kept = duals[idx]
+            duals[idx] = forward_ad.make_dual(inp.detach(), mg.zeros_like(inp))
+            with_zeros = _float_outputs(_as_tuple(func(*duals)))
+            duals[idx] = inp.detach()
+            without = _float_outputs(_as_tuple(func(*duals)))
+            duals[idx] = kept
+            for k, (a, b) in enumerate(zip(with_zeros, without)):
+                t1, t2 = forward_ad.unpack_dual(a).tangent, forward_ad.unpack_dual(b).tangent
+                if t1 is not None and t2 is not None and not mg.allclose(t1, t2):
+                    raise GradcheckError(
+                        "Mismatch in tangent values for output with index: ", k,
+                        " when input: ", inp, " has an undefined tangent value. ",
+                        " Got: ", t1, " but expected: ", t2)
 
 
 # -- what backward must do with zero or undefined output gradients -------------------------

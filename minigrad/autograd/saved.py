@@ -71,6 +71,11 @@ def _tensor_type(np_dtype) -> str:
     return from_numpy_dtype(np_dtype).tensor_type
 
 
+# Forward mode's `share_tangent(source, target)` (autograd/tangents.py, which stands
+# above this module, sets it when imported): gives `target` the tangent of `source`.
+SHARE_TANGENT: Callable = lambda source, target: None  # noqa: E731
+
+
 class SavedTensor:
     """A tensor kept by a node for backward, with the version it was saved at.
 
@@ -90,6 +95,7 @@ class SavedTensor:
         "is_output",
         "is_released",
         "_hooks",
+        "_fw_output",
     )
     hooked = False  # True once saved through saved-tensor hooks (`HookedSavedTensor`)
 
@@ -100,7 +106,14 @@ class SavedTensor:
         self.saved_version = counter.value
         self._output_nr = tensor._output_nr
         self._view_fn = None
+        self._fw_output = None
         if is_output:
+            if tensor._fw_grad is not None or tensor._fw_pending is not None:
+                # Forward mode: the output's tangent comes back with it when unpacked,
+                # as PyTorch's SavedVariable keeps an output's forward gradient. (Held
+                # through the output itself: its tangent may still be pending. The
+                # cycle this makes lasts only as long as the dual level.)
+                self._fw_output = tensor
             self._tensor = None
             self._data = tensor._data
             if tensor._view is not None and tensor.grad_fn is not None:
@@ -122,6 +135,7 @@ class SavedTensor:
     def release(self) -> None:
         self._tensor = None
         self._data = None
+        self._fw_output = None
         self.is_released = True
 
     def check(self, node: Node) -> None:
@@ -161,7 +175,10 @@ class SavedTensor:
         self.check(node)
         if not self.is_output:
             return self._tensor
-        return Tensor._make_output(self._data, node, self._output_nr, self._counter)
+        out = Tensor._make_output(self._data, node, self._output_nr, self._counter)
+        if self._fw_output is not None:
+            SHARE_TANGENT(self._fw_output, out)
+        return out
 
     # The engine's slow path (`_check_saved_slowly`) calls `prepare` on each saved
     # tensor of a node in PyTorch's order before its formula runs, and the formula

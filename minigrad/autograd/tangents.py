@@ -90,6 +90,16 @@ def tangent_of(t: Tensor) -> Tensor | None:
     return tangent
 
 
+def share_tangent(source: Tensor, target: Tensor) -> None:
+    """Give `target` (a saved output, rebuilt) the tangent `source` has, if any."""
+    tangent = tangent_of(source)
+    if tangent is not None:
+        _keep(target, tangent)
+
+
+saved.SHARE_TANGENT = share_tangent
+
+
 def _keep(t: Tensor, tangent: Tensor) -> None:
     _DUALS[id(t)] = t
     t._fw_grad = tangent
