@@ -163,9 +163,9 @@ def reduction_of(size_average, reduce, reduction: str) -> str:
 class _PairLoss(Node):
     """A loss of `self` and `target`, element by element, then reduced. Subclasses give
     the gradient of the element-wise loss with respect to the input (`d_self`) and,
-    unless it is its negative, to the target (`d_target`); "mean" divides by numel."""
-
-    recordable = False  # (the backward ops their formulas call are not written yet)
+    unless it is its negative, to the target (`d_target`); "mean" divides by numel.
+    (A `create_graph=True` backward runs their formulas instead: the backward ops
+    they call are in `loss_backward.py`.)"""
 
     def d_self(self, x, t):
         raise NotImplementedError
@@ -223,8 +223,7 @@ class SmoothL1LossBackward0(_PairLoss):
                 Formula("target", "smooth_l1_loss_backward(grad, target, self, reduction, beta)"))
 
     def d_self(self, x, t):
-        z, beta = x - t, x.dtype.type(self._saved["beta"])
-        return np.where(z < -beta, -1, np.where(z > beta, 1, z / beta)).astype(x.dtype)
+        return smooth_l1_slope(x, t, self._saved["beta"])
 
 
 class HuberLossBackward0(_PairLoss):
@@ -235,8 +234,19 @@ class HuberLossBackward0(_PairLoss):
                 Formula("target", "huber_loss_backward(grad, target, self, reduction, delta)"))
 
     def d_self(self, x, t):
-        z, delta = x - t, x.dtype.type(self._saved["delta"])
-        return np.where(z < -delta, -delta, np.where(z > delta, delta, z)).astype(x.dtype)
+        return huber_slope(x, t, self._saved["delta"])
+
+
+def smooth_l1_slope(x: np.ndarray, t: np.ndarray, beta: float) -> np.ndarray:
+    """smooth_l1_loss's slope in x: z / beta inside (-beta, beta), sign(z) outside."""
+    z, b = x - t, x.dtype.type(beta)
+    return np.where(z < -b, -1, np.where(z > b, 1, z / b)).astype(x.dtype)
+
+
+def huber_slope(x: np.ndarray, t: np.ndarray, delta: float) -> np.ndarray:
+    """huber_loss's slope in x: z inside (-delta, delta), delta * sign(z) outside."""
+    z, d = x - t, x.dtype.type(delta)
+    return np.where(z < -d, -d, np.where(z > d, d, z)).astype(x.dtype)
 
 
 def l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None,  # noqa: A002
@@ -308,8 +318,7 @@ class BinaryCrossEntropyBackward0(_PairLoss):
         return d if w is None else d * w.array(self)
 
     def d_self(self, p, t):
-        eps = p.dtype.type(np.float32(1e-12))  # (PyTorch's EPSILON is a C++ float)
-        return self._weighted((p - t) / np.maximum((1 - p) * p, eps))
+        return self._weighted(bce_slope(p, t))
 
     def d_target(self, p, t):
         return self._weighted(np.log1p(-p) - np.log(p))
@@ -347,6 +356,12 @@ class BinaryCrossEntropyWithLogitsBackward0(_PairLoss):
         pw, w = self._optional("pos_weight"), self._optional("weight")
         d = -x if pw is None else _log_sigmoid(-x) - _log_sigmoid(x) * pw
         return d if w is None else d * w
+
+
+def bce_slope(p: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """binary_cross_entropy's slope in p (unweighted): (p - t) / max((1 - p) p, 1e-12)."""
+    eps = p.dtype.type(np.float32(1e-12))  # (PyTorch's EPSILON is a C++ float)
+    return (p - t) / np.maximum((1 - p) * p, eps)
 
 
 def _log_sigmoid(x: np.ndarray) -> np.ndarray:

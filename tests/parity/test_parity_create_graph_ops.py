@@ -62,6 +62,39 @@ OPS = {
     "mse_loss": lambda m, x, o: m.nn.functional.mse_loss(x.exp(), o),
     "mse_loss sum": lambda m, x, o: m.nn.functional.mse_loss(x * o, o.sin(), reduction="sum"),
     "mse_loss none": lambda m, x, o: m.nn.functional.mse_loss(x, o * o, reduction="none"),
+    "smooth_l1_loss": lambda m, x, o: m.nn.functional.smooth_l1_loss(x * o, o.sin(), beta=1.5),
+    "smooth_l1_loss sum": lambda m, x, o: m.nn.functional.smooth_l1_loss(
+        x.exp(), o, reduction="sum") * x,
+    "smooth_l1_loss none": lambda m, x, o: m.nn.functional.smooth_l1_loss(
+        x * x, o, reduction="none", beta=2.0) ** 2,
+    "huber_loss": lambda m, x, o: m.nn.functional.huber_loss(x * o, o.sin(), delta=1.5),
+    "huber_loss sum": lambda m, x, o: m.nn.functional.huber_loss(
+        x.exp(), o, reduction="sum", delta=0.5) * x,
+    "huber_loss none": lambda m, x, o: m.nn.functional.huber_loss(
+        x * x, o, reduction="none", delta=2.0) ** 2,
+    "binary_cross_entropy": lambda m, x, o: m.nn.functional.binary_cross_entropy(
+        x.sigmoid(), (x * o).sigmoid()),
+    "binary_cross_entropy sum, weighted": lambda m, x, o: m.nn.functional.binary_cross_entropy(
+        (x * o).sigmoid(), o.sigmoid(), weight=_W(m), reduction="sum") * x,
+    "binary_cross_entropy none": lambda m, x, o: m.nn.functional.binary_cross_entropy(
+        x.sigmoid(), o.sigmoid(), reduction="none") ** 2,
+    "binary_cross_entropy mean, weighted": lambda m, x, o: m.nn.functional.binary_cross_entropy(
+        x.sigmoid().view(2, 3), o.sigmoid().view(2, 3), weight=_W(m)[:3]),
+    "binary_cross_entropy_with_logits": lambda m, x, o:
+        m.nn.functional.binary_cross_entropy_with_logits(x * o, o.sigmoid()),
+    "binary_cross_entropy_with_logits sum, weighted": lambda m, x, o:
+        m.nn.functional.binary_cross_entropy_with_logits(
+            x, (x * o).sigmoid(), weight=_W(m), reduction="sum") * o,
+    "binary_cross_entropy_with_logits none": lambda m, x, o:
+        m.nn.functional.binary_cross_entropy_with_logits(
+            x * o, o.sigmoid(), reduction="none") ** 2,
+    "binary_cross_entropy_with_logits pos_weight": lambda m, x, o:
+        m.nn.functional.binary_cross_entropy_with_logits(
+            x * o, (x + o).sigmoid(), pos_weight=_W(m) * 2),
+    "binary_cross_entropy_with_logits pos_weight, weighted, none": lambda m, x, o:
+        m.nn.functional.binary_cross_entropy_with_logits(
+            (x * o).view(2, 3), o.sigmoid().view(2, 3), weight=_W(m)[3:],
+            pos_weight=_W(m)[:3], reduction="none").exp(),
     "softmax": lambda m, x, o: (x * o).view(2, 3).softmax(1) * o.view(2, 3),
     "softmax dim 0": lambda m, x, o: m.softmax((x * o).view(2, 3), 0).log(),
     "log_softmax": lambda m, x, o: (x * o).view(2, 3).log_softmax(-1) * o.view(2, 3),
@@ -104,6 +137,10 @@ OPS = {
 
 def _T(m):  # noqa: N802 - class targets for a (2, 3) input
     return m.tensor([2, 0])
+
+
+def _W(m):  # noqa: N802 - a loss's weight, which may not require grad
+    return m.tensor([0.5, 2.0, 1.0, 1.5, 0.25, 3.0], dtype=m.float64)
 
 
 # Ops compared at the second order only (see the notes).
@@ -228,3 +265,43 @@ def test_create_graph_refuses_where_a_backward_op_is_missing(name, node, depth):
                                        create_graph=True)
     with pytest.raises(NotImplementedError, match=f"backward of {node} yet"):
         minigrad.autograd.grad(sum((g * g).sum() for g in grads), (x, o), create_graph=True)
+
+
+# The losses of a prediction and a target once more: float32, a target that needs no
+# gradient, only the target needing one, and a target broadcast to the input.
+P = [[0.2, 0.9, 0.5], [0.35, 0.05, 0.7]]
+T = [[0.0, 1.0, 0.25], [0.5, 0.5, 1.0]]
+LOSSES = {
+    "smooth_l1_loss": lambda F, x, t: F.smooth_l1_loss(x * 3, t, beta=0.5),
+    "huber_loss": lambda F, x, t: F.huber_loss(x * 3, t, reduction="sum", delta=0.5),
+    "binary_cross_entropy": lambda F, x, t: F.binary_cross_entropy(x, t),
+    "binary_cross_entropy_with_logits": lambda F, x, t: F.binary_cross_entropy_with_logits(
+        x * 4, t, pos_weight=t[0].detach() + 0.5, reduction="none"),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("needs_grad", ["input", "target", "both"])
+@pytest.mark.parametrize("name", list(LOSSES))
+def test_losses_second_and_third_order(torch, name, needs_grad, dtype):
+    def program(c):
+        x = c.leaf(P, dtype, requires_grad=needs_grad != "target")
+        t = c.leaf(T, dtype, requires_grad=needs_grad != "input")
+        wrt = [v for v in (x, t) if v.requires_grad]
+        y = LOSSES[name](c.m.nn.functional, x, t)
+        grads = c.m.autograd.grad((y * y).sum(), wrt, create_graph=True)
+        grads = c.m.autograd.grad(sum((g * g).sum() for g in grads), wrt, create_graph=True,
+                                  allow_unused=True)
+        return c.keep(*[g for g in grads if g is not None])
+
+    check(torch, program)
+
+
+@pytest.mark.parametrize("name", ["smooth_l1_loss", "huber_loss"])
+def test_losses_with_a_broadcast_target_second_order(torch, name):
+    def program(c):
+        x, t = c.leaf(P), c.leaf([0.5, 0.0, 1.0])
+        y = getattr(c.m.nn.functional, name)(x * 2, t)  # (warns: the shapes differ)
+        return c.keep(*c.m.autograd.grad(y, (x, t), create_graph=True))
+
+    check(torch, program)
