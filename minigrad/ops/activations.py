@@ -36,6 +36,7 @@ def _where_positive(x: np.ndarray, grad: np.ndarray, slope: float) -> np.ndarray
 class LeakyReluBackward0(Node):
     """leaky_relu(x, slope): grad where x > 0, slope * grad elsewhere. Saves its INPUT."""
 
+    tangent = "auto_element_wise"
     saves = {"negative_slope": VALUE, "self": INPUT}
     formulas = (Formula("self", "leaky_relu_backward(grad, self, negative_slope, False)"),)
 
@@ -130,6 +131,7 @@ class GeluBackward0(Node):
     """gelu(x): grad * (Phi(x) + x * phi(x)) (Phi, phi: the normal cdf and pdf), or the
     derivative of the tanh approximation. Saves its INPUT."""
 
+    tangent = "auto_element_wise"
     saves = {"approximate": VALUE, "self": INPUT}
     formulas = (Formula("self", "gelu_backward(grad, self, approximate)"),)
     recordable = False  # (gelu_backward has a node of its own, not written yet)

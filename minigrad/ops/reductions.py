@@ -449,6 +449,7 @@ class MaximumBackward0(Node):
     """maximum(x, y): the gradient goes to the larger input; a tie splits it in halves,
     and a nan (which wins) sends all of it to both. Saves both INPUTS."""
 
+    tangent = Tangent("other_t + share(self_p > other_p, self_p, other_p) * (self_t - other_t)")
     saves = {"self": INPUT, "other": INPUT}
     formulas = (Formula("self", "where(self == other, grad / 2, grad).masked_fill_(self < other, "
                                 "0)"),
@@ -463,6 +464,7 @@ class MinimumBackward0(Node):
     """minimum(x, y): the gradient goes to the smaller input; a tie splits it in halves.
     Saves both INPUTS."""
 
+    tangent = Tangent("other_t + share(self_p < other_p, self_p, other_p) * (self_t - other_t)")
     saves = {"self": INPUT, "other": INPUT}
     formulas = (Formula("self", "where(self == other, grad / 2, grad).masked_fill_(self > other, "
                                 "0)"),

@@ -29,6 +29,7 @@ from ..kernels import elementwise as K
 from ..tensor import Tensor
 from .declaration import declare, functions_declared_in, unary_op
 from .formulas import Formula, FormulaNode
+from .tangent_formulas import AUTO_ELEMENT_WISE
 
 # 1 - y*y with one rounding where this machine's PyTorch fuses it (see `minigrad._cpu`)
 TANH_BACKWARD = K.tanh_backward if FUSED_MULTIPLY_ADD else K.tanh_backward_rounded_twice
@@ -104,6 +105,7 @@ class ClampBackward1(Node):
     """clamp(x, min, max) with number bounds: the gradient passes where x was
     inside the bounds. Saves the INPUT and the bounds (None where absent)."""
 
+    tangent = AUTO_ELEMENT_WISE
     saves = {"self": INPUT, "min": VALUE, "max": VALUE}
     formulas = (Formula("self", "clamp_backward(grad, self, min, max)"),)
 
@@ -185,6 +187,7 @@ class _Steps(Node):
     zeros whatever the input was. Saves nothing. (Learners meet these as "my loss
     went through round() and nothing learns".)"""
 
+    tangent = AUTO_ELEMENT_WISE
     elementwise = True
     formulas = (Formula("self", "zeros_like(grad)"),)
 

@@ -144,6 +144,30 @@ PROGRAMS = {
                         m.where(m.tensor(A) > 0, m.tensor(A), dual(m, V, TV)),
                         m.where(m.tensor(V) > 0, dual(m, A, TA), 0.0)),
     "cumsum": lambda m: (dual(m, A, TA).cumsum(1), dual(m, M3, TM3).cumsum(0)),
+    # element-wise ops with formulas of their own
+    "clamp": lambda m: (dual(m, A, TA).clamp(-0.5, 0.5), dual(m, A, TA).clamp(min=0.0),
+                        m.clamp(dual(m, A, TA), max=A[0, 0])),
+    "maximum and minimum": lambda m: (
+        m.maximum(dual(m, A, TA), dual(m, A.T.copy().T * 0.5, TA * 3)),
+        m.minimum(dual(m, A, TA), m.tensor(np.where(A > 0, A, 0.0))),
+        m.maximum(m.tensor(V), dual(m, A, TA)), m.minimum(dual(m, V, TV), dual(m, A, TA))),
+    "round": lambda m: (dual(m, A * 3, TA).round(), dual(m, A, TA).round(decimals=1)),
+    "pow of two tensors": lambda m: (
+        dual(m, np.abs(A) + 0.5, TA) ** dual(m, A, TA * 2),
+        m.tensor(np.abs(A)) ** dual(m, A, TA), dual(m, np.abs(A), TA) ** m.tensor(V),
+        m.pow(dual(m, np.r_[0.0, 1.0, 2.0, 0.0], TV), m.tensor(np.r_[0.0, 2.0, -1.0, 1.5]))),
+    "pow of a number": lambda m: (2.5 ** dual(m, A, TA), m.pow(0.0, dual(m, A, TA)),
+                                  m.pow(-2.0, dual(m, A, TA))),
+    "gelu": lambda m: (m.nn.functional.gelu(dual(m, A, TA)),
+                       m.nn.functional.gelu(dual(m, A, TA), approximate="tanh")),
+    "leaky_relu": lambda m: (m.nn.functional.leaky_relu(dual(m, A, TA)),
+                             m.nn.functional.leaky_relu(dual(m, A, TA), 0.2)),
+    "masked_fill": lambda m: (
+        dual(m, A, TA).masked_fill(m.tensor(A) > 0, 2.0),
+        dual(m, A, TA).masked_fill(m.tensor(V) > 0, dual(m, 3.0, 0.5)),
+        m.tensor(A).masked_fill(m.tensor(A) > 0, dual(m, 3.0, 0.5)),
+        dual(m, A, TA).masked_fill(m.tensor(A) > 0, m.tensor(1.5)),
+        (dual(m, A, TA) * 1).masked_fill_(m.tensor(A) < 0, 0.0)),
     "ops on views": lambda m: (dual(m, A, TA).t().exp() * dual(m, A, TA)[0].unsqueeze(1)),
 }
 
