@@ -18,6 +18,7 @@ from ..grad_mode import STATE
 from ..tensor import Tensor
 from .activations import GeluBackward0
 from .formulas import BACKWARD_OPS
+from .statistics import ProdBackward0
 from .tangent_formulas import HELPERS
 
 
@@ -68,3 +69,130 @@ def share(wins: Tensor, self: Tensor, other: Tensor) -> Tensor:
     self wins, 0.5 where it ties, else 0 (`where(self_p == other_p, 0.5, (self_p >
     other_p).to(result.scalar_type()))`, PyTorch's formula)."""
     return _ns().where(self == other, 0.5, wins.to(result_type(self, other)))
+
+
+# -- reductions ---------------------------------------------------------------------------
+
+
+def sum_over(t: Tensor, dims: tuple, keepdim: bool) -> Tensor:
+    """PyTorch's `t.sum(dim.value_or({}), keepdim)`: over `dims` (the wrapped dims the
+    op saved, every dim when none were given)."""
+    if t.dim() == 0 or not dims:
+        return t.sum()
+    return t.sum(tuple(dims), keepdim)
+
+
+@_helper
+def evenly_read_jvp(fw_grad: Tensor, input: Tensor, value: Tensor) -> Tensor:  # noqa: A002
+    """max()/min() of a whole tensor: the mean of the tangent over the elements equal
+    to the extreme value."""
+    mask = input == value
+    count = mask.sum()
+    return (mask * (fw_grad / count)).sum()
+
+
+@_helper
+def gather_with_keepdimed_indices(input: Tensor, dims: tuple, indices: Tensor,  # noqa: A002
+                                  keepdim: bool) -> Tensor:
+    """max(dim)/min(dim): the tangent at the selected indices (PyTorch gathers them;
+    minigrad indexes with the index grid a gather reads)."""
+    if input.dim() == 0:
+        return input.clone()
+    d = dims[0]
+    idx = indices._data if keepdim else np.expand_dims(indices._data, d)
+    grid = list(np.ogrid[tuple(slice(0, n) for n in idx.shape)])
+    grid[d] = idx
+    out = input[tuple(_ns().tensor(np.broadcast_to(g, idx.shape)) for g in grid)]
+    return out if keepdim else out.squeeze(d)
+
+
+class _SavedOn:
+    """What a node's numpy backward reads off the node (`saved(name)`, `_saved`), for
+    running it on values a tangent formula has."""
+
+    def __init__(self, arrays: dict, values: dict) -> None:
+        self._arrays, self._saved = arrays, values
+
+    def saved(self, name: str) -> np.ndarray:
+        return self._arrays[name]
+
+
+@_helper
+def prod_jvp(self_t: Tensor, self_p: Tensor, result: Tensor, dims: tuple | None = None,
+             keepdim: bool = False) -> Tensor:
+    """prod's tangent: `(prod_backward(ones, self_p, result[, dim, keepdim]) *
+    self_t).sum([dim, keepdim])`. prod_backward records only for factors none of
+    which is zero (minigrad's recordable form); with a zero factor and nothing to
+    record, prod's own backward kernel gives the same slope."""
+    ones = _ns().ones((), dtype=result.dtype).expand_as(result)
+    dim = None if dims is None else dims[0]
+    records = STATE.grad_enabled and (self_p.requires_grad or self_t.requires_grad)
+    if records or not (self_p._data == 0).any():
+        slope = BACKWARD_OPS["prod_backward"](ones, self_p.to(result.dtype), result,
+                                              *(() if dim is None else (dim, keepdim)))
+    else:
+        shim = _SavedOn({"self": self_p._data, "result": result._data},
+                        {"_dim": dim if self_p.dim() else None, "keepdim": keepdim})
+        data = ProdBackward0.backward(shim, np.ones(result._data.shape, result._data.dtype))[0]
+        slope = Tensor._make(np.ascontiguousarray(data))
+    if dim is None:
+        return (slope * self_t).sum()
+    return (slope * self_t).sum(dim, keepdim) if self_p.dim() else (slope * self_t).sum()
+
+
+@_helper
+def var_jvp(self_t: Tensor, self_p: Tensor, dim, correction, dims: tuple,
+            keepdim: bool) -> Tensor:
+    """var's tangent: var_backward of the tangent (its dims kept), summed over them."""
+    slope = BACKWARD_OPS["var_backward"](self_t, self_p, dim, correction, True)
+    return sum_over(slope, dims, keepdim)
+
+
+@_helper
+def norm_jvp(self_p: Tensor, self_t: Tensor, ord, norm: Tensor, dims: tuple,  # noqa: A002
+             keepdim: bool) -> Tensor:
+    """vector_norm's tangent, PyTorch's `norm_jvp` for real tensors."""
+    p = float(ord)
+    if p == 0.0:
+        return _ns().zeros_like(norm)
+    if p == 1.0:
+        return sum_over(self_p.sgn() * self_t, dims, keepdim)
+    if p == 2.0:
+        out = sum_over(self_p * self_t, dims, keepdim) / norm
+        return out.masked_fill_(norm == 0, 0)
+    if p in (np.inf, -np.inf):
+        if not keepdim and self_p.dim() != 0:
+            norm = _unsqueeze_dims(norm, dims, self_p.dim())
+        both_nan = (self_p != self_p) & (norm != norm)  # (nan: the norm of a nan is one)
+        is_eq_max = ((self_p.abs() == norm) | both_nan).to(norm.dtype)
+        count = is_eq_max.sum(tuple(dims), True) if self_p.dim() and dims else is_eq_max.sum()
+        return sum_over(self_p.sgn() * self_t * is_eq_max / count, dims, keepdim)
+    if p < 1.0:
+        scaled = self_p.abs().pow(p - 1).masked_fill_(self_p == 0, 0)
+        return sum_over(scaled * (self_p.sgn() * self_t), dims, keepdim) * norm.pow(1 - p)
+    if p < 2.0:
+        total = sum_over(self_p.abs().pow(p - 1) * (self_p.sgn() * self_t), dims, keepdim)
+    else:
+        total = sum_over(self_p.abs().pow(p - 2) * (self_p * self_t), dims, keepdim)
+    return (total / norm.pow(p - 1)).masked_fill_(norm == 0, 0)
+
+
+def _unsqueeze_dims(t: Tensor, dims: tuple, ndim: int) -> Tensor:
+    for d in sorted(dims or range(ndim)):
+        t = t.unsqueeze(d)
+    return t
+
+
+@_helper
+def logsumexp_jvp(self_p: Tensor, self_t: Tensor, dim: int, keepdim: bool) -> Tensor:
+    """The tangent of logsumexp along `dim` (softmax's and log_softmax's formulas use
+    it): the tangent averaged with the weights exp(x - max) / their sum."""
+    if self_p.dim() == 0:  # (one element: its weight is 1)
+        self_p, self_t = self_p.reshape(1), self_t.reshape(1)
+        return logsumexp_jvp(self_p, self_t, 0, keepdim).reshape(())
+    if self_p.numel() > 0:
+        exp = (self_p - self_p.max(dim, keepdim=True).values).exp()
+    else:
+        exp = self_p.exp()
+    sumexp = exp.sum(dim, keepdim)
+    return (exp * self_t).sum(dim, keepdim) / sumexp
