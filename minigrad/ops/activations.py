@@ -67,6 +67,7 @@ class LeakyReluBackwardBackward0(FormulaNode):
     """leaky_relu_backward(grad_output, self, slope): grad_output where self > 0,
     slope * grad_output elsewhere; flat in self."""
 
+    tangent = "leaky_relu_backward(dense(grad_output_t, grad_output), self, negative_slope, False)"
     saves = {"negative_slope": VALUE, "self": INPUT}
     formulas = (Formula("grad_output", "leaky_relu_backward(grad, self, negative_slope, "
                                        "False)"),

@@ -186,13 +186,15 @@ def _unsqueeze_dims(t: Tensor, dims: tuple, ndim: int) -> Tensor:
 @_helper
 def logsumexp_jvp(self_p: Tensor, self_t: Tensor, dim: int, keepdim: bool) -> Tensor:
     """The tangent of logsumexp along `dim` (softmax's and log_softmax's formulas use
-    it): the tangent averaged with the weights exp(x - max) / their sum."""
-    if self_p.dim() == 0:  # (one element: its weight is 1)
-        self_p, self_t = self_p.reshape(1), self_t.reshape(1)
-        return logsumexp_jvp(self_p, self_t, 0, keepdim).reshape(())
+    it): the tangent averaged with the weights exp(x - max) / their sum. In place, as
+    PyTorch's (so a backward through such a tangent finds exp's output modified, and
+    refuses, as PyTorch's does)."""
+    if self_p.dim() == 0:  # (one element, whose weight is 1)
+        return logsumexp_jvp(self_p.reshape(1), self_t.reshape(1), 0, keepdim).reshape(())
     if self_p.numel() > 0:
         exp = (self_p - self_p.max(dim, keepdim=True).values).exp()
     else:
         exp = self_p.exp()
-    sumexp = exp.sum(dim, keepdim)
-    return (exp * self_t).sum(dim, keepdim) / sumexp
+    sumexp_p = exp.sum(dim, keepdim)
+    exp.mul_(self_t)
+    return exp.sum(dim, keepdim).div_(sumexp_p)

@@ -217,6 +217,55 @@ def test_tangents_of_ops(torch, name):
         check_forward(torch, PROGRAMS[name], exact=name not in PRODUCTS)
 
 
+# One op on a dual tensor whose primal and tangent both require grad: the tangent
+# then has a graph of its own, and its gradients (of `tangent.sum()`) reach both.
+ON_GRAPHS = {
+    "tanh": lambda m, d: d.tanh(),
+    "sigmoid": lambda m, d: d.sigmoid(),
+    "relu": lambda m, d: d.relu(),
+    "clamp": lambda m, d: d.clamp(-0.5, 0.5),
+    "maximum": lambda m, d: m.maximum(d, m.tensor(A.T.copy().T * 0.5)),
+    "round": lambda m, d: d.round(),
+    "pow of two tensors": lambda m, d: (d.abs() + 0.5) ** d,
+    "pow of a number": lambda m, d: 2.5 ** d,
+    "leaky_relu": lambda m, d: m.nn.functional.leaky_relu(d, 0.2),
+    "masked_fill": lambda m, d: d.masked_fill(m.tensor(A) > 0, 2.0),
+    "max": lambda m, d: d.max(),
+    "max along a dim": lambda m, d: d.max(1).values,
+    "prod": lambda m, d: d.prod(1),
+    "var": lambda m, d: d.var(1),
+    "std": lambda m, d: d.std(),
+    "norm": lambda m, d: m.linalg.vector_norm(d, 3, 1),
+    "softmax": lambda m, d: d.softmax(1),
+    "log_softmax": lambda m, d: d.log_softmax(0),
+}
+
+
+def _through_graphs(m, op):
+    """The tangent, and the gradients of its sum (None: none), or the error raised."""
+    x = m.tensor(A, requires_grad=True)
+    t = m.tensor(TA, requires_grad=True)
+    with fad(m).dual_level():
+        tangent = fad(m).unpack_dual(op(m, fad(m).make_dual(x, t))).tangent
+        found = [tangent.requires_grad, tangent.detach().numpy().copy()]
+        error = raised(lambda: tangent.sum().backward())
+    if error != ("no error", ""):
+        return found + [error]
+    return found + [None if a is None else a.numpy() for a in (x.grad, t.grad)]
+
+
+@pytest.mark.parametrize("name", list(ON_GRAPHS))
+def test_a_tangent_that_requires_grad_has_pytorchs_gradients(torch, name):
+    want = _through_graphs(torch, ON_GRAPHS[name])
+    got = _through_graphs(minigrad, ON_GRAPHS[name])
+    assert len(want) == len(got) and want[0] == got[0]
+    for w, g in zip(want[1:], got[1:]):
+        if isinstance(w, np.ndarray) and isinstance(g, np.ndarray):
+            np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-15)
+        else:
+            assert w == g
+
+
 def test_a_view_tangent_is_the_same_view_of_the_base_tangent(torch):
     for m in (torch, minigrad):
         with fad(m).dual_level():
