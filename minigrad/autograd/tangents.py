@@ -11,7 +11,8 @@ sum's dims, add's alpha), so the tangent cannot be computed inside `record`. It 
 left *pending* on the output and computed the first time it is needed: by the next
 op that takes the output, by `unpack_dual`, or before an in-place op writes (which
 could change the inputs the formula reads). An in-place op's own tangent is computed
-in `finish_inplace`, once the new values are written. The formula runs in the grad
+once the new values are written and the op has returned (some ops store what the
+formula reads after the write): before the next tangent anyone reads. The formula runs in the grad
 mode of the op, so a tangent of tensors that require grad has a graph of its own.
 
 When no input requires grad the op records no graph; `note_dual` then makes a node
@@ -58,6 +59,10 @@ DUAL = _Dual()
 # the outputs whose tangent is still pending, by id.
 _DUALS: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
 _PENDING: dict[int, Tensor] = {}
+# The tensors an in-place op has just written whose tangent is still to compute: some
+# ops store what the formula reads (index_put_'s indices) only once the write is done,
+# so the tangent waits until the op has returned, for the next tangent anyone reads.
+_WRITTEN: dict[int, Tensor] = {}
 
 
 def unsupported(node_cls: type) -> NotImplementedError:
@@ -77,6 +82,8 @@ def tangent_of(t: Tensor) -> Tensor | None:
     """`t`'s tangent at the current level (computed now if it was pending), or None.
     A view with none of its own shows its base's, viewed the same way (a base that got
     its tangent from an in-place op after the view was made)."""
+    if _WRITTEN:
+        _finish_written()
     pending = t._fw_pending
     if pending is not None:
         pending.compute_if_written()
@@ -223,8 +230,16 @@ class _Pending:
             STATE.grad_enabled = saved_grad_mode
 
 
+def _finish_written() -> None:
+    while _WRITTEN:
+        _, t = _WRITTEN.popitem()
+        if t._fw_pending is not None:
+            t._fw_pending.finish()
+
+
 def compute_pending() -> None:
     """Compute every pending tangent (before an in-place op writes)."""
+    _finish_written()
     for out in list(_PENDING.values()):
         if out._fw_pending is not None:
             out._fw_pending.compute()
@@ -271,11 +286,12 @@ def note_dual(node_cls: type, output: Tensor | None, inputs: tuple, node):
 
 def finish_tangent(t: Tensor, node) -> bool:
     """`finish_inplace`'s step while a dual level is active: `t` was just written by
-    the in-place op of `node`; compute its tangent if the op left one pending. True if
+    the in-place op of `node`; its tangent, if the op left one pending, is computed
+    before the next tangent anyone reads (`_WRITTEN`). True if
     `node` was made only for the tangent (so it must not become `t`'s producer)."""
     pending = t._fw_pending
     if pending is not None and pending.node is node:
-        pending.finish()
+        _WRITTEN[id(t)] = t  # (finished once the op has stored its values, see `_WRITTEN`)
     return getattr(node, "_forward_only", False)
 
 
@@ -289,3 +305,4 @@ def clear_level() -> None:
         out._fw_pending = None
     _DUALS.clear()
     _PENDING.clear()
+    _WRITTEN.clear()
