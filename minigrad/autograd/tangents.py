@@ -97,6 +97,16 @@ def tangent_of(t: Tensor) -> Tensor | None:
     return tangent
 
 
+def same_views(x: Tensor, views: tuple) -> None:
+    """Give each of `views` (views of `x`, which one op made: split's pieces) the same
+    view of `x`'s tangent, if it has one. (`note_dual` sees the first output only, and a
+    view of a view finds no tangent on its base when only the middle one has one.)"""
+    tangent = tangent_of(x)
+    if tangent is not None:
+        for view in views:
+            _keep(view, _same_view(tangent, x, view))
+
+
 def _keep(t: Tensor, tangent: Tensor) -> None:
     _DUALS[id(t)] = t
     t._fw_grad = tangent

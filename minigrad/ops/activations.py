@@ -189,6 +189,7 @@ class EmbeddingBackward0(Node):
     gradients of every place that looked row i up (none for `padding_idx`). Saves
     the indices."""
 
+    tangent = "embedding_jvp(weight_t, indices, padding_idx)"
     saves = {"indices": INPUT, "padding_idx": VALUE, "scale_grad_by_freq": VALUE,
              "sparse": VALUE, "weight_sym_argsize_0": VALUE}
     formulas = (Formula("weight", "embedding_backward(grad, indices, weight_sym_argsize_0, "

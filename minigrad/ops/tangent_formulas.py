@@ -146,6 +146,9 @@ def apply_tangent(node: Node, inputs: tuple, tangents: list, result: Tensor) -> 
     for name, value in cls.saved_defaults.items():
         if name not in names:
             names[name] = Scalar(value) if name in cls.scalars else value
+    if inputs_named == ("tensors",):  # (cat's and stack's list: one input per tensor)
+        inputs_named, inputs = ("tensors",), (list(inputs),)
+        tangents = [[ZERO if t is None else t for t in tangents]]
     for name, primal, tangent in zip(inputs_named, inputs, tangents):
         names[name] = names[name + "_p"] = primal
         names[name + "_t"] = ZERO if tangent is None else tangent

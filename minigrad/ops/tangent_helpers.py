@@ -19,7 +19,7 @@ from ..tensor import Tensor
 from .activations import GeluBackward0
 from .formulas import BACKWARD_OPS
 from .statistics import ProdBackward0
-from .tangent_formulas import HELPERS
+from .tangent_formulas import HELPERS, dense
 
 
 def _helper(fn: Callable) -> Callable:
@@ -198,3 +198,36 @@ def logsumexp_jvp(self_p: Tensor, self_t: Tensor, dim: int, keepdim: bool) -> Te
     sumexp_p = exp.sum(dim, keepdim)
     exp.mul_(self_t)
     return exp.sum(dim, keepdim).div_(sumexp_p)
+
+
+# -- joining, indexing --------------------------------------------------------------------
+
+
+@_helper
+def cat_jvp(tensors_t: list, tensors: list, dim: int) -> Tensor:
+    """cat's tangent: the inputs' tangents joined (zeros for an input without one)."""
+    return _ns().cat([dense(t, p) for t, p in zip(tensors_t, tensors)], dim)
+
+
+@_helper
+def stack_jvp(tensors_t: list, tensors: list, dim: int) -> Tensor:
+    """stack's tangent: the inputs' tangents stacked (zeros for an input without one)."""
+    return _ns().stack([dense(t, p) for t, p in zip(tensors_t, tensors)], dim)
+
+
+@_helper
+def index_put_jvp(self_t, self_p: Tensor, values_t, values_p: Tensor, where: tuple,
+                  accumulate: bool) -> Tensor:
+    """index_put's tangent: `self_t.index_put(indices, values_t, accumulate)` (zeros
+    for a missing tangent), the indices rebuilt from the numpy index the op saved."""
+    indices = tuple(None if isinstance(i, slice) else Tensor._make(np.asarray(i))
+                    for i in where)
+    return BACKWARD_OPS["index_put"](dense(self_t, self_p), indices,
+                                     dense(values_t, values_p), accumulate)
+
+
+@_helper
+def embedding_jvp(weight_t: Tensor, indices: Tensor, padding_idx: int) -> Tensor:
+    """embedding's tangent (`auto_linear`): the looked-up rows of the weight's tangent."""
+    return _ns().nn.functional.embedding(indices, weight_t,
+                                         None if padding_idx < 0 else padding_idx)

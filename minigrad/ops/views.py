@@ -22,6 +22,7 @@ from .._args import (
 from ..arrays.scalars import u64
 from ..autograd.graph import Node
 from ..autograd.record import record
+from ..autograd.tangents import DUAL, same_views
 from ..tensor import MULTI_OUTPUT_NODE, Tensor, _wrap_dim, make_view
 from .copies import clone
 from .declaration import declare
@@ -506,6 +507,9 @@ def alias(x: Tensor) -> Tensor:
 class UnbindBackward0(Node):
     """unbind(dim): stack the outputs' gradients back (zeros for unused outputs)."""
 
+    # (every output is a view of the input: its tangent is the same view of the
+    # input's, the first's made here, the others' when first read)
+    tangent = SAME_VIEW
     saves = {"dim": VALUE}
     formulas = (Formula("self", "unbind_backward(grads, dim)"),)
 
@@ -525,6 +529,7 @@ class UnbindBackward0(Node):
 class SplitBackward0(Node):
     """split/chunk: concatenate the pieces' gradients (zeros for unused pieces)."""
 
+    tangent = SAME_VIEW  # (as unbind's)
     saves = {"dim": VALUE, "self_sym_sizes": VALUE, "split_size": VALUE}
     formulas = (Formula("self", "split_backward(grads, split_size, dim, self_sym_sizes)"),)
 
@@ -553,6 +558,8 @@ def _multi_output(x: Tensor, node_cls, pieces: list, **saved) -> tuple:
     them is forbidden: their node could not tell which piece changed)."""
     outs = tuple(make_view(x, x._data[where], MULTI_OUTPUT_NODE) for where in pieces)
     node = record(node_cls, outs[0] if outs else Tensor._make(np.zeros(0)), x)
+    if DUAL.active:
+        same_views(x, outs[1:])
     if node is not None:
         node._saved.update(saved)
         node._saved["_pieces"] = pieces

@@ -196,8 +196,34 @@ PROGRAMS = {
         dual(m, A, TA).softmax(1), dual(m, M3, TM3).softmax(0), dual(m, A, TA).log_softmax(-1),
         m.nn.functional.log_softmax(dual(m, M3, TM3), dim=1), dual(m, 2.0, 1.5).softmax(0),
         dual(m, A * 50, TA).log_softmax(0)),
+    # joining, splitting, indexing
+    "cat": lambda m: (m.cat([dual(m, A, TA), m.tensor(A), dual(m, A * 2, TA * 3)]),
+                      m.cat([m.tensor(A), dual(m, B.T.copy(), TB.T.copy())], 0),
+                      m.cat([dual(m, A, TA), dual(m, A, TA).t().t()], -1)),
+    "stack": lambda m: (m.stack([dual(m, A, TA), m.tensor(A)]),
+                        m.stack([m.tensor(V), dual(m, V, TV), dual(m, V * 2, TV)], 1)),
+    "split, chunk, unbind": lambda m: (
+        dual(m, A, TA).split(2, 1) + dual(m, M3, TM3).split([1, 2], 1)
+        + dual(m, A, TA).chunk(3, 0) + dual(m, A, TA).unbind(1) + dual(m, M3, TM3).transpose(0, 2).unbind()
+        + tuple(p.exp() for p in dual(m, A, TA).t().split(1))),
+    "index_put": lambda m: (
+        _put(m, dual(m, A, TA), m.tensor(A) > 0, dual(m, 3.0, 0.5)),
+        _put(m, m.tensor(A), m.tensor(A) < 0, dual(m, 2.0, 1.0)),
+        _put(m, dual(m, A, TA), m.tensor(A) > 0, 0.0),
+        _put(m, dual(m, A, TA), (slice(None), [0, 2]), dual(m, np.ones((3, 2)), TB[:3])),
+        _put(m, m.tensor(A), [2, 0], dual(m, V, TV))),
+    "embedding": lambda m: (
+        m.nn.functional.embedding(m.tensor([[0, 2], [1, 0]]), dual(m, A, TA)),
+        m.nn.functional.embedding(m.tensor([0, 2, 1]), dual(m, A, TA), padding_idx=2)),
     "ops on views": lambda m: (dual(m, A, TA).t().exp() * dual(m, A, TA)[0].unsqueeze(1)),
 }
+
+
+def _put(m, x, index, value):
+    """`x[index] = value` on a copy of x (an in-place index_put_)."""
+    x = x * 1
+    x[index] = value
+    return x
 
 
 # (matrix products round as numpy's BLAS does, see the module's docstring)
@@ -495,8 +521,8 @@ def test_a_custom_function_refuses_a_dual_input(torch):
 
 # Ops that still have no tangent formula in minigrad (PyTorch has one for each).
 WITHOUT_TANGENT = {
-    "cat": lambda d: minigrad.cat([d, d]),
-    "unbind": lambda d: d.unbind(0),
+    "mse_loss": lambda d: minigrad.nn.functional.mse_loss(d, minigrad.tensor(A)),
+    "layer_norm": lambda d: minigrad.nn.functional.layer_norm(d, (4,)),
 }
 
 
