@@ -204,7 +204,8 @@ PROGRAMS = {
                         m.stack([m.tensor(V), dual(m, V, TV), dual(m, V * 2, TV)], 1)),
     "split, chunk, unbind": lambda m: (
         dual(m, A, TA).split(2, 1) + dual(m, M3, TM3).split([1, 2], 1)
-        + dual(m, A, TA).chunk(3, 0) + dual(m, A, TA).unbind(1) + dual(m, M3, TM3).transpose(0, 2).unbind()
+        + dual(m, A, TA).chunk(3, 0) + dual(m, A, TA).unbind(1)
+        + dual(m, M3, TM3).transpose(0, 2).unbind()
         + tuple(p.exp() for p in dual(m, A, TA).t().split(1))),
     "index_put": lambda m: (
         _put(m, dual(m, A, TA), m.tensor(A) > 0, dual(m, 3.0, 0.5)),
