@@ -216,6 +216,9 @@ class EmbeddingDenseBackwardBackward0(FormulaNode):
     """embedding_dense_backward(grad_output, indices, num_weights, padding_idx, ...):
     linear in grad_output, whose gradient gathers the looked-up rows again."""
 
+    tangent = ("embedding_dense_backward(grad_output_t, indices, result.shape[0], padding_idx, "
+               "False)")
+
     saves = {"indices": INPUT, "padding_idx": VALUE}
     formulas = (Formula("grad_output", "embedding_dense_double_backward(grad, indices, "
                                        "padding_idx)"),)

@@ -27,6 +27,7 @@ from .masking import masked_fill_
 from .reductions import sum as sum_
 from .scalar_overloads import add_scalar, div_scalar, mul_scalar
 from .softmax import log_softmax
+from .tangent_formulas import Tangent
 
 VALUE = "value"
 
@@ -35,6 +36,7 @@ class NllLossBackward0(Node):
     """nll_loss: the gradient of row i is -weight[t_i] * grad at column t_i (divided by
     the total weight for "mean"), zero elsewhere and in ignored rows."""
 
+    tangent = Tangent("nll_loss(self_t, target, weight, reduction, ignore_index)")
     saves = {"ignore_index": VALUE, "reduction": VALUE, "self": INPUT, "target": INPUT,
              "total_weight": INPUT, "weight": INPUT}
     # (total_weight is an output of PyTorch's nll_loss_forward: unpacked last)

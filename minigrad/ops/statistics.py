@@ -504,6 +504,8 @@ class FlipBackward0(Node):
     """flip(x, dims): the gradient flipped back. (minigrad flips only in cumsum's
     gradient.)"""
 
+    tangent = Tangent("flip(self_t, dims)", linear=True)
+
     saves = {"dims": VALUE}
     formulas = (Formula("self", "flip(grad, dims)"),)
     exact = True

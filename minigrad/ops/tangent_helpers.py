@@ -19,7 +19,7 @@ from ..tensor import Tensor
 from .activations import GeluBackward0
 from .formulas import BACKWARD_OPS
 from .statistics import ProdBackward0
-from .tangent_formulas import HELPERS, dense
+from .tangent_formulas import HELPERS, ZERO, dense
 
 
 def _helper(fn: Callable) -> Callable:
@@ -231,3 +231,164 @@ def embedding_jvp(weight_t: Tensor, indices: Tensor, padding_idx: int) -> Tensor
     """embedding's tangent (`auto_linear`): the looked-up rows of the weight's tangent."""
     return _ns().nn.functional.embedding(indices, weight_t,
                                          None if padding_idx < 0 else padding_idx)
+
+
+# -- losses -------------------------------------------------------------------------------
+# A loss's tangent is PyTorch's `apply_loss_reduction(<backward of the unreduced loss>
+# (self_t, ...) + <the same for the target>(target_t, ...), reduction)`: each part is
+# ZERO for an input without a tangent.
+
+
+@_helper
+def apply_loss_reduction(t: Tensor, reduction: int) -> Tensor:
+    """The unreduced loss's tangent reduced as the loss was (0 none, 1 mean, 2 sum)."""
+    if reduction == 1:
+        return t.mean()
+    return t.sum() if reduction == 2 else t
+
+
+@_helper
+def mse_part(grad, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
+    """`mse_loss_backward(grad, input, target, None)`: 2 (input - target) grad."""
+    if grad is ZERO:
+        return ZERO
+    return BACKWARD_OPS["mse_loss_backward"](grad, input, target, 0)
+
+
+@_helper
+def smooth_l1_part(grad, input: Tensor, target: Tensor, beta: float) -> Tensor:  # noqa: A002
+    """`smooth_l1_loss_backward(grad, input, target, None, beta)`: grad times the
+    slope: -1 below -beta, 1 above beta, (input - target) / beta between."""
+    if grad is ZERO:
+        return ZERO
+    where, x = _ns().where, input - target
+    return where(x <= -beta, -grad, where(x >= beta, grad, x * grad / beta))
+
+
+@_helper
+def huber_part(grad, input: Tensor, target: Tensor, delta: float) -> Tensor:  # noqa: A002
+    """`huber_loss_backward(grad, input, target, None, delta)`: grad times the slope:
+    -delta below -delta, delta above it, input - target between."""
+    if grad is ZERO:
+        return ZERO
+    where, x = _ns().where, input - target
+    return where(x <= -delta, -grad * delta, where(x >= delta, grad * delta, x * grad))
+
+
+_EPSILON = float(np.float32(1e-12))  # (PyTorch's EPSILON is a C++ float)
+
+
+def _weighted(t: Tensor, weight) -> Tensor:
+    return t if weight is None else t * weight
+
+
+@_helper
+def bce_part(grad, input: Tensor, target: Tensor, weight) -> Tensor:  # noqa: A002
+    """`binary_cross_entropy_backward(grad, input, target, weight, None)`:
+    grad (input - target) / max((1 - input) input, EPSILON), weighted."""
+    if grad is ZERO:
+        return ZERO
+    return _weighted(grad * (input - target) / ((1 - input) * input).clamp(min=_EPSILON), weight)
+
+
+@_helper
+def bce_target_part(grad, input: Tensor, weight) -> Tensor:  # noqa: A002
+    """`binary_cross_entropy_target_backward(grad, input, ...)`: -logit(input) grad,
+    weighted."""
+    if grad is ZERO:
+        return ZERO
+    return _weighted(-(input / (1 - input)).log() * grad, weight)
+
+
+def _log_sigmoid(x: Tensor) -> Tensor:
+    """log(sigmoid(x)) as PyTorch's kernel computes it: min(x, 0) - log1p(exp(-|x|))."""
+    return x.clamp(max=0.0) - (-x.abs()).exp().log1p()
+
+
+@_helper
+def bce_logits_part(grad, input: Tensor, target: Tensor, weight, pos_weight) -> Tensor:  # noqa: A002
+    """`binary_cross_entropy_with_logits_backward(grad, ...)`: (sigmoid(input) -
+    target) grad; with pos_weight pw, ((pw target + 1 - target) sigmoid(input) - pw
+    target) grad; weighted."""
+    if grad is ZERO:
+        return ZERO
+    if pos_weight is None:
+        slope = input.sigmoid() - target
+    else:
+        t = pos_weight * target
+        slope = (t + 1 - target) * input.sigmoid() - t
+    return _weighted(slope * grad, weight)
+
+
+@_helper
+def bce_logits_target_part(grad, input: Tensor, weight, pos_weight) -> Tensor:  # noqa: A002
+    """`binary_cross_entropy_with_logits_target_backward(grad, ...)`: -input grad;
+    with pos_weight, (log_sigmoid(-input) - pw log_sigmoid(input)) grad; weighted."""
+    if grad is ZERO:
+        return ZERO
+    if pos_weight is None:
+        return _weighted(-input * grad, weight)
+    return _weighted((_log_sigmoid(-input) - pos_weight * _log_sigmoid(input)) * grad, weight)
+
+
+# -- normalization ------------------------------------------------------------------------
+
+
+def _centred_tangent(input_p: Tensor, input_t: Tensor, mean_p: Tensor, invstd_p: Tensor,
+                     dims: tuple, numel: int) -> Tensor:
+    """The tangent of (input - mean) * invstd, the statistics those of `dims`."""
+    input_t = dense(input_t, input_p)
+    centred_t = input_t - input_t.mean(dims, True)
+    invstd_t = -invstd_p.pow(3) * (centred_t * (input_p - mean_p)).sum(dims, True) / numel
+    return centred_t * invstd_p + (input_p - mean_p) * invstd_t
+
+
+@_helper
+def batch_norm_jvp(input_p: Tensor, input_t, weight_p, weight_t, bias_t, running_mean,
+                   running_var, saved_mean: Tensor, saved_invstd: Tensor, train: bool,
+                   eps: float) -> Tensor:
+    """batch_norm's tangent (PyTorch's `batch_norm_jvp`): the statistics are those of
+    every dim but the channels' (1) in training, constants in eval mode."""
+    view = list(input_p.shape)
+    dims, numel = [], 1
+    for d in range(len(view)):
+        if d != 1:
+            numel *= view[d]
+            view[d] = 1
+            dims.append(d)
+    if train:
+        mean_p, invstd_p = saved_mean.view(*view), saved_invstd.view(*view)
+        result_t = _centred_tangent(input_p, input_t, mean_p, invstd_p, tuple(dims), numel)
+    else:
+        mean_p = running_mean.view(*view)
+        invstd_p = 1 / (running_var.view(*view) + eps).sqrt()
+        result_t = dense(input_t, input_p) * invstd_p
+    return _affine(result_t, input_p, mean_p, invstd_p, weight_p, weight_t, bias_t, view)
+
+
+def _affine(result_t: Tensor, input_p: Tensor, mean_p: Tensor, invstd_p: Tensor, weight_p,
+            weight_t, bias_t, view) -> Tensor:
+    """The tangent through `* weight + bias`, both viewed as `view`."""
+    if weight_p is not None:
+        result_t = result_t * weight_p.view(*view)
+        if weight_t is not ZERO:
+            result_t = result_t + weight_t.view(*view) * (input_p - mean_p) * invstd_p
+    if bias_t is not ZERO:
+        result_t = result_t + bias_t.view(*view)
+    return result_t
+
+
+@_helper
+def layer_norm_jvp(input_p: Tensor, input_t, weight_p, weight_t, bias_t,
+                   saved_mean: Tensor, saved_invstd: Tensor, normalized_shape) -> Tensor:
+    """layer_norm's tangent (PyTorch's `layer_norm_jvp`): the statistics are those of
+    the trailing `normalized_shape` dims of each sample."""
+    k, ndim = len(normalized_shape), input_p.dim()
+    dims = tuple(range(ndim - k, ndim))
+    numel = 1
+    for d in dims:
+        numel *= input_p.shape[d]
+    result_t = _centred_tangent(input_p, input_t, saved_mean, saved_invstd, dims, numel)
+    affine = [1] * (ndim - k) + list(normalized_shape)
+    return _affine(result_t, input_p, saved_mean, saved_invstd, weight_p, weight_t, bias_t,
+                   affine)

@@ -401,6 +401,8 @@ class SelectBackwardBackward0(FormulaNode):
     """select_backward(grad, sizes, dim, index): a zero tensor of the input's sizes
     with `grad` in row `index`; its own gradient is that row again."""
 
+    tangent = Tangent("select_backward(grad_output_t, result.shape, dim, index)", linear=True)
+
     saves = {"dim": VALUE, "index": VALUE}
     formulas = (Formula("grad_output", "grad.select(dim, index)"),)
 
@@ -423,6 +425,9 @@ def select_backward(grad: Tensor, sizes: tuple, dim: int, index: int) -> Tensor:
 class SliceBackwardBackward0(FormulaNode):
     """slice_backward(grad, sizes, dim, start, end, step): a zero tensor of the
     input's sizes with `grad` in the sliced rows; its own gradient is those rows."""
+
+    tangent = Tangent("slice_backward(grad_output_t, result.shape, dim, start, end, step)",
+                      linear=True)
 
     saves = {"dim": VALUE, "end": VALUE, "start": VALUE, "step": VALUE}
     formulas = (Formula("grad_output", "slice_dim(grad, dim, start, end, step)"),)

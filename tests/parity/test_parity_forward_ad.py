@@ -20,6 +20,7 @@ from parity_harness import raised
 
 import minigrad
 from minigrad.autograd import forward_ad as mf
+from minigrad.ops.formulas import BACKWARD_OPS
 
 RNG = np.random.default_rng(20)
 A = RNG.standard_normal((3, 4))
@@ -216,8 +217,54 @@ PROGRAMS = {
     "embedding": lambda m: (
         m.nn.functional.embedding(m.tensor([[0, 2], [1, 0]]), dual(m, A, TA)),
         m.nn.functional.embedding(m.tensor([0, 2, 1]), dual(m, A, TA), padding_idx=2)),
+    # losses and normalization
+    "mse_loss": lambda m: (F(m).mse_loss(dual(m, A, TA), m.tensor(A.T.copy().T * 2)),
+                           F(m).mse_loss(m.tensor(A), dual(m, A * 2, TA), reduction="sum"),
+                           F(m).mse_loss(dual(m, A, TA), dual(m, -A, TA * 3), reduction="none")),
+    "smooth_l1 and huber": lambda m: tuple(
+        f(dual(m, A, TA), m.tensor(A * 0.3) if i % 2 else dual(m, A * 0.3, TA * 2),
+          reduction=r, **{k: v})
+        for i, (f, k, v) in enumerate(((F(m).smooth_l1_loss, "beta", 1.0),
+                                       (F(m).smooth_l1_loss, "beta", 0.5),
+                                       (F(m).huber_loss, "delta", 1.0),
+                                       (F(m).huber_loss, "delta", 0.4)))
+        for r in ("mean", "sum", "none")),
+    "nll_loss and cross_entropy": lambda m: (
+        F(m).nll_loss(dual(m, A, TA), m.tensor([0, 3, 1])),
+        F(m).nll_loss(dual(m, A, TA), m.tensor([0, 3, 1]), weight=m.tensor(V + 3),
+                      reduction="sum"),
+        F(m).nll_loss(dual(m, A, TA), m.tensor([0, 3, 1]), ignore_index=3, reduction="none"),
+        F(m).cross_entropy(dual(m, A, TA), m.tensor([2, 0, 1]))),
+    "group norms": lambda m: (
+        F(m).layer_norm(dual(m, M3, TM3), (4,)),
+        F(m).layer_norm(dual(m, M3, TM3), (3, 4), dual(m, A, TA), m.tensor(A + 1)),
+        F(m).layer_norm(dual(m, M3, TM3), (4,), m.tensor(V), dual(m, V, TV)),
+        F(m).batch_norm(dual(m, M3, TM3), None, None, training=True),
+        F(m).batch_norm(dual(m, A, TA), None, None, dual(m, V, TV), m.tensor(V), training=True),
+        F(m).batch_norm(dual(m, M3, TM3), m.tensor(V[:3]), m.tensor(np.abs(V[:3]) + 1),
+                        m.tensor(V[1:]), dual(m, V[:3], TV[:3]))),
     "ops on views": lambda m: (dual(m, A, TA).t().exp() * dual(m, A, TA)[0].unsqueeze(1)),
 }
+
+
+def F(m):
+    return m.nn.functional
+
+
+def _bce(m):
+    p, tp = 1 / (1 + np.exp(-A)), TA * 0.1
+    q = 1 / (1 + np.exp(-A.T.copy().T * 2))
+    f = F(m)
+    return (f.binary_cross_entropy(dual(m, p, tp), m.tensor(q)),
+            f.binary_cross_entropy(dual(m, p, tp), dual(m, q, tp * 2), reduction="sum"),
+            f.binary_cross_entropy(m.tensor(p), dual(m, q, tp), weight=m.tensor(V + 2),
+                                   reduction="none"),
+            f.binary_cross_entropy_with_logits(dual(m, A, TA), m.tensor(q)),
+            f.binary_cross_entropy_with_logits(dual(m, A, TA), dual(m, q, tp), reduction="sum",
+                                               pos_weight=m.tensor(V + 2)),
+            f.binary_cross_entropy_with_logits(m.tensor(A), dual(m, q, tp), weight=m.tensor(V),
+                                               pos_weight=m.tensor(V + 2), reduction="none"),
+            f.binary_cross_entropy_with_logits(m.tensor(A), dual(m, q, tp)))
 
 
 def _put(m, x, index, value):
@@ -227,6 +274,8 @@ def _put(m, x, index, value):
     return x
 
 
+PROGRAMS["binary cross-entropy"] = _bce
+
 # (matrix products round as numpy's BLAS does, see the module's docstring)
 PRODUCTS = {"mm", "mv", "dot", "matmul", "bmm", "linear (addmm)"}
 
@@ -234,7 +283,7 @@ PRODUCTS = {"mm", "mv", "dot", "matmul", "bmm", "linear (addmm)"}
 # Tangents that read exp's value: minigrad's exp rounds an ulp away from PyTorch's
 # vectorised one for some inputs, so these agree to 1e-12 (relative; 1e-15 absolute
 # for tangents that cancel to nearly zero) rather than bit for bit.
-ROUNDED = {"softmax and log_softmax"}
+ROUNDED = {"softmax and log_softmax", "binary cross-entropy", "nll_loss and cross_entropy"}
 
 
 @pytest.mark.parametrize("name", list(PROGRAMS))
@@ -520,10 +569,21 @@ def test_a_custom_function_refuses_a_dual_input(torch):
     assert raised(lambda: program(torch)) == raised(lambda: program(minigrad))
 
 
-# Ops that still have no tangent formula in minigrad (PyTorch has one for each).
+def _aten(name: str):
+    return BACKWARD_OPS[name]
+
+
+# The ops that still have no tangent formula in minigrad, all of them ops only backward
+# formulas call (PyTorch has a formula for each): each refuses a dual input when it runs.
 WITHOUT_TANGENT = {
-    "mse_loss": lambda d: minigrad.nn.functional.mse_loss(d, minigrad.tensor(A)),
-    "layer_norm": lambda d: minigrad.nn.functional.layer_norm(d, (4,)),
+    "softmax_backward_data": lambda d: _aten("_softmax_backward_data")(
+        d, d.detach().softmax(0), 0, minigrad.float64),
+    "log_softmax_backward_data": lambda d: _aten("_log_softmax_backward_data")(
+        d, d.detach().log_softmax(1), 1, minigrad.float64),
+    "nll_loss_backward": lambda d: _aten("nll_loss_backward")(
+        d.detach().sum(), d, minigrad.tensor([0, 1, 2]), None, 1, -100, minigrad.tensor(3.0)),
+    "mse_loss_backward": lambda d: _aten("mse_loss_backward")(
+        minigrad.tensor(2.0), d, minigrad.tensor(A), 1),
 }
 
 
@@ -532,7 +592,7 @@ def test_an_op_without_a_tangent_formula_refuses_it_when_it_runs(op):
     with mf.dual_level():
         d = dual(minigrad, A, TA)
         with pytest.raises(NotImplementedError,
-                           match=r"^Trying to use forward AD with \w+ that does not support it "
+                           match=rf"^Trying to use forward AD with {op} that does not support it "
                                  r"because it has not been implemented yet"):
             WITHOUT_TANGENT[op](d)
         WITHOUT_TANGENT[op](minigrad.tensor(A))  # (without a dual input, the op runs as ever)
