@@ -34,7 +34,7 @@ import weakref
 import numpy as np
 
 from ..grad_mode import STATE
-from ..tensor import Tensor, make_view
+from ..tensor import DEFAULT, Tensor, make_view
 from . import saved
 
 # The tangent of an element-wise op, PyTorch's `auto_element_wise`: its backward
@@ -138,7 +138,12 @@ def _same_view(tangent: Tensor, primal: Tensor, view: Tensor) -> Tensor:
     offset = (v.__array_interface__["data"][0] - p.__array_interface__["data"][0]) // p.itemsize
     start = g.__array_interface__["data"][0] + offset * g.itemsize
     strides = tuple(s // v.itemsize * g.itemsize for s in v.strides)
-    return make_view(tangent, np.asarray(_Memory(g, start, v.shape, strides)))
+    out = make_view(tangent, np.asarray(_Memory(g, start, v.shape, strides)))
+    if tangent.requires_grad and STATE.grad_enabled and out._view.creation_meta == DEFAULT:
+        # A tangent with a graph: the view's gradient reaches it (PyTorch records the
+        # view op itself; minigrad, not knowing which op it was, its region of memory).
+        out._refresh_view_grad_fn()
+    return out
 
 
 class _Memory:

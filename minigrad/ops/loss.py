@@ -57,6 +57,9 @@ class MseLossBackwardBackward0(FormulaNode):
     """mse_loss_backward(grad_output, self, target, reduction) = norm * (self -
     target) * grad_output, norm = 2 (2 / numel for "mean")."""
 
+    tangent = ("mse_double_part(self_t, grad_output_p, self_p, reduction) - mse_double_part("
+               "target_t, grad_output_p, target_p, reduction) + mse_part(grad_output_t, self_p, "
+               "target_p, reduction)")
     saves = {"grad_output": INPUT, "reduction": VALUE, "self": INPUT, "target": INPUT}
     formulas = (Formula("grad_output", "mse_loss_backward(grad, self, target, reduction)"),
                 Formula("self", "mse_loss_double_backward(grad * grad_output, self, reduction)"),

@@ -17,7 +17,7 @@ from .._dtype import result_type
 from ..grad_mode import STATE
 from ..tensor import Tensor
 from .activations import GeluBackward0
-from .formulas import BACKWARD_OPS
+from .formulas import BACKWARD_OPS, mse_loss_double_backward
 from .statistics import ProdBackward0
 from .tangent_formulas import HELPERS, ZERO, dense
 
@@ -248,11 +248,26 @@ def apply_loss_reduction(t: Tensor, reduction: int) -> Tensor:
 
 
 @_helper
-def mse_part(grad, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
-    """`mse_loss_backward(grad, input, target, None)`: 2 (input - target) grad."""
+def mse_part(grad, input: Tensor, target: Tensor, reduction: int = 0) -> Tensor:  # noqa: A002
+    """`mse_loss_backward(grad, input, target, reduction)`: 2 (input - target) grad
+    (/ numel for "mean")."""
     if grad is ZERO:
         return ZERO
-    return BACKWARD_OPS["mse_loss_backward"](grad, input, target, 0)
+    return BACKWARD_OPS["mse_loss_backward"](grad, input, target, reduction)
+
+
+@_helper
+def mse_double_part(tangent, grad_output: Tensor, input: Tensor,  # noqa: A002
+                    reduction: int) -> Tensor:
+    """`mse_loss_double_backward(tangent * grad_output, input, reduction)` (the slope
+    of mse_loss_backward in its input), ZERO for a missing tangent. (For "mean",
+    PyTorch divides its efficient zero tensor in place, which it refuses.)"""
+    if tangent is ZERO:
+        if reduction == 1:
+            raise RuntimeError("ZeroTensors are immutable. Please use the materialized zero "
+                               "tensor obtained using .clone() if you want a mutable tensor.")
+        return ZERO
+    return mse_loss_double_backward(tangent * grad_output, input, reduction)
 
 
 @_helper
@@ -357,7 +372,8 @@ def batch_norm_jvp(input_p: Tensor, input_t, weight_p, weight_t, bias_t, running
             view[d] = 1
             dims.append(d)
     if train:
-        mean_p, invstd_p = saved_mean.view(*view), saved_invstd.view(*view)
+        # (PyTorch's node passes no gradient to its saved statistics, outputs 1 and 2)
+        mean_p, invstd_p = saved_mean.detach().view(*view), saved_invstd.detach().view(*view)
         result_t = _centred_tangent(input_p, input_t, mean_p, invstd_p, tuple(dims), numel)
     else:
         mean_p = running_mean.view(*view)
@@ -388,7 +404,8 @@ def layer_norm_jvp(input_p: Tensor, input_t, weight_p, weight_t, bias_t,
     numel = 1
     for d in dims:
         numel *= input_p.shape[d]
-    result_t = _centred_tangent(input_p, input_t, saved_mean, saved_invstd, dims, numel)
+    # (PyTorch's node passes no gradient to its saved statistics, outputs 1 and 2)
+    mean_p, invstd_p = saved_mean.detach(), saved_invstd.detach()
+    result_t = _centred_tangent(input_p, input_t, mean_p, invstd_p, dims, numel)
     affine = [1] * (ndim - k) + list(normalized_shape)
-    return _affine(result_t, input_p, saved_mean, saved_invstd, weight_p, weight_t, bias_t,
-                   affine)
+    return _affine(result_t, input_p, mean_p, invstd_p, weight_p, weight_t, bias_t, affine)
