@@ -80,6 +80,8 @@ class NllLossBackwardBackward0(FormulaNode):
     total_weight): linear in grad_output (its gradient is nll_loss of the incoming
     gradient), flat in self."""
 
+    tangent = Tangent("nll_loss_backward(dense(grad_output_t, grad_output_p), self_p, target, "
+                      "weight, reduction, ignore_index, _total_weight)")
     saves = {"ignore_index": VALUE, "reduction": VALUE, "target": INPUT, "weight": INPUT}
     formulas = (Formula("grad_output", "nll_loss(grad, target, weight, reduction, "
                                        "ignore_index)"),
@@ -96,7 +98,8 @@ def nll_loss_backward(grad_output: Tensor, self: Tensor, target: Tensor, weight:
     if node is not None:
         node._saved.update({"ignore_index": u64(ignore_index), "reduction": reduction,
                             "target": SavedTensor(target),
-                            "weight": None if weight is None else SavedTensor(weight)})
+                            "weight": None if weight is None else SavedTensor(weight),
+                            "_total_weight": total_weight})  # (for the tangent)
     return out
 
 

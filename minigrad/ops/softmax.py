@@ -97,6 +97,8 @@ class SoftmaxBackwardDataBackward0(_BackwardData):
     """_softmax_backward_data(grad_output, output, dim) = output * (grad_output -
     sum(grad_output * output, dim))."""
 
+    tangent = Tangent("softmax_backward_data_jvp(grad_output_t, output_t, grad_output_p, "
+                      "output_p, dim)")
     formulas = (
         Formula("grad_output", "_softmax_backward_data(grad.to(output.dtype), output, dim, "
                                "input_dtype)"),
@@ -108,6 +110,8 @@ class LogSoftmaxBackwardDataBackward0(_BackwardData):
     """_log_softmax_backward_data(grad_output, output, dim) = grad_output -
     exp(output) * sum(grad_output, dim)."""
 
+    tangent = Tangent("log_softmax_backward_data_jvp(grad_output_t, output_t, grad_output_p, "
+                      "output_p, dim)")
     formulas = (
         Formula("grad_output", "grad.to(output.dtype) - (grad.to(output.dtype) * "
                                "output.exp()).sum(dim, True)"),

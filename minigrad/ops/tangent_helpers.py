@@ -409,3 +409,32 @@ def layer_norm_jvp(input_p: Tensor, input_t, weight_p, weight_t, bias_t,
     result_t = _centred_tangent(input_p, input_t, mean_p, invstd_p, dims, numel)
     affine = [1] * (ndim - k) + list(normalized_shape)
     return _affine(result_t, input_p, mean_p, invstd_p, weight_p, weight_t, bias_t, affine)
+
+
+# -- the gradients of softmax and log_softmax -----------------------------------------------
+
+
+@_helper
+def softmax_backward_data_jvp(grad_output_t, output_t, grad_output: Tensor, output: Tensor,
+                              dim: int) -> Tensor:
+    """The tangent of `output * (grad_output - sum(grad_output * output, dim))`."""
+    out = ZERO
+    if grad_output_t is not ZERO:
+        out = output * (grad_output_t - (grad_output_t * output).sum(dim, True))
+    if output_t is not ZERO:
+        out = out + (output_t * (grad_output - (grad_output * output).sum(dim, True))
+                     - output * (grad_output * output_t).sum(dim, True))
+    return out
+
+
+@_helper
+def log_softmax_backward_data_jvp(grad_output_t, output_t, grad_output: Tensor,
+                                  output: Tensor, dim: int) -> Tensor:
+    """The tangent of `grad_output - exp(output) * sum(grad_output, dim)`."""
+    exp = output.exp()
+    out = ZERO
+    if grad_output_t is not ZERO:
+        out = grad_output_t - exp * grad_output_t.sum(dim, True)
+    if output_t is not ZERO:
+        out = out - exp * output_t * grad_output.sum(dim, True)
+    return out
