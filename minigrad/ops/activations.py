@@ -48,7 +48,7 @@ class LeakyReluBackward1(Node):
     """leaky_relu_(x, slope), in place: as LeakyReluBackward0, read from the OUTPUT
     (positive exactly where the input was, for a slope that is not negative)."""
 
-    tangent = "leaky_relu_backward(self_t, result, negative_slope, True)"
+    tangent = "leaky_relu_result_backward(self_t, result, negative_slope)"
     saves = {"negative_slope": VALUE, "result": OUTPUT}
     formulas = (Formula("self", "leaky_relu_backward(grad, result, negative_slope, True)"),)
 

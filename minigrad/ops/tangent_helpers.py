@@ -16,7 +16,7 @@ import numpy as np
 from .._dtype import result_type
 from ..grad_mode import STATE
 from ..tensor import Tensor
-from .activations import GeluBackward0
+from .activations import GeluBackward0, LeakyReluBackward1
 from .formulas import BACKWARD_OPS, mse_loss_double_backward
 from .statistics import ProdBackward0
 from .tangent_formulas import HELPERS, ZERO, dense
@@ -35,15 +35,15 @@ def _ns():
 # -- element-wise -------------------------------------------------------------------------
 
 
-class _SavedInput:
-    """What GeluBackward0's kernel reads off its node: the input and `approximate`."""
+class _SavedOn:
+    """What a node's numpy backward reads off the node (`saved(name)`, `_saved`), for
+    running it on values a tangent formula has."""
 
-    def __init__(self, x: np.ndarray, approximate: str) -> None:
-        self._x = x
-        self._saved = {"approximate": approximate}
+    def __init__(self, arrays: dict, values: dict) -> None:
+        self._arrays, self._saved = arrays, values
 
     def saved(self, name: str) -> np.ndarray:
-        return self._x
+        return self._arrays[name]
 
 
 @_helper
@@ -59,7 +59,8 @@ def gelu_backward(grad: Tensor, self: Tensor, approximate: str) -> Tensor:
             "the tangent of gelu for an input that requires grad needs gelu_backward's "
             "own node, which minigrad does not have yet")
     ones = np.ones(self._data.shape, self._data.dtype)
-    slope = GeluBackward0.backward(_SavedInput(self._data, approximate), ones)[0]
+    slope = GeluBackward0.backward(_SavedOn({"self": self._data}, {"approximate": approximate}),
+                                   ones)[0]
     return grad * Tensor._make(np.ascontiguousarray(slope))
 
 
@@ -69,6 +70,16 @@ def share(wins: Tensor, self: Tensor, other: Tensor) -> Tensor:
     self wins, 0.5 where it ties, else 0 (`where(self_p == other_p, 0.5, (self_p >
     other_p).to(result.scalar_type()))`, PyTorch's formula)."""
     return _ns().where(self == other, 0.5, wins.to(result_type(self, other)))
+
+
+@_helper
+def leaky_relu_result_backward(grad: Tensor, result: Tensor, negative_slope: float) -> Tensor:
+    """`leaky_relu_backward(grad, result, negative_slope, True)` (leaky_relu_'s
+    tangent), which PyTorch refuses for a negative slope, with the error of
+    leaky_relu_'s own backward."""
+    if negative_slope < 0:  # (the node's backward raises that error before reading)
+        LeakyReluBackward1.backward(_SavedOn({}, {"negative_slope": negative_slope}), None)
+    return BACKWARD_OPS["leaky_relu_backward"](grad, result, negative_slope, True)
 
 
 # -- reductions ---------------------------------------------------------------------------
@@ -104,17 +115,6 @@ def gather_with_keepdimed_indices(input: Tensor, dims: tuple, indices: Tensor,  
     grid[d] = idx
     out = input[tuple(_ns().tensor(np.broadcast_to(g, idx.shape)) for g in grid)]
     return out if keepdim else out.squeeze(d)
-
-
-class _SavedOn:
-    """What a node's numpy backward reads off the node (`saved(name)`, `_saved`), for
-    running it on values a tangent formula has."""
-
-    def __init__(self, arrays: dict, values: dict) -> None:
-        self._arrays, self._saved = arrays, values
-
-    def saved(self, name: str) -> np.ndarray:
-        return self._arrays[name]
 
 
 @_helper

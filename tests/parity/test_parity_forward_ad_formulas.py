@@ -300,6 +300,16 @@ def _op_without_tangent(x):
 WITHOUT_TANGENT = {"no_tangent": _op_without_tangent}
 
 
+def test_leaky_relu_in_place_with_a_negative_slope_refuses_as_pytorch_does(torch):
+    def program(m):
+        with fad(m).dual_level():
+            d = dual(m, A, TA) * 1
+            F(m).leaky_relu(d, -0.2, inplace=True)
+            return fad(m).unpack_dual(d).tangent
+
+    assert raised(lambda: program(torch)) == raised(lambda: program(minigrad))
+
+
 @pytest.mark.parametrize("op", list(WITHOUT_TANGENT))
 def test_an_op_without_a_tangent_formula_refuses_it_when_it_runs(op):
     with mf.dual_level():
