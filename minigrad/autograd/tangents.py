@@ -11,7 +11,8 @@ sum's dims, add's alpha), so the tangent cannot be computed inside `record`. It 
 left *pending* on the output and computed the first time it is needed: by the next
 op that takes the output, by `unpack_dual`, or before an in-place op writes (which
 could change the inputs the formula reads). An in-place op's own tangent is computed
-in `finish_inplace`, once the new values are written. The formula runs in the grad
+once the new values are written and the op has returned (some ops store what the
+formula reads after the write): before the next tangent anyone reads. The formula runs in the grad
 mode of the op, so a tangent of tensors that require grad has a graph of its own.
 
 When no input requires grad the op records no graph; `note_dual` then makes a node
@@ -33,7 +34,7 @@ import weakref
 import numpy as np
 
 from ..grad_mode import STATE
-from ..tensor import Tensor, make_view
+from ..tensor import DEFAULT, Tensor, make_view
 from . import saved
 
 # The tangent of an element-wise op, PyTorch's `auto_element_wise`: its backward
@@ -58,6 +59,10 @@ DUAL = _Dual()
 # the outputs whose tangent is still pending, by id.
 _DUALS: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
 _PENDING: dict[int, Tensor] = {}
+# The tensors an in-place op has just written whose tangent is still to compute: some
+# ops store what the formula reads (index_put_'s indices) only once the write is done,
+# so the tangent waits until the op has returned, for the next tangent anyone reads.
+_WRITTEN: dict[int, Tensor] = {}
 
 
 def unsupported(node_cls: type) -> NotImplementedError:
@@ -77,6 +82,8 @@ def tangent_of(t: Tensor) -> Tensor | None:
     """`t`'s tangent at the current level (computed now if it was pending), or None.
     A view with none of its own shows its base's, viewed the same way (a base that got
     its tangent from an in-place op after the view was made)."""
+    if _WRITTEN:
+        _finish_written()
     pending = t._fw_pending
     if pending is not None:
         pending.compute_if_written()
@@ -98,6 +105,16 @@ def share_tangent(source: Tensor, target: Tensor) -> None:
 
 
 saved.SHARE_TANGENT = share_tangent
+
+
+def same_views(x: Tensor, views: tuple) -> None:
+    """Give each of `views` (views of `x`, which one op made: split's pieces) the same
+    view of `x`'s tangent, if it has one. (`note_dual` sees the first output only, and a
+    view of a view finds no tangent on its base when only the middle one has one.)"""
+    tangent = tangent_of(x)
+    if tangent is not None:
+        for view in views:
+            _keep(view, _same_view(tangent, x, view))
 
 
 def _keep(t: Tensor, tangent: Tensor) -> None:
@@ -131,7 +148,12 @@ def _same_view(tangent: Tensor, primal: Tensor, view: Tensor) -> Tensor:
     offset = (v.__array_interface__["data"][0] - p.__array_interface__["data"][0]) // p.itemsize
     start = g.__array_interface__["data"][0] + offset * g.itemsize
     strides = tuple(s // v.itemsize * g.itemsize for s in v.strides)
-    return make_view(tangent, np.asarray(_Memory(g, start, v.shape, strides)))
+    out = make_view(tangent, np.asarray(_Memory(g, start, v.shape, strides)))
+    if tangent.requires_grad and STATE.grad_enabled and out._view.creation_meta == DEFAULT:
+        # A tangent with a graph: the view's gradient reaches it (PyTorch records the
+        # view op itself; minigrad, not knowing which op it was, its region of memory).
+        out._refresh_view_grad_fn()
+    return out
 
 
 class _Memory:
@@ -233,8 +255,16 @@ class _Pending:
             STATE.grad_enabled = saved_grad_mode
 
 
+def _finish_written() -> None:
+    while _WRITTEN:
+        _, t = _WRITTEN.popitem()
+        if t._fw_pending is not None:
+            t._fw_pending.finish()
+
+
 def compute_pending() -> None:
     """Compute every pending tangent (before an in-place op writes)."""
+    _finish_written()
     for out in list(_PENDING.values()):
         if out._fw_pending is not None:
             out._fw_pending.compute()
@@ -281,11 +311,12 @@ def note_dual(node_cls: type, output: Tensor | None, inputs: tuple, node):
 
 def finish_tangent(t: Tensor, node) -> bool:
     """`finish_inplace`'s step while a dual level is active: `t` was just written by
-    the in-place op of `node`; compute its tangent if the op left one pending. True if
+    the in-place op of `node`; its tangent, if the op left one pending, is computed
+    before the next tangent anyone reads (`_WRITTEN`). True if
     `node` was made only for the tangent (so it must not become `t`'s producer)."""
     pending = t._fw_pending
     if pending is not None and pending.node is node:
-        pending.finish()
+        _WRITTEN[id(t)] = t  # (finished once the op has stored its values, see `_WRITTEN`)
     return getattr(node, "_forward_only", False)
 
 
@@ -299,3 +330,4 @@ def clear_level() -> None:
         out._fw_pending = None
     _DUALS.clear()
     _PENDING.clear()
+    _WRITTEN.clear()

@@ -36,6 +36,7 @@ def _where_positive(x: np.ndarray, grad: np.ndarray, slope: float) -> np.ndarray
 class LeakyReluBackward0(Node):
     """leaky_relu(x, slope): grad where x > 0, slope * grad elsewhere. Saves its INPUT."""
 
+    tangent = "auto_element_wise"
     saves = {"negative_slope": VALUE, "self": INPUT}
     formulas = (Formula("self", "leaky_relu_backward(grad, self, negative_slope, False)"),)
 
@@ -47,6 +48,7 @@ class LeakyReluBackward1(Node):
     """leaky_relu_(x, slope), in place: as LeakyReluBackward0, read from the OUTPUT
     (positive exactly where the input was, for a slope that is not negative)."""
 
+    tangent = "leaky_relu_result_backward(self_t, result, negative_slope)"
     saves = {"negative_slope": VALUE, "result": OUTPUT}
     formulas = (Formula("self", "leaky_relu_backward(grad, result, negative_slope, True)"),)
 
@@ -66,6 +68,7 @@ class LeakyReluBackwardBackward0(FormulaNode):
     """leaky_relu_backward(grad_output, self, slope): grad_output where self > 0,
     slope * grad_output elsewhere; flat in self."""
 
+    tangent = "leaky_relu_backward(dense(grad_output_t, grad_output), self, negative_slope, False)"
     saves = {"negative_slope": VALUE, "self": INPUT}
     formulas = (Formula("grad_output", "leaky_relu_backward(grad, self, negative_slope, "
                                        "False)"),
@@ -130,6 +133,7 @@ class GeluBackward0(Node):
     """gelu(x): grad * (Phi(x) + x * phi(x)) (Phi, phi: the normal cdf and pdf), or the
     derivative of the tanh approximation. Saves its INPUT."""
 
+    tangent = "auto_element_wise"
     saves = {"approximate": VALUE, "self": INPUT}
     formulas = (Formula("self", "gelu_backward(grad, self, approximate)"),)
     recordable = False  # (gelu_backward has a node of its own, not written yet)
@@ -185,6 +189,7 @@ class EmbeddingBackward0(Node):
     gradients of every place that looked row i up (none for `padding_idx`). Saves
     the indices."""
 
+    tangent = "embedding_jvp(weight_t, indices, padding_idx)"
     saves = {"indices": INPUT, "padding_idx": VALUE, "scale_grad_by_freq": VALUE,
              "sparse": VALUE, "weight_sym_argsize_0": VALUE}
     formulas = (Formula("weight", "embedding_backward(grad, indices, weight_sym_argsize_0, "
@@ -210,6 +215,9 @@ def _embedding_grad(grad: np.ndarray, indices: np.ndarray, num_weights: int,
 class EmbeddingDenseBackwardBackward0(FormulaNode):
     """embedding_dense_backward(grad_output, indices, num_weights, padding_idx, ...):
     linear in grad_output, whose gradient gathers the looked-up rows again."""
+
+    tangent = ("embedding_dense_backward(grad_output_t, indices, result.shape[0], padding_idx, "
+               "False)")
 
     saves = {"indices": INPUT, "padding_idx": VALUE}
     formulas = (Formula("grad_output", "embedding_dense_double_backward(grad, indices, "

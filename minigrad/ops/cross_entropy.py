@@ -27,6 +27,7 @@ from .masking import masked_fill_
 from .reductions import sum as sum_
 from .scalar_overloads import add_scalar, div_scalar, mul_scalar
 from .softmax import log_softmax
+from .tangent_formulas import Tangent
 
 VALUE = "value"
 
@@ -35,6 +36,7 @@ class NllLossBackward0(Node):
     """nll_loss: the gradient of row i is -weight[t_i] * grad at column t_i (divided by
     the total weight for "mean"), zero elsewhere and in ignored rows."""
 
+    tangent = Tangent("nll_loss(self_t, target, weight, reduction, ignore_index)")
     saves = {"ignore_index": VALUE, "reduction": VALUE, "self": INPUT, "target": INPUT,
              "total_weight": INPUT, "weight": INPUT}
     # (total_weight is an output of PyTorch's nll_loss_forward: unpacked last)
@@ -78,6 +80,8 @@ class NllLossBackwardBackward0(FormulaNode):
     total_weight): linear in grad_output (its gradient is nll_loss of the incoming
     gradient), flat in self."""
 
+    tangent = Tangent("nll_loss_backward(dense(grad_output_t, grad_output_p), self_p, target, "
+                      "weight, reduction, ignore_index, _total_weight)")
     saves = {"ignore_index": VALUE, "reduction": VALUE, "target": INPUT, "weight": INPUT}
     formulas = (Formula("grad_output", "nll_loss(grad, target, weight, reduction, "
                                        "ignore_index)"),
@@ -94,7 +98,8 @@ def nll_loss_backward(grad_output: Tensor, self: Tensor, target: Tensor, weight:
     if node is not None:
         node._saved.update({"ignore_index": u64(ignore_index), "reduction": reduction,
                             "target": SavedTensor(target),
-                            "weight": None if weight is None else SavedTensor(weight)})
+                            "weight": None if weight is None else SavedTensor(weight),
+                            "_total_weight": total_weight})  # (for the tangent)
     return out
 
 

@@ -23,7 +23,7 @@ from .arithmetic import mul
 from .declaration import declare
 from .formulas import Formula, FormulaNode
 from .reductions import sum as _sum
-from .tangent_formulas import SAME_VIEW
+from .tangent_formulas import SAME_VIEW, Tangent
 
 VALUE = "value"
 
@@ -66,6 +66,9 @@ def _diagonal_data(a: np.ndarray, offset: int, d1: int, d2: int) -> np.ndarray:
 class DiagonalBackwardBackward0(FormulaNode):
     """diagonal_backward(grad, sizes, offset, dim1, dim2): zeros of the input's sizes
     with `grad` on that diagonal; its own gradient is the diagonal again."""
+
+    tangent = Tangent("diagonal_backward(grad_output_t, result.shape, offset, dim1, dim2)",
+                      linear=True)
 
     saves = {"dim1": VALUE, "dim2": VALUE, "offset": VALUE}
     formulas = (Formula("grad_output", "grad.diagonal(offset, dim1, dim2)"),)

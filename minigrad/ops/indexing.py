@@ -273,6 +273,7 @@ class IndexPutBackward0(Node):
     """x[indices] = values: the overwritten places get no gradient; the values
     get the gradient gathered from those places."""
 
+    tangent = Tangent("index_put_jvp(self_t, self_p, values_t, values_p, _where, accumulate)")
     saves = {"indices": VALUE, "accumulate": VALUE}
     # (`values_meta`: the shape and dtype of the values, which PyTorch keeps to make
     # the zeros of the first formula)
@@ -461,6 +462,7 @@ class IndexSelectBackward0(Node):
     """index_select(x, dim, index): each selected slice's gradient is added back into
     its place in zeros of x's sizes."""
 
+    tangent = Tangent("index_select(self_t, dim, index)", linear=True)
     saves = {"dim": VALUE, "index": INPUT, "self_sym_sizes": VALUE}
     formulas = (Formula("self", "index_select_backward(grad, self_sym_sizes, dim, index)"),)
     recordable = False  # (index_select_backward adds with index_add_, which minigrad lacks)

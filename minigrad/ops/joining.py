@@ -18,6 +18,7 @@ from ..autograd.record import record
 from ..tensor import Tensor, _wrap_dim
 from .declaration import declare
 from .formulas import Formula
+from .tangent_formulas import Tangent
 
 VALUE = "value"
 
@@ -44,6 +45,7 @@ class CatBackward0(_JoinNode):
     `dim` (a view of it, `grad.narrow(dim, start, size)`); a legacy empty 1-D input
     gets zeros."""
 
+    tangent = Tangent("cat_jvp(tensors_t, tensors_p, dim)")
     saves = {"dim": VALUE}
     formulas = (Formula("tensors", "cat_tensors_backward(grad, sizes, dim)"),)
 
@@ -66,6 +68,7 @@ class StackBackward0(_JoinNode):
     """stack(tensors, dim): each input's gradient is one slice of the gradient along
     the new dim (`grad.select(dim, i)`)."""
 
+    tangent = Tangent("stack_jvp(tensors_t, tensors_p, dim)")
     saves = {"dim": VALUE}
     formulas = (Formula("tensors", "stack_tensors_backward(grad, dim)"),)
 

@@ -37,6 +37,8 @@ class MseLossBackward0(Node):
     """mean((input - target) ** 2): 2 * (input - target) * grad, divided by the number
     of elements for "mean"; the target gets the negative of that."""
 
+    tangent = ("apply_loss_reduction(mse_part(self_t, self_p, target_p) + "
+               "mse_part(target_t, target_p, self_p), reduction)")
     saves = {"self": INPUT, "target": INPUT, "reduction": VALUE}
     formulas = (Formula("self", "mse_loss_backward(grad, self, target, reduction)"),
                 Formula("target", "mse_loss_backward(grad, target, self, reduction)"))
@@ -55,6 +57,9 @@ class MseLossBackwardBackward0(FormulaNode):
     """mse_loss_backward(grad_output, self, target, reduction) = norm * (self -
     target) * grad_output, norm = 2 (2 / numel for "mean")."""
 
+    tangent = ("mse_double_part(self_t, grad_output_p, self_p, reduction) - mse_double_part("
+               "target_t, grad_output_p, target_p, reduction) + mse_part(grad_output_t, self_p, "
+               "target_p, reduction)")
     saves = {"grad_output": INPUT, "reduction": VALUE, "self": INPUT, "target": INPUT}
     formulas = (Formula("grad_output", "mse_loss_backward(grad, self, target, reduction)"),
                 Formula("self", "mse_loss_double_backward(grad * grad_output, self, reduction)"),
@@ -218,6 +223,8 @@ def _float_pair(input: Tensor, target: Tensor, kernel: str):  # noqa: A002
 class SmoothL1LossBackward0(_PairLoss):
     """smooth_l1_loss: z / beta inside (-beta, beta), sign(z) outside (z = x - t)."""
 
+    tangent = ("apply_loss_reduction(smooth_l1_part(self_t, self_p, target_p, beta) + "
+               "smooth_l1_part(target_t, target_p, self_p, beta), reduction)")
     saves = {"beta": VALUE, "reduction": VALUE, "self": INPUT, "target": INPUT}
     formulas = (Formula("self", "smooth_l1_loss_backward(grad, self, target, reduction, beta)"),
                 Formula("target", "smooth_l1_loss_backward(grad, target, self, reduction, beta)"))
@@ -229,6 +236,8 @@ class SmoothL1LossBackward0(_PairLoss):
 class HuberLossBackward0(_PairLoss):
     """huber_loss: z inside (-delta, delta), delta * sign(z) outside (z = x - t)."""
 
+    tangent = ("apply_loss_reduction(huber_part(self_t, self_p, target_p, delta) + "
+               "huber_part(target_t, target_p, self_p, delta), reduction)")
     saves = {"delta": VALUE, "reduction": VALUE, "self": INPUT, "target": INPUT}
     formulas = (Formula("self", "huber_loss_backward(grad, self, target, reduction, delta)"),
                 Formula("target", "huber_loss_backward(grad, target, self, reduction, delta)"))
@@ -306,6 +315,8 @@ class BinaryCrossEntropyBackward0(_PairLoss):
     """binary_cross_entropy: w * (p - t) / max((1 - p) p, 1e-12) for p, and
     w * (log(1 - p) - log(p)) for the target."""
 
+    tangent = ("apply_loss_reduction(bce_part(self_t, self_p, target_p, weight) + "
+               "bce_target_part(target_t, self_p, weight), reduction)")
     saves = {"reduction": VALUE, "self": INPUT, "target": INPUT, "weight": INPUT}
     in_place_steps = (None, 2)
     formulas = (
@@ -329,6 +340,9 @@ class BinaryCrossEntropyWithLogitsBackward0(_PairLoss):
     pos_weight pw: w * ((pw t + 1 - t) sigmoid(x) - pw t)), w * -x for the target
     (w * (log_sigmoid(-x) - pw log_sigmoid(x)) with pos_weight)."""
 
+    tangent = ("apply_loss_reduction(bce_logits_part(self_t, self_p, target_p, weight, "
+               "pos_weight) + bce_logits_target_part(target_t, self_p, weight, pos_weight), "
+               "reduction)")
     saves = {"pos_weight": INPUT, "reduction": VALUE, "self": INPUT, "target": INPUT,
              "weight": INPUT}
     in_place_steps = (2, 0)

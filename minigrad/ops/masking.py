@@ -27,6 +27,7 @@ class MaskedFillBackward0(Node):
     """masked_fill(x, mask, number): the gradient passes where the mask is False, and
     is 0 where the value was written. Saves the mask."""
 
+    tangent = "self_t.masked_fill(mask, 0)"
     saves = {"mask": INPUT}
     formulas = (Formula("self", "grad.masked_fill(mask, 0)"),)
 
@@ -39,6 +40,7 @@ class MaskedFillBackward1(MaskedFillBackward0):
     """masked_fill(x, mask, value) with a 0-dim tensor value: x's gradient as with a
     number; the value's is the sum of the gradient where the mask holds."""
 
+    tangent = "dense(self_t, self_p).masked_fill(mask, dense(value_t, value_p))"
     formulas = (Formula("self", "grad.masked_fill(mask, 0)"),
                 Formula("value", "masked_fill_backward(grad, mask)"))
     # (masked_fill_backward is grad.masked_select(mask).sum(), and minigrad has no

@@ -36,6 +36,8 @@ class NativeBatchNormBackward0(Node):
     gets sum(grad * (x - mean)) * rstd, bias sum(grad). Saves the INPUT, the weight,
     the running statistics and its mean and rstd (result1, result2)."""
 
+    tangent = ("batch_norm_jvp(input_p, input_t, weight_p, weight_t, bias_t, running_mean, "
+               "running_var, result1, result2, training, eps)")
     saves = {"eps": VALUE, "input": INPUT, "result1": OUTPUT, "result2": OUTPUT,
              "running_mean": INPUT, "running_var": INPUT, "training": VALUE, "weight": INPUT}
     formulas = (Formula("input", "native_batch_norm_backward(grad, input, weight, "
@@ -169,6 +171,8 @@ class NativeLayerNormBackward0(Node):
     xhat = (x - mean) * rstd; weight gets sum(grad * xhat), bias sum(grad), over the
     samples. Saves the INPUT, weight, bias and its mean and rstd."""
 
+    tangent = ("layer_norm_jvp(input_p, input_t, weight_p, weight_t, bias_t, result1, "
+               "result2, normalized_shape)")
     saves = {"bias": INPUT, "input": INPUT, "normalized_shape": VALUE, "result1": OUTPUT,
              "result2": OUTPUT, "weight": INPUT}
     formulas = (Formula("input", "native_layer_norm_backward(grad, input, normalized_shape, "

@@ -24,7 +24,7 @@ from .arithmetic import VALUE, _inplace, _Save
 from .declaration import declare
 from .formulas import Formula
 from .public_forms import as_method, not_with_ndarray
-from .tangent_formulas import AUTO_ELEMENT_WISE
+from .tangent_formulas import AUTO_ELEMENT_WISE, Tangent
 
 # (In lesson 4's table the powers stand with the rest of the arithmetic.)
 OP_FAMILY = "arithmetic"
@@ -48,6 +48,9 @@ class PowBackward0(Node):
 class PowBackward1(Node):
     """x ** y for two tensors: saves x, y and the result (d/dy = result * log x)."""
 
+    tangent = Tangent("pow_backward_self(dense(self_t, self_p), self_p, exponent_p) + "
+                      "pow_backward_exponent(dense(exponent_t, exponent_p), self_p, exponent_p, "
+                      "result)")
     saves = {"self": INPUT, "exponent": INPUT, "result": OUTPUT}
     formulas = (Formula("self", "pow_backward_self(grad, self, exponent)"),
                 Formula("exponent", "pow_backward_exponent(grad, self, exponent, result)"))
@@ -71,6 +74,7 @@ class PowBackward1(Node):
 class PowBackward2(Node):
     """number ** x: grad * result * log(number). Saves x and the result."""
 
+    tangent = AUTO_ELEMENT_WISE
     saves = {"self": VALUE, "exponent": INPUT, "result": OUTPUT}
     scalars = ("self",)
     formulas = (Formula("exponent", "pow_backward_exponent(grad, self, exponent, result)"),)

@@ -303,6 +303,7 @@ class _ExtremeAll(Node):
     element equal to the extreme value (ties split it). A NaN anywhere makes the
     result NaN, and then the NaNs share the gradient."""
 
+    tangent = Tangent("evenly_read_jvp(self_t, self_p, result)")
     saves = {"self": INPUT, "result": OUTPUT}
     formulas = (Formula("self", "evenly_distribute_backward(grad, self, result)"),)
 
@@ -326,6 +327,7 @@ class MinBackward1(_ExtremeAll):
 class _ExtremeDim(Node):
     """max(dim)/min(dim): the gradient goes to the selected index only."""
 
+    tangent = Tangent("gather_with_keepdimed_indices(self_t, _dims, indices, keepdim)")
     saves = {"dim": VALUE, "indices": VALUE, "keepdim": VALUE, "self_sym_sizes": VALUE}
     formulas = (Formula("self", "value_selecting_reduction_backward(grad, dim, indices, "
                                 "self_sym_sizes, keepdim)"),)
@@ -449,6 +451,7 @@ class MaximumBackward0(Node):
     """maximum(x, y): the gradient goes to the larger input; a tie splits it in halves,
     and a nan (which wins) sends all of it to both. Saves both INPUTS."""
 
+    tangent = Tangent("other_t + share(self_p > other_p, self_p, other_p) * (self_t - other_t)")
     saves = {"self": INPUT, "other": INPUT}
     formulas = (Formula("self", "where(self == other, grad / 2, grad).masked_fill_(self < other, "
                                 "0)"),
@@ -463,6 +466,7 @@ class MinimumBackward0(Node):
     """minimum(x, y): the gradient goes to the smaller input; a tie splits it in halves.
     Saves both INPUTS."""
 
+    tangent = Tangent("other_t + share(self_p < other_p, self_p, other_p) * (self_t - other_t)")
     saves = {"self": INPUT, "other": INPUT}
     formulas = (Formula("self", "where(self == other, grad / 2, grad).masked_fill_(self > other, "
                                 "0)"),

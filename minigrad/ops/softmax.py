@@ -21,6 +21,7 @@ from ..tensor import Tensor, _wrap_dim
 from .copies import to_dtype
 from .declaration import declare
 from .formulas import Formula, FormulaNode
+from .tangent_formulas import Tangent
 
 VALUE = "value"
 
@@ -54,6 +55,7 @@ def _log_softmax_data(x: np.ndarray, d: int) -> np.ndarray:
 class SoftmaxBackward0(Node):
     """softmax(x, dim): grad_x = y * (grad - sum(grad * y, dim)). Saves its OUTPUT."""
 
+    tangent = Tangent("result * (self_t - logsumexp_jvp(self_p, self_t, dim, True))")
     saves = {"dim": VALUE, "result": OUTPUT}
     formulas = (Formula("self", "_softmax_backward_data(grad, result, dim, result.dtype)"),)
 
@@ -68,6 +70,7 @@ class SoftmaxBackward0(Node):
 class LogSoftmaxBackward0(Node):
     """log_softmax(x, dim): grad_x = grad - exp(y) * sum(grad, dim). Saves its OUTPUT."""
 
+    tangent = Tangent("self_t - logsumexp_jvp(self_p, self_t, dim, True)")
     saves = {"dim": VALUE, "result": OUTPUT}
     formulas = (Formula("self", "_log_softmax_backward_data(grad, result, dim, "
                                 "result.dtype)"),)
@@ -94,6 +97,8 @@ class SoftmaxBackwardDataBackward0(_BackwardData):
     """_softmax_backward_data(grad_output, output, dim) = output * (grad_output -
     sum(grad_output * output, dim))."""
 
+    tangent = Tangent("softmax_backward_data_jvp(grad_output_t, output_t, grad_output_p, "
+                      "output_p, dim)")
     formulas = (
         Formula("grad_output", "_softmax_backward_data(grad.to(output.dtype), output, dim, "
                                "input_dtype)"),
@@ -105,6 +110,8 @@ class LogSoftmaxBackwardDataBackward0(_BackwardData):
     """_log_softmax_backward_data(grad_output, output, dim) = grad_output -
     exp(output) * sum(grad_output, dim)."""
 
+    tangent = Tangent("log_softmax_backward_data_jvp(grad_output_t, output_t, grad_output_p, "
+                      "output_p, dim)")
     formulas = (
         Formula("grad_output", "grad.to(output.dtype) - (grad.to(output.dtype) * "
                                "output.exp()).sum(dim, True)"),

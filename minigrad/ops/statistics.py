@@ -155,6 +155,7 @@ class VarBackward0(Node):
     """var(x, dim, correction): grad * 2 / (n - correction) * (x - mean(x)). Saves
     its INPUT."""
 
+    tangent = Tangent("var_jvp(self_t, self_p, dim, correction, _dims, keepdim)")
     saves = {"correction": VALUE, "dim": VALUE, "keepdim": VALUE, "self": INPUT}
     formulas = (Formula("self", "var_backward(grad, self, dim, correction, keepdim)"),)
 
@@ -169,6 +170,8 @@ class StdBackward0(Node):
     """std(x, dim, correction): var's gradient of grad / (2 * std) (zero where the std
     is zero). Saves its INPUT and its OUTPUT."""
 
+    tangent = Tangent("(var_jvp(self_t, self_p, dim, correction, _dims, keepdim) / (2. * result))"
+                      ".masked_fill_(result == 0, 0)")
     saves = {"correction": VALUE, "dim": VALUE, "keepdim": VALUE, "result": OUTPUT,
              "self": INPUT}
     formulas = (Formula("self", "std_backward(result, grad, self, dim, correction, "
@@ -238,6 +241,7 @@ class LinalgVectorNormBackward0(Node):
     zero); for ord 1, grad * sign(x); for ord inf, the gradient shared by the largest
     entries. Saves its INPUT and its OUTPUT."""
 
+    tangent = Tangent("norm_jvp(self_p, self_t, ord, result, _dims, keepdim)")
     saves = {"dim": VALUE, "keepdim": VALUE, "ord": VALUE, "result": OUTPUT, "self": INPUT}
     formulas = (Formula("self", "linalg_vector_norm_backward(grad, self, ord, result, dim, "
                                 "keepdim)"),)
@@ -396,6 +400,7 @@ class ProdBackward0(_ProdNode):
     """prod(): each factor's gradient is grad times the product of the others. Saves
     its INPUT and its OUTPUT."""
 
+    tangent = Tangent("prod_jvp(self_t, self_p, result)")
     saves = {"result": OUTPUT, "self": INPUT}
     formulas = (Formula("self", "prod_backward(grad, self, result)"),)
 
@@ -403,6 +408,7 @@ class ProdBackward0(_ProdNode):
 class ProdBackward1(_ProdNode):
     """prod(dim): as prod(), along `dim`. Saves its INPUT and its OUTPUT."""
 
+    tangent = Tangent("prod_jvp(self_t, self_p, result, (dim,), keepdim)")
     saves = {"dim": VALUE, "keepdim": VALUE, "result": OUTPUT, "self": INPUT}
     formulas = (Formula("self", "prod_backward(grad, self, result, dim, keepdim)"),)
 
@@ -497,6 +503,8 @@ def cumsum(input: Tensor, *args, dtype=None, **kwargs) -> Tensor:  # noqa: A002
 class FlipBackward0(Node):
     """flip(x, dims): the gradient flipped back. (minigrad flips only in cumsum's
     gradient.)"""
+
+    tangent = Tangent("flip(self_t, dims)", linear=True)
 
     saves = {"dims": VALUE}
     formulas = (Formula("self", "flip(grad, dims)"),)

@@ -12,7 +12,9 @@ PyTorch writes them in `derivatives.yaml` beside the backward formulas, as the
   inputs' tangents), `self_p`, `other_p`, ... (their values, also as `self`,
   `other`), `result` and what the node saved (`alpha`, `dim`). `linear=True` marks
   PyTorch's `auto_linear` for an op that is not a view: the op itself applied to the
-  tangent (`self_t.sum(dim, keepdim)`).
+  tangent (`self_t.sum(dim, keepdim)`). A plain string other than the two above is
+  such a formula too (`tangent = "self_t.masked_fill(mask, 0)"`), for a module that
+  has no reason to import `Tangent`.
 
 An input without a tangent is `ZERO` in a formula, PyTorch's "efficient zero
 tensor": multiplying by it gives ZERO, adding it changes nothing, so
@@ -99,12 +101,29 @@ def dense(tangent, primal):
     return zeros_like(primal) if isinstance(primal, Tensor) else 0.0
 
 
+# The helpers tangent formulas call, PyTorch's `*_jvp` functions and the like, by name
+# (filled by `ops/tangent_helpers.py`).
+HELPERS: dict = {}
+
 # The products tangent formulas call, as PyTorch's `at::mm(self_t, mat2_p)`.
 _PRODUCTS = {op: _product(op) for op in ("mm", "mv", "dot", "bmm")}
 
 
-def _input_names(cls: type[Node]) -> tuple[str, ...]:
+_FROM_TEXT: dict[str, Tangent] = {}
+
+
+def kind_of(cls: type[Node]):
+    """`cls.tangent`, a plain formula string made a `Tangent` (once per text)."""
     kind = cls.tangent
+    if isinstance(kind, str) and kind not in (AUTO_ELEMENT_WISE, SAME_VIEW):
+        if kind not in _FROM_TEXT:
+            _FROM_TEXT[kind] = Tangent(kind)
+        return _FROM_TEXT[kind]
+    return kind
+
+
+def _input_names(cls: type[Node]) -> tuple[str, ...]:
+    kind = kind_of(cls)
     if isinstance(kind, Tangent) and kind.inputs is not None:
         return kind.inputs
     return tuple(f.input for f in cls.formulas)
@@ -115,7 +134,7 @@ def apply_tangent(node: Node, inputs: tuple, tangents: list, result: Tensor) -> 
     the inputs (`inputs`, tensors or numbers), their tangents (None: ZERO), the output
     and the values the op saved on the node."""
     cls = type(node)
-    names = dict(_PRODUCTS, dense=dense)
+    names = dict(_PRODUCTS, dense=dense, **HELPERS)
     inputs_named = _input_names(cls)
     for name, value in node._saved.items():
         if isinstance(value, SavedNumber):
@@ -127,11 +146,14 @@ def apply_tangent(node: Node, inputs: tuple, tangents: list, result: Tensor) -> 
     for name, value in cls.saved_defaults.items():
         if name not in names:
             names[name] = Scalar(value) if name in cls.scalars else value
+    if inputs_named == ("tensors",):  # (cat's and stack's list: one input per tensor)
+        inputs_named, inputs = ("tensors",), (list(inputs),)
+        tangents = [[ZERO if t is None else t for t in tangents]]
     for name, primal, tangent in zip(inputs_named, inputs, tangents):
         names[name] = names[name + "_p"] = primal
         names[name + "_t"] = ZERO if tangent is None else tangent
     names["result"] = result
-    kind = cls.tangent
+    kind = kind_of(cls)
     if kind == AUTO_ELEMENT_WISE:
         backward = cls.formulas[0]
         out = backward(names[backward.input + "_t"], **names)
@@ -146,7 +168,7 @@ Node.apply_tangent = apply_tangent
 def reads_self(cls: type[Node]) -> bool:
     """Whether `cls`'s tangent reads its first input's values (so an in-place op
     keeps them from before the write)."""
-    kind = cls.tangent
+    kind = kind_of(cls)
     names = cls.formulas[0].names if kind == AUTO_ELEMENT_WISE else kind.names
     first = _input_names(cls)[0]
     return first in names or first + "_p" in names
@@ -158,7 +180,7 @@ Node.tangent_reads_self = classmethod(reads_self)
 def describe(cls: type[Node]) -> str | None:
     """How docs/ops.md shows a node's tangent: "auto_element_wise", "auto_linear",
     or the formula; None where minigrad has none."""
-    kind = cls.tangent
+    kind = kind_of(cls)
     if kind is None or isinstance(kind, str):
         return kind
     return f"auto_linear: {kind.text}" if kind.linear else kind.text

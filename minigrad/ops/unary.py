@@ -29,7 +29,7 @@ from ..kernels import elementwise as K
 from ..tensor import Tensor
 from .declaration import declare, functions_declared_in, unary_op
 from .formulas import Formula, FormulaNode
-from .tangent_formulas import Tangent
+from .tangent_formulas import AUTO_ELEMENT_WISE, Tangent
 
 # 1 - y*y with one rounding where this machine's PyTorch fuses it (see `minigrad._cpu`)
 TANH_BACKWARD = K.tanh_backward if FUSED_MULTIPLY_ADD else K.tanh_backward_rounded_twice
@@ -105,6 +105,7 @@ class ClampBackward1(Node):
     """clamp(x, min, max) with number bounds: the gradient passes where x was
     inside the bounds. Saves the INPUT and the bounds (None where absent)."""
 
+    tangent = AUTO_ELEMENT_WISE
     saves = {"self": INPUT, "min": VALUE, "max": VALUE}
     formulas = (Formula("self", "clamp_backward(grad, self, min, max)"),)
 
@@ -186,6 +187,7 @@ class _Steps(Node):
     zeros whatever the input was. Saves nothing. (Learners meet these as "my loss
     went through round() and nothing learns".)"""
 
+    tangent = AUTO_ELEMENT_WISE
     elementwise = True
     formulas = (Formula("self", "zeros_like(grad)"),)
 
@@ -254,8 +256,8 @@ unary_op("sgn", node="SgnBackward0", kernel=K.sign, function_inplace=False,
 class TanhBackwardBackward0(FormulaNode):
     """tanh_backward(grad_output, output) = grad_output * (1 - output**2)."""
 
-    tangent = Tangent("tanh_backward(dense(grad_output_t, grad_output_p), output_p) "
-                      "+ output_t * (-2 * output_p * grad_output_p)")
+    tangent = Tangent("tanh_backward(dense(grad_output_t, grad_output_p), output_p) + "
+                      "output_t * (-2 * output_p * grad_output_p)")
     saves = {"grad_output": INPUT, "output": INPUT}
     formulas = (Formula("grad_output", "tanh_backward(grad, output)"),
                 Formula("output", "grad * (-2 * output * grad_output)"))
@@ -265,8 +267,8 @@ class TanhBackwardBackward0(FormulaNode):
 class SigmoidBackwardBackward0(FormulaNode):
     """sigmoid_backward(grad_output, output) = grad_output * (1 - output) * output."""
 
-    tangent = Tangent("sigmoid_backward(dense(grad_output_t, grad_output_p), output_p) "
-                      "+ output_t * grad_output_p * (-2 * output_p + 1)")
+    tangent = Tangent("sigmoid_backward(dense(grad_output_t, grad_output_p), output_p) + "
+                      "output_t * grad_output_p * (-2 * output_p + 1)")
     saves = {"grad_output": INPUT, "output": INPUT}
     formulas = (Formula("grad_output", "sigmoid_backward(grad, output)"),
                 Formula("output", "grad * grad_output * (-2 * output + 1)"))
@@ -278,7 +280,7 @@ class ThresholdBackwardBackward0(FormulaNode):
     above the threshold, else 0."""
 
     tangent = Tangent("zeros_like(self_p) + threshold_backward(dense(grad_output_t, "
-                      "grad_output_p), self_p, threshold)", inputs=("grad_output", "self"))
+                      "grad_output_p), self_p, threshold)")
     saves = {"self": INPUT, "threshold": VALUE}
     formulas = (Formula("grad_output", "threshold_backward(grad, self, threshold)"),
                 Formula("self", "zeros_like(grad)"))

@@ -22,6 +22,7 @@ from .._args import (
 from ..arrays.scalars import u64
 from ..autograd.graph import Node
 from ..autograd.record import record
+from ..autograd.tangents import DUAL, same_views
 from ..tensor import MULTI_OUTPUT_NODE, Tensor, _wrap_dim, make_view
 from .copies import clone
 from .declaration import declare
@@ -400,6 +401,8 @@ class SelectBackwardBackward0(FormulaNode):
     """select_backward(grad, sizes, dim, index): a zero tensor of the input's sizes
     with `grad` in row `index`; its own gradient is that row again."""
 
+    tangent = Tangent("select_backward(grad_output_t, result.shape, dim, index)", linear=True)
+
     saves = {"dim": VALUE, "index": VALUE}
     formulas = (Formula("grad_output", "grad.select(dim, index)"),)
 
@@ -422,6 +425,9 @@ def select_backward(grad: Tensor, sizes: tuple, dim: int, index: int) -> Tensor:
 class SliceBackwardBackward0(FormulaNode):
     """slice_backward(grad, sizes, dim, start, end, step): a zero tensor of the
     input's sizes with `grad` in the sliced rows; its own gradient is those rows."""
+
+    tangent = Tangent("slice_backward(grad_output_t, result.shape, dim, start, end, step)",
+                      linear=True)
 
     saves = {"dim": VALUE, "end": VALUE, "start": VALUE, "step": VALUE}
     formulas = (Formula("grad_output", "slice_dim(grad, dim, start, end, step)"),)
@@ -506,6 +512,9 @@ def alias(x: Tensor) -> Tensor:
 class UnbindBackward0(Node):
     """unbind(dim): stack the outputs' gradients back (zeros for unused outputs)."""
 
+    # (every output is a view of the input: its tangent is the same view of the
+    # input's, the first's made here, the others' when first read)
+    tangent = SAME_VIEW
     saves = {"dim": VALUE}
     formulas = (Formula("self", "unbind_backward(grads, dim)"),)
 
@@ -525,6 +534,7 @@ class UnbindBackward0(Node):
 class SplitBackward0(Node):
     """split/chunk: concatenate the pieces' gradients (zeros for unused pieces)."""
 
+    tangent = SAME_VIEW  # (as unbind's)
     saves = {"dim": VALUE, "self_sym_sizes": VALUE, "split_size": VALUE}
     formulas = (Formula("self", "split_backward(grads, split_size, dim, self_sym_sizes)"),)
 
@@ -553,6 +563,8 @@ def _multi_output(x: Tensor, node_cls, pieces: list, **saved) -> tuple:
     them is forbidden: their node could not tell which piece changed)."""
     outs = tuple(make_view(x, x._data[where], MULTI_OUTPUT_NODE) for where in pieces)
     node = record(node_cls, outs[0] if outs else Tensor._make(np.zeros(0)), x)
+    if DUAL.active:
+        same_views(x, outs[1:])
     if node is not None:
         node._saved.update(saved)
         node._saved["_pieces"] = pieces

@@ -51,7 +51,7 @@ def run(m, program):
         return _unpacked(m, program(m))
 
 
-def assert_same(expected: list, got: list, exact: bool = True) -> None:
+def assert_same(expected: list, got: list, exact: bool = True, rtol: float = 1e-10) -> None:
     assert len(expected) == len(got)
     for (p_want, t_want), (p_got, t_got) in zip(expected, got):
         assert p_want.shape == p_got.shape
@@ -63,11 +63,11 @@ def assert_same(expected: list, got: list, exact: bool = True) -> None:
         if exact and np.array_equal(p_want, p_got, equal_nan=True):
             assert np.array_equal(t_want, t_got, equal_nan=True), (t_want - t_got)
         else:
-            np.testing.assert_allclose(t_got, t_want, rtol=1e-10, atol=0)
+            np.testing.assert_allclose(t_got, t_want, rtol=rtol, atol=rtol * 1e-3)
 
 
-def check_forward(torch, program, exact: bool = True) -> None:
-    assert_same(run(torch, program), run(minigrad, program), exact)
+def check_forward(torch, program, exact: bool = True, rtol: float = 1e-10) -> None:
+    assert_same(run(torch, program), run(minigrad, program), exact, rtol)
 
 
 def dual(m, values, tangent):
@@ -381,20 +381,6 @@ def test_a_custom_function_refuses_a_dual_input(torch):
             return Twice.apply(dual(m, A, TA))
 
     assert raised(lambda: program(torch)) == raised(lambda: program(minigrad))
-
-
-@pytest.mark.parametrize("op", ["max", "softmax", "cat", "unbind"])
-def test_an_op_without_a_tangent_formula_refuses_it_when_it_runs(op):
-    calls = {"max": lambda d: d.max(),
-             "softmax": lambda d: d.softmax(0), "cat": lambda d: minigrad.cat([d, d]),
-             "unbind": lambda d: d.unbind(0)}
-    with mf.dual_level():
-        d = dual(minigrad, A, TA)
-        with pytest.raises(NotImplementedError,
-                           match=r"^Trying to use forward AD with \w+ that does not support it "
-                                 r"because it has not been implemented yet"):
-            calls[op](d)
-        calls[op](minigrad.tensor(A))  # (without a dual input, the op runs as ever)
 
 
 # -- grad modes, backward, saved-tensor hooks -------------------------------------------------
