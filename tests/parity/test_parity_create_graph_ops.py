@@ -51,6 +51,9 @@ OPS = {
     "clamp_": lambda m, x, o: (x * o).clamp_(-1, 1) ** 2,
     "round": lambda m, x, o: (x * o).round() * x + (x * o).round(decimals=1) * o,
     # powers and products
+    "atan2": lambda m, x, o: m.atan2(x * o, o.exp()) ** 2,
+    "atan2 at the origin": lambda m, x, o: m.atan2(x * m.tensor([0.0, 1, 1, 1, 0, 1],
+                                                                dtype=m.float64), o * 0) * x,
     "pow": lambda m, x, o: x.abs() ** o,
     "pow at 0": lambda m, x, o: (x * m.tensor([0.0, 1, 1, 1, 0, 1], dtype=m.float64)) ** o.abs(),
     "number ** tensor": lambda m, x, o: 2 ** (x * o),
@@ -128,7 +131,7 @@ SECOND_ORDER_ONLY = {
 # side there, which finite differences straddling the kink cannot confirm.
 AT_KINKS = {"std of equal values", "maximum with ties", "minimum with a tie",
             "clamp at the bound", "round", "pow at 0", "0 ** tensor", "div rounded",
-            "max with ties"}
+            "max with ties", "atan2 at the origin"}
 
 
 def _put(m, x, o):
