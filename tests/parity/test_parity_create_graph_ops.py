@@ -80,6 +80,9 @@ OPS = {
     "cross_entropy with probabilities": lambda m, x, o: m.nn.functional.cross_entropy(
         x.view(2, 3), o.view(2, 3).softmax(1)),
     "leaky_relu": lambda m, x, o: m.nn.functional.leaky_relu(x * o, 0.1) ** 2,
+    "cosh and sinh": lambda m, x, o: (x * o).cosh() * x.sinh(),
+    "gelu": lambda m, x, o: m.nn.functional.gelu(x * o) * o,
+    "gelu tanh": lambda m, x, o: m.nn.functional.gelu(x * o, approximate="tanh") * x,
     "leaky_relu_": lambda m, x, o: m.nn.functional.leaky_relu(x * o, 0.2, inplace=True) * x,
     # statistics
     "std": lambda m, x, o: (x * o).std() * o,
