@@ -29,7 +29,6 @@ from ..tensor import Tensor, _wrap_dim
 from .declaration import declare
 from .formulas import Formula, FormulaNode, maybe_multiply
 from .indexing import index_select
-from .joining import cat
 
 # (The op table, `widgets.op_table` and docs/ops.md, lists them with the indexing ops.)
 OP_FAMILY = "indexing"
@@ -225,15 +224,31 @@ def masked_select_backward(grad: Tensor, input: Tensor, mask: Tensor) -> Tensor:
     return masked_scatter_(zeros(shape, dtype=grad.dtype), mask, grad)
 
 
+class MaskedScatterBackwardBackward0(FormulaNode):
+    """masked_scatter_backward(grad_output, mask, sizes): linear in grad_output, whose
+    gradient goes back where the mask holds (masked_scatter_ into zeros)."""
+
+    saves = {"mask": INPUT}
+    # (grad_output's sizes, for the zeros: PyTorch keeps them without a `_saved_` name)
+    unshown = ("grad_output_sizes",)
+    formulas = (Formula("grad_output", "masked_scatter_(zeros(grad_output_sizes, "
+                                       "dtype=grad.dtype), mask, grad)"),)
+
+
 def masked_scatter_backward(grad: Tensor, mask: Tensor, sizes: tuple) -> Tensor:
-    """The gradient of masked_scatter's source: `grad` where the mask holds, then
-    zeros for the source elements past them, shaped as the source."""
-    numel = int(np.prod(sizes, dtype=np.int64))
-    selected = masked_select(grad, mask)
-    missing = numel - selected.numel()
-    if missing > 0:
-        selected = cat([selected, zeros(missing, dtype=grad.dtype)], 0)
-    return selected.view(sizes)
+    """The gradient of masked_scatter's source: `grad` where the mask holds, in
+    order, then zeros for the source elements past them, shaped as the source
+    (PyTorch's aten::masked_scatter_backward)."""
+    where = np.broadcast_to(mask._data, grad._data.shape)
+    data = np.zeros(int(np.prod(sizes, dtype=np.int64)), grad._data.dtype)
+    picked = grad._data[where]
+    data[:picked.size] = picked
+    out = Tensor._make(data.reshape(sizes))
+    node = record(MaskedScatterBackwardBackward0, out, grad)
+    if node is not None:
+        node._saved.update({"mask": SavedTensor(mask),
+                            "_grad_output_sizes": grad._data.shape})
+    return out
 
 
 def masked_fill_backward(grad: Tensor, mask: Tensor) -> Tensor:
@@ -322,7 +337,8 @@ declare("index_add_", aten=index_add_)
 declare("gather_backward", aten=gather_backward)
 declare("value_selecting_reduction_backward", aten=value_selecting_reduction_backward)
 declare("masked_select_backward", aten=masked_select_backward)
-declare("masked_scatter_backward", aten=masked_scatter_backward)
+declare("masked_scatter_backward", nodes=(MaskedScatterBackwardBackward0,),
+        aten=masked_scatter_backward)
 declare("masked_fill_backward", aten=masked_fill_backward)
 declare("index_add_source_backward", aten=index_add_source_backward)
 declare("index_select_backward", aten=index_select_backward)
