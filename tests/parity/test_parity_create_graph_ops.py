@@ -137,7 +137,18 @@ SECOND_ORDER_ONLY = {
     # PyTorch's; not traced yet)
     "norm inf dim": lambda m, x, o: m.linalg.vector_norm((x * o + x).view(3, 2), float("inf"),
                                                          1),
+    # (third order: CumprodBackward0's own formula, cumprod_backward, is not written)
+    "prod with a zero": lambda m, x, o: (x * _ZERO(m)).prod() * o,
+    "prod with two zeros": lambda m, x, o: (x * _ZERO(m) * _ZERO(m)[[0, 2, 3, 1, 4, 5]]).prod()
+    * o,
+    "prod dim with a zero": lambda m, x, o: (x * _ZERO(m)).view(2, 3).prod(1) ** 2,
+    "prod dim kept with a zero": lambda m, x, o: (x * _ZERO(m) + o).view(3, 2).prod(
+        0, keepdim=True).exp(),
 }
+
+
+def _ZERO(m):  # noqa: N802 - a factor with one zero
+    return m.tensor([1.0, 0.0, 2.0, 1.0, 1.0, 1.0], dtype=m.float64)
 
 
 # Programs at a kink (ties, bounds, steps, 0 ** p): PyTorch's formulas pick one
