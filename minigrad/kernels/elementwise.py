@@ -242,6 +242,18 @@ def cos(x, out):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
+def cosh(x, out):
+    for i in range(out.size):
+        out[i] = math.cosh(float(x[i]))  # (in double: float32 correctly rounded)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def sinh(x, out):
+    for i in range(out.size):
+        out[i] = math.sinh(float(x[i]))  # (in double: float32 correctly rounded)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
 def tanh(x, out):
     for i in range(out.size):
         out[i] = math.tanh(x[i])
@@ -303,6 +315,24 @@ def clamp(x, lo, hi, out):
 def sin_backward(grad, x, out):
     for i in range(out.size):
         out[i] = grad[i] * math.cos(x[i])
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def cosh_backward(grad, x, out):
+    """grad * sinh(x), the sinh rounded in the arrays' dtype first (through `out`), as
+    PyTorch's two ops round it."""
+    for i in range(out.size):
+        out[i] = math.sinh(float(x[i]))
+        out[i] = grad[i] * out[i]
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def sinh_backward(grad, x, out):
+    """grad * cosh(x), the cosh rounded in the arrays' dtype first (through `out`), as
+    PyTorch's two ops round it."""
+    for i in range(out.size):
+        out[i] = math.cosh(float(x[i]))
+        out[i] = grad[i] * out[i]
 
 
 @njit(cache=True, nogil=True, error_model="numpy")

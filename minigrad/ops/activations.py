@@ -16,6 +16,7 @@ import math
 import numpy as np
 
 from .._args import type_name
+from .._creation import full
 from ..arrays.scalars import u64
 from ..autograd.graph import INPUT, OUTPUT, Node, SavedTensor
 from ..autograd.inplace import begin_inplace, finish_inplace
@@ -23,7 +24,7 @@ from ..autograd.record import record
 from ..kernels import elementwise as K
 from ..tensor import Tensor
 from .declaration import declare
-from .formulas import Formula, FormulaNode
+from .formulas import Formula, FormulaNode, Scalar
 
 VALUE = "value"
 
@@ -129,6 +130,24 @@ _KAPPA = 0.044715
 _PDF_BETA = (2 / math.sqrt(math.pi)) * _SQRT1_2 * 0.5  # 1 / sqrt(2 pi)
 
 
+def _gelu_grad(grad: np.ndarray, x: np.ndarray, approximate: str) -> np.ndarray:
+    """grad * gelu'(x), in the arrays' dtype (PyTorch's GeluBackward kernel)."""
+    t = x.dtype.type
+    with np.errstate(all="ignore"):
+        if approximate == "tanh":
+            inner = t(_TANH_BETA) * (x + t(_KAPPA) * (x * x * x))
+            tanh_inner = np.tanh(inner)
+            left_derivative = t(0.5) * (t(1) + tanh_inner)
+            right_derivative = (t(0.5) * x * (t(1) - tanh_inner * tanh_inner)
+                                * t(_TANH_BETA) * (t(1) + t(3 * _KAPPA) * x * x))
+            out = grad * (left_derivative + right_derivative)
+        else:
+            cdf = t(0.5) * (t(1) + K.erf(x * t(_SQRT1_2)))
+            pdf = t(_PDF_BETA) * np.exp(x * x * t(-0.5))
+            out = grad * (cdf + x * pdf)
+    return np.asarray(out, grad.dtype)
+
+
 class GeluBackward0(Node):
     """gelu(x): grad * (Phi(x) + x * phi(x)) (Phi, phi: the normal cdf and pdf), or the
     derivative of the tanh approximation. Saves its INPUT."""
@@ -136,24 +155,73 @@ class GeluBackward0(Node):
     tangent = "auto_element_wise"
     saves = {"approximate": VALUE, "self": INPUT}
     formulas = (Formula("self", "gelu_backward(grad, self, approximate)"),)
-    recordable = False  # (gelu_backward has a node of its own, not written yet)
 
     def backward(self, grad):
-        x = self.saved("self")
-        t = x.dtype.type
-        with np.errstate(all="ignore"):
-            if self._saved["approximate"] == "tanh":
-                inner = t(_TANH_BETA) * (x + t(_KAPPA) * (x * x * x))
-                tanh_inner = np.tanh(inner)
-                left_derivative = t(0.5) * (t(1) + tanh_inner)
-                right_derivative = (t(0.5) * x * (t(1) - tanh_inner * tanh_inner)
-                                    * t(_TANH_BETA) * (t(1) + t(3 * _KAPPA) * x * x))
-                out = grad * (left_derivative + right_derivative)
-            else:
-                cdf = t(0.5) * (t(1) + K.erf(x * t(_SQRT1_2)))
-                pdf = t(_PDF_BETA) * np.exp(x * x * t(-0.5))
-                out = grad * (cdf + x * pdf)
-        return (np.asarray(out, grad.dtype),)
+        return (_gelu_grad(grad, self.saved("self"), self._saved["approximate"]),)
+
+
+class GeluBackwardBackward0(FormulaNode):
+    """gelu_backward(grad_output, self, approximate) = grad_output * gelu'(self): linear
+    in grad_output; its slope in self is gelu''. Saves both tensors."""
+
+    saves = {"approximate": VALUE, "grad_output": INPUT, "self": INPUT}
+    formulas = (Formula("grad_output", "gelu_backward(grad, self, approximate)"),
+                Formula("self", "gelu_double_backward(grad, grad_output, self, approximate)"))
+
+
+def gelu_backward(grad_output: Tensor, self: Tensor, approximate: str = "none") -> Tensor:
+    """The gradient of gelu (PyTorch's aten::gelu_backward; GeluBackwardBackward0)."""
+    out = Tensor._make(_gelu_grad(grad_output._data, self._data, approximate))
+    node = record(GeluBackwardBackward0, out, grad_output, self)
+    if node is not None:
+        node._saved.update({"approximate": approximate, "grad_output": SavedTensor(grad_output),
+                            "self": SavedTensor(self)})
+    return out
+
+
+def _scalar_minus(number: float, t: Tensor) -> Tensor:
+    """C++'s `number - t`: a tensor filled with the number, `t` subtracted in place
+    (SubBackward0, not rsub)."""
+    return full(tuple(t.shape), number, dtype=t.dtype).sub_(t)
+
+
+def _scalar_over(number: float, t: Tensor) -> Tensor:
+    """C++'s `number / t`: a tensor filled with the number, divided in place by `t`."""
+    return full(tuple(t.shape), number, dtype=t.dtype).div_(t)
+
+
+# (C's M_2_SQRTPI * M_SQRT1_2 * 0.5, one ulp from the forward's _PDF_BETA: a Scalar the
+# double backward's graph shows)
+_PDF_BETA_C = 1.12837916709551257390 * 0.707106781186547524401 * 0.5
+
+
+def gelu_double_backward(ggI: Tensor, gO: Tensor, input: Tensor,  # noqa: A002, N803
+                         approximate: str) -> Tensor:
+    """gelu_backward's gradient in its input: ggI * gO * gelu''(input) (PyTorch's
+    gelu_double_backward). Numbers are C++ Scalars (MulBackward1), and each binary op
+    evaluates its right operand first, as C++ does, so the nodes are numbered as
+    PyTorch's."""
+    if approximate == "tanh":
+        beta, kappa = Scalar(_TANH_BETA), _KAPPA
+        inner = (input + input.pow(3) * Scalar(kappa)) * beta
+        tanh_inner = inner.tanh()
+        sech_inner = _scalar_over(1, inner.cosh())
+        f = input * Scalar(0.5)
+        g = _scalar_minus(1, tanh_inner * tanh_inner)
+        h = (input * Scalar(3 * kappa) * input + Scalar(1)) * beta
+        f_prime_gh = g * Scalar(0.5) * h
+        slope = -sech_inner * tanh_inner
+        g_prime = sech_inner * Scalar(2) * slope * h
+        g_prime_fh = f * h * g_prime
+        h_prime = input * Scalar(6 * kappa) * beta
+        h_prime_fg = f * g * h_prime
+        total = f_prime_gh * Scalar(2) + g_prime_fh + h_prime_fg
+        return ggI * gO * total
+    input_sq = input * input
+    pdf = (input_sq * Scalar(-0.5)).exp() * Scalar(_PDF_BETA_C)
+    right = input_sq * pdf
+    d_input = pdf * Scalar(2) - right
+    return ggI * gO * d_input
 
 
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:  # noqa: A002
@@ -280,6 +348,8 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,  # 
 
 declare("leaky_relu", nodes=(LeakyReluBackward0, LeakyReluBackward1))
 declare("gelu", nodes=(GeluBackward0,))
+declare("gelu_backward", nodes=(GeluBackwardBackward0,), aten=gelu_backward)
+declare("gelu_double_backward", aten=gelu_double_backward)
 declare("embedding", nodes=(EmbeddingBackward0,))
 declare("leaky_relu_backward", nodes=(LeakyReluBackwardBackward0,), aten=leaky_relu_backward)
 declare("embedding_dense_backward", nodes=(EmbeddingDenseBackwardBackward0,),

@@ -588,20 +588,38 @@ unary_op("reciprocal", node="ReciprocalBackward0", kernel=K.reciprocal,
          formula="-grad * (result * result)", fused=K.reciprocal_backward,
          doc="1 / x. Its derivative -1 / x**2 is -(1 / x)**2, so it saves its output.")
 
-binary_op("atan2", node="Atan2Backward0", kernel=K.atan2,
-          # (1 / (self**2 + other**2), but 0 at the origin, where PyTorch masks it.)
-          formulas={"self": "grad * other * where(self * self + other * other == 0, 0.0, "
-                            "(self * self + other * other).reciprocal())",
-                    "other": "grad * -self * where(self * self + other * other == 0, 0.0, "
-                             "(self * self + other * other).reciprocal())"},
-          fused={"self": K.atan2_backward_self, "other": K.atan2_backward_other},
-          promote=_float_result, compute=binary,
-          # (PyTorch's formula masks the reciprocal in place, recording a
-          # MaskedFillBackward0 minigrad does not have: no create_graph=True yet.)
-          recordable=False,
-          tangent="(-self_p * other_t + other_p * self_t) / (self_p.pow(2) + other_p.pow(2))",
-          doc="The angle of the point (other, input), in (-pi, pi]. Both gradients "
-              "need both inputs, so it saves both; at the origin both are 0.")
+def atan2_backward(grad: Tensor, self: Tensor, other: Tensor, output_mask: tuple) -> tuple:
+    """The gradients of atan2(self, other) (PyTorch's atan2_backward): grad * other and
+    grad * -self times 1 / (self**2 + other**2), the reciprocal masked to 0 (out of
+    place: MaskedFillBackward0) where the denominator is 0."""
+    # (C++ evaluates `self * self + other * other` right operand first)
+    other_sq = other * other
+    denom = self * self + other_sq
+    recip = denom.reciprocal().masked_fill(denom == 0, 0)
+    return (grad * other * recip if output_mask[0] else None,
+            grad * -self * recip if output_mask[1] else None)
+
+
+def _atan2_recording(node: Node, grads: list, wanted: list | None = None) -> list:
+    """Atan2Backward0's formulas share one reciprocal, as PyTorch's one call of
+    atan2_backward does: both gradients come from a single call."""
+    mask = wanted if wanted is not None else [node.needs_grad(0), node.needs_grad(1)]
+    saved = {name: node._saved[name].unpacked(node) for name in type(node).saves}
+    return list(atan2_backward(grads[0], saved["self"], saved["other"], mask))
+
+
+_ATAN2 = binary_op(
+    "atan2", node="Atan2Backward0", kernel=K.atan2,
+    # (1 / (self**2 + other**2), but 0 at the origin, where PyTorch masks it.)
+    formulas={"self": "atan2_backward(grad, self, other, (True, False))[0]",
+              "other": "atan2_backward(grad, self, other, (False, True))[1]"},
+    fused={"self": K.atan2_backward_self, "other": K.atan2_backward_other},
+    promote=_float_result, compute=binary,
+    tangent="(-self_p * other_t + other_p * self_t) / (self_p.pow(2) + other_p.pow(2))",
+    doc="The angle of the point (other, input), in (-pi, pi]. Both gradients "
+        "need both inputs, so it saves both; at the origin both are 0.")
+_ATAN2.node.apply_recording = _atan2_recording
+declare("atan2_backward", aten=atan2_backward)
 
 
 # The functions built from this module's declarations, under their public names.

@@ -465,7 +465,6 @@ class IndexSelectBackward0(Node):
     tangent = Tangent("index_select(self_t, dim, index)", linear=True)
     saves = {"dim": VALUE, "index": INPUT, "self_sym_sizes": VALUE}
     formulas = (Formula("self", "index_select_backward(grad, self_sym_sizes, dim, index)"),)
-    recordable = False  # (index_select_backward adds with index_add_, which minigrad lacks)
 
     def backward(self, grad):
         out = np.zeros(self._saved["self_sym_sizes"], grad.dtype)

@@ -43,9 +43,6 @@ class MaskedFillBackward1(MaskedFillBackward0):
     tangent = "dense(self_t, self_p).masked_fill(mask, dense(value_t, value_p))"
     formulas = (Formula("self", "grad.masked_fill(mask, 0)"),
                 Formula("value", "masked_fill_backward(grad, mask)"))
-    # (masked_fill_backward is grad.masked_select(mask).sum(), and minigrad has no
-    # masked_select yet)
-    recordable = False
 
     def backward(self, grad):
         mask = np.broadcast_to(self.saved("mask"), grad.shape)

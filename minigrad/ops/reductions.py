@@ -331,9 +331,6 @@ class _ExtremeDim(Node):
     saves = {"dim": VALUE, "indices": VALUE, "keepdim": VALUE, "self_sym_sizes": VALUE}
     formulas = (Formula("self", "value_selecting_reduction_backward(grad, dim, indices, "
                                 "self_sym_sizes, keepdim)"),)
-    # (value_selecting_reduction_backward writes with scatter_, and minigrad has neither
-    # scatter_ nor the gather its own gradient needs)
-    recordable = False
 
     def backward(self, grad):
         shape = self._saved["self_sym_sizes"]

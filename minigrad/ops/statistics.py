@@ -361,17 +361,21 @@ def _prod_safe_zeros(grad: np.ndarray, x: np.ndarray, d: int) -> np.ndarray:
 
 
 def prod_backward(grad, self, result, dim=None, keepdim: bool = False):
-    """PyTorch's `prod_backward` in minigrad code, for factors none of which is zero
-    (`grad * (result / self)`); with a zero factor PyTorch's formula takes cumulative
-    products, which minigrad cannot record."""
+    """PyTorch's `prod_backward` in minigrad code: `grad * (result / self)`, or, with a
+    zero factor, its `prod_safe_zeros_backward` (cumulative products from each side,
+    `ops/cumprod.py`; the whole tensor as one flat row)."""
     if self.dim() == 0:
         return grad
-    if dim is not None and not keepdim:
+    safe_zeros = BACKWARD_OPS["prod_safe_zeros_backward"]
+    if dim is None:
+        if not (self._data == 0).any():
+            return grad * (result / self)
+        return safe_zeros(grad, self.contiguous().view(-1), 0).view_as(self)
+    if not keepdim:
         grad, result = grad.unsqueeze(dim), result.unsqueeze(dim)
-    if (self._data == 0).any():
-        raise NotImplementedError("minigrad cannot differentiate through the backward of "
-                                  "prod with a zero factor yet (create_graph=True)")
-    return grad * (result / self)
+    if not (self._data == 0).any():
+        return grad * (result / self)
+    return safe_zeros(grad, self, dim % self.dim())
 
 
 class _ProdNode(Node):

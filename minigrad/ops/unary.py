@@ -69,6 +69,38 @@ unary_op("cos", node="CosBackward0", kernel=K.cos, vectorised=np.cos,
          vectorised_fused=cos_backward_in_passes,
          doc="The cosine. Its derivative -sin(x) needs the input, so it saves its input.")
 
+def _in_double(ufunc):
+    """ufunc(x) computed in double and rounded to x's dtype, for long arrays: float32
+    comes out correctly rounded, as PyTorch's (numpy's own float32 cosh is 2 ulps off)
+    and as the kernels' (which compute in double too)."""
+    def forward(x: np.ndarray, out: np.ndarray) -> None:
+        with np.errstate(all="ignore"):
+            ufunc(x, out=out, dtype=np.float64, casting="same_kind")
+    return forward
+
+
+def _times_in_passes(ufunc):
+    """grad * ufunc(x) in two vectorised passes, for long arrays: ufunc(x) rounded to
+    the arrays' dtype first, as the forward and PyTorch's two ops round it."""
+    def fused(grad: np.ndarray, x: np.ndarray, out: np.ndarray) -> None:
+        with np.errstate(all="ignore"):
+            ufunc(x, out=out, dtype=np.float64, casting="same_kind")
+            np.multiply(grad, out, out=out)
+    return fused
+
+
+unary_op("cosh", node="CoshBackward0", kernel=K.cosh, vectorised=_in_double(np.cosh),
+         formula="grad * self.sinh()", fused=K.cosh_backward,
+         vectorised_fused=_times_in_passes(np.sinh),
+         doc="The hyperbolic cosine. Its derivative sinh(x) needs the input, so it saves "
+             "its input.")
+
+unary_op("sinh", node="SinhBackward0", kernel=K.sinh, vectorised=_in_double(np.sinh),
+         formula="grad * self.cosh()", fused=K.sinh_backward,
+         vectorised_fused=_times_in_passes(np.cosh),
+         doc="The hyperbolic sine. Its derivative cosh(x) needs the input, so it saves "
+             "its input.")
+
 unary_op("tanh", node="TanhBackward0", kernel=K.tanh, vectorised=np.tanh,
          formula="tanh_backward(grad, result)", fused=TANH_BACKWARD,
          doc="The hyperbolic tangent. Its derivative 1 - tanh(x)**2 needs only the "

@@ -14,6 +14,9 @@ from __future__ import annotations
 import pytest
 from parity_harness import check
 
+from minigrad.autograd.graph import Node
+from minigrad.ops.formulas import Formula
+
 X = [0.5, -1.5, 2.0, 0.25, 1.0, -0.75]
 O = [1.5, 0.5, -2.0, 3.0, 0.5, 2.0]
 
@@ -39,7 +42,20 @@ OPS = {
     "where with a number": lambda m, x, o: m.where(x > 0, x * o, 0.5).exp(),
     "masked_fill": lambda m, x, o: (x * o).masked_fill(x < 0, 2.0).exp(),
     "masked_fill_": lambda m, x, o: (x * o).masked_fill_(x > 1.5, 0.0) ** 2,
+    "masked_fill with a tensor": lambda m, x, o: (x * o).masked_fill(x > 0.3, o[2] * o[0]) ** 3,
+    "masked_fill with a tensor, broadcast": lambda m, x, o: (x * o).view(2, 3).masked_fill(
+        m.tensor([True, False, True]), (o * o).sum() * 0.1).exp(),
+    "masked_fill_ with a tensor": lambda m, x, o: (x * o).masked_fill_(x < 0.3, o.sum()).sin(),
     # picking and bounding
+    "max dim": lambda m, x, o: (x * o).view(2, 3).max(1).values ** 3,
+    "max dim kept": lambda m, x, o: (x * o).view(3, 2).max(0, keepdim=True)[0].exp() * o[:2],
+    "min dim -1": lambda m, x, o: (x * o).view(2, 3).min(-1).values.sin() * x[:2],
+    "min dim of a 0-d tensor": lambda m, x, o: (x * o).sum().min(0).values ** 3,
+    # (evenly_distribute_backward fills with masked_fill_(mask, tensor): a third
+    # derivative goes through masked_select)
+    "max": lambda m, x, o: (x * o + x).max() ** 2,
+    "max with ties": lambda m, x, o: (x * o).max() ** 2,
+    "min": lambda m, x, o: (x * o).min() * x,
     "maximum": lambda m, x, o: m.maximum(x * x, o) ** 2,
     "maximum with ties": lambda m, x, o: m.maximum(x, x.detach().clamp(0, 1)).exp() * o,
     "minimum": lambda m, x, o: m.minimum((x * o).view(2, 3), o[3:] * 0.9).sin(),
@@ -51,6 +67,9 @@ OPS = {
     "clamp_": lambda m, x, o: (x * o).clamp_(-1, 1) ** 2,
     "round": lambda m, x, o: (x * o).round() * x + (x * o).round(decimals=1) * o,
     # powers and products
+    "atan2": lambda m, x, o: m.atan2(x * o, o.exp()) ** 2,
+    "atan2 at the origin": lambda m, x, o: m.atan2(x * m.tensor([0.0, 1, 1, 1, 0, 1],
+                                                                dtype=m.float64), o * 0) * x,
     "pow": lambda m, x, o: x.abs() ** o,
     "pow at 0": lambda m, x, o: (x * m.tensor([0.0, 1, 1, 1, 0, 1], dtype=m.float64)) ** o.abs(),
     "number ** tensor": lambda m, x, o: 2 ** (x * o),
@@ -110,6 +129,9 @@ OPS = {
     "cross_entropy with probabilities": lambda m, x, o: m.nn.functional.cross_entropy(
         x.view(2, 3), o.view(2, 3).softmax(1)),
     "leaky_relu": lambda m, x, o: m.nn.functional.leaky_relu(x * o, 0.1) ** 2,
+    "cosh and sinh": lambda m, x, o: (x * o).cosh() * x.sinh(),
+    "gelu": lambda m, x, o: m.nn.functional.gelu(x * o) * o,
+    "gelu tanh": lambda m, x, o: m.nn.functional.gelu(x * o, approximate="tanh") * x,
     "leaky_relu_": lambda m, x, o: m.nn.functional.leaky_relu(x * o, 0.2, inplace=True) * x,
     # statistics
     "std": lambda m, x, o: (x * o).std() * o,
@@ -124,7 +146,6 @@ OPS = {
     "norm 0.5": lambda m, x, o: m.linalg.vector_norm(x * o, 0.5) * o,
     "cumsum": lambda m, x, o: (x * o).cumsum(0) ** 2,
     "cumsum dim 1": lambda m, x, o: (x * o).view(2, 3).cumsum(-1).exp(),
-    # (a third derivative with create_graph=True would need index_add_: see the last test)
     "embedding": lambda m, x, o: m.nn.functional.embedding(
         m.tensor([[0, 2], [2, 1]]), (x * o).view(3, 2)) ** 2,
     "embedding with padding": lambda m, x, o: m.nn.functional.embedding(
@@ -145,11 +166,6 @@ def _W(m):  # noqa: N802 - a loss's weight, which may not require grad
 
 # Ops compared at the second order only (see the notes).
 SECOND_ORDER_ONLY = {
-    # (evenly_distribute_backward fills with masked_fill_(mask, tensor), whose own
-    # formula needs masked_select: see the last test)
-    "max": lambda m, x, o: (x * o + x).max() ** 2,
-    "max with ties": lambda m, x, o: (x * o).max() ** 2,
-    "min": lambda m, x, o: (x * o).min() * x,
     # (a third backward through abs and sgn accumulates x.grad with other in-place
     # steps than PyTorch's, which shows in its _version: an older difference of sgn's
     # zero gradient, not l1_loss's)
@@ -158,14 +174,25 @@ SECOND_ORDER_ONLY = {
     # PyTorch's; not traced yet)
     "norm inf dim": lambda m, x, o: m.linalg.vector_norm((x * o + x).view(3, 2), float("inf"),
                                                          1),
+    # (third order: CumprodBackward0's own formula, cumprod_backward, is not written)
+    "prod with a zero": lambda m, x, o: (x * _ZERO(m)).prod() * o,
+    "prod with two zeros": lambda m, x, o: (x * _ZERO(m) * _ZERO(m)[[0, 2, 3, 1, 4, 5]]).prod()
+    * o,
+    "prod dim with a zero": lambda m, x, o: (x * _ZERO(m)).view(2, 3).prod(1) ** 2,
+    "prod dim kept with a zero": lambda m, x, o: (x * _ZERO(m) + o).view(3, 2).prod(
+        0, keepdim=True).exp(),
 }
+
+
+def _ZERO(m):  # noqa: N802 - a factor with one zero
+    return m.tensor([1.0, 0.0, 2.0, 1.0, 1.0, 1.0], dtype=m.float64)
 
 
 # Programs at a kink (ties, bounds, steps, 0 ** p): PyTorch's formulas pick one
 # side there, which finite differences straddling the kink cannot confirm.
 AT_KINKS = {"std of equal values", "maximum with ties", "minimum with a tie",
             "clamp at the bound", "round", "pow at 0", "0 ** tensor", "div rounded",
-            "max with ties"}
+            "max with ties", "atan2 at the origin"}
 
 
 def _put(m, x, o):
@@ -248,23 +275,35 @@ def test_masked_fill(torch, name):
 
 
 
-@pytest.mark.parametrize(("name", "node", "depth"), [("max", "MaskedFillBackward1", 2),
-                                                     ("embedding", "IndexSelectBackward0", 3)])
-def test_create_graph_refuses_where_a_backward_op_is_missing(name, node, depth):
-    """The graph of a derivative holds a node whose formula calls an op minigrad does
-    not have: taking the next derivative with create_graph=True refuses, naming it
-    (max: the second; embedding: the third)."""
+class _OpaqueBackward0(Node):
+    """A node with a plain backward only: no formulas as minigrad code."""
+
+    def backward(self, grad):
+        return (grad * 2,)
+
+
+class _UnrecordableBackward0(_OpaqueBackward0):
+    """A node whose formulas would not record PyTorch's graph."""
+
+    formulas = (Formula("self", "grad * 2"),)
+    recordable = False
+
+
+@pytest.mark.parametrize("node_cls", [_OpaqueBackward0, _UnrecordableBackward0])
+def test_create_graph_refuses_a_node_without_a_recordable_backward(node_cls):
+    """A node with no formula written as minigrad code (or one marked `recordable =
+    False`) has no graph to record: a create_graph=True backward through it refuses,
+    naming it, and a plain backward still runs."""
     import minigrad
+    from minigrad.autograd.record import record
 
     x = minigrad.tensor(X, dtype=minigrad.float64, requires_grad=True)
-    o = minigrad.tensor(O, dtype=minigrad.float64, requires_grad=True)
-    y = {**OPS, **SECOND_ORDER_ONLY}[name](minigrad, x, o)
-    grads = minigrad.autograd.grad(y.sum(), (x, o), create_graph=True)
-    for _ in range(depth - 2):
-        grads = minigrad.autograd.grad(sum((g * g).sum() for g in grads), (x, o),
-                                       create_graph=True)
-    with pytest.raises(NotImplementedError, match=f"backward of {node} yet"):
-        minigrad.autograd.grad(sum((g * g).sum() for g in grads), (x, o), create_graph=True)
+    y = minigrad.Tensor._make(x.detach().numpy() * 2)
+    record(node_cls, y, x)
+    with pytest.raises(NotImplementedError, match=f"backward of {node_cls.__name__} yet"):
+        minigrad.autograd.grad((y * x).sum(), x, create_graph=True)
+    (g,) = minigrad.autograd.grad((y * x).sum(), x)
+    assert g.tolist() == [4 * v for v in X]
 
 
 # The losses of a prediction and a target once more: float32, a target that needs no
