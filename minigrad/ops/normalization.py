@@ -8,6 +8,10 @@ batch_norm takes mean and variance per channel over the batch (in training) or f
 its running statistics (in eval mode); layer_norm per sample, over the trailing
 `normalized_shape` dims. Both save the input and the statistics they used
 (`result1` the mean, `result2` the rstd), so backward need not recompute them.
+
+A plain backward computes the three gradients with numpy; a `create_graph=True` one
+calls the backward op that gives all three (`normalization_backward.py`), which records
+a node of its own, so the gradients can be differentiated again.
 """
 
 from __future__ import annotations
