@@ -17,6 +17,8 @@ their own formulas are PyTorch's "not implemented" and never run.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import NoReturn
 
 import numpy as np
 
@@ -150,7 +152,7 @@ def native_layer_norm_backward(grad_out: Tensor, input: Tensor, normalized_shape
 
 
 @_helper
-def not_implemented(name: str) -> None:
+def not_implemented(name: str) -> NoReturn:
     """PyTorch's formula for an input whose derivative it does not give."""
     raise NotImplementedError(f"the derivative for '{name}' is not implemented.")
 
@@ -202,11 +204,12 @@ class _Statistics:
         return h0 * h1
 
     def input_term(self, g_out: Tensor, gg_in: Tensor, gg_sum: Tensor, gg_mu_sum: Tensor,
-                   g_sum: Tensor, g_mu_sum: Tensor, product: Tensor) -> Tensor:
+                   g_sum: Tensor, g_mu_sum: Tensor, product: Callable[[], Tensor]) -> Tensor:
         """The part of the input's gradient that comes from gg_in, the gradient of
         the first backward's input gradient, given the output's gradient g_out (the
-        sums: of gg_in, gg_in * (x - mean), g_out, g_out * (x - mean); `product`:
-        g_out * gg_in in the order the formula multiplies them)."""
+        sums: of gg_in, gg_in * (x - mean), g_out, g_out * (x - mean); `product`
+        makes g_out * gg_in, operands in the order the formula has them, when the
+        formula does: after the first step of `all_sub`)."""
         n = self.n
         mu_rstd3 = self.input_mu_rstd3
         all_sub = div_scalar_(gg_sum * g_sum, n)
@@ -228,7 +231,8 @@ def batchnorm_double_backward(input: Tensor, gamma: Tensor | None, ggI: Tensor |
                               save_invstd: Tensor, output_mask: tuple) -> tuple:
     """The gradients of native_batch_norm_backward's outputs (ggI, ggG, ggB: those of
     the input, weight and bias gradients) carried to input, weight and grad_out, as
-    PyTorch's `batchnorm_double_backward` computes them."""
+    PyTorch's `batchnorm_double_backward` computes them: all it can, whatever
+    `output_mask` says (PyTorch only asserts with it), so the nodes are numbered alike."""
     affine = gamma is not None
     ggG_expanded = ggB_expanded = None  # noqa: N806
     if affine:
@@ -299,7 +303,8 @@ def layer_norm_double_backward(input_t: Tensor, gamma: Tensor | None, ggI: Tenso
                                normalized_shape: tuple, output_mask: tuple) -> tuple:
     """The gradients of native_layer_norm_backward's outputs (ggI, ggG, ggB) carried
     to input, weight and grad_out, as PyTorch's `layer_norm_double_backward`
-    computes them, on the input seen as (samples, normalised elements)."""
+    computes them, on the input seen as (samples, normalised elements) (all it can,
+    whatever `output_mask` says, as `batchnorm_double_backward`)."""
     axis = input_t.dim() - len(normalized_shape)
     m = math.prod(input_t.shape[:axis])
     n = math.prod(input_t.shape[axis:])
