@@ -201,13 +201,30 @@ def _names() -> dict:
 def apply_recording(node: Node, grads: list, wanted: list | None = None) -> list:
     """Run `node`'s backward formulas on the tensors `grads` (`Node.apply_recording`).
 
-    Each formula sees `grad` and the node's saved values: a saved tensor unpacked (an
-    output gets the node back as its `grad_fn`, so the new graph leads through the
-    old one), a saved Python number as that number, and the values PyTorch keeps as
-    Scalars as `Scalar`s. With grad mode on (a `create_graph=True` backward) the
-    ops the formulas call record a graph; with it off (`FormulaNode.backward`)
-    they just compute. `wanted[i]`: whether input i's gradient is wanted at all (by
-    default, every input that needs one)."""
+    Each formula sees `grad` and the node's saved values (see `formula_values`). With
+    grad mode on (a `create_graph=True` backward) the ops the formulas call record a
+    graph; with it off (`FormulaNode.backward`) they just compute. `wanted[i]`:
+    whether input i's gradient is wanted at all (by default, every input that needs
+    one)."""
+    cls = type(node)
+    saved = formula_values(node, grads)
+    grad = grads[0]
+    out: list = [None] * len(cls.formulas)
+    # In the order PyTorch's generated code computes them, by input name (`other`
+    # before `self`): the nodes they record are numbered in that order, and the
+    # numbers decide which of them a later backward runs first.
+    for i, formula in sorted(enumerate(cls.formulas), key=lambda f: f[1].input):
+        if node.needs_grad(i) if wanted is None else wanted[i]:
+            out[i] = formula(grad, **saved)
+    return out
+
+
+def formula_values(node: Node, grads: list) -> dict:
+    """What `node`'s formulas read besides `grad`, or PyTorch's NotImplementedError
+    for a node that has no formulas recording its graph. A saved tensor comes
+    unpacked (an output gets the node back as its `grad_fn`, so the new graph leads
+    through the old one), a saved Python number as that number, and the values
+    PyTorch keeps as Scalars as `Scalar`s; `grads` holds every output's gradient."""
     cls = type(node)
     if not cls.formulas or not cls.recordable:
         raise NotImplementedError(
@@ -236,15 +253,7 @@ def apply_recording(node: Node, grads: list, wanted: list | None = None) -> list
     count = node._num_outputs()  # (`grads` ends at the last output that got a gradient)
     saved["grads"] = grads if count is None or len(grads) >= count else \
         [*grads, *([None] * (count - len(grads)))]
-    grad = grads[0]
-    out: list = [None] * len(cls.formulas)
-    # In the order PyTorch's generated code computes them, by input name (`other`
-    # before `self`): the nodes they record are numbered in that order, and the
-    # numbers decide which of them a later backward runs first.
-    for i, formula in sorted(enumerate(cls.formulas), key=lambda f: f[1].input):
-        if node.needs_grad(i) if wanted is None else wanted[i]:
-            out[i] = formula(grad, **saved)
-    return out
+    return saved
 
 
 Node.apply_recording = apply_recording
@@ -259,7 +268,7 @@ class FormulaNode(Node):
     def backward(self, *grads):
         tensors = [None if g is None else Tensor._make(g) for g in grads]
         return tuple(None if g is None else _with_version(g)
-                     for g in apply_recording(self, tensors))
+                     for g in self.apply_recording(tensors))
 
 
 def _with_version(t: Tensor) -> np.ndarray:

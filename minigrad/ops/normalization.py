@@ -8,6 +8,10 @@ batch_norm takes mean and variance per channel over the batch (in training) or f
 its running statistics (in eval mode); layer_norm per sample, over the trailing
 `normalized_shape` dims. Both save the input and the statistics they used
 (`result1` the mean, `result2` the rstd), so backward need not recompute them.
+
+A plain backward computes the three gradients with numpy; a `create_graph=True` one
+calls the backward op that gives all three (`normalization_backward.py`), which records
+a node of its own, so the gradients can be differentiated again.
 """
 
 from __future__ import annotations
@@ -19,9 +23,47 @@ from ..autograd.graph import INPUT, OUTPUT, Node, SavedTensor
 from ..autograd.record import record
 from ..tensor import Tensor
 from .declaration import declare
-from .formulas import Formula
+from .formulas import Formula, formula_values
 
 VALUE = "value"
+
+
+class _OneCallForSeveral(Node):
+    """A node whose inputs get their gradients from one call, as PyTorch's
+    `input, weight, bias: native_batch_norm_backward(..., grad_input_mask)`: `one_call`
+    is that call, giving a tuple with the gradients of `one_call_inputs` in order (the
+    `formulas` show each input's part of it, in the order of `next_functions`). The
+    call is made once if any of those inputs is wanted, and computes what its
+    `grad_input_mask` asks for; an input not wanted gets None whatever it computed.
+    Any other formula runs on its own."""
+
+    one_call: Formula
+    one_call_inputs: tuple[str, ...] = ()
+    # Saved outputs that do not require grad (batch_norm's and layer_norm's statistics:
+    # PyTorch's forward marks them non-differentiable), which the formulas read as
+    # plain tensors, not as outputs of this node.
+    non_differentiable: tuple[str, ...] = ()
+
+    def apply_recording(self, grads: list, wanted: list | None = None) -> list:
+        cls = type(self)
+        values = formula_values(self, grads)
+        for name in cls.non_differentiable:
+            values[name] = values[name].detach()
+        names = [f.input for f in cls.formulas]
+        if wanted is None:
+            wanted = [self.needs_grad(i) for i in range(len(names))]
+        out: list = [None] * len(names)
+        at = [names.index(n) for n in cls.one_call_inputs]
+        mask = tuple(bool(wanted[i]) for i in at)
+        if any(mask):
+            results = cls.one_call(grads[0], grad_input_mask=mask, **values)
+            for i, g in zip(at, results):
+                if wanted[i]:
+                    out[i] = g
+        for i, formula in enumerate(cls.formulas):
+            if i not in at and wanted[i]:
+                out[i] = formula(grads[0], **values)
+        return out
 
 
 def _expand(v: np.ndarray | None, ndim: int) -> np.ndarray | None:
@@ -29,7 +71,14 @@ def _expand(v: np.ndarray | None, ndim: int) -> np.ndarray | None:
     return None if v is None else v.reshape((1, -1) + (1,) * (ndim - 2))
 
 
-class NativeBatchNormBackward0(Node):
+# (the one op, in `normalization_backward.py`, that gives all three gradients)
+_BN_BACKWARD = ("native_batch_norm_backward(grad, input, weight, running_mean, running_var, "
+                "result1, result2, training, eps, grad_input_mask)")
+_LN_BACKWARD = ("native_layer_norm_backward(grad, input, normalized_shape, result1, result2, "
+                "weight, bias, grad_input_mask)")
+
+
+class NativeBatchNormBackward0(_OneCallForSeveral):
     """batch_norm: in training, the gradient of x is
     (grad - mean(grad) - (x - mean) * rstd**2 * mean(grad * (x - mean))) * rstd * weight;
     in eval mode the statistics are constants, so it is grad * rstd * weight. weight
@@ -40,47 +89,59 @@ class NativeBatchNormBackward0(Node):
                "running_var, result1, result2, training, eps)")
     saves = {"eps": VALUE, "input": INPUT, "result1": OUTPUT, "result2": OUTPUT,
              "running_mean": INPUT, "running_var": INPUT, "training": VALUE, "weight": INPUT}
-    formulas = (Formula("input", "native_batch_norm_backward(grad, input, weight, "
-                                 "running_mean, running_var, result1, result2, training, eps)"),
+    one_call = Formula("input, weight, bias", _BN_BACKWARD)
+    one_call_inputs = ("input", "weight", "bias")
+    non_differentiable = ("result1", "result2")
+    formulas = (Formula("input", _BN_BACKWARD + "[0]"),
                 Formula("weight", "native_batch_norm_backward(...)[1]"),
                 Formula("bias", "native_batch_norm_backward(...)[2]"))
-    recordable = False  # (its backward is one op, native_batch_norm_backward, not written)
 
     def _num_outputs(self) -> int:
         return 3
 
     def apply(self, grads: list) -> tuple:
-        grad = grads[0]
-        x = self.saved("input")
-        dims = self._saved["_dims"]
-        n = x.size // x.shape[1] if x.size else 0
-        weight = self._saved.get("weight")
-        w = _expand(weight.array(self), x.ndim) if weight is not None else None
-        if self._saved["training"]:
-            mean = _expand(self.saved("result1"), x.ndim)
-            rstd = _expand(self.saved("result2"), x.ndim)
-        else:
-            mean = _expand(self.saved("running_mean"), x.ndim)
-            var = self.saved("running_var")
-            rstd = _expand(1 / np.sqrt(var + var.dtype.type(self._saved["eps"])), x.ndim)
-        with np.errstate(all="ignore"):
-            centred = x - mean
-            total = grad.sum(axis=dims, keepdims=True)
-            dotp = (grad * centred).sum(axis=dims, keepdims=True)
-            gx = gw = gb = None
-            if self.needs_grad(0):
-                scale = rstd if w is None else rstd * w
-                if self._saved["training"]:
-                    k = dotp * rstd * rstd / n
-                    gx = (grad - total / n - centred * k) * scale
-                else:
-                    gx = grad * scale
-                gx = np.asarray(gx, grad.dtype)
-            if self.needs_grad(1):
-                gw = np.asarray((dotp * rstd).reshape(-1), grad.dtype)
-            if self.needs_grad(2):
-                gb = np.asarray(total.reshape(-1), grad.dtype)
-        return gx, gw, gb
+        weight, rm, rv = (self._saved.get(n) for n in ("weight", "running_mean", "running_var"))
+        return batch_norm_backward_arrays(
+            grads[0], self.saved("input"), None if weight is None else weight.array(self),
+            None if rm is None else rm.array(self), None if rv is None else rv.array(self),
+            self.saved("result1"), self.saved("result2"), self._saved["training"],
+            self._saved["eps"], tuple(self.needs_grad(i) for i in range(3)))
+
+
+def batch_norm_backward_arrays(grad: np.ndarray, x: np.ndarray, weight: np.ndarray | None,
+                               running_mean: np.ndarray | None,
+                               running_var: np.ndarray | None, save_mean: np.ndarray,
+                               save_invstd: np.ndarray, training: bool, eps: float,
+                               mask: tuple) -> tuple:
+    """batch_norm's gradients of input, weight and bias (those `mask` asks for) as
+    arrays: the plain backward's, and the values of `native_batch_norm_backward`."""
+    dims = (0,) + tuple(range(2, x.ndim))
+    n = x.size // x.shape[1] if x.size else 0
+    w = _expand(weight, x.ndim)
+    if training:
+        mean = _expand(save_mean, x.ndim)
+        rstd = _expand(save_invstd, x.ndim)
+    else:
+        mean = _expand(running_mean, x.ndim)
+        rstd = _expand(1 / np.sqrt(running_var + running_var.dtype.type(eps)), x.ndim)
+    with np.errstate(all="ignore"):
+        centred = x - mean
+        total = grad.sum(axis=dims, keepdims=True)
+        dotp = (grad * centred).sum(axis=dims, keepdims=True)
+        gx = gw = gb = None
+        if mask[0]:
+            scale = rstd if w is None else rstd * w
+            if training:
+                k = dotp * rstd * rstd / n
+                gx = (grad - total / n - centred * k) * scale
+            else:
+                gx = grad * scale
+            gx = np.asarray(gx, grad.dtype)
+        if mask[1]:
+            gw = np.asarray((dotp * rstd).reshape(-1), grad.dtype)
+        if mask[2]:
+            gb = np.asarray(total.reshape(-1), grad.dtype)
+    return gx, gw, gb
 
 
 def _check_parameter_dtypes(x: Tensor, *params: Tensor | None) -> None:
@@ -156,7 +217,7 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         s = node._saved
         s.update({"eps": float(eps), "input": SavedTensor(input), "training": training,
                   "result1": SavedTensor(r1, is_output=True),
-                  "result2": SavedTensor(r2, is_output=True), "_dims": dims})
+                  "result2": SavedTensor(r2, is_output=True)})
         r1._output_nr, r2._output_nr = 1, 2
         s["result1"]._output_nr, s["result2"]._output_nr = 1, 2
         for name, t in (("running_mean", running_mean), ("running_var", running_var),
@@ -165,7 +226,7 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     return out
 
 
-class NativeLayerNormBackward0(Node):
+class NativeLayerNormBackward0(_OneCallForSeveral):
     """layer_norm over the trailing `normalized_shape` dims: for each sample,
     grad_x = rstd * (g - mean(g) - xhat * mean(g * xhat)) with g = grad * weight and
     xhat = (x - mean) * rstd; weight gets sum(grad * xhat), bias sum(grad), over the
@@ -175,38 +236,46 @@ class NativeLayerNormBackward0(Node):
                "result2, normalized_shape)")
     saves = {"bias": INPUT, "input": INPUT, "normalized_shape": VALUE, "result1": OUTPUT,
              "result2": OUTPUT, "weight": INPUT}
-    formulas = (Formula("input", "native_layer_norm_backward(grad, input, normalized_shape, "
-                                 "result1, result2, weight, bias)"),
+    one_call = Formula("input, weight, bias", _LN_BACKWARD)
+    one_call_inputs = ("input", "weight", "bias")
+    non_differentiable = ("result1", "result2")
+    formulas = (Formula("input", _LN_BACKWARD + "[0]"),
                 Formula("weight", "native_layer_norm_backward(...)[1]"),
                 Formula("bias", "native_layer_norm_backward(...)[2]"))
-    recordable = False  # (its backward is one op, native_layer_norm_backward, not written)
 
     def _num_outputs(self) -> int:
         return 3
 
     def apply(self, grads: list) -> tuple:
-        grad = grads[0]
-        x = self.saved("input")
-        mean, rstd = self.saved("result1"), self.saved("result2")
-        k = len(self._saved["normalized_shape"])
-        axes = tuple(range(x.ndim - k, x.ndim))
-        lead = tuple(range(x.ndim - k))
         weight = self._saved.get("weight")
-        w = weight.array(self) if weight is not None else None
-        with np.errstate(all="ignore"):
-            xhat = (x - mean) * rstd
-            gx = gw = gb = None
-            if self.needs_grad(0):
-                g = grad if w is None else grad * w
-                n = int(np.prod([x.shape[a] for a in axes]))
-                mg = g.sum(axis=axes, keepdims=True) / n
-                mgx = (g * xhat).sum(axis=axes, keepdims=True) / n
-                gx = np.asarray(rstd * (g - mg - xhat * mgx), grad.dtype)
-            if self.needs_grad(1):
-                gw = np.asarray((grad * xhat).sum(axis=lead), grad.dtype)
-            if self.needs_grad(2):
-                gb = np.asarray(grad.sum(axis=lead), grad.dtype)
-        return gx, gw, gb
+        return layer_norm_backward_arrays(
+            grads[0], self.saved("input"), len(self._saved["normalized_shape"]),
+            self.saved("result1"), self.saved("result2"),
+            None if weight is None else weight.array(self),
+            tuple(self.needs_grad(i) for i in range(3)))
+
+
+def layer_norm_backward_arrays(grad: np.ndarray, x: np.ndarray, k: int, mean: np.ndarray,
+                               rstd: np.ndarray, w: np.ndarray | None, mask: tuple) -> tuple:
+    """layer_norm's gradients of input, weight and bias (those `mask` asks for) over
+    the last `k` dims, as arrays: the plain backward's, and the values of
+    `native_layer_norm_backward`."""
+    axes = tuple(range(x.ndim - k, x.ndim))
+    lead = tuple(range(x.ndim - k))
+    with np.errstate(all="ignore"):
+        xhat = (x - mean) * rstd
+        gx = gw = gb = None
+        if mask[0]:
+            g = grad if w is None else grad * w
+            n = int(np.prod([x.shape[a] for a in axes]))
+            mg = g.sum(axis=axes, keepdims=True) / n
+            mgx = (g * xhat).sum(axis=axes, keepdims=True) / n
+            gx = np.asarray(rstd * (g - mg - xhat * mgx), grad.dtype)
+        if mask[1]:
+            gw = np.asarray((grad * xhat).sum(axis=lead), grad.dtype)
+        if mask[2]:
+            gb = np.asarray(grad.sum(axis=lead), grad.dtype)
+    return gx, gw, gb
 
 
 def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,  # noqa: A002

@@ -112,10 +112,22 @@ def div_scalar_(t: Tensor, s) -> Tensor:
     return t
 
 
+def mul_scalar_(t: Tensor, s) -> Tensor:
+    """t *= s in place for a C++ Scalar s (MulBackward1), as PyTorch's formulas scale
+    a gradient step by step."""
+    node = begin_inplace(MulBackward1, t)
+    t._data[...] = scalar_op(K.mul_scalar, t._data, s, t.dtype)
+    finish_inplace(t, node)
+    if node is not None:
+        node._saved["other"] = s
+    return t
+
+
 declare("add_scalar", nodes=(AddBackward1,), aten=add_scalar)
 declare("sub_scalar", nodes=(SubBackward1,), aten=sub_scalar)
 declare("mul_scalar", nodes=(MulBackward1,), aten=mul_scalar)
 declare("div_scalar", nodes=(DivBackward1,), aten=div_scalar)
-# (its in-place form records the same node: a name for formulas only)
+# (their in-place forms record the same nodes: names for formulas only)
 declare("div_scalar_", aten=div_scalar_)
+declare("mul_scalar_", aten=mul_scalar_)
 

@@ -153,7 +153,37 @@ OPS = {
     "diagonal": lambda m, x, o: (x * o).view(2, 3).diagonal() ** 2,
     "diagonal offset": lambda m, x, o: (x * o).view(1, 2, 3).diagonal(-1, 2, 1).exp(),
     "einsum trace": lambda m, x, o: m.einsum("ii->i", (x * o)[:4].view(2, 2)).sin(),
+    # normalization (its one backward op, then PyTorch's double backward formulas)
+    "batch_norm": lambda m, x, o: m.nn.functional.batch_norm(
+        (x * x + x).view(3, 2), None, None, o[:2], o[4:], training=True) ** 3 * o.view(3, 2),
+    "batch_norm 3-D": lambda m, x, o: m.nn.functional.batch_norm(
+        (x * x + x).view(1, 2, 3), _stat(m), _stat(m, 1.5), o[:2] ** 2, o[2:4],
+        training=True).exp(),
+    "batch_norm without affine": lambda m, x, o: m.nn.functional.batch_norm(
+        (x * o + x).view(3, 2), _stat(m), _stat(m, 1.5), training=True) ** 3,
+    "batch_norm weight only": lambda m, x, o: m.nn.functional.batch_norm(
+        (x * x + x).view(2, 3, 1), None, None, o[:3], training=True).sin() * o.view(2, 3, 1),
+    "batch_norm eval": lambda m, x, o: m.nn.functional.batch_norm(
+        (x * o).view(3, 2), _stat(m), _stat(m, 1.5), o[:2], o[2:4]) ** 3,
+    "batch_norm eval 3-D": lambda m, x, o: m.nn.functional.batch_norm(
+        (x * o).view(1, 2, 3), _stat(m), _stat(m, 1.5), o[:2] * o[:2], o[2:4]).exp(),
+    "batch_norm eval without affine": lambda m, x, o: m.nn.functional.batch_norm(
+        (x * o + x).view(3, 2), _stat(m), _stat(m, 1.5)) ** 3,
+    "layer_norm": lambda m, x, o: m.nn.functional.layer_norm(
+        (x * x + x).view(2, 3), (3,), o[:3], o[3:]) ** 3 * o.view(2, 3),
+    "layer_norm 3-D": lambda m, x, o: m.nn.functional.layer_norm(
+        (x * o - x).view(1, 2, 3), (3,), o[:3] ** 2, o[3:]).exp(),
+    "layer_norm of two dims": lambda m, x, o: m.nn.functional.layer_norm(
+        (x * x + x).view(1, 2, 3), (2, 3), o.view(2, 3), None).sin() * o.view(1, 2, 3),
+    "layer_norm without affine": lambda m, x, o: m.nn.functional.layer_norm(
+        (x * o + x).view(3, 2), (2,)) ** 3,
+    "layer_norm weight only": lambda m, x, o: m.nn.functional.layer_norm(
+        (x * x + x).view(2, 3), (3,), o[3:] * o[:3]).exp(),
 }
+
+
+def _stat(m, shift=0.0):  # a running statistic of two channels (requires no grad)
+    return m.tensor([0.25 + shift, -0.5 + 2 * shift], dtype=m.float64)
 
 
 def _T(m):  # noqa: N802 - class targets for a (2, 3) input
@@ -336,6 +366,58 @@ def test_losses_second_and_third_order(torch, name, needs_grad, dtype):
     check(torch, program)
 
 
+# nn's normalization layers, in training and in eval mode: gradients taken with
+# create_graph=True (by `autograd.grad`, or by `backward` into `.grad`), then
+# differentiated again by the harness's backward (the layers' parameters are leaves).
+NORM_LAYERS = {
+    "BatchNorm1d": (lambda m: m.nn.BatchNorm1d(3), (4, 3), True),
+    "BatchNorm1d 3-D": (lambda m: m.nn.BatchNorm1d(2, momentum=0.3), (2, 2, 3), True),
+    "BatchNorm1d eval": (lambda m: m.nn.BatchNorm1d(3), (4, 3), False),
+    "BatchNorm1d eval 3-D": (lambda m: m.nn.BatchNorm1d(2), (2, 2, 3), False),
+    "BatchNorm1d without affine": (lambda m: m.nn.BatchNorm1d(3, affine=False), (4, 3), True),
+    "BatchNorm1d without running stats": (
+        lambda m: m.nn.BatchNorm1d(2, track_running_stats=False), (3, 2, 2), True),
+    "LayerNorm": (lambda m: m.nn.LayerNorm(3), (4, 3), True),
+    "LayerNorm 3-D": (lambda m: m.nn.LayerNorm((2, 3)), (2, 2, 3), True),
+    "LayerNorm without bias": (lambda m: m.nn.LayerNorm(3, bias=False), (2, 2, 3), True),
+    "LayerNorm without affine": (
+        lambda m: m.nn.LayerNorm(4, elementwise_affine=False), (3, 4), True),
+}
+
+X12 = [0.5, -1.5, 2.0, 0.25, 1.0, -0.75, 0.3, 1.2, -0.4, 0.9, -2.0, 0.6]
+
+
+@pytest.mark.parametrize("how", ["grad", "backward"])
+@pytest.mark.parametrize("name", list(NORM_LAYERS))
+def test_normalization_layers_differentiated_twice(torch, name, how):
+    make, shape, training = NORM_LAYERS[name]
+
+    def program(c):
+        m = c.m
+        layer = make(m).double()
+        params = [p for p in layer.parameters()]
+        for p in params:
+            c.keep(p)
+        if not training:  # (one step in training first: running statistics of the data)
+            with m.no_grad():
+                layer(m.tensor(X12, dtype=m.float64).view(shape) ** 2 * 2)
+            layer.eval()
+        x = c.leaf(X12)
+        y = layer((x * x - x).view(shape)) ** 3 * m.tensor(X12, dtype=m.float64).view(shape)
+        if how == "grad":
+            grads = m.autograd.grad(y.sum(), [x, *params], create_graph=True)
+        else:
+            y.sum().backward(create_graph=True)
+            grads = [x.grad, *[p.grad for p in params]]
+            for t in (x, *params):  # (the harness's backward accumulates anew)
+                t.grad = None
+        buffers = [b for b in (getattr(layer, "running_mean", None),
+                               getattr(layer, "running_var", None)) if b is not None]
+        return c.keep(*grads, *buffers)
+
+    check(torch, program)
+
+
 @pytest.mark.parametrize("name", ["smooth_l1_loss", "huber_loss"])
 def test_losses_with_a_broadcast_target_second_order(torch, name):
     def program(c):
@@ -344,3 +426,24 @@ def test_losses_with_a_broadcast_target_second_order(torch, name):
         return c.keep(*c.m.autograd.grad(y, (x, t), create_graph=True))
 
     check(torch, program)
+
+
+def test_normalization_backward_saves_in_pytorchs_order(torch):
+    """The double backward nodes pack their saved tensors in PyTorch's order (what a
+    saved-tensor hook sees)."""
+    seen = {}
+    for lib in (torch, __import__("minigrad")):
+        packed = []
+
+        def pack(t, packed=packed):
+            packed.append(tuple(t.shape))
+            return t
+
+        x = lib.tensor(X12, dtype=lib.float64, requires_grad=True)
+        w = lib.tensor([1.5, -0.5, 2.0], dtype=lib.float64, requires_grad=True)
+        y = lib.nn.functional.batch_norm(x.view(4, 3), None, None, w, training=True) ** 2
+        z = lib.nn.functional.layer_norm(x.view(2, 6), (6,)) ** 2
+        with lib.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+            lib.autograd.grad(y.sum() + z.sum(), x, create_graph=True)
+        seen[lib.__name__] = packed
+    assert seen["minigrad"] == seen["torch"]
