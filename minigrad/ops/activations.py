@@ -164,6 +164,9 @@ class GeluBackwardBackward0(FormulaNode):
     """gelu_backward(grad_output, self, approximate) = grad_output * gelu'(self): linear
     in grad_output; its slope in self is gelu''. Saves both tensors."""
 
+    tangent = ("gelu_backward(dense(grad_output_t, grad_output_p), self_p, approximate) + "
+               "gelu_double_backward(dense(self_t, self_p), grad_output_p, self_p, approximate)")
+
     saves = {"approximate": VALUE, "grad_output": INPUT, "self": INPUT}
     formulas = (Formula("grad_output", "gelu_backward(grad, self, approximate)"),
                 Formula("self", "gelu_double_backward(grad, grad_output, self, approximate)"))

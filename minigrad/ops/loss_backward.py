@@ -76,6 +76,13 @@ class SmoothL1LossBackwardBackward0(FormulaNode):
     """smooth_l1_loss_backward(grad_output, self, target, reduction, beta) = norm *
     grad_output * (z / beta inside (-beta, beta), sign(z) outside), z = self - target."""
 
+    # (no tangent for HuberLossBackwardBackward0 below: PyTorch has none either)
+    tangent = ("smooth_l1_loss_double_backward(dense(self_t, self_p) * grad_output_p, self_p, "
+               "target_p, reduction, beta) - smooth_l1_loss_double_backward(dense(target_t, "
+               "target_p) * grad_output_p, self_p, target_p, reduction, beta) + "
+               "smooth_l1_loss_backward(dense(grad_output_t, grad_output_p), self_p, target_p, "
+               "reduction, beta)")
+
     saves = {"beta": VALUE, "grad_output": INPUT, "reduction": VALUE, "self": INPUT,
              "target": INPUT}
     formulas = (
@@ -161,6 +168,13 @@ def huber_loss_double_backward_grad_output(grad: Tensor, grad_output: Tensor,
 class BinaryCrossEntropyBackwardBackward0(FormulaNode):
     """binary_cross_entropy_backward(grad_output, self, target, weight, reduction) =
     norm * weight * grad_output * (self - target) / max((1 - self) self, 1e-12)."""
+
+    tangent = ("binary_cross_entropy_double_backward(grad_output_p, dense(self_t, self_p), "
+               "self_p, target_p, weight, reduction) + "
+               "binary_cross_entropy_double_backward_target(dense(target_t, target_p), "
+               "grad_output_p, self_p, target_p, weight, reduction) + "
+               "binary_cross_entropy_double_backward_grad_output(dense(grad_output_t, "
+               "grad_output_p), self_p, target_p, weight, reduction)")
 
     saves = {"grad_output": INPUT, "reduction": VALUE, "self": INPUT, "target": INPUT,
              "weight": INPUT}
@@ -320,6 +334,8 @@ class LogitBackward0(Node):
     """logit(p) = log(p / (1 - p)): grad / (p (1 - p)) inside [0, 1], nan outside (0
     outside [eps, 1 - eps] when eps is given)."""
 
+    tangent = "auto_element_wise"
+
     saves = {"eps": VALUE, "self": INPUT}
     formulas = (Formula("self", "infinitely_differentiable_logit_backward(grad, self, eps)"),)
 
@@ -367,6 +383,8 @@ class LogSigmoidBackward0(Node):
     """log_sigmoid(x) = min(x, 0) - log1p(exp(-|x|)), whose forward keeps exp(-|x|) as
     `buffer`: its gradient is grad * (1 - sigmoid(x)), written with the buffer."""
 
+    tangent = "log_sigmoid_backward(self_t, self_p, buffer)"
+
     saves = {"buffer": OUTPUT, "self": INPUT}
     formulas = (Formula("self", "log_sigmoid_backward(grad, self, buffer)"),)
 
@@ -399,6 +417,9 @@ def log_sigmoid(self: Tensor) -> Tensor:
 class LogSigmoidBackwardBackward0(FormulaNode):
     """log_sigmoid_backward(grad_output, self, buffer) = grad_output * (1 -
     sigmoid(self))."""
+
+    tangent = ("log_sigmoid_backward(dense(grad_output_t, grad_output_p), self_p, buffer) + "
+               "log_sigmoid_double_backward(dense(self_t, self_p) * grad_output_p, self_p)")
 
     saves = {"buffer": INPUT, "grad_output": INPUT, "self": INPUT}
     formulas = (Formula("grad_output", "log_sigmoid_backward(grad, self, buffer)"),

@@ -29,6 +29,7 @@ from ..tensor import Tensor, _wrap_dim
 from .declaration import declare
 from .formulas import Formula, FormulaNode, maybe_multiply
 from .indexing import index_select
+from .tangent_formulas import Tangent
 
 # (The op table, `widgets.op_table` and docs/ops.md, lists them with the indexing ops.)
 OP_FAMILY = "indexing"
@@ -64,6 +65,8 @@ class GatherBackward0(FormulaNode):
     """gather(self, dim, index): each picked element's gradient is added back at the
     place it was picked from (scatter_add into zeros)."""
 
+    tangent = Tangent("gather(self_t, dim, index)", linear=True)
+
     saves = {"dim": VALUE, "index": INPUT, "self": INPUT, "sparse_grad": VALUE}
     formulas = (Formula("self", "gather_backward(grad, self, dim, index, sparse_grad)"),)
 
@@ -83,6 +86,8 @@ class ScatterBackward0(FormulaNode):
     """scatter(self, dim, index, src): self's gradient is zero where src was written;
     src's is the gradient picked at the places it went to (gather)."""
 
+    tangent = "scatter(dense(self_t, self_p), dim, index, dense(src_t, src_p))"
+
     saves = {"dim": VALUE, "index": INPUT}
     formulas = (Formula("self", "scatter(grad, dim, index, 0)"),
                 Formula("src", "gather(grad, dim, index)"))
@@ -91,6 +96,8 @@ class ScatterBackward0(FormulaNode):
 class ScatterBackward1(FormulaNode):
     """scatter(self, dim, index, value): the gradient is zero where the value was
     written."""
+
+    tangent = Tangent("scatter(self_t, dim, index, 0)", linear=True)
 
     saves = {"dim": VALUE, "index": INPUT}
     formulas = (Formula("self", "scatter(grad, dim, index, 0)"),)
@@ -132,6 +139,8 @@ def scatter_(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
 class ScatterAddBackward0(FormulaNode):
     """scatter_add(self, dim, index, src): self's gradient passes as it is; src's is
     the gradient picked at the places it was added to (gather)."""
+
+    tangent = "scatter_add_(dense(self_t, self_p).clone(), dim, index, dense(src_t, src_p))"
 
     saves = {"dim": VALUE, "index": INPUT}
     formulas = (Formula("self", "grad"), Formula("src", "gather(grad, dim, index)"))
@@ -178,6 +187,8 @@ class MaskedSelectBackward0(FormulaNode):
     """masked_select(self, mask): the picked elements' gradients go back to their
     places, in zeros of the broadcast shape (masked_scatter)."""
 
+    tangent = Tangent("masked_select(self_t, mask)", linear=True)
+
     saves = {"mask": INPUT, "self": INPUT}
     formulas = (Formula("self", "masked_select_backward(grad, self, mask)"),)
 
@@ -198,6 +209,9 @@ class MaskedScatterBackward0(FormulaNode):
     """masked_scatter(self, mask, source): self's gradient is zero where source was
     written; source's is the gradient at those places, in order, then zeros for the
     source elements left unused."""
+
+    tangent = ("masked_scatter_(dense(self_t, self_p).clone(), mask, "
+               "dense(source_t, source_p))")
 
     saves = {"mask": INPUT, "source_sym_sizes": VALUE}
     formulas = (Formula("self", "grad.masked_fill(mask, 0)"),
@@ -227,6 +241,9 @@ def masked_select_backward(grad: Tensor, input: Tensor, mask: Tensor) -> Tensor:
 class MaskedScatterBackwardBackward0(FormulaNode):
     """masked_scatter_backward(grad_output, mask, sizes): linear in grad_output, whose
     gradient goes back where the mask holds (masked_scatter_ into zeros)."""
+
+    tangent = Tangent("masked_scatter_backward(grad_output_t, mask, grad_output_t.shape)",
+                      linear=True)
 
     saves = {"mask": INPUT}
     # (grad_output's sizes, for the zeros: PyTorch keeps them without a `_saved_` name)
@@ -263,6 +280,9 @@ def masked_fill_backward(grad: Tensor, mask: Tensor) -> Tensor:
 class IndexAddBackward0(FormulaNode):
     """index_add(self, dim, index, source, alpha): self's gradient passes as it is;
     source's is alpha times the gradient's slices at `index` (index_select)."""
+
+    tangent = ("index_add(dense(self_t, self_p), dim, index, "
+               "dense(maybe_multiply(source_t, alpha), source_p))")
 
     saves = {"alpha": VALUE, "dim": VALUE, "index": INPUT, "source": INPUT,
              "source_dim": VALUE}

@@ -29,8 +29,28 @@ SCALAR_FUNCTIONS = {
     "sqrt and reciprocal (outputs)": lambda x: (x.abs().sqrt() + (x * x + 1).reciprocal()).sum(),
     "log, sin, pow (inputs)": lambda x: ((x * x + 1).log() * x.sin() + x ** 3).sum(),
     "relu (threshold_backward)": lambda x: (x.relu() * x * x).sum(),
+    "gelu (gelu_backward)": lambda x: (x.exp() * _lib(x).nn.functional.gelu(x)
+                                       + _lib(x).nn.functional.gelu(x, approximate="tanh")).sum(),
+    "max along a dim (scatter)": lambda x: (x.view(2, 2).max(1).values ** 3).sum(),
+    "embedding (embedding_dense_backward)": lambda x: (
+        _lib(x).nn.functional.embedding(_index(x), x.view(2, 2)) ** 3).sum(),
+    "atan2 (masked_fill)": lambda x: _lib(x).atan2(x, x * x + 1).sum(),
+    "smooth_l1 and bce losses": lambda x: (
+        _lib(x).nn.functional.smooth_l1_loss(x * 2, x.detach() * 0 + 0.5, beta=0.5)
+        + _lib(x).nn.functional.binary_cross_entropy(x.sigmoid(), x.detach() * 0 + 0.25)
+        + _lib(x).nn.functional.binary_cross_entropy_with_logits(
+            x * 3, x.detach() * 0 + 0.75, pos_weight=x.detach() * 0 + 2.0)),
     "a product and a mean": lambda x: (x.view(2, 2) @ x.view(2, 2).t()).exp().mean(),
 }
+
+
+def _lib(x):
+    """The library `x` belongs to (the functions run under both)."""
+    return __import__(type(x).__module__.split(".")[0])
+
+
+def _index(x):
+    return _lib(x).tensor([1, 0, 1])
 
 
 @pytest.mark.parametrize("name", list(SCALAR_FUNCTIONS))
@@ -52,6 +72,35 @@ def test_the_tangent_of_a_recorded_gradient_is_a_hessian_vector_product(torch, n
         grads.append(minigrad.autograd.grad(f(x), x)[0].numpy())
     np.testing.assert_allclose(got[0][1], (grads[0] - grads[1]) / (2 * step), rtol=1e-5,
                                atol=1e-7)
+
+
+# a second derivative's graph reaches the ops backward formulas call (gather, scatter_add,
+# masked_select, masked_scatter, index_add, index_select)
+SECOND_DERIVATIVES = {
+    "max along a dim": "max along a dim (scatter)",
+    "embedding": "embedding (embedding_dense_backward)",
+    "masked_fill with a tensor value": None,
+    "gelu": "gelu (gelu_backward)",
+}
+
+
+def _masked_fill_value(x):
+    value = (x * x).sum()
+    return (x.masked_fill(x > 0, value) ** 3).sum()
+
+
+@pytest.mark.parametrize("name", list(SECOND_DERIVATIVES))
+def test_the_tangent_of_a_second_derivative(torch, name):
+    key = SECOND_DERIVATIVES[name]
+    f = SCALAR_FUNCTIONS[key] if key else _masked_fill_value
+
+    def program(m):
+        x = fad(m).make_dual(m.tensor(V, requires_grad=True), m.tensor(TV))
+        (g,) = m.autograd.grad(f(x), x, create_graph=True)
+        (h,) = m.autograd.grad((g * g).sum(), x, create_graph=True)
+        return h
+
+    assert_same(run(torch, program), run(minigrad, program), exact=False)
 
 
 def test_a_released_saved_output_drops_its_tangent_with_it():
