@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .summing import add_up
+from .summing import add_up, column_sums
 
 
 def broadcast_shape(a: tuple, b: tuple) -> tuple:
@@ -52,6 +52,9 @@ def sum_to(grad: np.ndarray, shape: tuple) -> np.ndarray:
     # array itself, and so is a sum to no dims at all.
     if shape == ():
         return add_up(grad, tuple(range(grad.ndim)))
+    if grad.ndim == 2 and len(shape) == 1 and grad.dtype.kind == "f":
+        # (a bias's gradient: a batch of rows summed into one, the commonest case)
+        return column_sums(grad).reshape(shape)
     lead = grad.ndim - len(shape)
     axes = tuple(range(lead)) + tuple(
         lead + i for i, s in enumerate(shape) if s == 1 and grad.shape[lead + i] != 1

@@ -43,9 +43,17 @@ def add_up(a: np.ndarray, dims: tuple, keepdim: bool = False, dtype=None) -> np.
 def cascade_sum(a: np.ndarray, dims: tuple, keepdim: bool = False) -> np.ndarray:
     """`a` (float32 or float64) summed over `dims` in PyTorch's order: a new array of
     a's dtype, shaped as numpy's `a.sum(axis=dims, keepdims=keepdim)`."""
-    kept_shape = tuple(1 if d in dims else n for d, n in enumerate(a.shape))
-    shape = kept_shape if keepdim else tuple(n for d, n in enumerate(a.shape)
-                                             if d not in dims)
+    if len(dims) == a.ndim:  # (the shapes of the common sums, without a loop)
+        kept_shape = (1,) * a.ndim
+        shape = kept_shape if keepdim else ()
+    elif a.ndim == 2:
+        rows, cols = a.shape
+        kept_shape = (1, cols) if dims == (0,) else (rows, 1)
+        shape = kept_shape if keepdim else (cols,) if dims == (0,) else (rows,)
+    else:
+        kept_shape = tuple(1 if d in dims else n for d, n in enumerate(a.shape))
+        shape = kept_shape if keepdim else tuple(n for d, n in enumerate(a.shape)
+                                                 if d not in dims)
     out = np.zeros(shape, a.dtype)  # (PyTorch too fills its output with 0, then adds)
     if a.size and not _common_case(a, dims, out):
         _sum_into(a, dims, out.reshape(kept_shape))
@@ -79,6 +87,29 @@ def _common_case(a: np.ndarray, dims: tuple, out: np.ndarray) -> bool:
             sum_2d(flat, 0, cols, rows, 1, cols, flat_out, 0, 0, 1, lanes)
         return True
     return False
+
+
+def column_sums(a: np.ndarray) -> np.ndarray:
+    """A float matrix summed over its rows, keeping the dim: `cascade_sum(a, (0,),
+    keepdim=True)` with less Python on the way (a bias's gradient, every training
+    step). The thread ranges of a matrix this wide are worked out once."""
+    rows, cols = a.shape
+    if not a.flags.c_contiguous or a.dtype.itemsize not in (4, 8) or rows < 2 or cols < 2:
+        return cascade_sum(a, (0,), keepdim=True)
+    out = np.zeros((1, cols), a.dtype)
+    key = (cols, a.dtype.itemsize, a.size >= GRAIN_SIZE and THREADS > 1)
+    ranges = _COLUMN_RANGES.get(key)
+    if ranges is None:
+        ranges = _COLUMN_RANGES[key] = (
+            tuple(_thread_ranges(cols, 128 // a.itemsize)) if key[2] else ((0, cols),))
+    flat, flat_out = a.reshape(-1), out.reshape(-1)
+    lanes = SUM_VECTOR_BYTES // a.itemsize
+    for begin, end in ranges:
+        sum_2d(flat, begin, rows, end - begin, cols, 1, flat_out, begin, 0, 1, lanes)
+    return out
+
+
+_COLUMN_RANGES: dict = {}  # (columns, item size, split between threads) -> ranges
 
 
 def _thread_ranges(n: int, multiple: int) -> list:

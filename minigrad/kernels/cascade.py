@@ -99,6 +99,24 @@ def _row_sum(x, start, stride, n):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
+def _row_sums(x, start, row_stride, col_stride, n, cols, out, out_start, out_stride):
+    """out[out_start + c*out_stride] += `_row_sum` of column c, for `cols` columns
+    `col_stride` apart (n numbers each, `row_stride` apart). The same sums as one
+    `_row_sum` per column: every (interleaved run, column) pair is its own cascade,
+    with a level counter that depends on n only, so each run goes through one
+    `_cascade` for all the columns at once (vectorised across them)."""
+    quads = n // 4
+    runs = np.empty((4, cols), out.dtype)
+    for r in range(4):
+        _cascade(x, start + r * row_stride, 4 * row_stride, col_stride, quads, cols, runs[r])
+    for c in range(cols):
+        first = runs[0, c]
+        for i in range(quads * 4, n):
+            first += x[start + c * col_stride + i * row_stride]
+        out[out_start + c * out_stride] += ((first + runs[1, c]) + runs[2, c]) + runs[3, c]
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
 def _inner_sum(x, start, n, lanes):
     """The sum of the n contiguous numbers from x[start] (PyTorch's
     `vectorized_inner_sum`): `_row_sum`'s order on whole vectors of `lanes` numbers,
@@ -138,10 +156,9 @@ def _outer_sum(x, start, row_stride, col_stride, rows, cols, block, out, out_sta
         _cascade(x, start, row_stride, col_stride, rows, c, sums)
         for k in range(c):
             out[out_start + k * out_stride] += sums[k]
-    while c < cols:
-        out[out_start + c * out_stride] += _row_sum(x, start + c * col_stride, row_stride,
-                                                    rows)
-        c += 1
+    if c < cols:  # (the columns left over, each in `_row_sum`'s order)
+        _row_sums(x, start + c * col_stride, row_stride, col_stride, rows, cols - c, out,
+                  out_start + c * out_stride, out_stride)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -174,8 +191,7 @@ def sum_2d(x, start, size0, size1, in0, in1, out, out_start, out0, out1, lanes):
         # column by column, the same as the remaining single columns.)
         _outer_sum(x, start, in0, 1, size0, size1, 4 * lanes, out, out_start, out1)
     elif in0 < in1:
-        for j in range(size1):
-            out[out_start + j * out1] += _row_sum(x, start + j * in1, in0, size0)
+        _row_sums(x, start, in0, in1, size0, size1, out, out_start, out1)
     else:
         _outer_sum(x, start, in0, in1, size0, size1, 4, out, out_start, out1)
 

@@ -246,8 +246,11 @@ def average(a: np.ndarray, dims: tuple, keepdim: bool) -> np.ndarray:
     for d in dims:
         count *= a.shape[d]
     out = add_up(a, dims, keepdim)
-    with np.errstate(invalid="ignore"):
-        np.divide(out, out.dtype.type(count), out=out)
+    if count:
+        np.divide(out, out.dtype.type(count), out=out)  # (nan or inf / count: no warning)
+    else:
+        with np.errstate(invalid="ignore"):
+            np.divide(out, out.dtype.type(count), out=out)
     return out
 
 

@@ -156,3 +156,22 @@ def test_numpy_data_of_another_width_is_refused_not_widened(np_dtype):
 def test_numpy_complex_data_is_refused():
     with pytest.raises(NotImplementedError, match="not complex numbers"):
         mg.tensor(np.array([1 + 2j]))
+
+
+def test_a_product_with_inf_and_zero_is_nan_without_a_warning_or_a_changed_error_state():
+    """`quiet_matmul` silences numpy for the one product (PyTorch gives no warning)
+    and leaves numpy's error settings as they were."""
+    import warnings
+
+    import numpy as np
+
+    import minigrad
+
+    before = np.geterr()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = minigrad.tensor([[float("inf"), 1.0]]) @ minigrad.tensor([[0.0], [1.0]])
+    assert np.isnan(out.item())
+    assert np.geterr() == before
+    with pytest.warns(RuntimeWarning):  # (numpy itself still warns, outside minigrad)
+        np.array([[np.inf, 1.0]]) @ np.array([[0.0], [1.0]])

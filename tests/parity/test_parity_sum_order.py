@@ -15,7 +15,7 @@ import pytest
 import minigrad
 from minigrad._cpu import SUM_VECTOR_BYTES
 from minigrad.arrays.summing import GRAIN_SIZE, cascade_sum
-from minigrad.kernels.cascade import _cascade, _row_sum
+from minigrad.kernels.cascade import _cascade, _row_sum, _row_sums
 
 DTYPES = ["float64", "float32"]
 
@@ -157,6 +157,18 @@ def test_row_sum_adds_four_interleaved_runs():
     # element 8 goes onto the first run (lost); then BIG + 2 + 2 + 2.
     x = np.array([BIG] + [1.0] * 8)
     assert _row_sum(x, 0, 1, x.size) == BIG + 6
+
+
+@pytest.mark.parametrize("n", [0, 3, 4, 17, 64, 300])
+def test_row_sums_of_many_columns_are_each_columns_row_sum(n):
+    # the vectorised version, column by column the same bits as `_row_sum`
+    rng = np.random.default_rng(n)
+    x = rng.standard_normal((n, 7)) * np.where(rng.random((n, 7)) < 0.1, 1e16, 1.0)
+    flat = x.reshape(-1)
+    out = np.zeros(7)
+    _row_sums(flat, 0, 7, 1, n, 7, out, 0, 1)
+    want = [_row_sum(flat, c, 7, n) for c in range(7)]
+    assert out.tobytes() == np.array(want).tobytes()
 
 
 def test_a_contiguous_sum_adds_lane_by_lane_then_the_lanes():
