@@ -1,10 +1,10 @@
-"""A matrix product without numpy's floating-point warnings, cheaply.
+"""numpy calls without numpy's floating-point warnings, cheaply.
 
 PyTorch multiplies `inf` by 0 into `nan` silently, where numpy warns ("invalid value
 encountered in matmul"). `np.errstate(all="ignore")` silences numpy, but builds its
 settings anew each time it is entered (about 0.6 us, on a path a training step takes
 half a dozen times). numpy 2 keeps those settings in a context variable, so
-`quiet_matmul` sets it to settings made once, for the one product, and back. (Only
+`quiet_matmul` and `quietly` set it to settings made once, for the one call, and back. (Only
 this thread and this context see the change, as with `np.errstate`.) A numpy without
 that variable gets `np.errstate`.
 """
@@ -30,9 +30,22 @@ if _extobj_contextvar is not None:
         finally:
             _reset(token)
 
+    def quietly(fn, *args, **kwargs):
+        """`fn(*args, **kwargs)` (a numpy function), with its warnings off."""
+        token = _set(_IGNORE_ALL)
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            _reset(token)
+
 else:  # pragma: no cover - numpy 1.x
 
     def quiet_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         """`a @ b`, with numpy's floating-point warnings off for the product."""
         with np.errstate(all="ignore"):
             return a @ b
+
+    def quietly(fn, *args, **kwargs):
+        """`fn(*args, **kwargs)` (a numpy function), with its warnings off."""
+        with np.errstate(all="ignore"):
+            return fn(*args, **kwargs)

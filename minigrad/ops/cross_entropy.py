@@ -115,6 +115,10 @@ def _nll_loss_of_enum(x: Tensor, target: Tensor, weight: Tensor | None, reductio
 
 def _check_nll(x: Tensor, target: Tensor, weight: Tensor | None) -> None:
     """PyTorch's checks of nll_loss's arguments, in its order."""
+    if x._data.ndim == 2 and target._data.ndim == 1 \
+            and x._data.shape[0] == target._data.shape[0] and weight is None \
+            and target._data.dtype == np.int64 and x._data.dtype.kind == "f":
+        return  # (a batch of rows and a class index for each: nothing to refuse)
     if x.ndim < 1:
         raise ValueError(f"Expected 1 or more dimensions (got {x.ndim})")
     if x.ndim != 1 and x.shape[0] != (target.shape[0] if target.ndim else 1):
@@ -142,6 +146,8 @@ def _check_nll(x: Tensor, target: Tensor, weight: Tensor | None) -> None:
 
 
 def _check_targets(targets: np.ndarray, n_classes: int, ignore_index: int) -> None:
+    if targets.size and 0 <= targets.min() and targets.max() < n_classes:
+        return  # (every target a class: the usual case, in two passes)
     bad = (targets != ignore_index) & ((targets < 0) | (targets >= n_classes))
     if bad.any():
         raise IndexError(f"Target {targets[np.argmax(bad)]} is out of bounds.")
@@ -170,8 +176,13 @@ def _nll(x: Tensor, target: Tensor, weight: Tensor | None, reduction: str,
         loss, total_weight = nll_sums(np.ascontiguousarray(data), targets, w,
                                       weight is not None, ignore_index)
         loss, total = np.array(loss, dt), np.array(total_weight, dt)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            out_data = np.array(loss / total, dt) if reduction == "mean" else loss
+        if reduction != "mean":
+            out_data = loss
+        elif total != 0:
+            out_data = np.array(loss / total, dt)
+        else:  # (every target ignored, or weighed 0: 0 / 0, nan, without numpy's warning)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                out_data = np.array(loss / total, dt)
     out = Tensor._make(out_data)
     node = record(NllLossBackward0, out, x)
     if node is not None:

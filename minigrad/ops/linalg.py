@@ -7,7 +7,7 @@ import numpy as np
 
 from .. import _dtype
 from ..arrays.broadcasting import broadcast_shape
-from ..arrays.quiet import quiet_matmul
+from ..arrays.quiet import quiet_matmul, quietly
 from ..autograd.graph import INPUT, Node, SavedTensor
 from ..autograd.record import record
 from ..tensor import Tensor, element_strides
@@ -387,10 +387,13 @@ def addmm(bias: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tenso
         )
     _check_float(mat1, mat2)
     result = product(mat1._data, mat2._data)
-    with np.errstate(all="ignore"):
-        if alpha != 1:
-            result *= alpha
-        result += bias._data if beta == 1 else beta * bias._data
+    if alpha == 1 and beta == 1:  # (nn.Linear's: quietly, as PyTorch adds inf + -inf)
+        quietly(np.add, result, bias._data, out=result)
+    else:
+        with np.errstate(all="ignore"):
+            if alpha != 1:
+                result *= alpha
+            result += bias._data if beta == 1 else beta * bias._data
     out = Tensor._make(result)
     node = record(AddmmBackward0, out, bias, mat1, mat2)
     if node is not None:

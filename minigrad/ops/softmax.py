@@ -162,6 +162,9 @@ def parse_args(name: str, args: tuple, kwargs: dict, first: int) -> tuple:
     """`dim` and `dtype` of `softmax(input, dim, dtype=None)`, checked as PyTorch's
     argument parser checks them. `first`: the position of `dim` in PyTorch's messages
     (2 for the function, 1 for the method, whose input is `self`)."""
+    if not kwargs and 0 < len(args) <= 2 and type(args[0]) is int and (
+            len(args) == 1 or isinstance(args[1], _dtype.dtype)):  # (`softmax(x, 1)`)
+        return args[0], args[1] if len(args) == 2 else None
     for key in kwargs:
         if key not in ("dim", "dtype"):
             raise TypeError(f"{name}() got an unexpected keyword argument '{key}'")
