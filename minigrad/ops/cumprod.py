@@ -6,22 +6,27 @@ it without dividing: the running product of the factors before each one (a
 cumprod of `[1, x0, x1, ...]`) times the running product of those after it (the same
 from the other end, flipped back). With `create_graph=True` those steps are
 recorded (CatBackward0, CumprodBackward0, FlipBackward0, ...), so the second
-derivative of a product with a zero factor is PyTorch's.
+derivative of a product with a zero factor is PyTorch's; and CumprodBackward0's own
+formula, `cumprod_backward`, records PyTorch's O(n^2) graph in turn, so the third one is
+too. Forward mode goes through `cumprod_jvp` (tangent_helpers).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .._creation import ones
+from .._creation import ones, zeros
 from ..arrays.scalars import u64
 from ..autograd.graph import INPUT, OUTPUT, Node, SavedTensor
 from ..autograd.record import record
+from ..grad_mode import STATE
 from ..tensor import Tensor, _wrap_dim
 from .declaration import declare
-from .formulas import Formula
+from .formulas import Formula, _helper
 from .joining import cat
-from .statistics import flip
+from .statistics import flip, prod
+from .tangent_formulas import Tangent
+from .views import SliceBackward0, slice_dim
 
 # (The op table, `widgets.op_table` and docs/ops.md, lists it with the statistics.)
 OP_FAMILY = "statistics"
@@ -34,28 +39,90 @@ class CumprodBackward0(Node):
     j >= k of grad_j times the product of the factors up to j but x_k. Saves its
     INPUT and its OUTPUT."""
 
+    tangent = Tangent("cumprod_jvp(self_t, self_p, result, dim)")
     saves = {"dim": VALUE, "result": OUTPUT, "self": INPUT}
     formulas = (Formula("self", "cumprod_backward(grad, self, dim, result)"),)
-    recordable = False  # (PyTorch's cumprod_backward is not written as minigrad code)
 
     def backward(self, grad):
         x, out = self.saved("self"), self.saved("result")
-        d = self._saved["_dim"]
-        if x.size <= 1 or x.shape[d] == 1:
-            return (grad,)
-        if not (x == 0).any():  # (PyTorch's: a cumsum from the end, over the input)
-            w = np.flip(np.cumsum(np.flip(out * grad, d), axis=d), d)
-            with np.errstate(all="ignore"):
-                return (np.asarray(w / x, grad.dtype),)
-        # With a zero, without dividing: for each k, the products with x_k left out.
-        xs, gs = np.moveaxis(x, d, -1), np.moveaxis(grad, d, -1)
-        result = np.empty_like(gs)
-        for k in range(xs.shape[-1]):
-            others = xs.copy()
-            others[..., k] = 1
-            partial = np.cumprod(others, axis=-1)[..., k:]
-            result[..., k] = (gs[..., k:] * partial).sum(-1)
-        return (np.asarray(np.moveaxis(result, -1, d), grad.dtype),)
+        return (_cumprod_backward_array(grad, x, out, self._saved["_dim"]),)
+
+
+def _cumprod_backward_array(grad: np.ndarray, x: np.ndarray, out: np.ndarray,
+                            d: int | None) -> np.ndarray:
+    """cumprod's gradient on arrays (the plain backward, recording nothing)."""
+    if x.size <= 1 or x.shape[d] == 1:
+        return grad
+    if not (x == 0).any():  # (PyTorch's: a cumsum from the end, over the input)
+        w = np.flip(np.cumsum(np.flip(out * grad, d), axis=d), d)
+        with np.errstate(all="ignore"):
+            return np.asarray(w / x, grad.dtype)
+    # With a zero, without dividing: for each k, the products with x_k left out.
+    xs, gs = np.moveaxis(x, d, -1), np.moveaxis(grad, d, -1)
+    result = np.empty_like(gs)
+    for k in range(xs.shape[-1]):
+        others = xs.copy()
+        others[..., k] = 1
+        partial = np.cumprod(others, axis=-1)[..., k:]
+        result[..., k] = (gs[..., k:] * partial).sum(-1)
+    return np.asarray(np.moveaxis(result, -1, d), grad.dtype)
+
+
+def _slice_from(x: Tensor, dim: int, start: int) -> Tensor:
+    """C++'s `x.slice(dim, start)`: from `start` to the end along `dim`. Its end is
+    not given, so its SliceBackward0 keeps `_saved_end` None (Python's `x[start:]`
+    gives INT64_MAX)."""
+    out = slice_dim(x, dim, start, None, None)
+    node = out.grad_fn
+    if isinstance(node, SliceBackward0) and node._saved.get("end") is not None:
+        node._saved["end"] = None
+    return out
+
+
+@_helper
+def cumprod_backward(grad: Tensor, input: Tensor, dim: int,  # noqa: A002 - PyTorch's name
+                     output: Tensor) -> Tensor:
+    """cumprod's gradient as PyTorch's cumprod_backward computes it, in minigrad ops.
+
+    Without a zero factor: `reversed_cumsum(output * grad) / input`. With one and
+    grad mode off (a plain backward), the numpy kernel. With one and grad mode on (a
+    create_graph=True backward), PyTorch's O(n^2) form, whose graph is differentiable
+    again: for each k, the products with x_k left out (`prod` of the factors before
+    k times the `cumprod` of those after it), summed against `grad` from k on, copied
+    into row k of a zero tensor."""
+    if input.numel() <= 1:
+        return grad
+    d = _wrap_dim(dim, input.dim())
+    size = input.shape[d]
+    if size == 1:
+        return grad
+    # (PyTorch computes `w` before looking for zeros, and records it even when the
+    # loop below does not use it; it numbers the nodes after it)
+    w = output * grad
+    if not (input._data == 0).any():
+        # (reversed_cumsum: flip, cumsum, flip)
+        return flip(flip(w, (d,)).cumsum(d), (d,)).div(input)
+    if not STATE.grad_enabled:
+        data = _cumprod_backward_array(grad._data, input._data, output._data, d)
+        return Tensor._make(np.ascontiguousarray(data))
+    grad_input = zeros(*input.shape, dtype=grad.dtype)
+    ones_size = list(input.shape)
+    ones_size[d] = 1
+    one = ones(1, dtype=grad.dtype).expand(*ones_size)
+    for k in range(size):
+        if k == 0:
+            prods_from_next = cumprod(_slice_from(input, d, k + 1), d)
+            omitted = cat([one, prods_from_next], d)
+        elif k == size - 1:
+            omitted = prod(slice_dim(input, d, 0, k, None), d, True)
+        else:
+            prods_until_k = prod(slice_dim(input, d, 0, k, None), d, True)
+            prods_from_next = cumprod(_slice_from(input, d, k + 1), d)
+            omitted = prods_until_k.expand_as(prods_from_next) * prods_from_next
+            omitted = cat([prods_until_k, omitted], d)
+        grad_slice = (_slice_from(grad, d, k) * omitted).sum(d)
+        grad_input.select(d, k).copy_(grad_slice)
+    return grad_input
 
 
 def cumprod(x: Tensor, dim: int) -> Tensor:

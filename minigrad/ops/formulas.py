@@ -378,7 +378,9 @@ def permute_backwards(grad: Tensor, dims: tuple) -> Tensor:
 @_helper
 def slice_backward_wrapper(grad: Tensor, sizes: tuple, dim: int, start: int, end: int,
                            step: int) -> Tensor:
-    """The gradient of a slice: `slice_backward`, the bounds as the slice kept them."""
+    """The gradient of a slice: `slice_backward`, the bounds as the slice kept them
+    (an end not given, None, as INT64_MAX)."""
+    end = 2**63 - 1 if end is None else end  # (INT64_MAX)
     return BACKWARD_OPS["slice_backward"](grad, sizes, dim, start, end, step)
 
 

@@ -371,11 +371,12 @@ def prod_backward(grad, self, result, dim=None, keepdim: bool = False):
         if not (self._data == 0).any():
             return grad * (result / self)
         return safe_zeros(grad, self.contiguous().view(-1), 0).view_as(self)
+    dim %= self.dim()  # (PyTorch wraps it first: the unsqueezes save it non-negative)
     if not keepdim:
         grad, result = grad.unsqueeze(dim), result.unsqueeze(dim)
     if not (self._data == 0).any():
         return grad * (result / self)
-    return safe_zeros(grad, self, dim % self.dim())
+    return safe_zeros(grad, self, dim)
 
 
 class _ProdNode(Node):

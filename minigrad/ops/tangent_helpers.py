@@ -438,3 +438,20 @@ def log_softmax_backward_data_jvp(grad_output_t, output_t, grad_output: Tensor,
     if output_t is not ZERO:
         out = out - exp * output_t * grad_output.sum(dim, True)
     return out
+
+
+@_helper
+def cumprod_jvp(self_t: Tensor, self_p: Tensor, result: Tensor, dim: int) -> Tensor:
+    """cumprod's tangent (PyTorch's cumprod_jvp): `cumsum(self_t / self_p) * result`
+    where no zero came before; from the first zero on (where that formula divides by
+    zero), the cumprod of the factors with the first zero's tangent in its place:
+    for x = (a, 0, b, 0, c) and t = (t0, ..., t4), (., a*t1, a*b*t1, 0, 0)."""
+    ns = _ns()
+    gradient = (self_t / self_p).cumsum(dim) * result
+    if self_p.dim() == 0:
+        return gradient.masked_fill_(self_p == 0, self_t)
+    mask_zeros = self_p == 0
+    mask_first_zero = mask_zeros & (mask_zeros.cumsum(dim) == 1)
+    new_grad = BACKWARD_OPS["cumprod"](ns.where(mask_first_zero, self_t, self_p), dim)
+    mask_after_first_zero = mask_first_zero.cumsum(dim)
+    return ns.where(mask_after_first_zero.to(ns.bool), new_grad, gradient)

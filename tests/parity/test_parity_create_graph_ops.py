@@ -77,6 +77,21 @@ OPS = {
     "div rounded": lambda m, x, o: m.div(x, o, rounding_mode="floor") * x + x * o,
     "dot": lambda m, x, o: m.dot(x * x, o).exp(),
     "mv": lambda m, x, o: m.mv((x * x).view(2, 3), o[:3]).sin(),
+    # a product with a zero factor: its gradient is prod_safe_zeros_backward's cumprods,
+    # whose own gradient (third order) is cumprod_backward's O(n^2) graph
+    "prod with a zero": lambda m, x, o: (x * _ZERO(m)).prod() * o,
+    "prod with two zeros": lambda m, x, o: (x * _ZERO(m) * _ZERO(m)[[0, 2, 3, 1, 4, 5]]).prod()
+    * o,
+    "prod with the zero first": lambda m, x, o: (x * _ZERO(m)[[1, 0, 2, 3, 4, 5]]).prod() * o,
+    "prod with the zero last": lambda m, x, o: (x * _ZERO(m)[[0, 2, 3, 4, 5, 1]]).prod() * o,
+    "prod dim with a zero": lambda m, x, o: (x * _ZERO(m)).view(2, 3).prod(1) ** 2,
+    "prod dim kept with a zero": lambda m, x, o: (x * _ZERO(m) + o).view(3, 2).prod(
+        0, keepdim=True).exp(),
+    "prod dim 0 of a matrix with zeros": lambda m, x, o: (
+        (x * _ZERO(m)[[1, 0, 2, 3, 4, 5]] * o).view(3, 2).prod(0) ** 2).sum() * x[0],
+    "prod dim -1 with zeros at either end": lambda m, x, o: (
+        (x * _ZERO(m)[[1, 0, 2, 3, 4, 5]] * _ZERO(m)[[0, 2, 3, 4, 5, 1]]).view(2, 3)
+        .prod(-1) * o[:2]).exp(),
     # losses and the last layer of a classifier
     "mse_loss": lambda m, x, o: m.nn.functional.mse_loss(x.exp(), o),
     "mse_loss sum": lambda m, x, o: m.nn.functional.mse_loss(x * o, o.sin(), reduction="sum"),
@@ -204,13 +219,6 @@ SECOND_ORDER_ONLY = {
     # PyTorch's; not traced yet)
     "norm inf dim": lambda m, x, o: m.linalg.vector_norm((x * o + x).view(3, 2), float("inf"),
                                                          1),
-    # (third order: CumprodBackward0's own formula, cumprod_backward, is not written)
-    "prod with a zero": lambda m, x, o: (x * _ZERO(m)).prod() * o,
-    "prod with two zeros": lambda m, x, o: (x * _ZERO(m) * _ZERO(m)[[0, 2, 3, 1, 4, 5]]).prod()
-    * o,
-    "prod dim with a zero": lambda m, x, o: (x * _ZERO(m)).view(2, 3).prod(1) ** 2,
-    "prod dim kept with a zero": lambda m, x, o: (x * _ZERO(m) + o).view(3, 2).prod(
-        0, keepdim=True).exp(),
 }
 
 

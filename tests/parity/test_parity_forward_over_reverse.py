@@ -41,7 +41,16 @@ SCALAR_FUNCTIONS = {
         + _lib(x).nn.functional.binary_cross_entropy_with_logits(
             x * 3, x.detach() * 0 + 0.75, pos_weight=x.detach() * 0 + 2.0)),
     "a product and a mean": lambda x: (x.view(2, 2) @ x.view(2, 2).t()).exp().mean(),
+    "prod with a zero factor (cumprod_jvp)": lambda x: (x * _zero_factor(x)).prod() * x.sum(),
+    "prod along a dim with zeros (cumprod_jvp)": lambda x: (
+        (x * _zero_factor(x)[[1, 0, 3, 2]]).view(2, 2).prod(0) * x[:2]).exp().sum(),
 }
+
+
+def _zero_factor(x):
+    """A factor with one zero: prod's gradient then comes from cumprods (PyTorch's
+    prod_safe_zeros_backward), whose tangents are cumprod_jvp's."""
+    return _lib(x).tensor([1.0, 0.0, 1.5, -2.0], dtype=x.dtype)
 
 
 def _lib(x):
@@ -81,6 +90,7 @@ SECOND_DERIVATIVES = {
     "embedding": "embedding (embedding_dense_backward)",
     "masked_fill with a tensor value": None,
     "gelu": "gelu (gelu_backward)",
+    "prod with a zero factor": "prod with a zero factor (cumprod_jvp)",
 }
 
 
