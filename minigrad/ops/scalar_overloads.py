@@ -101,26 +101,27 @@ def div_scalar(t: Tensor, s) -> Tensor:
     return _with_scalar(DivBackward1, K.div_scalar, t, s)
 
 
-def div_scalar_(t: Tensor, s) -> Tensor:
-    """t /= s in place for a C++ Scalar s (DivBackward1), as PyTorch's formulas divide
-    a gradient by a count."""
-    node = begin_inplace(DivBackward1, t)
-    t._data[...] = scalar_op(K.div_scalar, t._data, s, t.dtype)
+def _in_place_with_scalar(node_cls: type, kernel, t: Tensor, s) -> Tensor:
+    """`t` op= s in place for a C++ Scalar s, recorded as `node_cls` (which saves s as
+    `other`), with the in-place checks and version bump."""
+    node = begin_inplace(node_cls, t)
+    t._data[...] = scalar_op(kernel, t._data, s, t.dtype)
     finish_inplace(t, node)
     if node is not None:
         node._saved["other"] = s
     return t
+
+
+def div_scalar_(t: Tensor, s) -> Tensor:
+    """t /= s in place for a C++ Scalar s (DivBackward1), as PyTorch's formulas divide
+    a gradient by a count."""
+    return _in_place_with_scalar(DivBackward1, K.div_scalar, t, s)
 
 
 def mul_scalar_(t: Tensor, s) -> Tensor:
     """t *= s in place for a C++ Scalar s (MulBackward1), as PyTorch's formulas scale
     a gradient step by step."""
-    node = begin_inplace(MulBackward1, t)
-    t._data[...] = scalar_op(K.mul_scalar, t._data, s, t.dtype)
-    finish_inplace(t, node)
-    if node is not None:
-        node._saved["other"] = s
-    return t
+    return _in_place_with_scalar(MulBackward1, K.mul_scalar, t, s)
 
 
 declare("add_scalar", nodes=(AddBackward1,), aten=add_scalar)
