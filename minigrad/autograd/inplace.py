@@ -242,7 +242,7 @@ class AsStridedBackward0(Node):
         })
 
     def backward(self, grad):
-        base, region = _base_and_region(self._saved, grad.dtype)
+        base, region = base_and_region(self._saved, grad.dtype)
         # An expanded view shows one memory place several times (stride 0), and
         # `region += grad` would keep only one of those writes: sum the repeats first.
         stretched = tuple(d for d, (n, s) in enumerate(zip(region.shape, region.strides))
@@ -257,7 +257,7 @@ class AsStridedBackward0(Node):
         return (base.view(),)
 
 
-def _base_and_region(saved: dict, dt) -> tuple[np.ndarray, np.ndarray]:
+def base_and_region(saved: dict, dt) -> tuple[np.ndarray, np.ndarray]:
     """Zeros laid out exactly like the base's memory, seen two ways: shaped like
     the base, and as the view's region (same strides and offset as the real view).
     Like PyTorch's, the array owns its memory when the base is dense (the usual
@@ -304,23 +304,32 @@ class CopySlices(Node):
     def saved_items(self) -> list:
         return self.fn.saved_items() if self.fn is not None else []
 
+    # Set once a `create_graph=True` backward ran the wrapped node's formulas: the graph
+    # they recorded may lead to that node (its saved output comes back with it as
+    # `grad_fn`), which must then keep what it saved, as PyTorch's, kept alive by that
+    # graph, does.
+    _fn_recorded = False
+
     def release_variables(self) -> tuple[str, ...]:
         # As PyTorch's CopySlices, let go of the wrapped node itself: a second backward
         # through this node fails even when that node saved nothing (`t[0] = 2.0`).
-        released = self.fn.release_variables() if self.fn is not None else ()
+        released = ()
+        if self.fn is not None and not self._fn_recorded:
+            released = self.fn.release_variables()
         self.fn = None
         return released
 
     def backward(self, grad):
         if self.fn is None:
             raise RuntimeError(FREED_MESSAGE)
-        result, region = _base_and_region(self._saved, grad.dtype)
+        result, region = base_and_region(self._saved, grad.dtype)
         result[...] = grad
         fn_grads = self.fn.apply([region.copy()])
-        if fn_grads[0] is not None:
-            region[...] = fn_grads[0]
-        else:
-            region[...] = 0
+        if fn_grads[0] is None:
+            # (a custom Function's backward gave the view none: PyTorch then gives the
+            # base none either, not the rest of `grad`)
+            return (None, *fn_grads[1:])
+        region[...] = fn_grads[0]
         # PyTorch makes `result` with two in-place writes (`copy_` of the gradient,
         # then of the region), which its version counts.
         bump_version(result, 2)

@@ -175,7 +175,11 @@ class SavedTensor:
         self.check(node)
         if not self.is_output:
             return self._tensor
-        out = Tensor._make_output(self._data, node, self._output_nr, self._counter)
+        # An in-place op on a view: while the view's producer then (its rebuilt
+        # AsStridedBackward0) lives, PyTorch's unpacked output leads there.
+        view_fn = self._view_fn() if self._view_fn is not None else None
+        out = Tensor._make_output(self._data, node if view_fn is None else view_fn,
+                                  self._output_nr, self._counter)
         if self._fw_output is not None:
             SHARE_TANGENT(self._fw_output, out)
         return out
