@@ -36,6 +36,7 @@ import numpy as np
 from .._creation import zeros, zeros_like
 from .._dtype import result_type
 from ..arrays.scalars import signed_dims
+from ..autograd.forward_ad import Identity
 from ..autograd.graph import (
     INPUT,
     OUTPUT,
@@ -257,6 +258,10 @@ def formula_values(node: Node, grads: list) -> dict:
 
 
 Node.apply_recording = apply_recording
+
+# unpack_dual's primal (`autograd/forward_ad.py`, which stands below the ops) passes its
+# gradient on unchanged: PyTorch's `_fw_primal` formula, `self: grad`, records nothing.
+Identity.formulas = (Formula("self", "grad"),)
 
 
 class FormulaNode(Node):

@@ -210,3 +210,23 @@ def test_a_function_with_jvp_still_runs_outside_forward_mode(torch):
         with fad(m).dual_level():  # (a level, but no dual input: forward only)
             a, _ = _scaled(m, 5.0).apply(m.tensor(A), m.tensor(TA), 2.0)
             assert fad(m).unpack_dual(a).tangent is None
+
+
+def test_unpack_duals_primal_is_differentiated_twice_as_in_pytorch(torch):
+    """The primal `unpack_dual` gives passes its gradient on unchanged (PyTorch's
+    `_fw_primal`: `self: grad`), with create_graph=True too."""
+    def program(m):
+        x = m.tensor(V, requires_grad=True)
+        with fad(m).dual_level():
+            d = fad(m).make_dual(x * 1, m.tensor(TV))
+            p = fad(m).unpack_dual(d.exp()).primal
+        (g,) = m.autograd.grad((p * p).sum(), x, create_graph=True)
+        (h,) = m.autograd.grad(g.sum(), x)
+        names = [type(n).__name__ if n is not None else None
+                 for n, _ in g.grad_fn.next_functions]
+        return g.detach().numpy(), h.numpy(), type(g.grad_fn).__name__, names
+
+    want, got = program(torch), program(minigrad)
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-12)
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-12)
+    assert got[2:] == want[2:]
