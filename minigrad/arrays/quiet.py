@@ -1,12 +1,12 @@
-"""numpy calls without numpy's floating-point warnings, cheaply.
+"""numpy calls without numpy's floating-point warnings, cheaply (`quietly`).
 
 PyTorch multiplies `inf` by 0 into `nan` silently, where numpy warns ("invalid value
 encountered in matmul"). `np.errstate(all="ignore")` silences numpy, but builds its
 settings anew each time it is entered (about 0.6 us, on a path a training step takes
 half a dozen times). numpy 2 keeps those settings in a context variable, so
-`quiet_matmul` and `quietly` set it to settings made once, for the one call, and back. (Only
-this thread and this context see the change, as with `np.errstate`.) A numpy without
-that variable gets `np.errstate`.
+`quietly(np.matmul, a, b)` sets it to settings made once, for the one call, and
+back. (Only this thread and this context see the change, as with `np.errstate`.) A
+numpy without that variable gets `np.errstate`.
 """
 
 from __future__ import annotations
@@ -22,14 +22,6 @@ if _extobj_contextvar is not None:
     _IGNORE_ALL = _make_extobj(all="ignore")
     _set, _reset = _extobj_contextvar.set, _extobj_contextvar.reset
 
-    def quiet_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        """`a @ b`, with numpy's floating-point warnings off for the product."""
-        token = _set(_IGNORE_ALL)
-        try:
-            return a @ b
-        finally:
-            _reset(token)
-
     def quietly(fn, *args, **kwargs):
         """`fn(*args, **kwargs)` (a numpy function), with its warnings off."""
         token = _set(_IGNORE_ALL)
@@ -39,11 +31,6 @@ if _extobj_contextvar is not None:
             _reset(token)
 
 else:  # pragma: no cover - numpy 1.x
-
-    def quiet_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        """`a @ b`, with numpy's floating-point warnings off for the product."""
-        with np.errstate(all="ignore"):
-            return a @ b
 
     def quietly(fn, *args, **kwargs):
         """`fn(*args, **kwargs)` (a numpy function), with its warnings off."""

@@ -77,12 +77,8 @@ def _common_case(a: np.ndarray, dims: tuple, out: np.ndarray) -> bool:
         return True
     if a.ndim == 2 and len(dims) == 1 and 1 not in a.shape:
         rows, cols = a.shape
-        if dims == (0,):  # down the columns: the summed dim first, cols apart
-            # (above the grain size each thread sums a range of the columns, which
-            # decides where the kernel's blocks of columns start: `_split_outputs`)
-            split = a.size >= GRAIN_SIZE and THREADS > 1
-            for begin, end in _thread_ranges(cols, 128 // a.itemsize) if split else [(0, cols)]:
-                sum_2d(flat, begin, rows, end - begin, cols, 1, flat_out, begin, 0, 1, lanes)
+        if dims == (0,):  # down the columns
+            _add_columns(a, flat_out)
         else:  # along each row: every row's sum is its own, however threads share them
             sum_2d(flat, 0, cols, rows, 1, cols, flat_out, 0, 0, 1, lanes)
         return True
@@ -92,21 +88,30 @@ def _common_case(a: np.ndarray, dims: tuple, out: np.ndarray) -> bool:
 def column_sums(a: np.ndarray) -> np.ndarray:
     """A float matrix summed over its rows, keeping the dim: `cascade_sum(a, (0,),
     keepdim=True)` with less Python on the way (a bias's gradient, every training
-    step). The thread ranges of a matrix this wide are worked out once."""
+    step)."""
     rows, cols = a.shape
     if not a.flags.c_contiguous or a.dtype.itemsize not in (4, 8) or rows < 2 or cols < 2:
         return cascade_sum(a, (0,), keepdim=True)
     out = np.zeros((1, cols), a.dtype)
-    key = (cols, a.dtype.itemsize, a.size >= GRAIN_SIZE and THREADS > 1)
+    _add_columns(a, out.reshape(-1))
+    return out
+
+
+def _add_columns(a: np.ndarray, flat_out: np.ndarray) -> None:
+    """Add the sums down the columns of `a` (C-contiguous, 2-D) into `flat_out`: the
+    summed dim first, the columns next to each other. Above the grain size each
+    thread sums a range of the columns, which decides where the kernel's blocks of
+    columns start (as in `_split_outputs`); the ranges of a width are worked out once."""
+    rows, cols = a.shape
+    key = (cols, a.itemsize, a.size >= GRAIN_SIZE and THREADS > 1)
     ranges = _COLUMN_RANGES.get(key)
     if ranges is None:
         ranges = _COLUMN_RANGES[key] = (
             tuple(_thread_ranges(cols, 128 // a.itemsize)) if key[2] else ((0, cols),))
-    flat, flat_out = a.reshape(-1), out.reshape(-1)
+    flat = a.reshape(-1)
     lanes = SUM_VECTOR_BYTES // a.itemsize
     for begin, end in ranges:
         sum_2d(flat, begin, rows, end - begin, cols, 1, flat_out, begin, 0, 1, lanes)
-    return out
 
 
 _COLUMN_RANGES: dict = {}  # (columns, item size, split between threads) -> ranges

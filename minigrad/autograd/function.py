@@ -23,7 +23,7 @@ import numpy as np
 
 from ..grad_mode import ANOMALY, STATE, no_grad
 from .graph import Node, NoneSaved, SavedTensor, capture_forward_trace
-from .tangents import DUAL, tangent_of
+from .tangents import DUAL, set_tangent, tangent_of, update_tangent
 
 NONE_SAVED = NoneSaved()
 
@@ -332,7 +332,6 @@ def _forward_tangents(ctx: FunctionCtx, args: tuple, tangents_in: list, outputs:
     (zeros for a tensor without one, unless `set_materialize_grads(False)`; None for
     what is not a tensor) and returns one per output, which the outputs then carry."""
     from ..tensor import Tensor
-    from .tangents import set_tangent, update_tangent
 
     grads = []
     for a, t in zip(args, tangents_in):

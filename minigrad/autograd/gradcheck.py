@@ -38,6 +38,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ..tensor import Tensor
+from . import forward_ad
 from .entry_points import grad as autograd_grad
 from .graph import Node
 from .record import record
@@ -400,8 +401,6 @@ def _float_outputs(outputs: tuple) -> list:
 def _dual_inputs(inputs: tuple) -> tuple[list, list]:
     """Each input that requires grad made dual with a zero tangent (its value detached),
     the others as they are; and those tangents, read back from the dual tensors."""
-    from . import forward_ad
-
     zeros_like = _namespace().zeros_like
     duals, tangents = [], []
     for inp in inputs:
@@ -417,8 +416,6 @@ def _forward_jacobians(func, inputs: tuple, func_out: tuple, check_grad_dtypes: 
     j-th input that requires grad, sized (input numel, output numel) like the
     numerical one: each row is the outputs' tangents when that input element's
     tangent is 1 and every other tangent 0 (one forward pass per input element)."""
-    from . import forward_ad
-
     diff_inputs = _inputs_requiring_grad(inputs)
     jacobians = [[o.new_zeros((inp.numel(), o.numel())) for o in _float_outputs(func_out)]
                  for inp in diff_inputs]
@@ -446,8 +443,6 @@ def _check_undefined_tangents(func, inputs: tuple) -> None:
     zero: for each input in turn, its tangent is made a tensor of zeros, then left out
     (a plain tensor), the others keeping random tangents; both runs must give the
     same output tangents."""
-    from . import forward_ad
-
     mg = _namespace()
     generator = mg.Generator()  # (its own, as PyTorch's: the global one is left alone)
     with forward_ad.dual_level():

@@ -7,7 +7,7 @@ import numpy as np
 
 from .. import _dtype
 from ..arrays.broadcasting import broadcast_shape
-from ..arrays.quiet import quiet_matmul, quietly
+from ..arrays.quiet import quietly
 from ..autograd.graph import INPUT, Node, SavedTensor
 from ..autograd.record import record
 from ..tensor import Tensor, element_strides
@@ -131,7 +131,7 @@ def product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         b = np.ascontiguousarray(b)
     # inf * 0 inside a product is nan, without numpy's "invalid value" warning (PyTorch
     # gives none)
-    return quiet_matmul(a, b)
+    return quietly(np.matmul, a, b)
 
 
 def _save_each_for_the_other(node: Node, first: int, a: Tensor, b: Tensor, a_name: str,

@@ -241,11 +241,15 @@ def binary_cross_entropy_double_backward(grad_output: Tensor, grad: Tensor,
     gi = _BCE_SECOND(grad, input=input, target=target, inp_pl_eps=inp_pl_eps,
                      one_m_inp_pl_eps=one_m_inp_pl_eps)
     gi.mul_(grad * grad_output)
+    return _weighted_and_averaged(gi, weight, reduction)
+
+
+def _weighted_and_averaged(g: Tensor, weight: Tensor | None, reduction: int) -> Tensor:
+    """The last steps of the binary cross-entropy double backwards: times the weight
+    (in place), then divided by numel for "mean" (out of place: DivBackward1)."""
     if weight is not None:
-        gi.mul_(weight)
-    if reduction == MEAN:
-        return div_scalar(gi, input.numel())
-    return gi
+        g.mul_(weight)
+    return div_scalar(g, g.numel()) if reduction == MEAN else g
 
 
 @_helper
@@ -258,11 +262,7 @@ def binary_cross_entropy_double_backward_grad_output(grad: Tensor, input: Tensor
     ggo = _BCE_GRAD_OUTPUT(grad, input=input, target=target, eps=Scalar(BCE_EPS),
                            one_m_input=_minus(1, input))
     ggo.mul_(grad)
-    if weight is not None:
-        ggo.mul_(weight)
-    if reduction == MEAN:
-        return div_scalar(ggo, input.numel())
-    return ggo
+    return _weighted_and_averaged(ggo, weight, reduction)
 
 
 @_helper

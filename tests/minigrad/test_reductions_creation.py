@@ -159,7 +159,7 @@ def test_numpy_complex_data_is_refused():
 
 
 def test_a_product_with_inf_and_zero_is_nan_without_a_warning_or_a_changed_error_state():
-    """`quiet_matmul` silences numpy for the one product (PyTorch gives no warning)
+    """Products run `quietly`: numpy is silenced for the one product (PyTorch gives no warning)
     and leaves numpy's error settings as they were."""
     import warnings
 

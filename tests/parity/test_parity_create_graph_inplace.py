@@ -14,9 +14,7 @@ from __future__ import annotations
 
 import pytest
 from parity_harness import check
-
-X = [0.5, -1.5, 2.0, 0.25, 1.0, -0.75]
-O = [1.5, 0.5, -2.0, 3.0, 0.5, 2.0]
+from test_parity_create_graph_ops import O, X, check_second_and_third_order
 
 
 def _slice_mul(m, x, o):
@@ -169,16 +167,7 @@ PROGRAMS = {
 @pytest.mark.parametrize("order", [2, 3])
 @pytest.mark.parametrize("name", list(PROGRAMS))
 def test_second_and_third_order_gradients(torch, name, order):
-    def program(c):
-        x, o = c.leaf(X), c.leaf(O)
-        y = PROGRAMS[name](c.m, x, o)
-        grads = c.m.autograd.grad(y.sum(), (x, o), create_graph=True)
-        if order == 3:
-            total = sum((g * g).sum() for g in grads if g.requires_grad)
-            grads = c.m.autograd.grad(total, (x, o), create_graph=True, allow_unused=True)
-        return c.keep(*[g for g in grads if g is not None])
-
-    check(torch, program)
+    check_second_and_third_order(torch, PROGRAMS[name], order)
 
 
 @pytest.mark.parametrize("name", ["mul_ on a slice", "assignments", "a slice of a modified base"])

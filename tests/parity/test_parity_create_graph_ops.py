@@ -239,19 +239,24 @@ def _put(m, x, o):
     return y
 
 
-@pytest.mark.parametrize("order", [2, 3])
-@pytest.mark.parametrize("name", list(OPS))
-def test_second_and_third_order_gradients(torch, name, order):
+def check_second_and_third_order(torch, make, order: int) -> None:
+    """`make(m, x, o)` of two float64 leaves, differentiated with create_graph=True
+    (`order` 2: once; 3: its gradients' squares once more), compared with PyTorch."""
     def program(c):
         x, o = c.leaf(X), c.leaf(O)
-        y = OPS[name](c.m, x, o)
-        grads = c.m.autograd.grad(y.sum(), (x, o), create_graph=True)
+        grads = c.m.autograd.grad(make(c.m, x, o).sum(), (x, o), create_graph=True)
         if order == 3:
             total = sum((g * g).sum() for g in grads if g.requires_grad)
             grads = c.m.autograd.grad(total, (x, o), create_graph=True, allow_unused=True)
         return c.keep(*[g for g in grads if g is not None])
 
     check(torch, program)
+
+
+@pytest.mark.parametrize("order", [2, 3])
+@pytest.mark.parametrize("name", list(OPS))
+def test_second_and_third_order_gradients(torch, name, order):
+    check_second_and_third_order(torch, OPS[name], order)
 
 
 @pytest.mark.parametrize("name", [n for n in [*OPS, *SECOND_ORDER_ONLY] if n not in AT_KINKS])
