@@ -9,9 +9,7 @@ on. Anomaly mode is one switch for the whole process, as PyTorch's is.
 from __future__ import annotations
 
 import contextlib
-import functools
 import threading
-from collections.abc import Callable, Iterator
 
 
 class _Anomaly:
@@ -149,31 +147,6 @@ class set_grad_enabled(_GradModeContext):  # noqa: N801
 
     def __exit__(self, *exc) -> None:
         STATE.grad_enabled = self._prev
-
-
-def grad_mode_while_running(gen_fn: Callable[..., Iterator]) -> Callable[..., Iterator]:
-    """Run generator function `gen_fn` with grad mode off in this thread, as PyTorch's
-    engine runs backward: a hook's `g * w` records nothing. With `create_graph=True`
-    (a keyword argument of `gen_fn`) grad mode is on instead, so that the backward
-    formulas record a graph of their own. While the generator is suspended at a
-    `yield` (a stepper showing an event), its caller's grad mode is back in force."""
-
-    @functools.wraps(gen_fn)
-    def run(*args, **kwargs) -> Iterator:
-        mode = bool(kwargs.get("create_graph", False))
-        gen = gen_fn(*args, **kwargs)
-        while True:
-            prev = STATE.grad_enabled
-            STATE.grad_enabled = mode
-            try:
-                event = next(gen)
-            except StopIteration:
-                return
-            finally:
-                STATE.grad_enabled = prev
-            yield event
-
-    return run
 
 
 def is_anomaly_enabled() -> bool:

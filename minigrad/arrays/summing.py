@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._cpu import SUM_VECTOR_BYTES, THREADS
-from ..kernels.cascade import sum_2d, sum_strided
+from ..kernels.cascade import sum_2d, sum_contiguous, sum_strided
 from .layout import reorder_dims
 
 # PyTorch's at::internal::GRAIN_SIZE: below this many elements an op runs on one thread.
@@ -44,6 +44,9 @@ def cascade_sum(a: np.ndarray, dims: tuple, keepdim: bool = False) -> np.ndarray
     """`a` (float32 or float64) summed over `dims` in PyTorch's order: a new array of
     a's dtype, shaped as numpy's `a.sum(axis=dims, keepdims=keepdim)`."""
     if len(dims) == a.ndim:  # (the shapes of the common sums, without a loop)
+        total = whole_sum(a)
+        if total is not None:
+            return np.array(total, a.dtype).reshape((1,) * a.ndim if keepdim else ())
         kept_shape = (1,) * a.ndim
         shape = kept_shape if keepdim else ()
     elif a.ndim == 2:
@@ -58,6 +61,17 @@ def cascade_sum(a: np.ndarray, dims: tuple, keepdim: bool = False) -> np.ndarray
     if a.size and not _common_case(a, dims, out):
         _sum_into(a, dims, out.reshape(kept_shape))
     return out
+
+
+def whole_sum(a: np.ndarray) -> float | None:
+    """The sum of every element of a float32 or float64 array in PyTorch's order, as
+    a Python float (which holds a float32 sum exactly), for the commonest sum there
+    is: a contiguous array of two or more elements, small enough for one thread.
+    None for anything else (`cascade_sum` then walks the general way)."""
+    if (a.flags.c_contiguous and 2 <= a.size and (a.size < GRAIN_SIZE or THREADS == 1)
+            and a.dtype.kind == "f" and a.itemsize in (4, 8)):
+        return float(sum_contiguous(a.reshape(-1), SUM_VECTOR_BYTES // a.itemsize))
+    return None
 
 
 def _common_case(a: np.ndarray, dims: tuple, out: np.ndarray) -> bool:

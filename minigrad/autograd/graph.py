@@ -287,6 +287,15 @@ class Node:
         """Run the backward formula. `grads[i]` is the gradient for output `i`."""
         return self.backward(*grads)
 
+    # Whether `apply` is the one above, so that the engine's short path may call
+    # `backward` itself, one call fewer per node (`AccumulateGrad` and a few others
+    # have an `apply` of their own).
+    _apply_is_backward = True
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._apply_is_backward = cls.apply is Node.apply
+
 
 class AccumulateGrad(Node):
     """The node that adds incoming gradients into its leaf tensor's `.grad`.

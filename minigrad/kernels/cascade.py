@@ -197,6 +197,17 @@ def sum_2d(x, start, size0, size1, in0, in1, out, out_start, out0, out1, lanes):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
+def sum_contiguous(x, lanes):
+    """The sum of the contiguous 1-D `x` (at least two numbers), as `sum_2d` adds it
+    when the whole array is one run: PyTorch's order for a sum of every element on
+    one thread. A kernel of its own because a whole sum (a loss's mean) is in every
+    training step: two arguments cost numba's dispatcher less than eleven."""
+    out = np.zeros(1, x.dtype)
+    sum_2d(x, 0, x.size, 1, 1, 0, out, 0, 0, 0, lanes)
+    return out[0]
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
 def sum_strided(x, start, shape, in_strides, out, out_start, out_strides, begin, end, lanes):
     """PyTorch's walk over a reduction (`serial_for_each`): the elements `begin` to
     `end` of x, counted with dimension 0 fastest (dims in PyTorch's order, see

@@ -12,7 +12,7 @@ from .._dtype import result_type
 from ..arrays.broadcasting import broadcast_shape, spread
 from ..arrays.layout import fresh_result
 from ..arrays.scalars import u64
-from ..arrays.summing import add_up
+from ..arrays.summing import add_up, whole_sum
 from ..autograd.graph import INPUT, OUTPUT, Node, SavedTensor, bump_version
 from ..autograd.record import record
 from ..kernels import reductions as R
@@ -245,6 +245,13 @@ def average(a: np.ndarray, dims: tuple, keepdim: bool) -> np.ndarray:
     count = 1
     for d in dims:
         count *= a.shape[d]
+    if len(dims) == a.ndim:  # the mean of every element: a loss, in every training step
+        total = whole_sum(a)
+        if total is not None:
+            # (In doubles: a float32 quotient rounded from its double is the
+            # correctly rounded float32 quotient, as PyTorch's division gives.)
+            mean = total / float(a.dtype.type(count))
+            return np.array(mean, a.dtype).reshape((1,) * a.ndim if keepdim else ())
     out = add_up(a, dims, keepdim)
     if count:
         np.divide(out, out.dtype.type(count), out=out)  # (nan or inf / count: no warning)
