@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._cpu import SUM_VECTOR_BYTES, THREADS
-from ..kernels.cascade import sum_2d, sum_contiguous, sum_strided
+from ..kernels.cascade import column_cascade, sum_2d, sum_contiguous, sum_strided
 from .layout import reorder_dims
 
 # PyTorch's at::internal::GRAIN_SIZE: below this many elements an op runs on one thread.
@@ -46,7 +46,8 @@ def cascade_sum(a: np.ndarray, dims: tuple, keepdim: bool = False) -> np.ndarray
     if len(dims) == a.ndim:  # (the shapes of the common sums, without a loop)
         total = whole_sum(a)
         if total is not None:
-            return np.array(total, a.dtype).reshape((1,) * a.ndim if keepdim else ())
+            out = np.array(total, a.dtype)
+            return out.reshape((1,) * a.ndim) if keepdim else out
         kept_shape = (1,) * a.ndim
         shape = kept_shape if keepdim else ()
     elif a.ndim == 2:
@@ -117,18 +118,20 @@ def _add_columns(a: np.ndarray, flat_out: np.ndarray) -> None:
     thread sums a range of the columns, which decides where the kernel's blocks of
     columns start (as in `_split_outputs`); the ranges of a width are worked out once."""
     rows, cols = a.shape
-    key = (cols, a.itemsize, a.size >= GRAIN_SIZE and THREADS > 1)
+    lanes = SUM_VECTOR_BYTES // a.itemsize
+    if a.size < GRAIN_SIZE or THREADS == 1:  # (one thread: all the columns in one range)
+        column_cascade(a, lanes, flat_out)
+        return
+    key = (cols, a.itemsize)
     ranges = _COLUMN_RANGES.get(key)
     if ranges is None:
-        ranges = _COLUMN_RANGES[key] = (
-            tuple(_thread_ranges(cols, 128 // a.itemsize)) if key[2] else ((0, cols),))
+        ranges = _COLUMN_RANGES[key] = tuple(_thread_ranges(cols, 128 // a.itemsize))
     flat = a.reshape(-1)
-    lanes = SUM_VECTOR_BYTES // a.itemsize
     for begin, end in ranges:
         sum_2d(flat, begin, rows, end - begin, cols, 1, flat_out, begin, 0, 1, lanes)
 
 
-_COLUMN_RANGES: dict = {}  # (columns, item size, split between threads) -> ranges
+_COLUMN_RANGES: dict = {}  # (columns, item size) -> the threads' ranges
 
 
 def _thread_ranges(n: int, multiple: int) -> list:

@@ -51,6 +51,25 @@ def _add_row(acc, x, base, col_stride, width):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
+def _add_four_rows(acc, x, base, row_stride, col_stride, width):
+    """acc[c] += four rows from x[base], one after the other (`_add_row` four times, the
+    same sums in the same order), so each partial sum is loaded and stored once per
+    four rows rather than once per row: a whole float32 sum of 8192 numbers takes
+    about two thirds of the time."""
+    if col_stride == 1:
+        r0 = x[base:base + width]
+        r1 = x[base + row_stride:base + row_stride + width]
+        r2 = x[base + 2 * row_stride:base + 2 * row_stride + width]
+        r3 = x[base + 3 * row_stride:base + 3 * row_stride + width]
+        for c in range(width):
+            acc[c] = acc[c] + r0[c] + r1[c] + r2[c] + r3[c]
+    else:
+        for _ in range(4):
+            _add_row(acc, x, base, col_stride, width)
+            base += row_stride
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
 def _move_up(low, high, width):
     """high += low, then low = 0: a level's partial sums move up one level."""
     for c in range(width):
@@ -69,9 +88,9 @@ def _cascade(x, start, row_stride, col_stride, n, width, out):
     level0, level1, level2, level3 = acc[0], acc[1], acc[2], acc[3]
     i = 0
     while i + step <= n:
-        for _ in range(step):
-            _add_row(level0, x, start + i * row_stride, col_stride, width)
-            i += 1
+        for _ in range(step // 4):  # (`step` is 16 or more, a power of two)
+            _add_four_rows(level0, x, start + i * row_stride, row_stride, col_stride, width)
+            i += 4
         _move_up(level0, level1, width)  # level 0 moves up every `step` rows,
         if i & (mask << power) == 0:
             _move_up(level1, level2, width)  # level 1 every step**2 rows,
@@ -107,8 +126,14 @@ def _row_sums(x, start, row_stride, col_stride, n, cols, out, out_start, out_str
     `_cascade` for all the columns at once (vectorised across them)."""
     quads = n // 4
     runs = np.empty((4, cols), out.dtype)
-    for r in range(4):
-        _cascade(x, start + r * row_stride, 4 * row_stride, col_stride, quads, cols, runs[r])
+    if col_stride == 1 and row_stride == cols:
+        # (A whole contiguous matrix: a step of the four runs of all the columns is
+        # 4 * cols neighbouring numbers, so one cascade does them all.)
+        _cascade(x, start, 4 * row_stride, 1, quads, 4 * cols, runs.reshape(-1))
+    else:
+        for r in range(4):
+            _cascade(x, start + r * row_stride, 4 * row_stride, col_stride, quads, cols,
+                     runs[r])
     for c in range(cols):
         first = runs[0, c]
         for i in range(quads * 4, n):
@@ -194,6 +219,16 @@ def sum_2d(x, start, size0, size1, in0, in1, out, out_start, out0, out1, lanes):
         _row_sums(x, start, in0, in1, size0, size1, out, out_start, out1)
     else:
         _outer_sum(x, start, in0, in1, size0, size1, 4, out, out_start, out1)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def column_cascade(a, lanes, out):
+    """out[c] += the sum down column c of the C-contiguous matrix `a` (two or more
+    rows and columns), for every column, as `sum_2d` adds a matrix summed over its
+    rows. A kernel of its own for a bias's gradient, in every training step: three
+    arguments cost numba's dispatcher less than eleven."""
+    rows, cols = a.shape
+    sum_2d(a.reshape(-1), 0, rows, cols, cols, 1, out, 0, 0, 1, lanes)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")

@@ -23,7 +23,7 @@ from .declaration import declare
 from .expand import expand
 from .formulas import Formula
 from .linalg import _folds, _refuse_batched
-from .public_forms import reflected, tensors_only
+from .public_forms import reflected
 from .tangent_formulas import Tangent
 
 
@@ -145,6 +145,17 @@ def _broadcast(a: Tensor, b: Tensor) -> Tensor:
     return unsafe_view(product, tuple(out_shape))
 
 
+def matmul_operator(a: Tensor, b) -> Tensor:
+    """`a @ b` (`Tensor.__matmul__`): NotImplemented for a `b` that is not a tensor
+    (`t @ 2` is Python's TypeError). Two matrices, the product of every layer, go
+    straight to `mm`."""
+    if not isinstance(b, Tensor):
+        return NotImplemented
+    if a._data.ndim == 2 and b._data.ndim == 2:
+        return linalg.mm(a, b)
+    return matmul(a, b)
+
+
 def matmul_function(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002 - PyTorch's names
     """`input @ other` (the function form: a non-tensor `other` is its 2nd argument)."""
     if not isinstance(other, Tensor):
@@ -163,4 +174,4 @@ matmul_function.__name__ = matmul_function.__qualname__ = "matmul"  # (`minigrad
 declare("bmm", nodes=(BmmBackward0,), function=bmm, method=True)
 # (matmul records the node of the product it comes down to: MmBackward0, BmmBackward0, ...)
 declare("matmul", function=matmul_function, method=matmul,
-        attributes={"__matmul__": tensors_only(matmul), "__rmatmul__": reflected(matmul)})
+        attributes={"__matmul__": matmul_operator, "__rmatmul__": reflected(matmul)})

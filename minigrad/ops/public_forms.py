@@ -80,11 +80,6 @@ def not_with_ndarray(fn: Callable) -> Callable:
     return lambda self, other: NotImplemented if isinstance(other, np.ndarray) else fn(self, other)
 
 
-def tensors_only(fn: Callable) -> Callable:
-    """`fn` as an operator that takes only tensors (`t @ 2` is Python's TypeError)."""
-    return lambda self, other: fn(self, other) if isinstance(other, Tensor) else NotImplemented
-
-
 def reflected(fn: Callable) -> Callable:
     """`fn` with its operands swapped, for a reflected operator (`__rmatmul__`)."""
     return lambda self, other: fn(other, self) if isinstance(other, Tensor) else NotImplemented

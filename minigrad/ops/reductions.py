@@ -242,16 +242,16 @@ def average(a: np.ndarray, dims: tuple, keepdim: bool) -> np.ndarray:
     """PyTorch's mean on the CPU: the sum (in PyTorch's order), then divided in place
     by the number of elements summed, in a's dtype. An empty mean is 0 / 0 = nan,
     without numpy's warning."""
-    count = 1
-    for d in dims:
-        count *= a.shape[d]
     if len(dims) == a.ndim:  # the mean of every element: a loss, in every training step
         total = whole_sum(a)
         if total is not None:
             # (In doubles: a float32 quotient rounded from its double is the
             # correctly rounded float32 quotient, as PyTorch's division gives.)
-            mean = total / float(a.dtype.type(count))
-            return np.array(mean, a.dtype).reshape((1,) * a.ndim if keepdim else ())
+            out = np.array(total / float(a.dtype.type(a.size)), a.dtype)
+            return out.reshape((1,) * a.ndim) if keepdim else out
+    count = 1
+    for d in dims:
+        count *= a.shape[d]
     out = add_up(a, dims, keepdim)
     if count:
         np.divide(out, out.dtype.type(count), out=out)  # (nan or inf / count: no warning)
@@ -265,7 +265,7 @@ def mean(x: Tensor, *args, dim=ALL_DIMS, keepdim: bool = False) -> Tensor:
     """Average of all elements, or along `dim` (as for `sum`)."""
     if args or dim is not ALL_DIMS or keepdim is not False:
         dim, keepdim = _dim_and_keepdim("mean", args, dim, keepdim, ALL_DIMS, False)
-    if not x.dtype.is_floating_point:
+    if x._data.dtype.kind != "f":  # (minigrad's floating dtypes; it has no complex ones)
         raise RuntimeError(
             "mean(): could not infer output dtype. Input dtype must be either a floating "
             f"point or complex dtype. Got: {_TYPE_NAMES[x.dtype.name]}"

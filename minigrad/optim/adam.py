@@ -12,6 +12,7 @@ from .optimizer import (
     _as_param_scalar,
     _bump,
     _check_at_least_zero,
+    _count_step,
     _new_step,
     _only_defaults,
 )
@@ -64,8 +65,7 @@ class Adam(Optimizer):
                 state["max_exp_avg_sq"] = Tensor._make(np.zeros_like(p._data))
         # Versions, one per in-place op PyTorch runs: step += 1, exp_avg.lerp_,
         # exp_avg_sq.mul_().addcmul_(), maximum(..., out=max_exp_avg_sq).
-        state["step"]._data[...] += 1
-        _bump(state["step"])
+        step = _count_step(state["step"])
         _bump(state["exp_avg"])
         _bump(state["exp_avg_sq"], 2)
         if group["amsgrad"]:
@@ -80,7 +80,6 @@ class Adam(Optimizer):
             _bump(p)  # the extra in-place op on the parameter
         # The scalars are computed in Python floats, as PyTorch does, then rounded to the
         # parameter's dtype; `bias_correction2 ** 0.5` rather than math.sqrt, as PyTorch.
-        step = float(state["step"]._data)
         scalar = _as_param_scalar(data.dtype)
         K.adam_step(data, grad, state["exp_avg"]._data.reshape(-1),
                     state["exp_avg_sq"]._data.reshape(-1), max_sq, np.empty_like(data),

@@ -12,6 +12,7 @@ from .optimizer import (
     _as_param_scalar,
     _bump,
     _check_at_least_zero,
+    _count_step,
     _new_step,
     _only_defaults,
 )
@@ -58,8 +59,7 @@ class RMSprop(Optimizer):
                 state["grad_avg"] = Tensor._make(np.zeros_like(p._data))
         # Versions, one per in-place op PyTorch runs: step += 1,
         # square_avg.mul_().addcmul_(), grad_avg.lerp_(), buf.mul_().addcdiv_().
-        state["step"]._data[...] += 1
-        _bump(state["step"])
+        _count_step(state["step"])
         _bump(state["square_avg"], 2)
         data, grad = self._flat(p)
         grad_avg = buf = data  # (unused unless centered, or with momentum)
