@@ -71,7 +71,7 @@ def whole_sum(a: np.ndarray) -> float | None:
     None for anything else (`cascade_sum` then walks the general way)."""
     if (a.flags.c_contiguous and 2 <= a.size and (a.size < GRAIN_SIZE or THREADS == 1)
             and a.dtype.kind == "f" and a.itemsize in (4, 8)):
-        return float(sum_contiguous(a.reshape(-1), SUM_VECTOR_BYTES // a.itemsize))
+        return float(sum_contiguous(a, SUM_VECTOR_BYTES // a.itemsize))
     return None
 
 

@@ -233,12 +233,12 @@ def column_cascade(a, lanes, out):
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def sum_contiguous(x, lanes):
-    """The sum of the contiguous 1-D `x` (at least two numbers), as `sum_2d` adds it
-    when the whole array is one run: PyTorch's order for a sum of every element on
-    one thread. A kernel of its own because a whole sum (a loss's mean) is in every
-    training step: two arguments cost numba's dispatcher less than eleven."""
+    """The sum of every element of the C-contiguous `x` (at least two), as `sum_2d`
+    adds it when the whole array is one run: PyTorch's order for a sum of every
+    element on one thread. A kernel of its own because a whole sum (a loss's mean) is
+    in every training step: two arguments cost numba's dispatcher less than eleven."""
     out = np.zeros(1, x.dtype)
-    sum_2d(x, 0, x.size, 1, 1, 0, out, 0, 0, 0, lanes)
+    sum_2d(x.reshape(-1), 0, x.size, 1, 1, 0, out, 0, 0, 0, lanes)
     return out[0]
 
 

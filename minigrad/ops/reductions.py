@@ -261,6 +261,9 @@ def average(a: np.ndarray, dims: tuple, keepdim: bool) -> np.ndarray:
     return out
 
 
+_EVERY_DIM = [tuple(range(n)) for n in range(8)]  # (every dim of an n-d array, made once)
+
+
 def mean(x: Tensor, *args, dim=ALL_DIMS, keepdim: bool = False) -> Tensor:
     """Average of all elements, or along `dim` (as for `sum`)."""
     if args or dim is not ALL_DIMS or keepdim is not False:
@@ -273,10 +276,13 @@ def mean(x: Tensor, *args, dim=ALL_DIMS, keepdim: bool = False) -> Tensor:
     if dim is ALL_DIMS:
         if keepdim:
             raise _no_dim_keepdim("mean")
-        out = Tensor._make(average(x._data, tuple(range(x._data.ndim)), False))
+        a = x._data
+        dims = _EVERY_DIM[a.ndim] if a.ndim < len(_EVERY_DIM) else tuple(range(a.ndim))
+        out = Tensor._make(average(a, dims, False))
         node = record(MeanBackward0, out, x)
         if node is not None:
-            node._saved.update({"self_sym_numel": x._data.size, "self_sym_sizes": x._data.shape})
+            node._saved["self_sym_numel"] = a.size
+            node._saved["self_sym_sizes"] = a.shape
         return out
     dims = _dims(dim, x._data.ndim)
     out = Tensor._make(average(x._data, dims, keepdim))
