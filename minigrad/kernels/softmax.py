@@ -38,12 +38,23 @@ def _exp(x, use_sleef):
     return sleef.exp(x) if use_sleef else math.exp(x)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _exp_shifted(x, out, start, n, top, use_sleef):
+    """out = exp(x - top) over one row (one loop per exp, so each can be vectorised)."""
+    if use_sleef:
+        for j in range(start, start + n):
+            out[j] = sleef.exp(x[j] - top)
+    else:
+        for j in range(start, start + n):
+            out[j] = math.exp(x[j] - top)
+
+
 @njit(cache=True, nogil=True)
 def _log(x, use_sleef):
     return sleef.log(x) if use_sleef else math.log(x)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _maximum(a, b):
     """PyTorch's vectorised maximum: NaN if either is NaN, else the larger (b when
     they are equal, so max(0.0, -0.0) is -0.0)."""
@@ -52,31 +63,38 @@ def _maximum(a, b):
     return a if a > b else b
 
 
-@njit(cache=True, nogil=True)
-def lane_sum(v, start, n, lanes):
-    """v[start:start+n] added as PyTorch's `vec::reduce_all` adds: lane k sums the
-    values k, k+4, k+8, ...; then lane 0 + lane 1 + lane 2 + lane 3, in that order."""
+@njit(cache=True, nogil=True, inline="always")
+def lane_sum(v, start, n, acc):
+    """v[start:start+n] added as PyTorch's `vec::reduce_all` adds, in the lanes of
+    `acc` (scratch space, one vector): with 4 lanes, lane k sums the values k, k+4,
+    k+8, ...; then lane 0 + lane 1 + lane 2 + lane 3, in that order."""
+    lanes = acc.size
     used = min(n, lanes)
-    acc = np.zeros(lanes)
     for k in range(used):
         acc[k] = v[start + k]
-    for j in range(used, n):
-        acc[j % lanes] += v[start + j]
+    first, end = start + used, start + n
+    while first < end:  # one vector at a time (the last may be partial)
+        for k in range(min(lanes, end - first)):
+            acc[k] += v[first + k]
+        first += lanes
     total = acc[0]
     for k in range(1, used):
         total += acc[k]
     return total
 
 
-@njit(cache=True, nogil=True)
-def _lane_max(v, start, n, lanes):
+@njit(cache=True, nogil=True, inline="always")
+def _lane_max(v, start, n, acc):
     """The largest of v[start:start+n], found in lanes as `lane_sum` adds."""
+    lanes = acc.size
     used = min(n, lanes)
-    acc = np.empty(lanes)
     for k in range(used):
         acc[k] = v[start + k]
-    for j in range(used, n):
-        acc[j % lanes] = _maximum(acc[j % lanes], v[start + j])
+    first, end = start + used, start + n
+    while first < end:
+        for k in range(min(lanes, end - first)):
+            acc[k] = _maximum(acc[k], v[first + k])
+        first += lanes
     best = acc[0]
     for k in range(1, used):
         best = _maximum(best, acc[k])
@@ -89,38 +107,48 @@ def _lane_max(v, start, n, lanes):
 @njit(cache=True, nogil=True)
 def softmax_lastdim(x, out, rows, n, lanes, use_sleef):
     """exp(x - max) times the reciprocal of its sum, row by row."""
+    acc = np.empty(lanes)
     for r in range(rows):
         start = r * n
-        top = _lane_max(x, start, n, lanes)
-        for j in range(start, start + n):
-            out[j] = _exp(x[j] - top, use_sleef)
-        scale = 1.0 / lane_sum(out, start, n, lanes)
+        top = _lane_max(x, start, n, acc)
+        _exp_shifted(x, out, start, n, top, use_sleef)
+        scale = 1.0 / lane_sum(out, start, n, acc)
         for j in range(start, start + n):
             out[j] *= scale
 
 
 @njit(cache=True, nogil=True)
 def log_softmax_lastdim(x, out, rows, n, lanes, use_sleef):
-    """x - max - log(sum(exp(x - max))), row by row (the exps go through `out`)."""
+    """x - max - log(sum(exp(x - max))), row by row (the exps go through `out`; the
+    logs of all the rows' sums are taken in one loop, as PyTorch takes them)."""
+    acc = np.empty(lanes)
+    tops, logs = np.empty(rows), np.empty(rows)
     for r in range(rows):
         start = r * n
-        top = _lane_max(x, start, n, lanes)
-        for j in range(start, start + n):
-            out[j] = _exp(x[j] - top, use_sleef)
-        log_total = _log(lane_sum(out, start, n, lanes), use_sleef)
-        for j in range(start, start + n):
-            out[j] = x[j] - top - log_total
+        tops[r] = _lane_max(x, start, n, acc)
+        _exp_shifted(x, out, start, n, tops[r], use_sleef)
+        logs[r] = lane_sum(out, start, n, acc)
+    if use_sleef:
+        for r in range(rows):
+            logs[r] = sleef.log(logs[r])
+    else:
+        for r in range(rows):
+            logs[r] = math.log(logs[r])
+    for r in range(rows):
+        for j in range(r * n, (r + 1) * n):
+            out[j] = x[j] - tops[r] - logs[r]
 
 
 @njit(cache=True, nogil=True)
 def softmax_backward_lastdim(g, y, out, rows, n, lanes):
     """(g - sum(g * y)) * y, row by row (the products are rounded before they are
     added: PyTorch's compiler does not fuse them here; they go through `out`)."""
+    acc = np.empty(lanes)
     for r in range(rows):
         start = r * n
         for j in range(start, start + n):
             out[j] = g[j] * y[j]
-        total = lane_sum(out, start, n, lanes)
+        total = lane_sum(out, start, n, acc)
         for j in range(start, start + n):
             out[j] = (g[j] - total) * y[j]
 
@@ -128,9 +156,10 @@ def softmax_backward_lastdim(g, y, out, rows, n, lanes):
 @njit(cache=True, nogil=True)
 def log_softmax_backward_lastdim(g, y, out, rows, n, lanes, use_sleef, fused):
     """g - exp(y) * sum(g), row by row."""
+    acc = np.empty(lanes)
     for r in range(rows):
         start = r * n
-        total = lane_sum(g, start, n, lanes)
+        total = lane_sum(g, start, n, acc)
         for j in range(start, start + n):
             out[j] = mul_add(-_exp(y[j], use_sleef), total, g[j], fused)
 
