@@ -398,11 +398,11 @@ def sigmoid_data(x: np.ndarray) -> np.ndarray:
         with np.errstate(all="ignore"):
             return 1 / (1 + np.exp(-x))
     flat = np.ascontiguousarray(x).reshape(-1)
-    out = np.empty_like(flat)
+    out = np.empty(x.shape)
     parts = min(THREADS, -(-flat.size // GRAIN_SIZE)) if flat.size > GRAIN_SIZE else 1
-    sleef.sigmoid(flat, out, 8 if CAPABILITY == "avx512" else 4, max(parts, 1),
+    sleef.sigmoid(flat, out.reshape(-1), 8 if CAPABILITY == "avx512" else 4, max(parts, 1),
                   CAPABILITY != "default")
-    return out.reshape(x.shape)
+    return out
 
 
 def bce_slope(p: np.ndarray, t: np.ndarray) -> np.ndarray:
@@ -421,9 +421,9 @@ def log_sigmoid_and_buffer(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     of PyTorch's kernel (`kernels/sleef.py`, bit for bit), float32 with numpy's."""
     if x.dtype == np.float64:
         flat = np.ascontiguousarray(x).reshape(-1)
-        out, buffer = np.empty_like(flat), np.empty_like(flat)
-        sleef.log_sigmoid(flat, out, buffer, CAPABILITY != "default")
-        return out.reshape(x.shape), buffer.reshape(x.shape)
+        out, buffer = np.empty(x.shape), np.empty(x.shape)
+        sleef.log_sigmoid(flat, out.reshape(-1), buffer.reshape(-1), CAPABILITY != "default")
+        return out, buffer
     with np.errstate(all="ignore"):
         z = np.exp(-np.abs(x))
         return np.minimum(x, 0) - np.log1p(z), z

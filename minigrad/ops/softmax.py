@@ -56,13 +56,13 @@ def _softmax_data(x: np.ndarray, d: int) -> np.ndarray:
     the sum; along any other dim they divide by the sum."""
     if x.dtype == np.float64:
         flat, outer, n, inner = _layout(x, d)
-        out = np.empty_like(flat)
+        out = np.empty(x.shape)  # (an array of its own: a view would be copied later)
         if d == x.ndim - 1:
-            kernels.softmax_lastdim(flat, out, outer, n, LANES, SLEEF)
+            kernels.softmax_lastdim(flat, out.reshape(-1), outer, n, LANES, SLEEF)
         else:
             vector = kernels.vector_columns(outer * inner, inner, LANES, THREADS)
-            kernels.softmax_columns(flat, out, outer, n, inner, vector, SLEEF)
-        return out.reshape(x.shape)
+            kernels.softmax_columns(flat, out.reshape(-1), outer, n, inner, vector, SLEEF)
+        return out
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
         e = np.exp(_shifted(x, d))
         total = e.sum(axis=d, keepdims=True)
@@ -76,13 +76,13 @@ def _log_softmax_data(x: np.ndarray, d: int) -> np.ndarray:
     max to the log first loses digits when the inputs are large and close)."""
     if x.dtype == np.float64:
         flat, outer, n, inner = _layout(x, d)
-        out = np.empty_like(flat)
+        out = np.empty(x.shape)
         if d == x.ndim - 1:
-            kernels.log_softmax_lastdim(flat, out, outer, n, LANES, SLEEF)
+            kernels.log_softmax_lastdim(flat, out.reshape(-1), outer, n, LANES, SLEEF)
         else:
             vector = kernels.block_vector_columns(inner, n, LANES)
-            kernels.log_softmax_columns(flat, out, outer, n, inner, vector, SLEEF)
-        return out.reshape(x.shape)
+            kernels.log_softmax_columns(flat, out.reshape(-1), outer, n, inner, vector, SLEEF)
+        return out
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
         m = x.max(axis=d, keepdims=True)
         log_total = np.log(np.exp(x - m).sum(axis=d, keepdims=True))
@@ -173,13 +173,13 @@ def _softmax_grad(g: np.ndarray, y: np.ndarray, d: int) -> np.ndarray:
     if y.dtype == np.float64 and g.dtype == np.float64 and y.size:
         g_flat, outer, n, inner = _layout(np.broadcast_to(g, y.shape), d)
         y_flat = _layout(y, d)[0]
-        out = np.empty_like(y_flat)
+        out = np.empty(y.shape)
         if d == y.ndim - 1:
-            kernels.softmax_backward_lastdim(g_flat, y_flat, out, outer, n, LANES)
+            kernels.softmax_backward_lastdim(g_flat, y_flat, out.reshape(-1), outer, n, LANES)
         else:
-            kernels.softmax_backward_columns(g_flat, y_flat, out, outer, n, inner,
+            kernels.softmax_backward_columns(g_flat, y_flat, out.reshape(-1), outer, n, inner,
                                              FUSED_MULTIPLY_ADD)
-        return out.reshape(y.shape)
+        return out
     with np.errstate(invalid="ignore", over="ignore"):
         return (g - (g * y).sum(axis=d, keepdims=True)) * y
 
@@ -191,15 +191,15 @@ def _log_softmax_grad(g: np.ndarray, y: np.ndarray, d: int) -> np.ndarray:
     if y.dtype == np.float64 and g.dtype == np.float64 and y.size:
         g_flat, outer, n, inner = _layout(np.broadcast_to(g, y.shape), d)
         y_flat = _layout(y, d)[0]
-        out = np.empty_like(y_flat)
+        out = np.empty(y.shape)
         if d == y.ndim - 1:
-            kernels.log_softmax_backward_lastdim(g_flat, y_flat, out, outer, n, LANES, SLEEF,
-                                                 FUSED_MULTIPLY_ADD)
+            kernels.log_softmax_backward_lastdim(g_flat, y_flat, out.reshape(-1), outer, n,
+                                                 LANES, SLEEF, FUSED_MULTIPLY_ADD)
         else:
             vector = kernels.block_vector_columns(inner, n, LANES)
-            kernels.log_softmax_backward_columns(g_flat, y_flat, out, outer, n, inner, vector,
-                                                 SLEEF, FUSED_MULTIPLY_ADD)
-        return out.reshape(y.shape)
+            kernels.log_softmax_backward_columns(g_flat, y_flat, out.reshape(-1), outer, n,
+                                                 inner, vector, SLEEF, FUSED_MULTIPLY_ADD)
+        return out
     with np.errstate(invalid="ignore", over="ignore"):
         return g - np.exp(y) * g.sum(axis=d, keepdims=True)
 
