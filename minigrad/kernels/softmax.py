@@ -35,6 +35,7 @@ BLOCK_BYTES = 128 * 1024  # the column block the kernels along other dims work i
 
 @njit(cache=True, nogil=True)
 def _exp(x, use_sleef):
+    """exp(x): SLEEF's, or the C library's."""
     return sleef.exp(x) if use_sleef else math.exp(x)
 
 
@@ -51,6 +52,7 @@ def _exp_shifted(x, out, start, n, top, use_sleef):
 
 @njit(cache=True, nogil=True)
 def _log(x, use_sleef):
+    """log(x): SLEEF's, or the C library's."""
     return sleef.log(x) if use_sleef else math.log(x)
 
 
@@ -172,8 +174,8 @@ def vector_columns(count, inner, lanes, threads):
     """Which of the `count` = outer * inner columns PyTorch's softmax kernel along a
     non-last dim computes `lanes` at a time (True), and which one by one in its scalar
     tail loop, whose exp is the C library's. The loop over the columns is split evenly
-    across the `threads` threads (`at::parallel_for`), and each thread's share ends in
-    a tail, so the split counts."""
+    across the `threads` threads (`at::parallel_for`; PyTorch 2.13 splits even a few
+    columns), and each thread's share ends in a tail, so the split counts."""
     vector = np.zeros(count, np.bool_)
     parts = max(min(threads, count), 1)
     share = -(-count // parts)
@@ -194,8 +196,9 @@ def vector_columns(count, inner, lanes, threads):
 @njit(cache=True, nogil=True)
 def block_vector_columns(inner, dim_size, lanes):
     """Which inner positions PyTorch's log_softmax kernels along a non-last dim (forward
-    and backward) compute 4 at a time: they cut the inner dim into blocks of about
-    128 KB, and the last count % 4 positions of a block go through the scalar tail."""
+    and backward) compute `lanes` at a time: they cut the inner dim into blocks of
+    about 128 KB, and the last size % lanes positions of a block go through the
+    scalar tail."""
     block = max(BLOCK_BYTES // dim_size // 8, lanes) // lanes * lanes
     vector = np.zeros(inner, np.bool_)
     for first in range(0, inner, block):
