@@ -8,13 +8,15 @@ import warnings
 
 import numpy as np
 
+from .._cpu import CAPABILITY, THREADS
 from .._dtype import result_type
 from ..arrays.broadcasting import broadcast_shape
 from ..arrays.dispatch import binary, unary
-from ..arrays.summing import add_up
+from ..arrays.summing import GRAIN_SIZE, add_up
 from ..autograd.graph import INPUT, Node, SavedTensor, bump_version
 from ..autograd.record import record, refuse_grad_for
 from ..kernels import elementwise as K
+from ..kernels import sleef
 from ..tensor import Size, Tensor
 from .arithmetic import sub
 from .declaration import declare
@@ -356,20 +358,51 @@ class BinaryCrossEntropyWithLogitsBackward0(_PairLoss):
         saved = self._saved[name]
         return None if saved is None else saved.array(self)
 
+    def backward(self, grad):
+        # PyTorch's order: the slope times grad, then times the weight, then / numel
+        x, t = self.saved("self"), self.saved("target")
+        w = self._optional("weight")
+        grads = []
+        with np.errstate(all="ignore"):
+            for i, slope in enumerate((self.d_self, self.d_target)):
+                d = slope(x, t) * grad if self.needs_grad(i) else None
+                if d is not None and w is not None:
+                    d = d * w
+                if d is not None and self._saved["reduction"] == REDUCTIONS["mean"]:
+                    d = d / x.dtype.type(x.size)
+                grads.append(None if d is None else np.asarray(d, x.dtype))
+        for out, n in zip(grads, self._version_bumps()):
+            if out is not None and n:
+                bump_version(out, n)
+        return tuple(grads)
+
     def d_self(self, x, t):
-        pw, w = self._optional("pos_weight"), self._optional("weight")
-        s = 1 / (1 + np.exp(-x))
+        """sigmoid(x) - t, or (pw t + 1 - t) sigmoid(x) - pw t (unweighted)."""
+        pw = self._optional("pos_weight")
+        s = sigmoid_data(x)
         if pw is None:
-            d = s - t
-        else:
-            pt = pw * t
-            d = (pt + 1 - t) * s - pt
-        return d if w is None else d * w
+            return s - t
+        pt = pw * t
+        return (pt + 1 - t) * s - pt
 
     def d_target(self, x, t):
-        pw, w = self._optional("pos_weight"), self._optional("weight")
-        d = -x if pw is None else _log_sigmoid(-x) - _log_sigmoid(x) * pw
-        return d if w is None else d * w
+        """-x, or log_sigmoid(-x) - pw log_sigmoid(x) (unweighted)."""
+        pw = self._optional("pos_weight")
+        return -x if pw is None else _log_sigmoid(-x) - _log_sigmoid(x) * pw
+
+
+def sigmoid_data(x: np.ndarray) -> np.ndarray:
+    """1 / (1 + exp(-x)); float64 as PyTorch's sigmoid kernel computes it (SLEEF's exp
+    but for the last values of each thread's range, `kernels/sleef.py`)."""
+    if x.dtype != np.float64:
+        with np.errstate(all="ignore"):
+            return 1 / (1 + np.exp(-x))
+    flat = np.ascontiguousarray(x).reshape(-1)
+    out = np.empty(x.shape)
+    parts = min(THREADS, -(-flat.size // GRAIN_SIZE)) if flat.size > GRAIN_SIZE else 1
+    sleef.sigmoid(flat, out.reshape(-1), 8 if CAPABILITY == "avx512" else 4, max(parts, 1),
+                  CAPABILITY != "default")
+    return out
 
 
 def bce_slope(p: np.ndarray, t: np.ndarray) -> np.ndarray:
@@ -380,7 +413,20 @@ def bce_slope(p: np.ndarray, t: np.ndarray) -> np.ndarray:
 
 def _log_sigmoid(x: np.ndarray) -> np.ndarray:
     """log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|)), exact for large |x|."""
-    return np.minimum(x, 0) - np.log1p(np.exp(-np.abs(x)))
+    return log_sigmoid_and_buffer(x)[0]
+
+
+def log_sigmoid_and_buffer(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """log_sigmoid(x) and exp(-|x|), PyTorch's `buffer`: float64 with the exp and log1p
+    of PyTorch's kernel (`kernels/sleef.py`, bit for bit), float32 with numpy's."""
+    if x.dtype == np.float64:
+        flat = np.ascontiguousarray(x).reshape(-1)
+        out, buffer = np.empty(x.shape), np.empty(x.shape)
+        sleef.log_sigmoid(flat, out.reshape(-1), buffer.reshape(-1), CAPABILITY != "default")
+        return out, buffer
+    with np.errstate(all="ignore"):
+        z = np.exp(-np.abs(x))
+        return np.minimum(x, 0) - np.log1p(z), z
 
 
 def _check_weight_shape(weight: Tensor, shape: tuple) -> None:

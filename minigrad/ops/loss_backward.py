@@ -26,7 +26,7 @@ from ..tensor import Tensor
 from .declaration import declare
 from .formulas import _HELPERS, Formula, FormulaNode, Scalar
 from .indexing import where
-from .loss import REDUCTIONS, bce_slope, huber_slope, smooth_l1_slope
+from .loss import REDUCTIONS, bce_slope, huber_slope, log_sigmoid_and_buffer, smooth_l1_slope
 from .scalar_overloads import add_scalar, div_scalar, div_scalar_
 
 VALUE = "value"
@@ -404,9 +404,7 @@ def log_sigmoid(self: Tensor) -> Tensor:
     """log(sigmoid(x)), exact for large |x| (PyTorch's aten::log_sigmoid, which
     binary_cross_entropy_with_logits' target gradient calls with a pos_weight)."""
     x = self._data
-    with np.errstate(all="ignore"):
-        z = np.exp(-np.abs(x))
-        data = np.minimum(x, 0) - np.log1p(z)
+    data, z = log_sigmoid_and_buffer(x)
     out = Tensor._make(np.array(data, x.dtype, order="C"))
     node = record(LogSigmoidBackward0, out, self, like_output=True)
     if node is not None:

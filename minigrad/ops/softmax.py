@@ -4,6 +4,10 @@ Both subtract the largest value along the dim before exponentiating (so exp neve
 overflows), and both save their OUTPUT: the gradient of softmax is written with
 softmax itself, `y * (grad - sum(grad * y))`, and that of log_softmax with
 `exp(y)`, so neither needs the input again.
+
+float64 values go through `kernels/softmax.py`, which computes them as PyTorch's CPU
+kernels do (their exp and log, their order of addition), so they agree to the last
+bit; float32 values go through numpy.
 """
 
 from __future__ import annotations
@@ -14,9 +18,11 @@ import numpy as np
 
 from .. import _dtype
 from .._args import is_int, type_name
+from .._cpu import CAPABILITY, FUSED_MULTIPLY_ADD, THREADS
 from ..arrays.scalars import u64
 from ..autograd.graph import INPUT, OUTPUT, Node, SavedTensor
 from ..autograd.record import record
+from ..kernels import softmax as kernels
 from ..tensor import Tensor, _wrap_dim
 from .copies import to_dtype
 from .declaration import declare
@@ -24,6 +30,19 @@ from .formulas import Formula, FormulaNode
 from .tangent_formulas import Tangent
 
 VALUE = "value"
+
+
+# How this machine's PyTorch computes float64 softmax: vectors of 8 doubles on AVX-512
+# (4 otherwise), SLEEF's exp and log unless it runs its portable kernels, and fused
+# multiply-adds where the compiler fused them (see `minigrad/_cpu.py`).
+LANES = 8 if CAPABILITY == "avx512" else 4
+SLEEF = CAPABILITY != "default"
+
+
+def _layout(a: np.ndarray, d: int) -> tuple[np.ndarray, int, int, int]:
+    """`a` as one flat C-ordered array, and its shape as (outer, dim, inner) around d."""
+    flat = np.ascontiguousarray(a).reshape(-1)
+    return flat, int(np.prod(a.shape[:d])), a.shape[d], int(np.prod(a.shape[d + 1:]))
 
 
 def _shifted(x: np.ndarray, d: int) -> np.ndarray:
@@ -35,6 +54,15 @@ def _shifted(x: np.ndarray, d: int) -> np.ndarray:
 def _softmax_data(x: np.ndarray, d: int) -> np.ndarray:
     """PyTorch's CPU kernels: along the last dim they multiply by the reciprocal of
     the sum; along any other dim they divide by the sum."""
+    if x.dtype == np.float64:
+        flat, outer, n, inner = _layout(x, d)
+        out = np.empty(x.shape)  # (an array of its own: a view would be copied later)
+        if d == x.ndim - 1:
+            kernels.softmax_lastdim(flat, out.reshape(-1), outer, n, LANES, SLEEF)
+        else:
+            vector = kernels.vector_columns(outer * inner, inner, LANES, THREADS)
+            kernels.softmax_columns(flat, out.reshape(-1), outer, n, inner, vector, SLEEF)
+        return out
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
         e = np.exp(_shifted(x, d))
         total = e.sum(axis=d, keepdims=True)
@@ -46,6 +74,15 @@ def _softmax_data(x: np.ndarray, d: int) -> np.ndarray:
 def _log_softmax_data(x: np.ndarray, d: int) -> np.ndarray:
     """x - max - log(sum(exp(x - max))), in that order (PyTorch keeps it: adding the
     max to the log first loses digits when the inputs are large and close)."""
+    if x.dtype == np.float64:
+        flat, outer, n, inner = _layout(x, d)
+        out = np.empty(x.shape)
+        if d == x.ndim - 1:
+            kernels.log_softmax_lastdim(flat, out.reshape(-1), outer, n, LANES, SLEEF)
+        else:
+            vector = kernels.block_vector_columns(inner, n, LANES)
+            kernels.log_softmax_columns(flat, out.reshape(-1), outer, n, inner, vector, SLEEF)
+        return out
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
         m = x.max(axis=d, keepdims=True)
         log_total = np.log(np.exp(x - m).sum(axis=d, keepdims=True))
@@ -61,10 +98,7 @@ class SoftmaxBackward0(Node):
 
     def backward(self, grad):
         y = self.saved("result")
-        d = self._saved["_dim"]
-        with np.errstate(invalid="ignore", over="ignore"):
-            total = (grad * y).sum(axis=d, keepdims=True)
-            return (np.asarray((grad - total) * y, y.dtype),)
+        return (np.asarray(_softmax_grad(grad, y, self._saved["_dim"]), y.dtype),)
 
 
 class LogSoftmaxBackward0(Node):
@@ -77,10 +111,7 @@ class LogSoftmaxBackward0(Node):
 
     def backward(self, grad):
         y = self.saved("result")
-        d = self._saved["_dim"]
-        with np.errstate(invalid="ignore", over="ignore"):
-            total = grad.sum(axis=d, keepdims=True)
-            return (np.asarray(grad - np.exp(y) * total, y.dtype),)
+        return (np.asarray(_log_softmax_grad(grad, y, self._saved["_dim"]), y.dtype),)
 
 
 # -- their backward ops ---------------------------------------------------------------------
@@ -135,11 +166,42 @@ def _backward_data(node_cls, compute, grad_output: Tensor, output: Tensor, dim: 
 
 
 def _softmax_grad(g: np.ndarray, y: np.ndarray, d: int) -> np.ndarray:
-    return (g - (g * y).sum(axis=d, keepdims=True)) * y
+    """(g - sum(g * y)) * y along d (PyTorch's kernel along another dim multiplies by y
+    first, the same product; its sum there fuses each multiply-add)."""
+    if d is None:  # (a 0-d tensor: its one value is the dim)
+        return _softmax_grad(np.reshape(g, 1), y.reshape(1), 0).reshape(())
+    if y.dtype == np.float64 and g.dtype == np.float64 and y.size:
+        g_flat, outer, n, inner = _layout(np.broadcast_to(g, y.shape), d)
+        y_flat = _layout(y, d)[0]
+        out = np.empty(y.shape)
+        if d == y.ndim - 1:
+            kernels.softmax_backward_lastdim(g_flat, y_flat, out.reshape(-1), outer, n, LANES)
+        else:
+            kernels.softmax_backward_columns(g_flat, y_flat, out.reshape(-1), outer, n, inner,
+                                             FUSED_MULTIPLY_ADD)
+        return out
+    with np.errstate(invalid="ignore", over="ignore"):
+        return (g - (g * y).sum(axis=d, keepdims=True)) * y
 
 
 def _log_softmax_grad(g: np.ndarray, y: np.ndarray, d: int) -> np.ndarray:
-    return g - np.exp(y) * g.sum(axis=d, keepdims=True)
+    """g - exp(y) * sum(g) along d."""
+    if d is None:  # (a 0-d tensor: its one value is the dim)
+        return _log_softmax_grad(np.reshape(g, 1), y.reshape(1), 0).reshape(())
+    if y.dtype == np.float64 and g.dtype == np.float64 and y.size:
+        g_flat, outer, n, inner = _layout(np.broadcast_to(g, y.shape), d)
+        y_flat = _layout(y, d)[0]
+        out = np.empty(y.shape)
+        if d == y.ndim - 1:
+            kernels.log_softmax_backward_lastdim(g_flat, y_flat, out.reshape(-1), outer, n,
+                                                 LANES, SLEEF, FUSED_MULTIPLY_ADD)
+        else:
+            vector = kernels.block_vector_columns(inner, n, LANES)
+            kernels.log_softmax_backward_columns(g_flat, y_flat, out.reshape(-1), outer, n,
+                                                 inner, vector, SLEEF, FUSED_MULTIPLY_ADD)
+        return out
+    with np.errstate(invalid="ignore", over="ignore"):
+        return g - np.exp(y) * g.sum(axis=d, keepdims=True)
 
 
 def softmax_backward_data(grad_output: Tensor, output: Tensor, dim: int,

@@ -42,6 +42,9 @@ from typing import Any
 import numpy as np
 
 RTOL = {"float32": 1e-5, "float64": 1e-10}
+# for the ops whose float64 results are PyTorch's bit for bit (softmax and the losses
+# built on it): float64 values compared exactly, the others within RTOL
+EXACT_FLOAT64 = {"float64": (0.0, 0.0)}
 
 
 # -- messages ----------------------------------------------------------------------------
@@ -285,7 +288,10 @@ def _diff(a, b, path: str, out: list, rtol: float, fixed: tuple | None = None) -
             out.append(f"{path}: torch {a!r} != minigrad {b!r}")
         elif a.dtype.kind == "f":
             tol = RTOL.get(str(a.dtype), rtol)
-            rel, absolute = fixed or (tol, tol)
+            if isinstance(fixed, dict):  # (a tolerance for some dtypes only)
+                rel, absolute = fixed.get(str(a.dtype), (tol, tol))
+            else:
+                rel, absolute = fixed or (tol, tol)
             if not np.allclose(a, b, rtol=rel, atol=absolute, equal_nan=True):
                 out.append(f"{path}: torch {a.tolist()} != minigrad {b.tolist()}")
         elif not np.array_equal(a, b):
@@ -311,24 +317,25 @@ def _diff(a, b, path: str, out: list, rtol: float, fixed: tuple | None = None) -
 
 
 def differences(torch_rec: dict, minigrad_rec: dict,
-                tolerance: tuple[float, float] | None = None) -> list[str]:
+                tolerance: tuple[float, float] | dict | None = None) -> list[str]:
     """Where the two records differ. `tolerance`: (rtol, atol) for every float array,
-    instead of RTOL's by dtype."""
+    instead of RTOL's by dtype, or a dict of them by dtype name (EXACT_FLOAT64)."""
     out: list[str] = []
     _diff(torch_rec, minigrad_rec, "", out, 1e-5, tolerance)
     return out
 
 
-def assert_same(torch_rec: dict, minigrad_rec: dict) -> None:
-    diffs = differences(torch_rec, minigrad_rec)
+def assert_same(torch_rec: dict, minigrad_rec: dict, tolerance=None) -> None:
+    diffs = differences(torch_rec, minigrad_rec, tolerance)
     assert not diffs, "minigrad differs from torch:\n  " + "\n  ".join(diffs[:25])
 
 
-def check(torch, program: Callable[[Ctx], Any]) -> dict:
-    """Run `program` under both libraries and assert they behave the same."""
+def check(torch, program: Callable[[Ctx], Any], tolerance=None) -> dict:
+    """Run `program` under both libraries and assert they behave the same (floats
+    within RTOL, or `tolerance` as for `differences`)."""
     import minigrad
 
     rec_t = record(torch, program)
     rec_m = record(minigrad, program)
-    assert_same(rec_t, rec_m)
+    assert_same(rec_t, rec_m, tolerance)
     return rec_m

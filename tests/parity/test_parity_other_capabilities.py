@@ -30,6 +30,10 @@ HOST_DEPENDENT = [
     "tests/parity/test_parity_optim_float32.py",
     "tests/parity/test_parity_optim_adamw_rmsprop.py",
     "tests/parity/test_parity_nn.py",
+    "tests/parity/test_parity_softmax_bits.py",
+    "tests/parity/test_parity_softmax.py",
+    "tests/parity/test_parity_cross_entropy.py",
+    "tests/parity/test_parity_losses.py",
     "tests/minigrad/test_random.py",
 ]
 ORDER = ("default", "avx2", "avx512")

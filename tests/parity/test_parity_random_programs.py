@@ -343,7 +343,8 @@ def _layout(t) -> tuple:
 # Values agree to 1e-6 relative (1e-12 absolute, for results that cancel to about
 # zero): the programs are float64, and each op is PyTorch's formula, but a few ops'
 # last bits come from a different exp/sin/tanh (see test_parity_declared_ops.py) or,
-# for softmax, log_softmax, layer and batch norm, from sums added in another order,
+# for layer and batch norm, from sums added in another order (float64 softmax,
+# log_softmax and the losses built on them are exact: test_parity_softmax_bits.py),
 # and a chain of ops can grow such a bit into a relative error far above float64's
 # epsilon where it cancels. A wrong formula is off by far more.
 TOLERANCE = (1e-6, 1e-12)

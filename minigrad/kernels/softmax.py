@@ -1,0 +1,274 @@
+"""softmax and log_softmax of float64 values, and their gradients, computed in the order
+and with the exp and log of PyTorch's CPU kernels (aten/src/ATen/native/cpu/
+SoftMaxKernel.cpp), so that the results agree with PyTorch's bit for bit.
+
+Three things fix the bits:
+
+* exp and log: PyTorch's AVX2 and AVX-512 builds call SLEEF (`sleef.py`) on whole
+  vectors; its portable build, and the scalar tail loops of its kernels along other
+  dims, call the C library (`math.exp`, which numba compiles to a call of the C
+  library's exp). `use_sleef=False` is the portable build.
+* the order of the sums along the dim: the kernels along the LAST dim add a row in
+  `lanes` lanes (the doubles in one vector: 8 with AVX-512, else 4) and then add the
+  lanes in order; see `lane_sum`. The kernels along any other dim add each column
+  from top to bottom, one value at a time.
+* fused multiply-adds (`fused`): where PyTorch's AVX2 and AVX-512 builds compute
+  `c - a * b` or `acc + a * b` with one rounding.
+
+Every kernel works on a flat C-ordered array viewed as (outer, dim, inner), `inner`
+being 1 for the last dim; the `vector` masks say which columns PyTorch's kernels along
+another dim compute with whole vectors (SLEEF) rather than in their scalar tails.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from . import sleef
+from .fused import mul_add
+
+BLOCK_BYTES = 128 * 1024  # the column block the kernels along other dims work in
+
+
+@njit(cache=True, nogil=True)
+def _exp(x, use_sleef):
+    """exp(x): SLEEF's, or the C library's."""
+    return sleef.exp(x) if use_sleef else math.exp(x)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _exp_shifted(x, out, start, n, top, use_sleef):
+    """out = exp(x - top) over one row (one loop per exp, so each can be vectorised)."""
+    if use_sleef:
+        for j in range(start, start + n):
+            out[j] = sleef.exp(x[j] - top)
+    else:
+        for j in range(start, start + n):
+            out[j] = math.exp(x[j] - top)
+
+
+@njit(cache=True, nogil=True)
+def _log(x, use_sleef):
+    """log(x): SLEEF's, or the C library's."""
+    return sleef.log(x) if use_sleef else math.log(x)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _maximum(a, b):
+    """PyTorch's vectorised maximum: NaN if either is NaN, else the larger (b when
+    they are equal, so max(0.0, -0.0) is -0.0)."""
+    if a != a or b != b:
+        return math.nan
+    return a if a > b else b
+
+
+@njit(cache=True, nogil=True, inline="always")
+def lane_sum(v, start, n, acc):
+    """v[start:start+n] added as PyTorch's `vec::reduce_all` adds, in the lanes of
+    `acc` (scratch space, one vector): with 4 lanes, lane k sums the values k, k+4,
+    k+8, ...; then lane 0 + lane 1 + lane 2 + lane 3, in that order."""
+    lanes = acc.size
+    used = min(n, lanes)
+    for k in range(used):
+        acc[k] = v[start + k]
+    first, end = start + used, start + n
+    while first < end:  # one vector at a time (the last may be partial)
+        for k in range(min(lanes, end - first)):
+            acc[k] += v[first + k]
+        first += lanes
+    total = acc[0]
+    for k in range(1, used):
+        total += acc[k]
+    return total
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _lane_max(v, start, n, acc):
+    """The largest of v[start:start+n], found in lanes as `lane_sum` adds."""
+    lanes = acc.size
+    used = min(n, lanes)
+    for k in range(used):
+        acc[k] = v[start + k]
+    first, end = start + used, start + n
+    while first < end:
+        for k in range(min(lanes, end - first)):
+            acc[k] = _maximum(acc[k], v[first + k])
+        first += lanes
+    best = acc[0]
+    for k in range(1, used):
+        best = _maximum(best, acc[k])
+    return best
+
+
+# -- along the last dim -----------------------------------------------------------------
+
+
+@njit(cache=True, nogil=True)
+def softmax_lastdim(x, out, rows, n, lanes, use_sleef):
+    """exp(x - max) times the reciprocal of its sum, row by row."""
+    acc = np.empty(lanes)
+    for r in range(rows):
+        start = r * n
+        top = _lane_max(x, start, n, acc)
+        _exp_shifted(x, out, start, n, top, use_sleef)
+        scale = 1.0 / lane_sum(out, start, n, acc)
+        for j in range(start, start + n):
+            out[j] *= scale
+
+
+@njit(cache=True, nogil=True)
+def log_softmax_lastdim(x, out, rows, n, lanes, use_sleef):
+    """x - max - log(sum(exp(x - max))), row by row (the exps go through `out`; the
+    logs of all the rows' sums are taken in one loop, as PyTorch takes them)."""
+    acc = np.empty(lanes)
+    tops, logs = np.empty(rows), np.empty(rows)
+    for r in range(rows):
+        start = r * n
+        tops[r] = _lane_max(x, start, n, acc)
+        _exp_shifted(x, out, start, n, tops[r], use_sleef)
+        logs[r] = lane_sum(out, start, n, acc)
+    if use_sleef:
+        for r in range(rows):
+            logs[r] = sleef.log(logs[r])
+    else:
+        for r in range(rows):
+            logs[r] = math.log(logs[r])
+    for r in range(rows):
+        for j in range(r * n, (r + 1) * n):
+            out[j] = x[j] - tops[r] - logs[r]
+
+
+@njit(cache=True, nogil=True)
+def softmax_backward_lastdim(g, y, out, rows, n, lanes):
+    """(g - sum(g * y)) * y, row by row (the products are rounded before they are
+    added: PyTorch's compiler does not fuse them here; they go through `out`)."""
+    acc = np.empty(lanes)
+    for r in range(rows):
+        start = r * n
+        for j in range(start, start + n):
+            out[j] = g[j] * y[j]
+        total = lane_sum(out, start, n, acc)
+        for j in range(start, start + n):
+            out[j] = (g[j] - total) * y[j]
+
+
+@njit(cache=True, nogil=True)
+def log_softmax_backward_lastdim(g, y, out, rows, n, lanes, use_sleef, fused):
+    """g - exp(y) * sum(g), row by row."""
+    acc = np.empty(lanes)
+    for r in range(rows):
+        start = r * n
+        total = lane_sum(g, start, n, acc)
+        for j in range(start, start + n):
+            out[j] = mul_add(-_exp(y[j], use_sleef), total, g[j], fused)
+
+
+# -- along any other dim: each column (outer, :, inner) on its own ------------------------
+
+
+@njit(cache=True, nogil=True)
+def vector_columns(count, inner, lanes, threads):
+    """Which of the `count` = outer * inner columns PyTorch's softmax kernel along a
+    non-last dim computes `lanes` at a time (True), and which one by one in its scalar
+    tail loop, whose exp is the C library's. The loop over the columns is split evenly
+    across the `threads` threads (`at::parallel_for`; PyTorch 2.13 splits even a few
+    columns), and each thread's share ends in a tail, so the split counts."""
+    vector = np.zeros(count, np.bool_)
+    parts = max(min(threads, count), 1)
+    share = -(-count // parts)
+    for p in range(parts):
+        idx, end = p * share, min(count, (p + 1) * share)
+        while idx < end:
+            in_row = idx % inner
+            if in_row + lanes <= inner and idx + lanes <= end:
+                vector[idx:idx + lanes] = True
+                idx += lanes
+            elif idx + lanes > end:
+                idx = end
+            else:
+                idx += inner - in_row
+    return vector
+
+
+@njit(cache=True, nogil=True)
+def block_vector_columns(inner, dim_size, lanes):
+    """Which inner positions PyTorch's log_softmax kernels along a non-last dim (forward
+    and backward) compute `lanes` at a time: they cut the inner dim into blocks of
+    about 128 KB, and the last size % lanes positions of a block go through the
+    scalar tail."""
+    block = max(BLOCK_BYTES // dim_size // 8, lanes) // lanes * lanes
+    vector = np.zeros(inner, np.bool_)
+    for first in range(0, inner, block):
+        size = min(block, inner - first)
+        vector[first:first + size - size % lanes] = True
+    return vector
+
+
+@njit(cache=True, nogil=True)
+def softmax_columns(x, out, outer, dim_size, inner, vector, use_sleef):
+    """exp(x - max) / sum, each column added from top to bottom."""
+    for o in range(outer):
+        for i in range(inner):
+            base = o * dim_size * inner + i
+            vec = use_sleef and vector[o * inner + i]
+            top = x[base]
+            for d in range(1, dim_size):
+                top = _maximum(top, x[base + d * inner])
+            total = 0.0
+            for d in range(dim_size):
+                e = _exp(x[base + d * inner] - top, vec)
+                out[base + d * inner] = e
+                total += e
+            for d in range(dim_size):
+                out[base + d * inner] /= total
+
+
+@njit(cache=True, nogil=True)
+def log_softmax_columns(x, out, outer, dim_size, inner, vector, use_sleef):
+    """x - max - log(sum(exp(x - max))), each column added from top to bottom (the max
+    skips NaN, as `data > max ? data : max` does)."""
+    for o in range(outer):
+        for i in range(inner):
+            base = o * dim_size * inner + i
+            top = -math.inf
+            for d in range(dim_size):
+                v = x[base + d * inner]
+                top = v if v > top else top
+            total = 0.0
+            for d in range(dim_size):
+                total += _exp(x[base + d * inner] - top, use_sleef and vector[i])
+            log_total = _log(total, use_sleef)
+            for d in range(dim_size):
+                out[base + d * inner] = x[base + d * inner] - top - log_total
+
+
+@njit(cache=True, nogil=True)
+def softmax_backward_columns(g, y, out, outer, dim_size, inner, fused):
+    """y * (g - sum(g * y)), each column's sum from top to bottom."""
+    for o in range(outer):
+        for i in range(inner):
+            base = o * dim_size * inner + i
+            total = 0.0
+            for d in range(dim_size):
+                total = mul_add(g[base + d * inner], y[base + d * inner], total, fused)
+            for d in range(dim_size):
+                k = base + d * inner
+                out[k] = y[k] * (g[k] - total)
+
+
+@njit(cache=True, nogil=True)
+def log_softmax_backward_columns(g, y, out, outer, dim_size, inner, vector, use_sleef,
+                                 fused):
+    """g - exp(y) * sum(g), each column's sum from top to bottom."""
+    for o in range(outer):
+        for i in range(inner):
+            base = o * dim_size * inner + i
+            total = 0.0
+            for d in range(dim_size):
+                total += g[base + d * inner]
+            for d in range(dim_size):
+                k = base + d * inner
+                out[k] = mul_add(-_exp(y[k], use_sleef and vector[i]), total, g[k], fused)

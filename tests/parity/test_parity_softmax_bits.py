@@ -1,0 +1,201 @@
+"""float64 softmax, log_softmax, cross_entropy and binary_cross_entropy_with_logits agree
+with PyTorch's bit for bit, forward and backward (minigrad/kernels/sleef.py,
+minigrad/kernels/softmax.py): along the last and other dims, rows of every length
+around the vector widths, large and threaded shapes, edge values (huge, tiny,
+subnormal, infinite, NaN); and the SLEEF kernels themselves on millions of values.
+Compared as bits (NaN only with NaN), not within a tolerance; the results depend on
+the kernels PyTorch picks, so `test_parity_other_capabilities.py` runs this file again
+under each lower ATEN_CPU_CAPABILITY.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from numba import njit
+
+import minigrad
+from minigrad._cpu import CAPABILITY
+from minigrad.kernels import sleef
+
+F = minigrad.nn.functional
+
+
+def _same(mine, theirs) -> bool:
+    """Equal bits, except that any NaN matches any NaN."""
+    a = np.ascontiguousarray(np.asarray(mine, np.float64))
+    b = np.ascontiguousarray(np.asarray(theirs, np.float64))
+    if a.shape != b.shape:
+        return False
+    nan = np.isnan(a) & np.isnan(b)
+    return bool(np.all((a.view(np.int64) == b.view(np.int64)) | nan))
+
+
+SHAPES = ([(1, n) for n in range(1, 71)] + [(3, n) for n in (1, 4, 7, 8, 9, 16, 17, 33)]
+          + [(2, n, m) for n in (1, 2, 5, 9) for m in (1, 3, 4, 7, 8, 9, 15, 16, 17, 24, 33)]
+          + [(9, 1), (5000, 7), (40, 30, 31), (3, 40, 900), (2, 3000, 5), (1, 70000)])
+
+
+def _both(torch, shape, dim, scale, seed, log):
+    rng = np.random.default_rng(seed)
+    x, g = rng.normal(0.0, scale, shape), rng.normal(0.0, 1.0, shape)
+    name = "log_softmax" if log else "softmax"
+    xt = torch.tensor(x, requires_grad=True)
+    yt = getattr(torch, name)(xt, dim)
+    yt.backward(torch.tensor(g))
+    xm = minigrad.tensor(x, requires_grad=True)
+    ym = getattr(minigrad, name)(xm, dim)
+    ym.backward(minigrad.tensor(g))
+    return (ym.detach().numpy(), yt.detach().numpy()), (xm.grad.numpy(), xt.grad.numpy())
+
+
+@pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
+@pytest.mark.parametrize("scale", [1.0, 30.0, 1e-3])
+def test_softmax_bits_every_dim(torch, log, scale):
+    bad = []
+    for k, shape in enumerate(SHAPES):
+        for dim in range(len(shape)):
+            (y, yt), (gx, gt) = _both(torch, shape, dim, scale, k, log)
+            if not (_same(y, yt) and _same(gx, gt)):
+                bad.append((shape, dim))
+    assert not bad, bad[:10]
+
+
+EDGES = [0.0, -0.0, 1e-320, -1e-310, 1e-300, 700.0, -700.0, 745.0, -745.0, 1e300, -1e300,
+         float("inf"), float("-inf"), float("nan"), 1.0, 2.0]
+
+
+@pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
+def test_softmax_bits_edge_values(torch, log):
+    rng = np.random.default_rng(5)
+    for n in (1, 2, 3, 5, 9, 17):
+        x = rng.choice(EDGES, size=(200, n))
+        for dim in (0, 1):
+            name = "log_softmax" if log else "softmax"
+            yt = getattr(torch, name)(torch.tensor(x), dim).numpy()
+            ym = getattr(minigrad, name)(minigrad.tensor(x), dim).numpy()
+            assert _same(ym, yt), (n, dim)
+
+
+def test_softmax_methods_and_modules_bits(torch):
+    x = np.random.default_rng(2).normal(0, 3, (6, 13))
+    xt, xm = torch.tensor(x), minigrad.tensor(x)
+    pairs = [(xm.softmax(1), xt.softmax(1)), (xm.log_softmax(0), xt.log_softmax(0)),
+             (F.softmax(xm, dim=-1), torch.nn.functional.softmax(xt, dim=-1)),
+             (F.log_softmax(xm, dim=1), torch.nn.functional.log_softmax(xt, dim=1)),
+             (minigrad.nn.Softmax(dim=0)(xm), torch.nn.Softmax(dim=0)(xt)),
+             (minigrad.nn.LogSoftmax(dim=1)(xm), torch.nn.LogSoftmax(dim=1)(xt))]
+    for mine, theirs in pairs:
+        assert _same(mine.detach().numpy(), theirs.detach().numpy())
+
+
+@pytest.mark.parametrize("case", ["indices", "weight", "smoothing", "probabilities",
+                                  "probabilities-smoothing", "sum"])
+def test_cross_entropy_bits(torch, case):
+    rng = np.random.default_rng(len(case))
+    for batch, classes in ((1, 3), (7, 5), (64, 10), (33, 17), (300, 9)):
+        shape = (batch, classes)
+        x = rng.normal(0, 4, shape)
+        if case.startswith("probabilities"):
+            p = rng.uniform(0, 1, shape)
+            target = p / p.sum(axis=1, keepdims=True)
+        else:
+            target = rng.integers(0, classes, batch)
+        kwargs = {"label_smoothing": 0.1} if "smoothing" in case else {}
+        if case == "weight":
+            kwargs["weight"] = rng.uniform(0.5, 2, classes)
+        if case == "sum":
+            kwargs["reduction"] = "sum"
+        results = []
+        for lib, fn in ((torch, torch.nn.functional.cross_entropy), (minigrad, F.cross_entropy)):
+            xx = lib.tensor(x, requires_grad=True)
+            kw = {k: lib.tensor(v) if k == "weight" else v for k, v in kwargs.items()}
+            loss = fn(xx, lib.tensor(target), **kw)
+            loss.backward()
+            results.append((loss.detach().numpy(), xx.grad.numpy()))
+        (lt, gt), (lm, gm) = results
+        assert _same(lm, lt) and _same(gm, gt), (case, batch, classes)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("extra", ["plain", "pos_weight", "weight", "both"])
+def test_bce_with_logits_bits(torch, reduction, extra):
+    rng = np.random.default_rng(3)
+    for n in list(range(1, 40)) + [100, 1000, 40000]:
+        x, t = rng.normal(0, 5, (n,)), rng.uniform(0, 1, (n,))
+        pw, w = rng.uniform(0.5, 2, (n,)), rng.uniform(0.5, 2, (n,))
+        g = rng.normal(0, 1, (n,) if reduction == "none" else ())
+        results = []
+        for lib in (torch, minigrad):
+            xx, tt = lib.tensor(x, requires_grad=True), lib.tensor(t, requires_grad=True)
+            kw = {"reduction": reduction}
+            if extra in ("pos_weight", "both"):
+                kw["pos_weight"] = lib.tensor(pw)
+            if extra in ("weight", "both"):
+                kw["weight"] = lib.tensor(w)
+            loss = lib.nn.functional.binary_cross_entropy_with_logits(xx, tt, **kw)
+            loss.backward(lib.tensor(g, dtype=lib.float64))
+            results.append((loss.detach().numpy(), xx.grad.numpy(), tt.grad.numpy()))
+        for theirs, mine in zip(*results):
+            assert _same(mine, theirs), (n, reduction, extra)
+
+
+@njit(cache=True)
+def _log_sigmoid_all(x, use_sleef):
+    out, buffer = np.empty_like(x), np.empty_like(x)
+    sleef.log_sigmoid(x, out, buffer, use_sleef)
+    return out, buffer
+
+
+def _many_values() -> np.ndarray:
+    rng = np.random.default_rng(0)
+    n = 300_000
+    return np.concatenate([
+        rng.uniform(-750, 710, n), rng.normal(0, 3, n), rng.normal(0, 1e-8, n),
+        np.exp(rng.uniform(-745, 709, n)), -np.exp(rng.uniform(-745, 709, n)),
+        np.array(EDGES + [5e-324, -5e-324, 709.78, 709.79, -708.4, -1000.0, -1000.1, 1e307,
+                          2e307, 1.7e308, -1 + 2.0**-53, 2.0**-1022, 2.0**-1023])])
+
+
+def test_sleef_exp_and_log1p_against_torch(torch):
+    """log_sigmoid's kernel keeps SLEEF's exp(-|x|) as its buffer and subtracts SLEEF's
+    log1p of it: both compared with ours on 1.5 million values (every exp argument is
+    <= 0, the ones softmax uses). PyTorch's portable kernels call the C library's."""
+    x = _many_values()
+    out_t, buffer_t = torch.ops.aten.log_sigmoid_forward(torch.tensor(x))
+    out, buffer = _log_sigmoid_all(x, CAPABILITY != "default")
+    assert _same(buffer, buffer_t.numpy())
+    assert _same(out, out_t.numpy())
+
+
+def test_sleef_log_through_log_softmax(torch):
+    """SLEEF's log shows in log_softmax along the last dim: x - max - log(sum); a row
+    [0, a] sums to 1 + exp(a - max), so many sums cover log's reduction well."""
+    rng = np.random.default_rng(4)
+    x = np.stack([np.zeros(200_000), rng.uniform(-40, 40, 200_000)], axis=1)
+    mine = minigrad.log_softmax(minigrad.tensor(x), 1).numpy()
+    assert _same(mine, torch.log_softmax(torch.tensor(x), 1).numpy())
+
+
+@njit(cache=True)
+def _map(kind, x):
+    out = np.empty_like(x)
+    for i in range(x.size):
+        out[i] = sleef.exp(x[i]) if kind == 0 else sleef.log(x[i]) if kind == 1 else \
+            sleef.log1p(x[i])
+    return out
+
+
+def test_sleef_kernels_special_values():
+    inf, nan = float("inf"), float("nan")
+    x = np.array([inf, -inf, nan, 0.0, -0.0, 1000.0, -1001.0])
+    np.testing.assert_array_equal(_map(0, x), [inf, 0.0, nan, 1.0, 1.0, inf, 0.0])
+    x = np.array([inf, -1.0, nan, 0.0, -0.0, 1.0])
+    np.testing.assert_array_equal(_map(1, x), [inf, nan, nan, -inf, -inf, 0.0])
+    x = np.array([inf, -2.0, nan, -1.0, -0.0, 0.0])
+    got = _map(2, x)
+    np.testing.assert_array_equal(got, [inf, nan, nan, -inf, -0.0, 0.0])
+    assert np.signbit(got[4]) and not np.signbit(got[5])
+    # within 1 ulp of the C library's (correctly rounded, nearly always) results
+    v = np.random.default_rng(1).uniform(-700, 700, 100_000)
+    assert np.max(np.abs(_map(0, v) - np.exp(v)) / np.spacing(np.exp(v))) <= 1
