@@ -237,8 +237,12 @@ def sum_contiguous(x, lanes):
     adds it when the whole array is one run: PyTorch's order for a sum of every
     element on one thread. A kernel of its own because a whole sum (a loss's mean) is
     in every training step: two arguments cost numba's dispatcher less than eleven."""
-    out = np.zeros(1, x.dtype)
-    sum_2d(x.reshape(-1), 0, x.size, 1, 1, 0, out, 0, 0, 0, lanes)
+    flat = x.reshape(-1)
+    out = np.zeros(1, x.dtype)  # (+0.0 plus the sum: a sum of -0.0s is +0.0)
+    if flat.size >= lanes:
+        out[0] += _inner_sum(flat, 0, flat.size, lanes)
+    else:  # (what `sum_2d` does with fewer numbers than a vector holds)
+        _row_sums(flat, 0, 1, 0, flat.size, 1, out, 0, 0)
     return out[0]
 
 
