@@ -22,7 +22,7 @@ from ..autograd.graph import INPUT, Node, SavedTensor, bump_version
 from ..autograd.inplace import begin_inplace, finish_inplace
 from ..autograd.record import record
 from ..tensor import Tensor, _wrap_dim
-from . import copies, expand, views
+from . import copies, expand, multi_output, views
 from .declaration import declare
 from .formulas import Formula
 from .tangent_formulas import Tangent
@@ -517,7 +517,7 @@ def where(condition: Tensor, input=None, other=None):  # noqa: A002 - PyTorch's 
     if input is None and other is None:
         # PyTorch's nonzero(condition).unbind(1): views into one (count, ndim) tensor.
         found = np.ascontiguousarray(np.transpose(np.nonzero(condition._data)), np.int64)
-        return views.unbind(Tensor._make(found), 1)
+        return multi_output.unbind(Tensor._make(found), 1)
     if condition._data.dtype != np.bool_:
         raise RuntimeError("where expected condition to be a boolean tensor, but got a "
                            f"tensor with dtype {condition.dtype.type_name}")
