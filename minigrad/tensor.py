@@ -422,9 +422,16 @@ class Tensor:
 
     # -- conversion -----------------------------------------------------------------------
 
-    def numpy(self, *, force: bool = False) -> np.ndarray:
+    def numpy(self, *args, force: bool = False, **kwargs) -> np.ndarray:
         """The underlying array (shared memory, like PyTorch). `force=True` also
         gives it for a tensor that requires grad (as `detach().numpy()` would)."""
+        if args:  # (PyTorch's argument parser's errors)
+            raise TypeError(f"numpy() takes 0 positional arguments but {len(args)} "
+                            f"{'was' if len(args) == 1 else 'were'} given")
+        if kwargs:
+            raise TypeError(f"numpy() got an unexpected keyword argument '{next(iter(kwargs))}'")
+        if type(force) is not bool:
+            raise TypeError(f"numpy(): argument 'force' must be bool, not {type(force).__name__}")
         if self.requires_grad and not force:
             raise RuntimeError(
                 "Can't call numpy() on Tensor that requires grad. Use "
