@@ -24,92 +24,92 @@ from .fused import mul_add
 
 
 @njit(cache=True, error_model="numpy")
-def sgd_step(p, g, buf, d, lr, momentum, keep, weight_decay, nesterov, maximize, first,
-             fused):
+def sgd_step(p, g, buf, lr, momentum, keep, weight_decay, nesterov, maximize, first, fused):
     """One SGD step (see `_sgd_elements`); without nesterov or maximize, after the
     first step, with the switches as constants."""
     if nesterov or maximize or first:
-        _sgd_elements(p, g, buf, d, lr, momentum, keep, weight_decay, nesterov, maximize, first,
+        _sgd_elements(p, g, buf, lr, momentum, keep, weight_decay, nesterov, maximize, first,
                       fused)
     elif fused:
-        _sgd_elements(p, g, buf, d, lr, momentum, keep, weight_decay, False, False, False, True)
+        _sgd_elements(p, g, buf, lr, momentum, keep, weight_decay, False, False, False, True)
     else:
-        _sgd_elements(p, g, buf, d, lr, momentum, keep, weight_decay, False, False, False, False)
+        _sgd_elements(p, g, buf, lr, momentum, keep, weight_decay, False, False, False, False)
 
 
 @njit(cache=True, error_model="numpy")
-def _sgd_elements(p, g, buf, d, lr, momentum, keep, weight_decay, nesterov, maximize, first,
+def _sgd_elements(p, g, buf, lr, momentum, keep, weight_decay, nesterov, maximize, first,
                   fused):
-    """p -= lr * d, where d is the gradient with weight decay and momentum applied.
+    """p -= lr * d, where d is the gradient with weight decay and momentum applied
+    (element by element: each rounded to p's dtype, as PyTorch's ops store it).
 
     `buf` is the momentum buffer (ignored when momentum == 0); on the first step it is
     set to the gradient itself, as PyTorch does. `keep` is 1 - dampening. The comments
     name the PyTorch op each line is.
     """
     for i in range(p.size):
-        d[i] = -g[i] if maximize else g[i]
+        d = -g[i] if maximize else g[i]
         if weight_decay != 0:
-            d[i] = mul_add(weight_decay, p[i], d[i], fused)  # grad.add(p, alpha=wd)
+            d = mul_add(weight_decay, p[i], d, fused)  # grad.add(p, alpha=wd)
         if momentum != 0:
             if first:
-                buf[i] = d[i]  # buf = grad.clone()
+                buf[i] = d  # buf = grad.clone()
             else:
                 buf[i] = buf[i] * momentum  # buf.mul_(momentum)
-                buf[i] = mul_add(keep, d[i], buf[i], fused)  # .add_(grad, alpha=keep)
+                buf[i] = mul_add(keep, d, buf[i], fused)  # .add_(grad, alpha=keep)
             if nesterov:
-                d[i] = mul_add(momentum, buf[i], d[i], fused)  # grad.add(buf, alpha=m)
+                d = mul_add(momentum, buf[i], d, fused)  # grad.add(buf, alpha=m)
             else:
-                d[i] = buf[i]
-        p[i] = mul_add(-lr, d[i], p[i], fused)  # p.add_(grad, alpha=-lr)
+                d = buf[i]
+        p[i] = mul_add(-lr, d, p[i], fused)  # p.add_(grad, alpha=-lr)
 
 
 @njit(cache=True, error_model="numpy")
-def adam_step(p, g, exp_avg, exp_avg_sq, max_sq, d, neg_step_size, bias_correction2_sqrt,
+def adam_step(p, g, exp_avg, exp_avg_sq, max_sq, neg_step_size, bias_correction2_sqrt,
               weight1, weight1_minus_1, beta2, weight2, eps, weight_decay, decay, amsgrad,
               maximize, fused):
     """One Adam step (see `_adam_elements`); without amsgrad or maximize, with the
     switches as constants."""
     if not amsgrad and not maximize:
         if fused:
-            _adam_elements(p, g, exp_avg, exp_avg_sq, max_sq, d, neg_step_size,
+            _adam_elements(p, g, exp_avg, exp_avg_sq, max_sq, neg_step_size,
                            bias_correction2_sqrt, weight1, weight1_minus_1, beta2, weight2, eps,
                            weight_decay, decay, False, False, True)
         else:
-            _adam_elements(p, g, exp_avg, exp_avg_sq, max_sq, d, neg_step_size,
+            _adam_elements(p, g, exp_avg, exp_avg_sq, max_sq, neg_step_size,
                            bias_correction2_sqrt, weight1, weight1_minus_1, beta2, weight2, eps,
                            weight_decay, decay, False, False, False)
     else:
-        _adam_elements(p, g, exp_avg, exp_avg_sq, max_sq, d, neg_step_size,
+        _adam_elements(p, g, exp_avg, exp_avg_sq, max_sq, neg_step_size,
                        bias_correction2_sqrt, weight1, weight1_minus_1, beta2, weight2, eps,
                        weight_decay, decay, amsgrad, maximize, fused)
 
 
 @njit(cache=True, error_model="numpy")
-def _adam_elements(p, g, exp_avg, exp_avg_sq, max_sq, d, neg_step_size, bias_correction2_sqrt,
+def _adam_elements(p, g, exp_avg, exp_avg_sq, max_sq, neg_step_size, bias_correction2_sqrt,
                    weight1, weight1_minus_1, beta2, weight2, eps, weight_decay, decay, amsgrad,
                    maximize, fused):
     """One Adam step: running averages of the gradient and its square, bias-corrected.
 
     The caller computes `neg_step_size` = -lr / (1 - beta1**step), `weight1` = 1 - beta1,
     `weight2` = 1 - beta2 and `decay` (AdamW's weight factor, else 1) as PyTorch does;
-    `weight1_minus_1` is weight1 - 1 in p's dtype (exact). `d` is scratch space for the
-    gradient (with L2 weight decay added).
+    `weight1_minus_1` is weight1 - 1 in p's dtype (exact). `d` is the gradient (with L2
+    weight decay added).
     """
     for i in range(p.size):
         if decay != 1:
             p[i] = p[i] * decay  # p.mul_(1 - lr * weight_decay)
-        d[i] = -g[i] if maximize else g[i]
+        d = -g[i] if maximize else g[i]
         if weight_decay != 0:
-            d[i] = mul_add(weight_decay, p[i], d[i], fused)  # grad.add(p, alpha=wd)
+            d = mul_add(weight_decay, p[i], d, fused)  # grad.add(p, alpha=wd)
         # exp_avg.lerp_(grad, weight1): from the nearer end, as PyTorch's lerp does
-        diff = d[i] - exp_avg[i]
+        diff = d - exp_avg[i]
         if abs(weight1) < 0.5:
             exp_avg[i] = mul_add(weight1, diff, exp_avg[i], fused)
         else:
-            exp_avg[i] = mul_add(weight1_minus_1, diff, d[i], fused)
+            exp_avg[i] = mul_add(weight1_minus_1, diff, d, fused)
         # exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=weight2)
         exp_avg_sq[i] = exp_avg_sq[i] * beta2
-        exp_avg_sq[i] = mul_add(weight2 * d[i], d[i], exp_avg_sq[i], fused)
+        exp_avg_sq[i] = mul_add(weight2 * d, d, exp_avg_sq[i], fused)
         second = exp_avg_sq[i]
         if amsgrad:  # torch.maximum(max_exp_avg_sq, exp_avg_sq, out=max_exp_avg_sq)
             if second > max_sq[i] or math.isnan(second):

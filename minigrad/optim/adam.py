@@ -82,7 +82,7 @@ class Adam(Optimizer):
         # parameter's dtype; `bias_correction2 ** 0.5` rather than math.sqrt, as PyTorch.
         scalar = _as_param_scalar(data.dtype)
         K.adam_step(data, grad, state["exp_avg"]._data.reshape(-1),
-                    state["exp_avg_sq"]._data.reshape(-1), max_sq, np.empty_like(data),
+                    state["exp_avg_sq"]._data.reshape(-1), max_sq,
                     scalar(-(lr / (1 - beta1**step))), scalar((1 - beta2**step) ** 0.5),
                     scalar(1 - beta1), scalar(1 - beta1) - 1, scalar(beta2), scalar(1 - beta2),
                     scalar(group["eps"]), scalar(weight_decay), scalar(decay),

@@ -53,7 +53,7 @@ class SGD(Optimizer):
                 _bump(state["momentum_buffer"], 2)
             buf = state["momentum_buffer"]._data.reshape(-1)
         scalar = _as_param_scalar(data.dtype)
-        K.sgd_step(data, grad, buf, np.empty_like(data), scalar(group["lr"]),
+        K.sgd_step(data, grad, buf, scalar(group["lr"]),
                    scalar(group["momentum"]), scalar(1 - group["dampening"]),
                    scalar(group["weight_decay"]), group["nesterov"], group["maximize"], first,
                    FUSED_MULTIPLY_ADD)

@@ -217,7 +217,7 @@ def test_fusing_matters_for_these_cases():
             p, buf = start.copy(), np.empty_like(start)
             f32 = np.float32
             for i, g in enumerate(grads):
-                K.sgd_step(p, g, buf, np.empty_like(p), f32(kw["lr"]), f32(kw["momentum"]),
+                K.sgd_step(p, g, buf, f32(kw["lr"]), f32(kw["momentum"]),
                            f32(1 - kw.get("dampening", 0)), f32(kw["weight_decay"]),
                            kw.get("nesterov", False), kw.get("maximize", False), i == 0, fused)
             results.append(p)
