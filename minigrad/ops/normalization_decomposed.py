@@ -1,8 +1,8 @@
 """Forward mode through the backward ops of batch_norm and layer_norm, by decomposition.
 
 `native_batch_norm_backward` and `native_layer_norm_backward` (what a backward through
-batch_norm or layer_norm calls when it records: `create_graph=True`, or a dual level
-with dual tensors) have no tangent formula in PyTorch's tables. When one of their
+batch_norm or layer_norm calls when it records, with `create_graph=True`) have no
+tangent formula in PyTorch's tables. When one of their
 inputs has a tangent, PyTorch runs instead a *decomposition* of the op into smaller
 ops (`torch/_decomp/decompositions_for_jvp.py`) on the dual inputs: each small op
 carries the tangents along with its own formula. The op's outputs take the values
