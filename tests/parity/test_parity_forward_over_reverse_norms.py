@@ -20,6 +20,7 @@ import pytest
 from parity_harness import raised
 
 import minigrad
+from minigrad.ops.formulas import BACKWARD_OPS
 
 RNG = np.random.default_rng(7)
 X2, TX2 = RNG.standard_normal((5, 4)), RNG.standard_normal((5, 4))
@@ -279,3 +280,48 @@ def test_huber_loss_backward_still_refuses_forward_mode_as_pytorch_does(torch):
     want_kind, want_message = raised(lambda: program(torch))
     assert want_kind == kind
     assert want_message.startswith(message.split(" in minigrad")[0])
+
+
+# -- the ops themselves, on dual inputs --------------------------------------------------------
+
+
+def _aten_op(m, name: str):
+    return getattr(m.ops.aten, name) if m is not minigrad else BACKWARD_OPS[name]
+
+
+def _batch_norm_backward(m, train: bool) -> list:
+    """native_batch_norm_backward on dual grad_out, input and weight, with the saved
+    statistics of PyTorch's forward (the same inputs for both libraries)."""
+    x, g = X3, G3
+    running_mean, running_var = B3 * 0.1, np.abs(W3) + 0.5
+    save_mean, save_invstd = _torch_statistics(x, running_mean, running_var, train)
+    with fad(m).dual_level():
+        outs = _aten_op(m, "native_batch_norm_backward")(
+            fad(m).make_dual(m.tensor(g), m.tensor(TX3 * 0.5)), fad(m).make_dual(
+                m.tensor(x), m.tensor(TX3)), fad(m).make_dual(m.tensor(W3), m.tensor(TW3)),
+            m.tensor(running_mean), m.tensor(running_var), m.tensor(np.asarray(save_mean)),
+            m.tensor(np.asarray(save_invstd)), train, 1e-5, [True, True, True])
+        return [[a.numpy().copy() for a in fad(m).unpack_dual(o)[:2]] for o in outs]
+
+
+def _torch_statistics(x, running_mean, running_var, train):
+    """The mean and invstd PyTorch's batch_norm saves."""
+    import torch
+
+    _, mean, invstd = torch.native_batch_norm(
+        torch.tensor(x), None, None, torch.tensor(running_mean), torch.tensor(running_var),
+        train, 0.1, 1e-5)
+    return mean.numpy(), invstd.numpy()
+
+
+def test_native_batch_norm_backward_in_eval_mode_is_pytorchs_bit_for_bit(torch):
+    """With the running statistics (no var_mean), values and tangents are exact."""
+    for want, got in zip(_batch_norm_backward(torch, False), _batch_norm_backward(minigrad, False)):
+        for w, g in zip(want, got):
+            np.testing.assert_array_equal(g, w)
+
+
+def test_native_batch_norm_backward_in_training(torch):
+    for want, got in zip(_batch_norm_backward(torch, True), _batch_norm_backward(minigrad, True)):
+        for w, g in zip(want, got):
+            assert_close(g, w)
