@@ -34,8 +34,10 @@ The last column is the node's *tangent* formula, what forward-mode AD
 (`minigrad.autograd.forward_ad`) computes the output's tangent with, as PyTorch's
 `derivatives.yaml` names them: `auto_element_wise` (the backward formula with the
 input's tangent `self_t` in place of `grad`), `auto_linear` (a view: the same view of
-the input's tangent; or the op itself applied to the tangents, as written), or the
-formula itself. An op without one refuses a dual input with a `NotImplementedError`.
+the input's tangent; or the op itself applied to the tangents, as written),
+`decomposition` (no formula: the op runs its decomposition into smaller ops on the
+dual inputs, as PyTorch does for the backward ops of batch_norm and layer_norm), or
+the formula itself. An op without one refuses a dual input with a `NotImplementedError`.
 
 This page is generated from the code by `scripts/make_ops_reference.py`; `make test`
 fails when it is out of date. How to add an op: [architecture.md](architecture.md).

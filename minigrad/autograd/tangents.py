@@ -43,6 +43,10 @@ AUTO_ELEMENT_WISE = "auto_element_wise"
 # The tangent of a view op, PyTorch's `auto_linear` for views: the same view of the
 # input's tangent.
 SAME_VIEW = "auto_linear"
+# The tangents of an op with no formula of its own, which computes its outputs'
+# tangents itself by running its decomposition into smaller ops on the dual inputs
+# (PyTorch's jvp decompositions, `torch/_decomp/decompositions_for_jvp.py`).
+BY_DECOMPOSITION = "decomposition"
 
 
 class _Dual:
@@ -276,6 +280,8 @@ def note_dual(node_cls: type, output: Tensor | None, inputs: tuple, node):
     `node`: the node `record` made for the graph, or None. Returns the node the op
     stores its values on."""
     saved.skip_packing(False)
+    if node_cls.tangent == BY_DECOMPOSITION:
+        return node  # (the op has given its outputs their tangents already)
     if output is None:
         compute_pending()
     tangents = [tangent_of(t) if isinstance(t, Tensor) else None for t in inputs]

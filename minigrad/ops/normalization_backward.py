@@ -12,6 +12,10 @@ backward records PyTorch's graph node for node.
 
 The saved mean and rstd (`result1`, `result2` of the forward) never require grad, so
 their own formulas are PyTorch's "not implemented" and never run.
+
+Neither op has a tangent formula: with a tangent on an input, each runs its
+decomposition into smaller ops instead, which carry the tangents
+(`normalization_decomposed.py`), as PyTorch does.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ import numpy as np
 from .._creation import ones
 from ..autograd.graph import INPUT, SavedTensor
 from ..autograd.record import record
+from ..autograd.tangents import BY_DECOMPOSITION
 from ..tensor import Tensor
 from .declaration import declare
 from .formulas import Formula, FormulaNode, _helper
@@ -33,6 +38,12 @@ from .normalization import (
     _OneCallForSeveral,
     batch_norm_backward_arrays,
     layer_norm_backward_arrays,
+)
+from .normalization_decomposed import (
+    batch_norm_backward_decomposed,
+    give_tangents,
+    has_tangents,
+    layer_norm_backward_decomposed,
 )
 from .scalar_overloads import add_scalar, div_scalar, div_scalar_, mul_scalar, mul_scalar_
 
@@ -50,6 +61,7 @@ class NativeBatchNormBackwardBackward0(_OneCallForSeveral, FormulaNode):
     bias (outputs 0, 1, 2) from grad_out. Their gradients go to grad_out, input and
     weight (`batchnorm_double_backward`). Saves its tensor inputs and eps, train."""
 
+    tangent = BY_DECOMPOSITION  # (see `normalization_decomposed.py`)
     saves = {"eps": VALUE, "grad_out": INPUT, "input": INPUT, "running_mean": INPUT,
              "running_var": INPUT, "save_invstd": INPUT, "save_mean": INPUT, "train": VALUE,
              "weight": INPUT}
@@ -72,6 +84,7 @@ class NativeLayerNormBackwardBackward0(_OneCallForSeveral, FormulaNode):
     weight (`layer_norm_double_backward`); bias, which none of them reads, gets none.
     Saves its tensor inputs but bias, and normalized_shape."""
 
+    tangent = BY_DECOMPOSITION  # (see `normalization_decomposed.py`)
     saves = {"grad_out": INPUT, "input": INPUT, "mean": INPUT, "normalized_shape": VALUE,
              "rstd": INPUT, "weight": INPUT}
     one_call = Formula("input, weight, grad_out", _LN_DOUBLE)
@@ -103,17 +116,31 @@ def _outputs(node_cls, arrays: tuple, inputs: tuple) -> tuple[Tensor | None, ...
     return outs, node
 
 
+def _values(decomposed: tuple) -> tuple:
+    return tuple(None if t is None else t._data for t in decomposed)
+
+
 def native_batch_norm_backward(grad_out: Tensor, input: Tensor, weight: Tensor | None,  # noqa: A002
                                running_mean: Tensor | None, running_var: Tensor | None,
                                save_mean: Tensor, save_invstd: Tensor, train: bool,
                                eps: float, output_mask: tuple) -> tuple:
     """batch_norm's gradients of input, weight and bias, those `output_mask` asks
-    for (PyTorch's aten::native_batch_norm_backward)."""
-    arrays = batch_norm_backward_arrays(
-        grad_out._data, input._data, _array(weight), _array(running_mean),
-        _array(running_var), save_mean._data, save_invstd._data, train, eps, output_mask)
-    outs, node = _outputs(NativeBatchNormBackwardBackward0, arrays,
-                          (grad_out, input, weight, save_mean, save_invstd))
+    for (PyTorch's aten::native_batch_norm_backward). With a tangent on an input,
+    values and tangents come from the op's decomposition (`normalization_decomposed.py`)."""
+    inputs = (grad_out, input, weight, save_mean, save_invstd)
+    decomposed = None
+    if has_tangents(inputs + (running_mean, running_var)):
+        decomposed = batch_norm_backward_decomposed(
+            grad_out, input, weight, running_mean, running_var, save_invstd, train, eps,
+            output_mask)
+        arrays = _values(decomposed)
+    else:
+        arrays = batch_norm_backward_arrays(
+            grad_out._data, input._data, _array(weight), _array(running_mean),
+            _array(running_var), save_mean._data, save_invstd._data, train, eps, output_mask)
+    outs, node = _outputs(NativeBatchNormBackwardBackward0, arrays, inputs)
+    if decomposed is not None:
+        give_tangents(outs, decomposed)
     if node is not None:
         # (in the order PyTorch's generated code saves them: by name)
         s = node._saved
@@ -131,13 +158,23 @@ def native_layer_norm_backward(grad_out: Tensor, input: Tensor, normalized_shape
                                mean: Tensor, rstd: Tensor, weight: Tensor | None,
                                bias: Tensor | None, output_mask: tuple) -> tuple:
     """layer_norm's gradients of input, weight and bias, those `output_mask` asks
-    for (PyTorch's aten::native_layer_norm_backward)."""
+    for (PyTorch's aten::native_layer_norm_backward). With a tangent on an input,
+    values and tangents come from the op's decomposition (`normalization_decomposed.py`)."""
     mask = (output_mask[0], output_mask[1] and weight is not None,
             output_mask[2] and bias is not None)
-    arrays = layer_norm_backward_arrays(grad_out._data, input._data, len(normalized_shape),
-                                        mean._data, rstd._data, _array(weight), mask)
-    outs, node = _outputs(NativeLayerNormBackwardBackward0, arrays,
-                          (grad_out, input, mean, rstd, weight, bias))
+    inputs = (grad_out, input, mean, rstd, weight, bias)
+    decomposed = None
+    if has_tangents(inputs):
+        decomposed = layer_norm_backward_decomposed(grad_out, input, tuple(normalized_shape),
+                                                    mean, rstd, weight, mask)
+        arrays = _values(decomposed)
+    else:
+        arrays = layer_norm_backward_arrays(grad_out._data, input._data,
+                                            len(normalized_shape), mean._data, rstd._data,
+                                            _array(weight), mask)
+    outs, node = _outputs(NativeLayerNormBackwardBackward0, arrays, inputs)
+    if decomposed is not None:
+        give_tangents(outs, decomposed)
     if node is not None:
         s = node._saved
         for name, t in (("grad_out", grad_out), ("input", input), ("mean", mean)):

@@ -14,7 +14,11 @@ PyTorch writes them in `derivatives.yaml` beside the backward formulas, as the
   PyTorch's `auto_linear` for an op that is not a view: the op itself applied to the
   tangent (`self_t.sum(dim, keepdim)`). A plain string other than the two above is
   such a formula too (`tangent = "self_t.masked_fill(mask, 0)"`), for a module that
-  has no reason to import `Tangent`.
+  has no reason to import `Tangent`;
+* `BY_DECOMPOSITION` ("decomposition"): no formula; the op runs its decomposition
+  into smaller ops on the dual inputs and gives its outputs the tangents those ops
+  compute (PyTorch's jvp decompositions, for `native_batch_norm_backward` and
+  `native_layer_norm_backward`).
 
 An input without a tangent is `ZERO` in a formula, PyTorch's "efficient zero
 tensor": multiplying by it gives ZERO, adding it changes nothing, so
@@ -28,11 +32,12 @@ from __future__ import annotations
 from .._creation import zeros_like
 from ..arrays.scalars import signed_dims
 from ..autograd.graph import Node, SavedNumber, SavedTensor
-from ..autograd.tangents import AUTO_ELEMENT_WISE, SAME_VIEW
+from ..autograd.tangents import AUTO_ELEMENT_WISE, BY_DECOMPOSITION, SAME_VIEW
 from ..tensor import Tensor
 from .formulas import Formula, Scalar
 
-__all__ = ["AUTO_ELEMENT_WISE", "SAME_VIEW", "ZERO", "Tangent", "apply_tangent", "describe"]
+__all__ = ["AUTO_ELEMENT_WISE", "BY_DECOMPOSITION", "SAME_VIEW", "ZERO", "Tangent",
+           "apply_tangent", "describe"]
 
 
 class Tangent(Formula):
@@ -115,7 +120,7 @@ _FROM_TEXT: dict[str, Tangent] = {}
 def kind_of(cls: type[Node]):
     """`cls.tangent`, a plain formula string made a `Tangent` (once per text)."""
     kind = cls.tangent
-    if isinstance(kind, str) and kind not in (AUTO_ELEMENT_WISE, SAME_VIEW):
+    if isinstance(kind, str) and kind not in (AUTO_ELEMENT_WISE, SAME_VIEW, BY_DECOMPOSITION):
         if kind not in _FROM_TEXT:
             _FROM_TEXT[kind] = Tangent(kind)
         return _FROM_TEXT[kind]
@@ -179,7 +184,7 @@ Node.tangent_reads_self = classmethod(reads_self)
 
 def describe(cls: type[Node]) -> str | None:
     """How docs/ops.md shows a node's tangent: "auto_element_wise", "auto_linear",
-    or the formula; None where minigrad has none."""
+    "decomposition", or the formula; None where minigrad has none."""
     kind = kind_of(cls)
     if kind is None or isinstance(kind, str):
         return kind
