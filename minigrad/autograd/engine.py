@@ -46,6 +46,7 @@ from .graph import (
 )
 from .hook_calls import as_tensor, hook_grads, run_hooks, snapshot
 from .input_buffer import add_to_buffer
+from .tangents import DUAL
 from .validate import root_gradients, validate, validate_recorded
 
 
@@ -196,6 +197,9 @@ def backward_events(
     is recorded. With `create_graph=True` they are tensors instead, and each node
     runs its formula as minigrad code (`Node.apply_recording`) with grad mode on, so
     the backward pass records a graph of its own that can be differentiated again.
+    So do `autograd.grad`'s gradients inside a dual level (forward mode), with grad
+    mode off: nothing is recorded, but the formulas' ops carry the tangents, and the
+    gradients come back with theirs, as PyTorch's do (forward over reverse).
     """
     tensors = as_tuple(tensors)
     grad_tensors = as_tuple(grad_tensors)
@@ -203,7 +207,8 @@ def backward_events(
         if not isinstance(t, Tensor):
             raise AssertionError("Expected output to be a minigrad.Tensor")
     keep = bool(retain_graph)
-    root_grads = root_gradients(tensors, grad_tensors, create_graph)
+    as_tensors = create_graph or (DUAL.active and not accumulate)
+    root_grads = root_gradients(tensors, grad_tensors, as_tensors)
     roots: list = []
     for i, t in enumerate(tensors):
         edge = t._edge()
@@ -251,7 +256,7 @@ def backward_events(
     # An untraced run that captures nothing, outside anomaly mode, takes the short
     # path through plain nodes (no hooks, no retained gradients): see `_run_plain_node`.
     short = (not trace and not capture_at and needed is None and not ANOMALY.enabled
-             and not create_graph)
+             and not as_tensors)
     step = -1
     while ready:
         node = heappop(ready)
@@ -262,7 +267,7 @@ def backward_events(
         else:
             outputs = yield from _run_node_events(
                 node, grads, step, keep, accumulate, capture_at, captured, trace, needed,
-                create_graph,
+                as_tensors, create_graph,
             )
         grads = None  # (a formula may hand on its incoming gradient itself: see below)
 
@@ -348,11 +353,13 @@ def _apply_formula(node: Node, grads: list, recording: bool, needed: set | None 
 
 
 def _run_node_events(node, grads, step, keep, accumulate, capture_at, captured, trace, needed,
-                     recording):
+                     recording, records_graph):
     """A node's turn the long way round (hooks, retained gradients, captured inputs,
-    events): yields its events and returns its gradients for `next_functions`."""
+    events): yields its events and returns its gradients for `next_functions`.
+    (`recording`: the gradients are tensors and the formula runs as minigrad code;
+    `records_graph`: a `create_graph=True` pass, whose nodes are noted per turn.)"""
     pending: list = []
-    if recording:
+    if records_graph:
         yield from _start_recording_turn(node, step, trace)
     try:
         if needed is not None and id(node) not in needed:
@@ -376,7 +383,7 @@ def _run_node_events(node, grads, step, keep, accumulate, capture_at, captured, 
             yield ev.EngineFailed(step, node, error)
         raise
     yield from pending
-    if recording and trace:
+    if records_graph and trace:
         made, RECORDING.made = RECORDING.made, []
         yield ev.NodesRecorded(step, node, tuple(made), tuple(outputs))
     return outputs

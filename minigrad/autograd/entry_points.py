@@ -150,8 +150,10 @@ def grad(
                     "in the graph. Set allow_unused=True if this is the desired behavior."
                 )
             result.append(None)
-        elif create_graph:
-            result.append(g)  # (the tensor the backward pass computed, graph and all)
+        elif isinstance(g, Tensor):
+            # (the tensor the backward pass computed: with its graph, when create_graph;
+            # with its tangent, inside a dual level)
+            result.append(g)
         else:
             result.append(as_tensor(np.array(g, copy=True), copy_of=g))
     return tuple(result)

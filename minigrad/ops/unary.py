@@ -319,9 +319,11 @@ class ThresholdBackwardBackward0(FormulaNode):
     elementwise = True
 
 
-def _backward_op(node_cls, kernel, grad_output: Tensor, saved: Tensor, name: str) -> Tensor:
+def _backward_op(node_cls, kernel, grad_output: Tensor, saved: Tensor, name: str,
+                 values: dict | None = None) -> Tensor:
     """`kernel(grad_output, saved)`, recorded as `node_cls`, which saves both tensors its
-    formulas read (PyTorch's backward ops save theirs whether needed or not)."""
+    formulas read (PyTorch's backward ops save theirs whether needed or not) and any
+    other `values` (on the node made for a graph, or for a tangent only)."""
     out = Tensor._make(backward2(kernel, grad_output._data, saved._data))
     node = record(node_cls, out, grad_output, saved,
                   like_output=grad_output._data.shape == saved._data.shape)
@@ -329,6 +331,8 @@ def _backward_op(node_cls, kernel, grad_output: Tensor, saved: Tensor, name: str
         node._saved[name] = SavedTensor(saved)
         if "grad_output" in node_cls.saves:
             node._saved["grad_output"] = SavedTensor(grad_output)
+        if values:
+            node._saved.update(values)
     return out
 
 
@@ -347,16 +351,13 @@ def threshold_backward(grad_output: Tensor, self: Tensor, threshold) -> Tensor:
     """grad_output where `self` > threshold, else 0 (PyTorch's aten::threshold_backward;
     relu's gradient is threshold_backward(grad, result, 0))."""
     if threshold == 0:
-        out = _backward_op(ThresholdBackwardBackward0, K.relu_backward, grad_output, self,
-                           "self")
-    else:
-        data = np.where(self._data <= threshold, 0, grad_output._data)
-        out = Tensor._make(data.astype(grad_output._data.dtype, copy=False))
-        node = record(ThresholdBackwardBackward0, out, grad_output, self)
-        if node is not None:
-            node._saved["self"] = SavedTensor(self)
-    if out.grad_fn is not None:
-        out.grad_fn._saved["threshold"] = threshold
+        return _backward_op(ThresholdBackwardBackward0, K.relu_backward, grad_output, self,
+                            "self", {"threshold": threshold})
+    data = np.where(self._data <= threshold, 0, grad_output._data)
+    out = Tensor._make(data.astype(grad_output._data.dtype, copy=False))
+    node = record(ThresholdBackwardBackward0, out, grad_output, self)
+    if node is not None:
+        node._saved.update({"self": SavedTensor(self), "threshold": threshold})
     return out
 
 

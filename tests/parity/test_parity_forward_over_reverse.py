@@ -3,7 +3,8 @@ PyTorch.
 
 * Forward over reverse: inside a dual level, `autograd.grad(..., create_graph=True)`
   records the gradient from each node's formula, and the formula's ops carry the
-  tangents along, so the gradient's tangent is a Hessian-vector product. A formula
+  tangents along, so the gradient's tangent is a Hessian-vector product (without
+  create_graph too: nothing is recorded, but the tangent is there). A formula
   that reads an op's saved *output* (exp's `result`) needs that output's tangent too:
   a saved output comes back with its tangent, as PyTorch's SavedVariable keeps it.
 * Custom Functions with a `jvp`: it gets one tangent per input (zeros for a tensor
@@ -81,6 +82,21 @@ def test_the_tangent_of_a_recorded_gradient_is_a_hessian_vector_product(torch, n
         grads.append(minigrad.autograd.grad(f(x), x)[0].numpy())
     np.testing.assert_allclose(got[0][1], (grads[0] - grads[1]) / (2 * step), rtol=1e-5,
                                atol=1e-7)
+
+
+@pytest.mark.parametrize("name", list(SCALAR_FUNCTIONS))
+def test_a_gradient_taken_without_create_graph_has_its_tangent_too(torch, name):
+    """Inside a dual level, `autograd.grad` without create_graph records no graph, yet
+    PyTorch's gradient has a tangent: the formulas' ops carry it. So does minigrad's."""
+    f = SCALAR_FUNCTIONS[name]
+
+    def program(m):
+        x = fad(m).make_dual(m.tensor(V, requires_grad=True), m.tensor(TV))
+        (g,) = m.autograd.grad(f(x), x)
+        assert g.grad_fn is None and not g.requires_grad
+        return g
+
+    assert_same(run(torch, program), run(minigrad, program), exact=False)
 
 
 # a second derivative's graph reaches the ops backward formulas call (gather, scatter_add,
