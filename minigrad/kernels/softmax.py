@@ -35,7 +35,7 @@ from numba import config, njit, types
 from numba.extending import overload
 
 from . import sleef, sleef_float
-from .fused import mul_add
+from .fused import fma, mul_add
 
 BLOCK_BYTES = 128 * 1024  # the column block the kernels along other dims work in
 
@@ -75,14 +75,15 @@ def _exp(x, use_sleef):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _exp_shifted(x, out, start, n, top, use_sleef):
-    """out = exp(x - top) over one row (one loop per exp, so each can be vectorised)."""
+def _exp_all(v, out, use_sleef):
+    """out = exp(v), value by value, over whole flat arrays (one long loop per exp, so
+    that the compiler can vectorise it: rows are often shorter than a vector)."""
     if use_sleef:
-        for j in range(start, start + n):
-            out[j] = _sleef_exp(x[j] - top)
+        for j in range(v.size):
+            out[j] = _sleef_exp(v[j])
     else:
-        for j in range(start, start + n):
-            out[j] = math.exp(x[j] - top)
+        for j in range(v.size):
+            out[j] = math.exp(v[j])
 
 
 @njit(cache=True, nogil=True)
@@ -159,10 +160,14 @@ def softmax_lastdim(x, out, rows, n, lanes, use_sleef, tree):
     """exp(x - max) times the reciprocal of its sum, row by row."""
     acc = np.empty(lanes, x.dtype)
     one = x.dtype.type(1)
-    for r in range(rows):
+    for r in range(rows):  # out = x - max, then exp(out) in one loop
         start = r * n
         top = _lane_max(x, start, n, acc, tree)
-        _exp_shifted(x, out, start, n, top, use_sleef)
+        for j in range(start, start + n):
+            out[j] = x[j] - top
+    _exp_all(out, out, use_sleef)
+    for r in range(rows):
+        start = r * n
         scale = one / lane_sum(out, start, n, acc, tree)
         for j in range(start, start + n):
             out[j] *= scale
@@ -174,11 +179,14 @@ def log_softmax_lastdim(x, out, rows, n, lanes, use_sleef, tree):
     logs of all the rows' sums are taken in one loop, as PyTorch takes them)."""
     acc = np.empty(lanes, x.dtype)
     tops, logs = np.empty(rows, x.dtype), np.empty(rows, x.dtype)
-    for r in range(rows):
+    for r in range(rows):  # out = x - max, then exp(out) in one loop
         start = r * n
         tops[r] = _lane_max(x, start, n, acc, tree)
-        _exp_shifted(x, out, start, n, tops[r], use_sleef)
-        logs[r] = lane_sum(out, start, n, acc, tree)
+        for j in range(start, start + n):
+            out[j] = x[j] - tops[r]
+    _exp_all(out, out, use_sleef)
+    for r in range(rows):
+        logs[r] = lane_sum(out, r * n, n, acc, tree)
     if use_sleef:
         for r in range(rows):
             logs[r] = _sleef_log(logs[r])
@@ -224,11 +232,16 @@ def softmax_backward_lastdim(g, y, out, rows, n, lanes, tree, fused_tail):
 def log_softmax_backward_lastdim(g, y, out, rows, n, lanes, use_sleef, fused, tree):
     """g - exp(y) * sum(g), row by row."""
     acc = np.empty(lanes, g.dtype)
+    _exp_all(y, out, use_sleef)
     for r in range(rows):
         start = r * n
         total = lane_sum(g, start, n, acc, tree)
-        for j in range(start, start + n):
-            out[j] = mul_add(-_exp(y[j], use_sleef), total, g[j], fused)
+        if fused:
+            for j in range(start, start + n):
+                out[j] = fma(-out[j], total, g[j])
+        else:
+            for j in range(start, start + n):
+                out[j] = g[j] - out[j] * total
 
 
 # -- along any other dim: each column (outer, :, inner) on its own ------------------------

@@ -12,6 +12,7 @@ to the last bit; other float types (float16, bfloat16) go through numpy.
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
@@ -50,7 +51,7 @@ def _vector(dtype: np.dtype) -> tuple[int, bool]:
 def _layout(a: np.ndarray, d: int) -> tuple[np.ndarray, int, int, int]:
     """`a` as one flat C-ordered array, and its shape as (outer, dim, inner) around d."""
     flat = np.ascontiguousarray(a).reshape(-1)
-    return flat, int(np.prod(a.shape[:d])), a.shape[d], int(np.prod(a.shape[d + 1:]))
+    return flat, math.prod(a.shape[:d]), a.shape[d], math.prod(a.shape[d + 1:])
 
 
 def _shifted(x: np.ndarray, d: int) -> np.ndarray:
@@ -181,7 +182,8 @@ def _softmax_grad(g: np.ndarray, y: np.ndarray, d: int) -> np.ndarray:
     if d is None:  # (a 0-d tensor: its one value is the dim)
         return _softmax_grad(np.reshape(g, 1), y.reshape(1), 0).reshape(())
     if y.dtype in EXACT and g.dtype == y.dtype and y.size:
-        g_flat, outer, n, inner = _layout(np.broadcast_to(g, y.shape), d)
+        g_flat, outer, n, inner = _layout(g if g.shape == y.shape else
+                                          np.broadcast_to(g, y.shape), d)
         y_flat = _layout(y, d)[0]
         lanes, tree = _vector(y.dtype)
         out = np.empty(y.shape, y.dtype)
@@ -205,7 +207,8 @@ def _log_softmax_grad(g: np.ndarray, y: np.ndarray, d: int) -> np.ndarray:
     if d is None:  # (a 0-d tensor: its one value is the dim)
         return _log_softmax_grad(np.reshape(g, 1), y.reshape(1), 0).reshape(())
     if y.dtype in EXACT and g.dtype == y.dtype and y.size:
-        g_flat, outer, n, inner = _layout(np.broadcast_to(g, y.shape), d)
+        g_flat, outer, n, inner = _layout(g if g.shape == y.shape else
+                                          np.broadcast_to(g, y.shape), d)
         y_flat = _layout(y, d)[0]
         lanes, tree = _vector(y.dtype)
         out = np.empty(y.shape, y.dtype)
