@@ -8,6 +8,11 @@ value at a time gives the same bits. Every `fma` below is one fused multiply-add
 in SLEEF's AVX2 and AVX-512 builds; every constant is a float32 (numba would compute
 in float64 if a Python float slipped in, and round differently).
 
+(PyTorch also has a faster, less exact float32 exp, `Vectorized<float>::exp_u20`, a
+degree-5 polynomial; its softmax, log_softmax and log_sigmoid kernels do not call it,
+as comparing their results with both shows: every one of their float32 exps is
+SLEEF's, or the C library's expf in the portable build and the scalar tail loops.)
+
 The algorithms are those of `sleef.py`, with fewer terms:
 
 * exp: x = q ln2 + s (q the nearest integer to x / ln2, ln2 split in two parts so
