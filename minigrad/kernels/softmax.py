@@ -1,19 +1,25 @@
-"""softmax and log_softmax of float64 values, and their gradients, computed in the order
-and with the exp and log of PyTorch's CPU kernels (aten/src/ATen/native/cpu/
+"""softmax and log_softmax of float64 and float32 values, and their gradients, computed in
+the order and with the exp and log of PyTorch's CPU kernels (aten/src/ATen/native/cpu/
 SoftMaxKernel.cpp), so that the results agree with PyTorch's bit for bit.
 
-Three things fix the bits:
+Four things fix the bits:
 
-* exp and log: PyTorch's AVX2 and AVX-512 builds call SLEEF (`sleef.py`) on whole
-  vectors; its portable build, and the scalar tail loops of its kernels along other
-  dims, call the C library (`math.exp`, which numba compiles to a call of the C
-  library's exp). `use_sleef=False` is the portable build.
+* exp and log: PyTorch's AVX2 and AVX-512 builds call SLEEF (`sleef.py` for float64,
+  `sleef_float.py` for float32) on whole vectors; its portable build, and the scalar
+  tail loops of its kernels along other dims, call the C library (`math.exp`, which
+  numba compiles to a call of the C library's exp, or expf for a float32).
+  `use_sleef=False` is the portable build.
 * the order of the sums along the dim: the kernels along the LAST dim add a row in
-  `lanes` lanes (the doubles in one vector: 8 with AVX-512, else 4) and then add the
-  lanes in order; see `lane_sum`. The kernels along any other dim add each column
-  from top to bottom, one value at a time.
+  `lanes` lanes (the values in one vector: 64 bytes with AVX-512, else 32, so 8 or 4
+  doubles, 16 or 8 floats) and then add the lanes together; see `lane_sum`. The
+  kernels along any other dim add each column from top to bottom, one value at a time.
+* how the lanes are added together (`tree`): one after the other, except for float32
+  in the AVX2 and AVX-512 builds, which fold the vector in halves.
 * fused multiply-adds (`fused`): where PyTorch's AVX2 and AVX-512 builds compute
   `c - a * b` or `acc + a * b` with one rounding.
+
+Every kernel is compiled once per element type: its scalars are made with
+`x.dtype.type`, so float32 values are computed in float32 throughout.
 
 Every kernel works on a flat C-ordered array viewed as (outer, dim, inner), `inner`
 being 1 for the last dim; the `vector` masks say which columns PyTorch's kernels along
@@ -25,35 +31,65 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from numba import config, njit, types
+from numba.extending import overload
 
-from . import sleef
-from .fused import mul_add
+from . import sleef, sleef_float
+from .fused import fma, mul_add
 
 BLOCK_BYTES = 128 * 1024  # the column block the kernels along other dims work in
+
+
+# -- SLEEF's exp and log for the element type (float32 or float64) -------------------------
+
+
+def _sleef_exp(x):
+    """SLEEF's exp of a float32 or a float64 (in compiled code, the overload below)."""
+    return sleef_float.exp(x) if isinstance(x, np.float32) else sleef.exp(x)
+
+
+def _sleef_log(x):
+    """SLEEF's log of a float32 or a float64."""
+    return sleef_float.log(x) if isinstance(x, np.float32) else sleef.log(x)
+
+
+if not config.DISABLE_JIT:
+
+    @overload(_sleef_exp)
+    def _sleef_exp_typed(x):
+        if x == types.float32:
+            return lambda x: sleef_float.exp(x)
+        return lambda x: sleef.exp(x)
+
+    @overload(_sleef_log)
+    def _sleef_log_typed(x):
+        if x == types.float32:
+            return lambda x: sleef_float.log(x)
+        return lambda x: sleef.log(x)
 
 
 @njit(cache=True, nogil=True)
 def _exp(x, use_sleef):
     """exp(x): SLEEF's, or the C library's."""
-    return sleef.exp(x) if use_sleef else math.exp(x)
+    return _sleef_exp(x) if use_sleef else math.exp(x)
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _exp_shifted(x, out, start, n, top, use_sleef):
-    """out = exp(x - top) over one row (one loop per exp, so each can be vectorised)."""
+def _exp_all(v, out, use_sleef):
+    """out = exp(v), value by value, over whole flat arrays (one long loop per exp, so
+    that the compiler can vectorise it: rows are often shorter than a vector)."""
     if use_sleef:
-        for j in range(start, start + n):
-            out[j] = sleef.exp(x[j] - top)
+        for j in range(v.size):
+            out[j] = _sleef_exp(v[j])
     else:
-        for j in range(start, start + n):
-            out[j] = math.exp(x[j] - top)
+        for j in range(v.size):
+            out[j] = math.exp(v[j])
 
 
 @njit(cache=True, nogil=True)
 def _log(x, use_sleef):
     """log(x): SLEEF's, or the C library's."""
-    return sleef.log(x) if use_sleef else math.log(x)
+    return _sleef_log(x) if use_sleef else math.log(x)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -61,15 +97,34 @@ def _maximum(a, b):
     """PyTorch's vectorised maximum: NaN if either is NaN, else the larger (b when
     they are equal, so max(0.0, -0.0) is -0.0)."""
     if a != a or b != b:
-        return math.nan
+        return a + b  # (a NaN of their type)
     return a if a > b else b
 
 
 @njit(cache=True, nogil=True, inline="always")
-def lane_sum(v, start, n, acc):
+def _fold(acc, used, tree, is_max):
+    """The lanes acc[:used] combined into one value, as PyTorch's `vec_reduce_all`
+    does: lane 0 + lane 1 + lane 2 + ..., in that order; or, when `tree` (float32 in
+    the AVX2 and AVX-512 builds, a full vector), folded in halves: lane k + lane
+    k + lanes/2, then the same on the first half, down to one lane."""
+    if tree and used == acc.size:
+        half = used // 2
+        while half:
+            for k in range(half):
+                acc[k] = _maximum(acc[k], acc[k + half]) if is_max else acc[k] + acc[k + half]
+            half //= 2
+        return acc[0]
+    total = acc[0]
+    for k in range(1, used):
+        total = _maximum(total, acc[k]) if is_max else total + acc[k]
+    return total
+
+
+@njit(cache=True, nogil=True, inline="always")
+def lane_sum(v, start, n, acc, tree):
     """v[start:start+n] added as PyTorch's `vec::reduce_all` adds, in the lanes of
     `acc` (scratch space, one vector): with 4 lanes, lane k sums the values k, k+4,
-    k+8, ...; then lane 0 + lane 1 + lane 2 + lane 3, in that order."""
+    k+8, ...; then the lanes are added together (`_fold`)."""
     lanes = acc.size
     used = min(n, lanes)
     for k in range(used):
@@ -79,14 +134,11 @@ def lane_sum(v, start, n, acc):
         for k in range(min(lanes, end - first)):
             acc[k] += v[first + k]
         first += lanes
-    total = acc[0]
-    for k in range(1, used):
-        total += acc[k]
-    return total
+    return _fold(acc, used, tree, False)
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _lane_max(v, start, n, acc):
+def _lane_max(v, start, n, acc, tree):
     """The largest of v[start:start+n], found in lanes as `lane_sum` adds."""
     lanes = acc.size
     used = min(n, lanes)
@@ -97,42 +149,47 @@ def _lane_max(v, start, n, acc):
         for k in range(min(lanes, end - first)):
             acc[k] = _maximum(acc[k], v[first + k])
         first += lanes
-    best = acc[0]
-    for k in range(1, used):
-        best = _maximum(best, acc[k])
-    return best
+    return _fold(acc, used, tree, True)
 
 
 # -- along the last dim -----------------------------------------------------------------
 
 
 @njit(cache=True, nogil=True)
-def softmax_lastdim(x, out, rows, n, lanes, use_sleef):
+def softmax_lastdim(x, out, rows, n, lanes, use_sleef, tree):
     """exp(x - max) times the reciprocal of its sum, row by row."""
-    acc = np.empty(lanes)
+    acc = np.empty(lanes, x.dtype)
+    one = x.dtype.type(1)
+    for r in range(rows):  # out = x - max, then exp(out) in one loop
+        start = r * n
+        top = _lane_max(x, start, n, acc, tree)
+        for j in range(start, start + n):
+            out[j] = x[j] - top
+    _exp_all(out, out, use_sleef)
     for r in range(rows):
         start = r * n
-        top = _lane_max(x, start, n, acc)
-        _exp_shifted(x, out, start, n, top, use_sleef)
-        scale = 1.0 / lane_sum(out, start, n, acc)
+        scale = one / lane_sum(out, start, n, acc, tree)
         for j in range(start, start + n):
             out[j] *= scale
 
 
 @njit(cache=True, nogil=True)
-def log_softmax_lastdim(x, out, rows, n, lanes, use_sleef):
+def log_softmax_lastdim(x, out, rows, n, lanes, use_sleef, tree):
     """x - max - log(sum(exp(x - max))), row by row (the exps go through `out`; the
     logs of all the rows' sums are taken in one loop, as PyTorch takes them)."""
-    acc = np.empty(lanes)
-    tops, logs = np.empty(rows), np.empty(rows)
-    for r in range(rows):
+    acc = np.empty(lanes, x.dtype)
+    tops, logs = np.empty(rows, x.dtype), np.empty(rows, x.dtype)
+    for r in range(rows):  # out = x - max, then exp(out) in one loop
         start = r * n
-        tops[r] = _lane_max(x, start, n, acc)
-        _exp_shifted(x, out, start, n, tops[r], use_sleef)
-        logs[r] = lane_sum(out, start, n, acc)
+        tops[r] = _lane_max(x, start, n, acc, tree)
+        for j in range(start, start + n):
+            out[j] = x[j] - tops[r]
+    _exp_all(out, out, use_sleef)
+    for r in range(rows):
+        logs[r] = lane_sum(out, r * n, n, acc, tree)
     if use_sleef:
         for r in range(rows):
-            logs[r] = sleef.log(logs[r])
+            logs[r] = _sleef_log(logs[r])
     else:
         for r in range(rows):
             logs[r] = math.log(logs[r])
@@ -141,29 +198,50 @@ def log_softmax_lastdim(x, out, rows, n, lanes, use_sleef):
             out[j] = x[j] - tops[r] - logs[r]
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _lane_dot(g, y, start, n, acc, tree, fused_tail):
+    """sum(g * y) over g[start:start+n], y[start:start+n], as PyTorch's
+    `vec::map2_reduce_all` adds: in lanes, as `lane_sum`, each product rounded before
+    it is added; except that its float32 AVX2 and AVX-512 builds fuse the product and
+    the sum in the last, partial vector (`fused_tail`)."""
+    lanes = acc.size
+    used = min(n, lanes)
+    for k in range(used):
+        acc[k] = g[start + k] * y[start + k]
+    first, end = start + used, start + n
+    while first < end:
+        width = min(lanes, end - first)
+        for k in range(width):
+            acc[k] = mul_add(g[first + k], y[first + k], acc[k], fused_tail and width < lanes)
+        first += lanes
+    return _fold(acc, used, tree, False)
+
+
 @njit(cache=True, nogil=True)
-def softmax_backward_lastdim(g, y, out, rows, n, lanes):
-    """(g - sum(g * y)) * y, row by row (the products are rounded before they are
-    added: PyTorch's compiler does not fuse them here; they go through `out`)."""
-    acc = np.empty(lanes)
+def softmax_backward_lastdim(g, y, out, rows, n, lanes, tree, fused_tail):
+    """(g - sum(g * y)) * y, row by row (see `_lane_dot` for the sum)."""
+    acc = np.empty(lanes, out.dtype)
     for r in range(rows):
         start = r * n
-        for j in range(start, start + n):
-            out[j] = g[j] * y[j]
-        total = lane_sum(out, start, n, acc)
+        total = _lane_dot(g, y, start, n, acc, tree, fused_tail)
         for j in range(start, start + n):
             out[j] = (g[j] - total) * y[j]
 
 
 @njit(cache=True, nogil=True)
-def log_softmax_backward_lastdim(g, y, out, rows, n, lanes, use_sleef, fused):
+def log_softmax_backward_lastdim(g, y, out, rows, n, lanes, use_sleef, fused, tree):
     """g - exp(y) * sum(g), row by row."""
-    acc = np.empty(lanes)
+    acc = np.empty(lanes, g.dtype)
+    _exp_all(y, out, use_sleef)
     for r in range(rows):
         start = r * n
-        total = lane_sum(g, start, n, acc)
-        for j in range(start, start + n):
-            out[j] = mul_add(-_exp(y[j], use_sleef), total, g[j], fused)
+        total = lane_sum(g, start, n, acc, tree)
+        if fused:
+            for j in range(start, start + n):
+                out[j] = fma(-out[j], total, g[j])
+        else:
+            for j in range(start, start + n):
+                out[j] = g[j] - out[j] * total
 
 
 # -- along any other dim: each column (outer, :, inner) on its own ------------------------
@@ -194,12 +272,12 @@ def vector_columns(count, inner, lanes, threads):
 
 
 @njit(cache=True, nogil=True)
-def block_vector_columns(inner, dim_size, lanes):
+def block_vector_columns(inner, dim_size, lanes, itemsize):
     """Which inner positions PyTorch's log_softmax kernels along a non-last dim (forward
     and backward) compute `lanes` at a time: they cut the inner dim into blocks of
-    about 128 KB, and the last size % lanes positions of a block go through the
-    scalar tail."""
-    block = max(BLOCK_BYTES // dim_size // 8, lanes) // lanes * lanes
+    about 128 KB (of `itemsize`-byte values), and the last size % lanes positions of a
+    block go through the scalar tail."""
+    block = max(BLOCK_BYTES // dim_size // itemsize, lanes) // lanes * lanes
     vector = np.zeros(inner, np.bool_)
     for first in range(0, inner, block):
         size = min(block, inner - first)
@@ -217,7 +295,7 @@ def softmax_columns(x, out, outer, dim_size, inner, vector, use_sleef):
             top = x[base]
             for d in range(1, dim_size):
                 top = _maximum(top, x[base + d * inner])
-            total = 0.0
+            total = x.dtype.type(0)
             for d in range(dim_size):
                 e = _exp(x[base + d * inner] - top, vec)
                 out[base + d * inner] = e
@@ -233,11 +311,11 @@ def log_softmax_columns(x, out, outer, dim_size, inner, vector, use_sleef):
     for o in range(outer):
         for i in range(inner):
             base = o * dim_size * inner + i
-            top = -math.inf
+            top = x.dtype.type(-np.inf)
             for d in range(dim_size):
                 v = x[base + d * inner]
                 top = v if v > top else top
-            total = 0.0
+            total = x.dtype.type(0)
             for d in range(dim_size):
                 total += _exp(x[base + d * inner] - top, use_sleef and vector[i])
             log_total = _log(total, use_sleef)
@@ -251,7 +329,7 @@ def softmax_backward_columns(g, y, out, outer, dim_size, inner, fused):
     for o in range(outer):
         for i in range(inner):
             base = o * dim_size * inner + i
-            total = 0.0
+            total = out.dtype.type(0)
             for d in range(dim_size):
                 total = mul_add(g[base + d * inner], y[base + d * inner], total, fused)
             for d in range(dim_size):
@@ -266,7 +344,7 @@ def log_softmax_backward_columns(g, y, out, outer, dim_size, inner, vector, use_
     for o in range(outer):
         for i in range(inner):
             base = o * dim_size * inner + i
-            total = 0.0
+            total = out.dtype.type(0)
             for d in range(dim_size):
                 total += g[base + d * inner]
             for d in range(dim_size):

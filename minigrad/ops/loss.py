@@ -16,7 +16,7 @@ from ..arrays.summing import GRAIN_SIZE, add_up
 from ..autograd.graph import INPUT, Node, SavedTensor, bump_version
 from ..autograd.record import record, refuse_grad_for
 from ..kernels import elementwise as K
-from ..kernels import sleef
+from ..kernels import sleef, sleef_float
 from ..tensor import Size, Tensor
 from .arithmetic import sub
 from .declaration import declare
@@ -392,16 +392,18 @@ class BinaryCrossEntropyWithLogitsBackward0(_PairLoss):
 
 
 def sigmoid_data(x: np.ndarray) -> np.ndarray:
-    """1 / (1 + exp(-x)); float64 as PyTorch's sigmoid kernel computes it (SLEEF's exp
-    but for the last values of each thread's range, `kernels/sleef.py`)."""
-    if x.dtype != np.float64:
+    """1 / (1 + exp(-x)); float64 and float32 as PyTorch's sigmoid kernel computes them
+    (SLEEF's exp but for the last values of each thread's range, `kernels/sleef.py`,
+    `kernels/sleef_float.py`)."""
+    if x.dtype not in (np.float64, np.float32):
         with np.errstate(all="ignore"):
             return 1 / (1 + np.exp(-x))
     flat = np.ascontiguousarray(x).reshape(-1)
-    out = np.empty(x.shape)
+    out = np.empty(x.shape, x.dtype)
     parts = min(THREADS, -(-flat.size // GRAIN_SIZE)) if flat.size > GRAIN_SIZE else 1
-    sleef.sigmoid(flat, out.reshape(-1), 8 if CAPABILITY == "avx512" else 4, max(parts, 1),
-                  CAPABILITY != "default")
+    lanes = (64 if CAPABILITY == "avx512" else 32) // x.dtype.itemsize
+    kernels = sleef if x.dtype == np.float64 else sleef_float
+    kernels.sigmoid(flat, out.reshape(-1), lanes, max(parts, 1), CAPABILITY != "default")
     return out
 
 
@@ -417,12 +419,14 @@ def _log_sigmoid(x: np.ndarray) -> np.ndarray:
 
 
 def log_sigmoid_and_buffer(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """log_sigmoid(x) and exp(-|x|), PyTorch's `buffer`: float64 with the exp and log1p
-    of PyTorch's kernel (`kernels/sleef.py`, bit for bit), float32 with numpy's."""
-    if x.dtype == np.float64:
+    """log_sigmoid(x) and exp(-|x|), PyTorch's `buffer`: float64 and float32 with the exp
+    and log1p of PyTorch's kernel (`kernels/sleef.py`, `kernels/sleef_float.py`, bit for
+    bit), other types with numpy's."""
+    if x.dtype in (np.float64, np.float32):
         flat = np.ascontiguousarray(x).reshape(-1)
-        out, buffer = np.empty(x.shape), np.empty(x.shape)
-        sleef.log_sigmoid(flat, out.reshape(-1), buffer.reshape(-1), CAPABILITY != "default")
+        out, buffer = np.empty(x.shape, x.dtype), np.empty(x.shape, x.dtype)
+        kernels = sleef if x.dtype == np.float64 else sleef_float
+        kernels.log_sigmoid(flat, out.reshape(-1), buffer.reshape(-1), CAPABILITY != "default")
         return out, buffer
     with np.errstate(all="ignore"):
         z = np.exp(-np.abs(x))

@@ -5,13 +5,14 @@ overflows), and both save their OUTPUT: the gradient of softmax is written with
 softmax itself, `y * (grad - sum(grad * y))`, and that of log_softmax with
 `exp(y)`, so neither needs the input again.
 
-float64 values go through `kernels/softmax.py`, which computes them as PyTorch's CPU
-kernels do (their exp and log, their order of addition), so they agree to the last
-bit; float32 values go through numpy.
+float64 and float32 values go through `kernels/softmax.py`, which computes them as
+PyTorch's CPU kernels do (their exp and log, their order of addition), so they agree
+to the last bit; other float types (float16, bfloat16) go through numpy.
 """
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
@@ -32,17 +33,25 @@ from .tangent_formulas import Tangent
 VALUE = "value"
 
 
-# How this machine's PyTorch computes float64 softmax: vectors of 8 doubles on AVX-512
-# (4 otherwise), SLEEF's exp and log unless it runs its portable kernels, and fused
-# multiply-adds where the compiler fused them (see `minigrad/_cpu.py`).
-LANES = 8 if CAPABILITY == "avx512" else 4
+# How this machine's PyTorch computes softmax: vectors of 64 bytes on AVX-512 (32
+# otherwise), SLEEF's exp and log unless it runs its portable kernels, fused
+# multiply-adds where the compiler fused them (see `minigrad/_cpu.py`), and a float32
+# vector's lanes added together in halves, not in order, by its AVX2 and AVX-512 builds.
+VECTOR_BYTES = 64 if CAPABILITY == "avx512" else 32
 SLEEF = CAPABILITY != "default"
+EXACT = (np.dtype(np.float64), np.dtype(np.float32))
+
+
+def _vector(dtype: np.dtype) -> tuple[int, bool]:
+    """The lanes in one of PyTorch's vectors of `dtype`, and whether they are added
+    together in halves (`tree`)."""
+    return VECTOR_BYTES // dtype.itemsize, SLEEF and dtype == np.float32
 
 
 def _layout(a: np.ndarray, d: int) -> tuple[np.ndarray, int, int, int]:
     """`a` as one flat C-ordered array, and its shape as (outer, dim, inner) around d."""
     flat = np.ascontiguousarray(a).reshape(-1)
-    return flat, int(np.prod(a.shape[:d])), a.shape[d], int(np.prod(a.shape[d + 1:]))
+    return flat, math.prod(a.shape[:d]), a.shape[d], math.prod(a.shape[d + 1:])
 
 
 def _shifted(x: np.ndarray, d: int) -> np.ndarray:
@@ -54,13 +63,14 @@ def _shifted(x: np.ndarray, d: int) -> np.ndarray:
 def _softmax_data(x: np.ndarray, d: int) -> np.ndarray:
     """PyTorch's CPU kernels: along the last dim they multiply by the reciprocal of
     the sum; along any other dim they divide by the sum."""
-    if x.dtype == np.float64:
+    if x.dtype in EXACT:
         flat, outer, n, inner = _layout(x, d)
-        out = np.empty(x.shape)  # (an array of its own: a view would be copied later)
+        lanes, tree = _vector(x.dtype)
+        out = np.empty(x.shape, x.dtype)  # (its own array: a view would be copied later)
         if d == x.ndim - 1:
-            kernels.softmax_lastdim(flat, out.reshape(-1), outer, n, LANES, SLEEF)
+            kernels.softmax_lastdim(flat, out.reshape(-1), outer, n, lanes, SLEEF, tree)
         else:
-            vector = kernels.vector_columns(outer * inner, inner, LANES, THREADS)
+            vector = kernels.vector_columns(outer * inner, inner, lanes, THREADS)
             kernels.softmax_columns(flat, out.reshape(-1), outer, n, inner, vector, SLEEF)
         return out
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
@@ -74,13 +84,14 @@ def _softmax_data(x: np.ndarray, d: int) -> np.ndarray:
 def _log_softmax_data(x: np.ndarray, d: int) -> np.ndarray:
     """x - max - log(sum(exp(x - max))), in that order (PyTorch keeps it: adding the
     max to the log first loses digits when the inputs are large and close)."""
-    if x.dtype == np.float64:
+    if x.dtype in EXACT:
         flat, outer, n, inner = _layout(x, d)
-        out = np.empty(x.shape)
+        lanes, tree = _vector(x.dtype)
+        out = np.empty(x.shape, x.dtype)
         if d == x.ndim - 1:
-            kernels.log_softmax_lastdim(flat, out.reshape(-1), outer, n, LANES, SLEEF)
+            kernels.log_softmax_lastdim(flat, out.reshape(-1), outer, n, lanes, SLEEF, tree)
         else:
-            vector = kernels.block_vector_columns(inner, n, LANES)
+            vector = kernels.block_vector_columns(inner, n, lanes, x.dtype.itemsize)
             kernels.log_softmax_columns(flat, out.reshape(-1), outer, n, inner, vector, SLEEF)
         return out
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
@@ -170,12 +181,19 @@ def _softmax_grad(g: np.ndarray, y: np.ndarray, d: int) -> np.ndarray:
     first, the same product; its sum there fuses each multiply-add)."""
     if d is None:  # (a 0-d tensor: its one value is the dim)
         return _softmax_grad(np.reshape(g, 1), y.reshape(1), 0).reshape(())
-    if y.dtype == np.float64 and g.dtype == np.float64 and y.size:
-        g_flat, outer, n, inner = _layout(np.broadcast_to(g, y.shape), d)
+    if y.dtype in EXACT and g.dtype == y.dtype and y.size:
+        g_flat, outer, n, inner = _layout(g if g.shape == y.shape else
+                                          np.broadcast_to(g, y.shape), d)
         y_flat = _layout(y, d)[0]
-        out = np.empty(y.shape)
+        lanes, tree = _vector(y.dtype)
+        out = np.empty(y.shape, y.dtype)
         if d == y.ndim - 1:
-            kernels.softmax_backward_lastdim(g_flat, y_flat, out.reshape(-1), outer, n, LANES)
+            # float32 in the AVX builds: its sum's partial last vector is fused when the
+            # kernel runs on the calling thread (one row, or one thread), not when
+            # at::parallel_for hands the rows to its threads (compiled apart)
+            fused_tail = tree and (outer == 1 or THREADS == 1)
+            kernels.softmax_backward_lastdim(g_flat, y_flat, out.reshape(-1), outer, n, lanes,
+                                             tree, fused_tail)
         else:
             kernels.softmax_backward_columns(g_flat, y_flat, out.reshape(-1), outer, n, inner,
                                              FUSED_MULTIPLY_ADD)
@@ -188,15 +206,17 @@ def _log_softmax_grad(g: np.ndarray, y: np.ndarray, d: int) -> np.ndarray:
     """g - exp(y) * sum(g) along d."""
     if d is None:  # (a 0-d tensor: its one value is the dim)
         return _log_softmax_grad(np.reshape(g, 1), y.reshape(1), 0).reshape(())
-    if y.dtype == np.float64 and g.dtype == np.float64 and y.size:
-        g_flat, outer, n, inner = _layout(np.broadcast_to(g, y.shape), d)
+    if y.dtype in EXACT and g.dtype == y.dtype and y.size:
+        g_flat, outer, n, inner = _layout(g if g.shape == y.shape else
+                                          np.broadcast_to(g, y.shape), d)
         y_flat = _layout(y, d)[0]
-        out = np.empty(y.shape)
+        lanes, tree = _vector(y.dtype)
+        out = np.empty(y.shape, y.dtype)
         if d == y.ndim - 1:
             kernels.log_softmax_backward_lastdim(g_flat, y_flat, out.reshape(-1), outer, n,
-                                                 LANES, SLEEF, FUSED_MULTIPLY_ADD)
+                                                 lanes, SLEEF, FUSED_MULTIPLY_ADD, tree)
         else:
-            vector = kernels.block_vector_columns(inner, n, LANES)
+            vector = kernels.block_vector_columns(inner, n, lanes, y.dtype.itemsize)
             kernels.log_softmax_backward_columns(g_flat, y_flat, out.reshape(-1), outer, n,
                                                  inner, vector, SLEEF, FUSED_MULTIPLY_ADD)
         return out

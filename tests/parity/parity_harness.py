@@ -45,6 +45,8 @@ RTOL = {"float32": 1e-5, "float64": 1e-10}
 # for the ops whose float64 results are PyTorch's bit for bit (softmax and the losses
 # built on it): float64 values compared exactly, the others within RTOL
 EXACT_FLOAT64 = {"float64": (0.0, 0.0)}
+# ... and for those whose float32 results are PyTorch's bit for bit too
+EXACT_FLOATS = {"float64": (0.0, 0.0), "float32": (0.0, 0.0)}
 
 
 # -- messages ----------------------------------------------------------------------------

@@ -1,8 +1,9 @@
-"""float64 softmax, log_softmax, cross_entropy and binary_cross_entropy_with_logits agree
-with PyTorch's bit for bit, forward and backward (minigrad/kernels/sleef.py,
-minigrad/kernels/softmax.py): along the last and other dims, rows of every length
-around the vector widths, large and threaded shapes, edge values (huge, tiny,
-subnormal, infinite, NaN); and the SLEEF kernels themselves on millions of values.
+"""float64 and float32 softmax, log_softmax, cross_entropy and
+binary_cross_entropy_with_logits agree with PyTorch's bit for bit, forward and backward
+(minigrad/kernels/sleef.py, sleef_float.py, softmax.py): along the last and other dims,
+rows of every length around the vector widths, large and threaded shapes, edge values
+(huge, tiny, subnormal, infinite, NaN); and the SLEEF kernels themselves on millions of
+values.
 Compared as bits (NaN only with NaN), not within a tolerance; the results depend on
 the kernels PyTorch picks, so `test_parity_other_capabilities.py` runs this file again
 under each lower ATEN_CPU_CAPABILITY.
@@ -16,9 +17,10 @@ from numba import njit
 
 import minigrad
 from minigrad._cpu import CAPABILITY
-from minigrad.kernels import sleef
+from minigrad.kernels import sleef, sleef_float
 
 F = minigrad.nn.functional
+DTYPES = ["float64", "float32"]
 
 
 def _same(mine, theirs) -> bool:
@@ -36,9 +38,10 @@ SHAPES = ([(1, n) for n in range(1, 71)] + [(3, n) for n in (1, 4, 7, 8, 9, 16, 
           + [(9, 1), (5000, 7), (40, 30, 31), (3, 40, 900), (2, 3000, 5), (1, 70000)])
 
 
-def _both(torch, shape, dim, scale, seed, log):
+def _both(torch, shape, dim, scale, seed, log, dtype="float64"):
     rng = np.random.default_rng(seed)
     x, g = rng.normal(0.0, scale, shape), rng.normal(0.0, 1.0, shape)
+    x, g = x.astype(dtype), g.astype(dtype)
     name = "log_softmax" if log else "softmax"
     xt = torch.tensor(x, requires_grad=True)
     yt = getattr(torch, name)(xt, dim)
@@ -49,13 +52,14 @@ def _both(torch, shape, dim, scale, seed, log):
     return (ym.detach().numpy(), yt.detach().numpy()), (xm.grad.numpy(), xt.grad.numpy())
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
 @pytest.mark.parametrize("scale", [1.0, 30.0, 1e-3])
-def test_softmax_bits_every_dim(torch, log, scale):
+def test_softmax_bits_every_dim(torch, log, scale, dtype):
     bad = []
     for k, shape in enumerate(SHAPES):
         for dim in range(len(shape)):
-            (y, yt), (gx, gt) = _both(torch, shape, dim, scale, k, log)
+            (y, yt), (gx, gt) = _both(torch, shape, dim, scale, k, log, dtype)
             if not (_same(y, yt) and _same(gx, gt)):
                 bad.append((shape, dim))
     assert not bad, bad[:10]
@@ -65,20 +69,30 @@ EDGES = [0.0, -0.0, 1e-320, -1e-310, 1e-300, 700.0, -700.0, 745.0, -745.0, 1e300
          float("inf"), float("-inf"), float("nan"), 1.0, 2.0]
 
 
+EDGES32 = [0.0, -0.0, 1e-45, -1e-40, 1e-30, 80.0, -80.0, 88.8, -88.0, 104.0, -104.0, 3e38,
+           -3e38, float("inf"), float("-inf"), float("nan"), 1.0, 2.0]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
-def test_softmax_bits_edge_values(torch, log):
+def test_softmax_bits_edge_values(torch, log, dtype):
     rng = np.random.default_rng(5)
-    for n in (1, 2, 3, 5, 9, 17):
-        x = rng.choice(EDGES, size=(200, n))
+    for n in (1, 2, 3, 5, 9, 17, 33):
+        x = rng.choice(EDGES if dtype == "float64" else EDGES32, size=(200, n)).astype(dtype)
+        g = rng.normal(0, 1, x.shape).astype(dtype)
         for dim in (0, 1):
             name = "log_softmax" if log else "softmax"
-            yt = getattr(torch, name)(torch.tensor(x), dim).numpy()
-            ym = getattr(minigrad, name)(minigrad.tensor(x), dim).numpy()
-            assert _same(ym, yt), (n, dim)
+            xt, xm = torch.tensor(x, requires_grad=True), minigrad.tensor(x, requires_grad=True)
+            yt, ym = getattr(torch, name)(xt, dim), getattr(minigrad, name)(xm, dim)
+            yt.backward(torch.tensor(g))
+            ym.backward(minigrad.tensor(g))
+            assert _same(ym.detach().numpy(), yt.detach().numpy()), (n, dim)
+            assert _same(xm.grad.numpy(), xt.grad.numpy()), (n, dim)
 
 
-def test_softmax_methods_and_modules_bits(torch):
-    x = np.random.default_rng(2).normal(0, 3, (6, 13))
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_softmax_methods_and_modules_bits(torch, dtype):
+    x = np.random.default_rng(2).normal(0, 3, (6, 13)).astype(dtype)
     xt, xm = torch.tensor(x), minigrad.tensor(x)
     pairs = [(xm.softmax(1), xt.softmax(1)), (xm.log_softmax(0), xt.log_softmax(0)),
              (F.softmax(xm, dim=-1), torch.nn.functional.softmax(xt, dim=-1)),
@@ -89,42 +103,49 @@ def test_softmax_methods_and_modules_bits(torch):
         assert _same(mine.detach().numpy(), theirs.detach().numpy())
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("case", ["indices", "weight", "smoothing", "probabilities",
-                                  "probabilities-smoothing", "sum"])
-def test_cross_entropy_bits(torch, case):
+                                  "probabilities-smoothing", "sum", "none", "ignore",
+                                  "weight-smoothing"])
+def test_cross_entropy_bits(torch, case, dtype):
     rng = np.random.default_rng(len(case))
-    for batch, classes in ((1, 3), (7, 5), (64, 10), (33, 17), (300, 9)):
+    for batch, classes in ((1, 3), (7, 5), (64, 10), (33, 17), (300, 9), (128, 100)):
         shape = (batch, classes)
-        x = rng.normal(0, 4, shape)
+        x = rng.normal(0, 4, shape).astype(dtype)
         if case.startswith("probabilities"):
             p = rng.uniform(0, 1, shape)
-            target = p / p.sum(axis=1, keepdims=True)
+            target = (p / p.sum(axis=1, keepdims=True)).astype(dtype)
         else:
             target = rng.integers(0, classes, batch)
         kwargs = {"label_smoothing": 0.1} if "smoothing" in case else {}
-        if case == "weight":
-            kwargs["weight"] = rng.uniform(0.5, 2, classes)
-        if case == "sum":
-            kwargs["reduction"] = "sum"
+        if "weight" in case:
+            kwargs["weight"] = rng.uniform(0.5, 2, classes).astype(dtype)
+        if case in ("sum", "none"):
+            kwargs["reduction"] = case
+        if case == "ignore":
+            kwargs["ignore_index"] = 1
+        g = rng.normal(0, 1, batch).astype(dtype) if case == "none" else None
         results = []
         for lib, fn in ((torch, torch.nn.functional.cross_entropy), (minigrad, F.cross_entropy)):
             xx = lib.tensor(x, requires_grad=True)
             kw = {k: lib.tensor(v) if k == "weight" else v for k, v in kwargs.items()}
             loss = fn(xx, lib.tensor(target), **kw)
-            loss.backward()
+            loss.backward(None if g is None else lib.tensor(g))
             results.append((loss.detach().numpy(), xx.grad.numpy()))
         (lt, gt), (lm, gm) = results
         assert _same(lm, lt) and _same(gm, gt), (case, batch, classes)
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
 @pytest.mark.parametrize("extra", ["plain", "pos_weight", "weight", "both"])
-def test_bce_with_logits_bits(torch, reduction, extra):
+def test_bce_with_logits_bits(torch, reduction, extra, dtype):
     rng = np.random.default_rng(3)
-    for n in list(range(1, 40)) + [100, 1000, 40000]:
-        x, t = rng.normal(0, 5, (n,)), rng.uniform(0, 1, (n,))
-        pw, w = rng.uniform(0.5, 2, (n,)), rng.uniform(0.5, 2, (n,))
-        g = rng.normal(0, 1, (n,) if reduction == "none" else ())
+    for n in list(range(1, 40)) + [100, 1000, 40000, 70001]:
+        x, t = rng.normal(0, 5, (n,)).astype(dtype), rng.uniform(0, 1, (n,)).astype(dtype)
+        pw = rng.uniform(0.5, 2, (n,)).astype(dtype)
+        w = rng.uniform(0.5, 2, (n,)).astype(dtype)
+        g = rng.normal(0, 1, (n,) if reduction == "none" else ()).astype(dtype)
         results = []
         for lib in (torch, minigrad):
             xx, tt = lib.tensor(x, requires_grad=True), lib.tensor(t, requires_grad=True)
@@ -134,7 +155,7 @@ def test_bce_with_logits_bits(torch, reduction, extra):
             if extra in ("weight", "both"):
                 kw["weight"] = lib.tensor(w)
             loss = lib.nn.functional.binary_cross_entropy_with_logits(xx, tt, **kw)
-            loss.backward(lib.tensor(g, dtype=lib.float64))
+            loss.backward(lib.tensor(g))
             results.append((loss.detach().numpy(), xx.grad.numpy(), tt.grad.numpy()))
         for theirs, mine in zip(*results):
             assert _same(mine, theirs), (n, reduction, extra)
@@ -199,3 +220,68 @@ def test_sleef_kernels_special_values():
     # within 1 ulp of the C library's (correctly rounded, nearly always) results
     v = np.random.default_rng(1).uniform(-700, 700, 100_000)
     assert np.max(np.abs(_map(0, v) - np.exp(v)) / np.spacing(np.exp(v))) <= 1
+
+
+# -- the float32 SLEEF kernels ---------------------------------------------------------------
+
+
+def _many_floats() -> np.ndarray:
+    rng = np.random.default_rng(0)
+    n = 300_000
+    return np.concatenate([
+        rng.uniform(-110, 90, n), rng.normal(0, 3, n), rng.normal(0, 1e-4, n),
+        np.exp(rng.uniform(-103, 88, n)), -np.exp(rng.uniform(-103, 88, n)),
+        np.array(EDGES32 + [1.4e-45, -1.4e-45, 88.72, 88.73, -87.3, -103.9, -104.1, 1e38,
+                            2e38, 3.4e38, 2.0**-126, 2.0**-127])]).astype(np.float32)
+
+
+def test_sleef_float_exp_and_log1p_against_torch(torch):
+    """As for float64: float32 log_sigmoid keeps SLEEF's expf(-|x|) as its buffer and
+    subtracts SLEEF's log1pf of it (the C library's in PyTorch's portable build)."""
+    x = _many_floats()
+    out_t, buffer_t = torch.ops.aten.log_sigmoid_forward(torch.tensor(x))
+    out, buffer = np.empty_like(x), np.empty_like(x)
+    sleef_float.log_sigmoid(x, out, buffer, CAPABILITY != "default")
+    assert _same(buffer, buffer_t.numpy())
+    assert _same(out, out_t.numpy())
+
+
+def test_sleef_float_log_through_log_softmax(torch):
+    """SLEEF's logf, seen through float32 log_softmax of rows [0, a]."""
+    rng = np.random.default_rng(4)
+    a = rng.uniform(-30, 30, 300_000)
+    x = np.stack([np.zeros_like(a), a], axis=1).astype(np.float32)
+    mine = minigrad.log_softmax(minigrad.tensor(x), 1).numpy()
+    assert _same(mine, torch.log_softmax(torch.tensor(x), 1).numpy())
+
+
+@njit(cache=True)
+def _map_float(kind, x):
+    out = np.empty_like(x)
+    for i in range(x.size):
+        out[i] = sleef_float.exp(x[i]) if kind == 0 else sleef_float.log(x[i]) if kind == 1 \
+            else sleef_float.log1p(x[i])
+    return out
+
+
+def test_sleef_float_kernels_special_values():
+    inf, nan = np.float32(np.inf), np.float32(np.nan)
+    x = np.array([inf, -inf, nan, 0.0, -0.0, 100.5, -104.5], np.float32)
+    np.testing.assert_array_equal(_map_float(0, x), [inf, 0.0, nan, 1.0, 1.0, inf, 0.0])
+    x = np.array([inf, -1.0, nan, 0.0, -0.0, 1.0, 1e-45], np.float32)
+    got = _map_float(1, x)
+    assert got.dtype == np.float32
+    np.testing.assert_array_equal(got[:6], [inf, nan, nan, -inf, -inf, 0.0])
+    assert got[6] == np.float32(np.log(np.float64(x[6])))  # (a subnormal: 2**-149)
+    x = np.array([inf, -2.0, nan, -1.0, -0.0, 0.0, 2e38], np.float32)
+    got = _map_float(2, x)
+    np.testing.assert_array_equal(got[:6], [inf, nan, nan, -inf, -0.0, 0.0])
+    assert np.signbit(got[4]) and not np.signbit(got[5])
+    # within 1 ulp of the correctly rounded results
+    v = np.random.default_rng(1).uniform(-87, 88, 100_000).astype(np.float32)
+    exact = np.exp(v.astype(np.float64))
+    assert np.max(np.abs(_map_float(0, v) - exact) / np.spacing(exact.astype(np.float32))) <= 1
+    w = np.exp(np.random.default_rng(2).uniform(-100, 88, 100_000)).astype(np.float32)
+    exact = np.log(w.astype(np.float64))
+    assert np.max(np.abs(_map_float(1, w) - exact)
+                  / np.spacing(np.abs(exact).astype(np.float32))) <= 1
