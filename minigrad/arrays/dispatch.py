@@ -9,11 +9,14 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from .._cpu import CAPABILITY, THREADS
 from .._dtype import float64
 from ..kernels import elementwise as K
+from ..kernels import sleef, sleef_float
 from .broadcasting import _row_of, broadcast_shape
 from .layout import empty_in_order, flat, fresh_result, layout_matters, result_order
 from .scalars import scalar_of
+from .summing import GRAIN_SIZE
 
 # Arrays at least this long are split across the cores (the kernels release the
 # GIL); below it, starting threads would cost more than it saves.
@@ -97,14 +100,22 @@ def quietly(ufunc):
     return run
 
 
-def sigmoid_in_passes(x: np.ndarray, out: np.ndarray) -> None:
-    """1 / (1 + exp(-x)) as four vectorised passes over `out`. Where exp(-x)
-    overflows to inf the result is the right 0, so no branch is needed."""
-    with np.errstate(all="ignore"):
-        np.negative(x, out=out)
-        np.exp(out, out=out)
-        np.add(out, 1, out=out)
-        np.reciprocal(out, out=out)
+def sigmoid_as_pytorch(x: np.ndarray, out: np.ndarray) -> None:
+    """1 / (1 + exp(-x)) from flat float32 or float64 `x` into flat `out`, bit for bit
+    as PyTorch's sigmoid kernel computes it: SLEEF's exp two vectors at a time, the C
+    library's for the last few values of each thread's share of the array (see
+    `kernels/sleef.py`). So the whole array is one call, split as PyTorch splits it
+    (`WHOLE_ARRAY`)."""
+    n = x.size
+    parts = min(THREADS, -(-n // GRAIN_SIZE)) if n > GRAIN_SIZE else 1
+    lanes = (64 if CAPABILITY == "avx512" else 32) // x.itemsize
+    kernels = sleef if x.dtype == np.float64 else sleef_float
+    kernels.sigmoid(x, out, lanes, parts, CAPABILITY != "default")
+
+
+# Kernels whose results depend on how PyTorch splits an array between its threads
+# (they split it the same way themselves): never cut into per-core slices.
+WHOLE_ARRAY = {sigmoid_as_pytorch}
 
 
 def sin_backward_in_passes(grad: np.ndarray, x: np.ndarray, out: np.ndarray) -> None:
@@ -145,7 +156,7 @@ def unary_into(kernel, x: np.ndarray, out: np.ndarray) -> None:
     n = out.size
     if n >= VECTORISED_MIN:
         kernel = VECTORISED.get(kernel, kernel)
-    if n < PARALLEL_MIN:  # small: call the kernel directly (no packing of args)
+    if n < PARALLEL_MIN or kernel in WHOLE_ARRAY:  # small: call the kernel directly
         kernel(x, out)
     else:
         run_kernel(kernel, x, out)

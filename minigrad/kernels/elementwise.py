@@ -260,18 +260,6 @@ def tanh(x, out):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def sigmoid(x, out):
-    for i in range(out.size):
-        v = x[i]
-        # Two branches, so exp never overflows.
-        if v >= 0:
-            out[i] = 1.0 / (1.0 + math.exp(-v))
-        else:
-            z = math.exp(v)
-            out[i] = z / (1.0 + z)
-
-
-@njit(cache=True, nogil=True, error_model="numpy")
 def relu(x, out):
     """0 where x < 0, else x itself: NaN stays NaN and -0.0 stays -0.0, as in PyTorch."""
     for i in range(out.size):

@@ -8,11 +8,11 @@ import warnings
 
 import numpy as np
 
-from .._cpu import CAPABILITY, THREADS
+from .._cpu import CAPABILITY
 from .._dtype import result_type
 from ..arrays.broadcasting import broadcast_shape
-from ..arrays.dispatch import binary, unary
-from ..arrays.summing import GRAIN_SIZE, add_up
+from ..arrays.dispatch import binary, sigmoid_as_pytorch, unary
+from ..arrays.summing import add_up
 from ..autograd.graph import INPUT, Node, SavedTensor, bump_version
 from ..autograd.record import record, refuse_grad_for
 from ..kernels import elementwise as K
@@ -398,12 +398,8 @@ def sigmoid_data(x: np.ndarray) -> np.ndarray:
     if x.dtype not in (np.float64, np.float32):
         with np.errstate(all="ignore"):
             return 1 / (1 + np.exp(-x))
-    flat = np.ascontiguousarray(x).reshape(-1)
     out = np.empty(x.shape, x.dtype)
-    parts = min(THREADS, -(-flat.size // GRAIN_SIZE)) if flat.size > GRAIN_SIZE else 1
-    lanes = (64 if CAPABILITY == "avx512" else 32) // x.dtype.itemsize
-    kernels = sleef if x.dtype == np.float64 else sleef_float
-    kernels.sigmoid(flat, out.reshape(-1), lanes, max(parts, 1), CAPABILITY != "default")
+    sigmoid_as_pytorch(np.ascontiguousarray(x).reshape(-1), out.reshape(-1))
     return out
 
 

@@ -1,5 +1,6 @@
-"""float64 and float32 softmax, log_softmax, cross_entropy and
-binary_cross_entropy_with_logits agree with PyTorch's bit for bit, forward and backward
+"""float64 and float32 softmax, log_softmax, cross_entropy,
+binary_cross_entropy_with_logits and sigmoid agree with PyTorch's bit for bit, forward
+and backward
 (minigrad/kernels/sleef.py, sleef_float.py, softmax.py): along the last and other dims,
 rows of every length around the vector widths, large and threaded shapes, edge values
 (huge, tiny, subnormal, infinite, NaN); and the SLEEF kernels themselves on millions of
@@ -285,3 +286,33 @@ def test_sleef_float_kernels_special_values():
     exact = np.log(w.astype(np.float64))
     assert np.max(np.abs(_map_float(1, w) - exact)
                   / np.spacing(np.abs(exact).astype(np.float32))) <= 1
+
+
+SIGMOID_SIZES = [*range(1, 70), 4095, 4096, 4097, 32768, 32769, 70001, 300001]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_sigmoid_bits(torch, dtype):
+    """`sigmoid` (and `sigmoid_`, and a transposed input) is PyTorch's bit for bit:
+    SLEEF's exp two vectors at a time, the C library's for the last values of each
+    thread's share, whatever the length; and its gradient, from the output, too."""
+    rng = np.random.default_rng(7)
+    bad = []
+    for n in SIGMOID_SIZES:
+        x = (rng.standard_normal(n) * 12).astype(dtype)
+        x[: min(n, 6)] = np.array([0.0, -0.0, 100.0, -100.0, np.inf, np.nan])[: min(n, 6)]
+        xm, xt = minigrad.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+        ym, yt = xm.sigmoid(), xt.sigmoid()
+        ym.backward(minigrad.ones_like(ym))
+        yt.backward(torch.ones_like(yt))
+        if not (_same(ym.detach().numpy(), yt.detach().numpy())
+                and _same(xm.grad.numpy(), xt.grad.numpy())):
+            bad.append(n)
+    m = (rng.standard_normal((37, 70)) * 5).astype(dtype)
+    inplace = minigrad.tensor(m)
+    inplace.sigmoid_()
+    if not _same(inplace.numpy(), torch.tensor(m).sigmoid().numpy()):
+        bad.append("sigmoid_")
+    if not _same(minigrad.tensor(m).t().sigmoid().numpy(), torch.tensor(m).t().sigmoid().numpy()):
+        bad.append("transposed")
+    assert not bad, bad
