@@ -13,7 +13,9 @@ import secrets
 import numpy as np
 
 from ._cpu import CAPABILITY, FUSED_MULTIPLY_ADD
-from .kernels import random as _k
+from .kernels import on_demand
+
+_k = on_demand("random")  # (the generators' kernels, loaded at the first draw)
 
 # PyTorch's float32 normal sampler for 16 or more values takes log, sin and cos from
 # vectorised approximations in its AVX2 kernels, from the C library in its portable

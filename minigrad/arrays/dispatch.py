@@ -12,11 +12,14 @@ import numpy as np
 from .._cpu import CAPABILITY, THREADS
 from .._dtype import float64
 from ..kernels import elementwise as K
-from ..kernels import sleef, sleef_float
+from ..kernels import on_demand
 from .broadcasting import _row_of, broadcast_shape
 from .layout import empty_in_order, flat, fresh_result, layout_matters, result_order
 from .scalars import scalar_of
 from .summing import GRAIN_SIZE
+
+# SLEEF's kernels, loaded when first used (see `on_demand`)
+sleef, sleef_float = on_demand("sleef"), on_demand("sleef_float")
 
 # Arrays at least this long are split across the cores (the kernels release the
 # GIL); below it, starting threads would cost more than it saves.

@@ -16,6 +16,26 @@ more), and the backward passes of `sin` and `cos`, use numpy's vectorised ufuncs
 several times slower.
 """
 
+import importlib.util
+import sys
+from types import ModuleType
+
 from . import elementwise, optim, reductions
 
-__all__ = ["elementwise", "optim", "reductions"]
+__all__ = ["elementwise", "on_demand", "optim", "reductions"]
+
+
+def on_demand(name: str) -> ModuleType:
+    """Kernel module `name` ("softmax", "sleef", ...), loaded when one of its kernels
+    is first used rather than at `import minigrad`: most programs never call them, and
+    making their numba dispatchers would add milliseconds to every start."""
+    full = f"{__name__}.{name}"
+    module = sys.modules.get(full)
+    if module is None:
+        spec = importlib.util.find_spec(full)
+        spec.loader = importlib.util.LazyLoader(spec.loader)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[full] = module
+        spec.loader.exec_module(module)
+        setattr(sys.modules[__name__], name, module)
+    return module

@@ -8,7 +8,6 @@ machine's PyTorch does.
 """
 
 import math
-from fractions import Fraction
 
 from numba import config, njit
 from numba.extending import intrinsic
@@ -26,6 +25,7 @@ if not config.DISABLE_JIT:
         return sig, codegen
 
 else:  # the kernels run as plain Python (NUMBA_DISABLE_JIT=1, to step through them)
+    from fractions import Fraction
 
     def fma(a, b, c):
         """a * b + c computed exactly with fractions, then rounded (to float64, and

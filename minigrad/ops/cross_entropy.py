@@ -16,7 +16,7 @@ from .._args import type_name
 from ..arrays.scalars import u64
 from ..autograd.graph import INPUT, Node, SavedTensor, bump_version
 from ..autograd.record import record, refuse_grad_for
-from ..kernels.losses import nll_sums
+from ..kernels import on_demand
 from ..tensor import Tensor
 from . import views
 from .arithmetic import add, div, mul, neg
@@ -28,6 +28,8 @@ from .reductions import sum as sum_
 from .scalar_overloads import add_scalar, div_scalar, mul_scalar
 from .softmax import log_softmax
 from .tangent_formulas import Tangent
+
+losses = on_demand("losses")  # (loaded at the first nll_loss: see `on_demand`)
 
 VALUE = "value"
 
@@ -173,7 +175,7 @@ def _nll(x: Tensor, target: Tensor, weight: Tensor | None, reduction: str,
         out_data = np.array(np.nan if reduction == "mean" else 0, dt)
         total = np.array(0, dt)
     else:
-        loss, total_weight = nll_sums(np.ascontiguousarray(data), targets, w,
+        loss, total_weight = losses.nll_sums(np.ascontiguousarray(data), targets, w,
                                       weight is not None, ignore_index)
         loss, total = np.array(loss, dt), np.array(total_weight, dt)
         if reduction != "mean":

@@ -27,7 +27,9 @@ Three details make the recorded graph PyTorch's, node for node:
 from __future__ import annotations
 
 import ast
+import keyword
 import math
+import re
 import sys
 from collections.abc import Callable
 
@@ -156,6 +158,21 @@ def _as_scalar(operand: ast.expr) -> ast.expr:
     return operand
 
 
+# A name a formula reads: an identifier not after a dot (`result.exp()` reads
+# `result`, not `exp`) nor before a single `=` (`sum(dim, keepdim=True)` does not
+# read `keepdim`), outside the formula's strings (`approximate="tanh"`).
+_IDENTIFIER = re.compile(r"(?<![\w.])[A-Za-z_]\w*\b(?!\s*=(?!=))")
+_STRING = re.compile(r"\"[^\"]*\"|'[^']*'")
+
+
+def names_in(text: str) -> frozenset:
+    """The names formula `text` reads, as parsing it would find them (`None`, `True`
+    are not names). A scan, not a parse, for the same reason formulas are compiled
+    late."""
+    return frozenset(name for name in _IDENTIFIER.findall(_STRING.sub("", text))
+                     if not keyword.iskeyword(name))
+
+
 class Formula:
     """The gradient of one input, written as a minigrad expression of `grad` (the
     gradient of the output) and of the names the node saved (`self`, `other`,
@@ -166,16 +183,21 @@ class Formula:
     def __init__(self, input: str, text: str) -> None:  # noqa: A002 - PyTorch's name
         self.input = input
         self.text = text
-        tree = ast.parse(text, mode="eval")
-        self.names = frozenset(n.id for n in ast.walk(tree) if isinstance(n, ast.Name))
+        self.names = names_in(text)
         # (the op's tensors it reads, in the order self, other, result)
         self.uses = tuple(name for name in ROLES if name in self.names)
-        tree = ast.fix_missing_locations(_AsInCpp().visit(tree))
-        self._code = compile(tree, f"<gradient of {input}: {text}>", "eval")
+        # Parsed and compiled when first run: most formulas never run in a program,
+        # and the few hundred of them would add tens of milliseconds to `import minigrad`.
+        self._code = None
 
     def __call__(self, grad: Tensor, /, **saved) -> Tensor:
         """Evaluate the formula on tensors (`self=x, result=y`)."""
-        return eval(self._code, _names(), {"grad": grad, **saved})  # noqa: S307
+        code = self._code
+        if code is None:
+            tree = ast.fix_missing_locations(_AsInCpp().visit(ast.parse(self.text, mode="eval")))
+            code = self._code = compile(tree, f"<gradient of {self.input}: {self.text}>",
+                                        "eval")
+        return eval(code, _names(), {"grad": grad, **saved})  # noqa: S307
 
     def __repr__(self) -> str:
         return f"{self.input}: {self.text}"

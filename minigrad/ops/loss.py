@@ -16,7 +16,7 @@ from ..arrays.summing import add_up
 from ..autograd.graph import INPUT, Node, SavedTensor, bump_version
 from ..autograd.record import record, refuse_grad_for
 from ..kernels import elementwise as K
-from ..kernels import sleef, sleef_float
+from ..kernels import on_demand
 from ..tensor import Size, Tensor
 from .arithmetic import sub
 from .declaration import declare
@@ -25,6 +25,9 @@ from .formulas import Formula, FormulaNode
 from .reductions import average, mean
 from .reductions import sum as sum_
 from .unary import abs as abs_
+
+# SLEEF's kernels, loaded when first used (see `on_demand`)
+sleef, sleef_float = on_demand("sleef"), on_demand("sleef_float")
 
 VALUE = "value"
 

@@ -23,7 +23,7 @@ from .._cpu import CAPABILITY, FUSED_MULTIPLY_ADD, THREADS
 from ..arrays.scalars import u64
 from ..autograd.graph import INPUT, OUTPUT, Node, SavedTensor
 from ..autograd.record import record
-from ..kernels import softmax as kernels
+from ..kernels import on_demand
 from ..tensor import Tensor, _wrap_dim
 from .copies import to_dtype
 from .declaration import declare
@@ -31,6 +31,7 @@ from .formulas import Formula, FormulaNode
 from .tangent_formulas import Tangent
 
 VALUE = "value"
+kernels = on_demand("softmax")  # (loaded at the first softmax: see `on_demand`)
 
 
 # How this machine's PyTorch computes softmax: vectors of 64 bytes on AVX-512 (32

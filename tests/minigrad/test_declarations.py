@@ -95,6 +95,37 @@ def test_a_formula_reads_only_the_names_it_uses():
     assert Formula("other", "grad * -self * other.exp()").uses == ("self", "other")
 
 
+def _every_formula():
+    """Every backward and tangent formula of every node class."""
+    from minigrad.autograd.graph import Node
+
+    classes, stack = [], [Node]
+    while stack:
+        cls = stack.pop()
+        classes.append(cls)
+        stack.extend(cls.__subclasses__())
+    for cls in classes:
+        yield from cls.__dict__.get("formulas", ())
+        if isinstance(cls.__dict__.get("tangent"), Formula):
+            yield cls.__dict__["tangent"]
+
+
+def test_the_names_a_formula_reads_are_found_as_the_parser_finds_them():
+    """Formulas are scanned for names at import and parsed only when first run: the
+    scan finds the names the parser does."""
+    import ast
+
+    formulas = list(_every_formula())
+    assert len(formulas) > 250
+    for f in formulas:
+        parsed = {n.id for n in ast.walk(ast.parse(f.text, mode="eval"))
+                  if isinstance(n, ast.Name)}
+        assert f.names == parsed, f.text
+    scanned = Formula("self", 'gelu_backward(grad, self, approximate="tanh").sum(0, '
+                      'keepdim=True) * (other == None)')
+    assert scanned.names == {"gelu_backward", "grad", "self", "other"}
+
+
 def test_every_declared_name_is_a_function_and_a_method():
     for d in DECLARATIONS:
         for name, fn in d.functions.items():
