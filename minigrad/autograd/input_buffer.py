@@ -11,9 +11,11 @@ import numpy as np
 
 from ..arrays.dispatch import binary, run_kernel
 from ..arrays.layout import flat, is_dense, memory_order
+from ..grad_mode import STATE
 from ..kernels import elementwise as K
 from ..tensor import Tensor
 from .graph import Node, bump_version, is_efficient_zeros
+from .tangents import tangent_of
 
 
 def add_to_buffer(buffers: dict, node: Node, nr: int, grad, siblings=()) -> None:
@@ -33,9 +35,16 @@ def add_to_buffer(buffers: dict, node: Node, nr: int, grad, siblings=()) -> None
     if summed is None:
         buf[nr] = grad
     elif isinstance(grad, Tensor):
-        # A `create_graph=True` backward carries tensors: the sum is recorded
-        # (AddBackward0) and made anew, as PyTorch's buffer adds with grad mode on.
-        buf[nr] = summed + grad
+        # A backward that carries tensors (`create_graph=True`, or forward mode's
+        # gradients): with grad mode on the sum is recorded (AddBackward0) and made
+        # anew; with it off, added in place when only the buffer holds the sum so far
+        # (its tangent too), as PyTorch's buffer does.
+        if summed._fw_pending is not None:  # (its tangent, computed now, no longer
+            tangent_of(summed)             # holds on to it)
+        if not STATE.grad_enabled and tensor_summable_in_place(summed, grad, siblings):
+            summed.add_(grad)
+        else:
+            buf[nr] = summed + grad
     elif summable_in_place(summed, grad, siblings):
         # Only this buffer refers to the sum so far: add into it, as PyTorch's
         # InputBuffer does, instead of making a new array. (A transposed or permuted
@@ -71,3 +80,18 @@ def summable_in_place(summed: np.ndarray, grad: np.ndarray, siblings) -> bool:
 # References to the running sum when `summable_in_place` looks: the buffer list,
 # `add_to_buffer`'s local, `summable_in_place`'s argument and `sys.getrefcount`'s.
 _BUFFER_REFS = 4
+
+
+def tensor_summable_in_place(summed: Tensor, grad: Tensor, siblings) -> bool:
+    """`summable_in_place` for a running sum that is a tensor: nothing but the buffer
+    refers to the tensor (`_BUFFER_REFS`, as above) and nothing but the tensor to its
+    memory (the tensor's slot, the local below and `sys.getrefcount`'s argument)."""
+    refs = sys.getrefcount(summed) - _BUFFER_REFS
+    for sibling in siblings:
+        if sibling is summed:
+            refs -= 1
+    data = summed._data
+    return (refs <= 0 and summed._view is None and data.base is None
+            and sys.getrefcount(data) <= 3 and data.shape == grad._data.shape
+            and data.dtype == grad._data.dtype and data.flags.writeable
+            and (data.flags.c_contiguous or is_dense(data)))

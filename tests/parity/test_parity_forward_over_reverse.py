@@ -90,13 +90,18 @@ def test_a_gradient_taken_without_create_graph_has_its_tangent_too(torch, name):
     PyTorch's gradient has a tangent: the formulas' ops carry it. So does minigrad's."""
     f = SCALAR_FUNCTIONS[name]
 
+    versions = {}
+
     def program(m):
         x = fad(m).make_dual(m.tensor(V, requires_grad=True), m.tensor(TV))
         (g,) = m.autograd.grad(f(x), x)
         assert g.grad_fn is None and not g.requires_grad
+        # (with grad mode off, a second gradient stream is added in place: version 1)
+        versions[m.__name__] = g._version
         return g
 
     assert_same(run(torch, program), run(minigrad, program), exact=False)
+    assert versions["minigrad"] == versions["torch"]
 
 
 # a second derivative's graph reaches the ops backward formulas call (gather, scatter_add,
