@@ -39,8 +39,8 @@ def add_to_buffer(buffers: dict, node: Node, nr: int, grad, siblings=()) -> None
         # gradients): with grad mode on the sum is recorded (AddBackward0) and made
         # anew; with it off, added in place when only the buffer holds the sum so far
         # (its tangent too), as PyTorch's buffer does.
-        if summed._fw_pending is not None:  # (its tangent, computed now, no longer
-            tangent_of(summed)             # holds on to it)
+        if summed._fw_pending is not None:
+            tangent_of(summed)  # (computed now: a tangent still to compute holds the sum)
         if not STATE.grad_enabled and tensor_summable_in_place(summed, grad, siblings):
             summed.add_(grad)
         else:
