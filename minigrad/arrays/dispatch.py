@@ -107,13 +107,21 @@ def sigmoid_as_pytorch(x: np.ndarray, out: np.ndarray) -> None:
     """1 / (1 + exp(-x)) from flat float32 or float64 `x` into flat `out`, bit for bit
     as PyTorch's sigmoid kernel computes it: SLEEF's exp two vectors at a time, the C
     library's for the last few values of each thread's share of the array (see
-    `kernels/sleef.py`). So the whole array is one call, split as PyTorch splits it
-    (`WHOLE_ARRAY`)."""
+    `kernels/sleef.py`). So the array is split as PyTorch splits it between its
+    threads (`WHOLE_ARRAY`), each share on a core of its own."""
     n = x.size
     parts = min(THREADS, -(-n // GRAIN_SIZE)) if n > GRAIN_SIZE else 1
     lanes = (64 if CAPABILITY == "avx512" else 32) // x.itemsize
     kernels = sleef if x.dtype == np.float64 else sleef_float
-    kernels.sigmoid(x, out, lanes, parts, CAPABILITY != "default")
+    use_sleef = CAPABILITY != "default"
+    if parts == 1 or _WORKERS == 1:
+        kernels.sigmoid(x, out, lanes, parts, use_sleef)
+        return
+    share = -(-n // parts)
+    jobs = [_thread_pool().submit(kernels.sigmoid, x[i:i + share], out[i:i + share], lanes, 1,
+                                  use_sleef) for i in range(0, n, share)]
+    for job in jobs:
+        job.result()
 
 
 # Kernels whose results depend on how PyTorch splits an array between its threads
