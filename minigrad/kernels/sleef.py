@@ -29,39 +29,12 @@ the last one. log1p(x) reduces 1 + x the same way without forming it inexactly.
 from __future__ import annotations
 
 import math
-import struct
 
 import numpy as np
-from numba import config, njit
-from numba.core import types
-from numba.extending import intrinsic
+from numba import njit
 
+from .bits import bits, from_bits
 from .fused import fma
-
-if not config.DISABLE_JIT:
-
-    @intrinsic
-    def _bits(typingctx, x):
-        """The 64 bits of a float64, as an int64."""
-        def codegen(context, builder, signature, args):
-            return builder.bitcast(args[0], context.get_value_type(types.int64))
-        return types.int64(types.float64), codegen
-
-    @intrinsic
-    def _from_bits(typingctx, i):
-        """The float64 whose 64 bits are the int64 `i`."""
-        def codegen(context, builder, signature, args):
-            return builder.bitcast(args[0], context.get_value_type(types.float64))
-        return types.float64(types.int64), codegen
-
-else:  # plain Python (NUMBA_DISABLE_JIT=1)
-
-    def _bits(x):
-        return struct.unpack("<q", struct.pack("<d", x))[0]
-
-    def _from_bits(i):
-        return struct.unpack("<d", struct.pack("<q", i))[0]
-
 
 # ln2 in two parts: L2U has few enough bits that q * L2U is exact for |q| < 2**11
 L2U = 0.69314718055966295651160180568695068359375
@@ -76,7 +49,7 @@ DBL_MIN = 2.2250738585072014e-308  # the smallest normal float64
 @njit(cache=True, nogil=True)
 def _pow2(q):
     """2**q for an integer q in the normal range, built from its exponent bits."""
-    return _from_bits((q + 1023) << 52)
+    return from_bits((q + 1023) << 52)
 
 
 @njit(cache=True, nogil=True)
@@ -169,7 +142,7 @@ def _log_of_parts(e, y_hi, y_lo):
 @njit(cache=True, nogil=True)
 def _exponent(x):
     """The unbiased exponent field of a positive normal float64."""
-    return ((_bits(x) >> 52) & 0x7FF) - 1023
+    return ((bits(x) >> 52) & 0x7FF) - 1023
 
 
 @njit(cache=True, nogil=True)
@@ -186,7 +159,7 @@ def log(x: float) -> float:
         x *= 18446744073709551616.0
         shift = 64
     e = _exponent(x * (1.0 / 0.75))  # 2**e the power of two that puts m in [0.75, 1.5)
-    m = _from_bits(_bits(x) - (e << 52))  # x / 2**e, exactly
+    m = from_bits(bits(x) - (e << 52))  # x / 2**e, exactly
     n_hi, n_lo = _two_sum(-1.0, m)
     d_hi, d_lo = _two_sum(1.0, m)
     y_hi, y_lo = _divide(n_hi, n_lo, d_hi, d_lo)

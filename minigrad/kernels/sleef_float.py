@@ -27,39 +27,12 @@ The algorithms are those of `sleef.py`, with fewer terms:
 from __future__ import annotations
 
 import math
-import struct
 
 import numpy as np
-from numba import config, njit
-from numba.core import types
-from numba.extending import intrinsic
+from numba import njit
 
+from .bits import bits, from_bits
 from .fused import fma
-
-if not config.DISABLE_JIT:
-
-    @intrinsic
-    def _bits(typingctx, x):
-        """The 32 bits of a float32, as an int32."""
-        def codegen(context, builder, signature, args):
-            return builder.bitcast(args[0], context.get_value_type(types.int32))
-        return types.int32(types.float32), codegen
-
-    @intrinsic
-    def _from_bits(typingctx, i):
-        """The float32 whose 32 bits are the int32 `i`."""
-        def codegen(context, builder, signature, args):
-            return builder.bitcast(args[0], context.get_value_type(types.float32))
-        return types.float32(types.int32), codegen
-
-else:  # plain Python (NUMBA_DISABLE_JIT=1)
-
-    def _bits(x):
-        return np.int32(struct.unpack("<i", struct.pack("<f", x))[0])
-
-    def _from_bits(i):
-        return np.float32(struct.unpack("<f", struct.pack("<i", int(i)))[0])
-
 
 F = np.float32
 ZERO, HALF, ONE, TWO = F(0.0), F(0.5), F(1.0), F(2.0)
@@ -83,7 +56,7 @@ LOG_COEFFS = (F(0.3027294874), F(0.3996108174), F(0.6666694880))
 @njit(cache=True, nogil=True)
 def _pow2(q):
     """2**q for an int32 q in the normal range, built from its exponent bits."""
-    return _from_bits(np.int32((q + 127) << 23))
+    return from_bits(np.int32((q + 127) << 23))
 
 
 @njit(cache=True, nogil=True)
@@ -140,7 +113,7 @@ def _log_of_parts(e, y_hi, y_lo):
 @njit(cache=True, nogil=True)
 def _exponent(x):
     """The unbiased exponent field of a positive normal float32."""
-    return ((_bits(x) >> 23) & 0xFF) - 127
+    return ((bits(x) >> 23) & 0xFF) - 127
 
 
 @njit(cache=True, nogil=True)
@@ -157,7 +130,7 @@ def log(x):
         x = x * TWO_64
         shift = 64
     e = _exponent(x * FOUR_THIRDS)  # 2**e the power of two that puts m in [0.75, 1.5)
-    m = _from_bits(np.int32(_bits(x) - (e << 23)))  # x / 2**e, exactly
+    m = from_bits(np.int32(bits(x) - (e << 23)))  # x / 2**e, exactly
     n_hi = -ONE + m  # m - 1 and m + 1 as hi + lo (two-sums)
     v = n_hi + ONE
     n_lo = (-ONE - (n_hi - v)) + (m - v)

@@ -177,17 +177,24 @@ def _backward_data(node_cls, compute, grad_output: Tensor, output: Tensor, dim: 
     return out
 
 
+def _grad_operands(g: np.ndarray, y: np.ndarray, d: int) -> tuple:
+    """What the backward kernels take: `g` (broadcast to y's shape) and `y` as flat
+    C-ordered arrays, the shape as (outer, dim, inner) around d, the vector width and
+    lane order of y's dtype (`_vector`), and a fresh output."""
+    g_flat, outer, n, inner = _layout(np.broadcast_to(g, y.shape) if g.shape != y.shape
+                                      else g, d)
+    lanes, tree = _vector(y.dtype)
+    return (g_flat, _layout(y, d)[0], outer, n, inner, lanes, tree,
+            np.empty(y.shape, y.dtype))
+
+
 def _softmax_grad(g: np.ndarray, y: np.ndarray, d: int) -> np.ndarray:
     """(g - sum(g * y)) * y along d (PyTorch's kernel along another dim multiplies by y
     first, the same product; its sum there fuses each multiply-add)."""
     if d is None:  # (a 0-d tensor: its one value is the dim)
         return _softmax_grad(np.reshape(g, 1), y.reshape(1), 0).reshape(())
     if y.dtype in EXACT and g.dtype == y.dtype and y.size:
-        g_flat, outer, n, inner = _layout(g if g.shape == y.shape else
-                                          np.broadcast_to(g, y.shape), d)
-        y_flat = _layout(y, d)[0]
-        lanes, tree = _vector(y.dtype)
-        out = np.empty(y.shape, y.dtype)
+        g_flat, y_flat, outer, n, inner, lanes, tree, out = _grad_operands(g, y, d)
         if d == y.ndim - 1:
             # float32 in the AVX builds: its sum's partial last vector is fused when the
             # kernel runs on the calling thread (one row, or one thread), not when
@@ -208,11 +215,7 @@ def _log_softmax_grad(g: np.ndarray, y: np.ndarray, d: int) -> np.ndarray:
     if d is None:  # (a 0-d tensor: its one value is the dim)
         return _log_softmax_grad(np.reshape(g, 1), y.reshape(1), 0).reshape(())
     if y.dtype in EXACT and g.dtype == y.dtype and y.size:
-        g_flat, outer, n, inner = _layout(g if g.shape == y.shape else
-                                          np.broadcast_to(g, y.shape), d)
-        y_flat = _layout(y, d)[0]
-        lanes, tree = _vector(y.dtype)
-        out = np.empty(y.shape, y.dtype)
+        g_flat, y_flat, outer, n, inner, lanes, tree, out = _grad_operands(g, y, d)
         if d == y.ndim - 1:
             kernels.log_softmax_backward_lastdim(g_flat, y_flat, out.reshape(-1), outer, n,
                                                  lanes, SLEEF, FUSED_MULTIPLY_ADD, tree)
