@@ -2,8 +2,14 @@
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
-STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
-SITE_STAMP := $(VENV)/.installed-site-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+PYPROJECT_SUM := $(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+STAMP      := $(VENV)/.installed-$(PYPROJECT_SUM)
+SITE_STAMP := $(VENV)/.installed-site-$(PYPROJECT_SUM)
+TEST_STAMP := $(VENV)/.installed-test-$(PYPROJECT_SUM)
+# PyTorch for the parity tests and the lessons' "same code, real PyTorch" cells: always this
+# release, and the CPU build (PyPI's Linux wheel pulls several GB of CUDA libraries).
+TORCH_PIN   := torch==2.13.0
+TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
 
 # git keeps no empty folders: only name the ones this checkout has.
 LINT_PATHS := $(wildcard minigrad widgets tests benchmarks scripts examples docs/site)
@@ -21,7 +27,7 @@ export PIP_NO_INPUT := 1
 # developer's own progress file (`make lab` keeps the learner's).
 test site: export MINIGRAD_COURSE_PROGRESS := off
 
-.PHONY: lab test install lint host bench learner site clean
+.PHONY: lab test install test-install lint host bench learner site clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -34,16 +40,32 @@ $(STAMP): $(BIN)/python pyproject.toml
 
 install: $(STAMP)
 
+# What `make test` needs besides the course: PyTorch (pinned, CPU) and the `nbgrader` extra.
+# If PyTorch cannot be installed (no wheel for this Python, no network), the tests that
+# need it skip, and this says so in one line; the stamp is not written, so the next
+# `make test` tries again.
+$(TEST_STAMP): $(STAMP)
+	$(BIN)/pip install -qq -e ".[nbgrader]"
+	@if $(BIN)/pip install -qq "$(TORCH_PIN)" --extra-index-url "$(TORCH_INDEX)"; then \
+	    touch $(TEST_STAMP); \
+	else \
+	    echo "make test: $(TORCH_PIN) could not be installed: the parity tests and the lessons' PyTorch cells are skipped" >&2; \
+	fi
+
+test-install: $(TEST_STAMP)
+
 # The project's JupyterLab settings (lab-settings/overrides.json: no news pop-up, no update
 # checks) and the start notebook opened; e.g. make lab LAB_ARGS=--no-browser
 LAB_SETTINGS := $(CURDIR)/lab-settings
-LAB_START    := 00_start_here.ipynb
+LAB_START    := learner/00_start_here.ipynb
 LAB_ARGS     ?=
+# Jupyter refuses to start as root unless told to: containers and cloud machines run as root.
+LAB_ROOT     := $(if $(filter 0,$(shell id -u)),--allow-root)
 
 lab: install
 	$(BIN)/jupyter lab --ServerApp.root_dir=notebooks \
 	    --LabApp.default_url=/lab/tree/$(LAB_START) \
-	    --LabApp.app_settings_dir="$(LAB_SETTINGS)" $(LAB_ARGS)
+	    --LabApp.app_settings_dir="$(LAB_SETTINGS)" $(LAB_ROOT) $(LAB_ARGS)
 
 # The static course site, built offline from the notebooks' stored outputs, with every
 # stepper as a frame player: build/site/html/index.html. Its tools are the `site` extra,
@@ -64,7 +86,9 @@ host: install
 	@$(BIN)/python scripts/host_info.py
 
 # pytest exits 5 when it collected no tests: that is a failure here, never a pass.
-test: host lint site
+# Chromium is the one thing `make test` cannot install (it comes from Debian, not PyPI).
+test: test-install host lint site
+	@[ -x "$${MINIGRAD_CHROMIUM:-/usr/bin/chromium}" ] || echo "make test: no Chromium at /usr/bin/chromium: the browser tests are skipped (sudo apt-get install chromium runs them)" >&2
 	$(BIN)/python scripts/make_learner_notebooks.py --check --execute
 	$(BIN)/python -m pytest tests $(NOTEBOOKS) --ignore=notebooks/learner \
 	    --nbval-lax --nbval-sanitize-with tests/nbval_sanitize.cfg \

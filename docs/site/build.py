@@ -14,8 +14,10 @@ Everything is built offline, from what the repository stores:
 3. **HTML** (build/site/html/): Sphinx with myst-nb, notebooks not executed
    (docs/site/conf.py), warnings treated as errors so a broken cross-link fails the build.
 
-Nothing is done when the build is newer than everything it is made from (`--force`
-builds anyway); `--jobs N` runs N lessons at once (default 2).
+Nothing is done when the build is newer than everything it is made from and was made
+with the same PyTorch (`--force` builds anyway); `--jobs N` runs N lessons at once
+(default 2). The site builds without PyTorch too: a stepper of real PyTorch then shows as
+the still picture stored with the notebook, and the build says so in one line.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ from __future__ import annotations
 import argparse
 import concurrent.futures
 import hashlib
+import importlib.metadata
+import importlib.util
 import json
 import os
 import re
@@ -74,9 +78,21 @@ def _shows_a_stepper(cell: dict, out: dict) -> bool:
 # --------------------------------------------------------------------------- players
 
 
+def torch_version() -> str:
+    """The PyTorch the lessons' kernels will import ("absent" when there is none): the
+    lessons' real-PyTorch steppers are captured only when it is there."""
+    if importlib.util.find_spec("torch") is None:
+        return "absent"
+    try:
+        return importlib.metadata.version("torch")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
 def _source_digest() -> str:
-    """What a player depends on besides the lesson itself: the library and the widgets."""
-    digest = hashlib.sha256()
+    """What a player depends on besides the lesson itself: the library, the widgets and
+    whether PyTorch is there."""
+    digest = hashlib.sha256(f"torch={torch_version()}\0".encode())
     for folder in ("minigrad", "widgets"):
         for path in sorted((REPO / folder).rglob("*.py")):
             digest.update(str(path.relative_to(REPO)).encode())
@@ -176,6 +192,9 @@ def lesson_page(lesson: Path, players: Path | None) -> dict:
     index = json.loads((players / "index.json").read_text())
     for i in stepper_cells(nb):
         name = index["cells"].get(str(i))
+        if name is None and torch_version() == "absent" and _steps_real_torch(nb["cells"][i]):
+            _keep_still_picture(nb["cells"][i])
+            continue
         if name is None:
             raise SystemExit(f"site: {lesson.name} cell {i} shows a stepper that was not captured")
         player = (players / name).read_text(encoding="utf-8")
@@ -185,6 +204,28 @@ def lesson_page(lesson: Path, players: Path | None) -> dict:
                 out["data"] = {"text/html": player, "text/plain": "BackwardStepper"}
                 out.get("metadata", {}).pop(WIDGET_VIEW, None)
     return nb
+
+
+def _steps_real_torch(cell: dict) -> bool:
+    """Whether the cell steps through real PyTorch (it then runs only where torch is)."""
+    return "real_torch" in "".join(cell["source"])
+
+
+def _keep_still_picture(cell: dict) -> None:
+    """A stepper that could not be captured: its stored still picture, said to be one."""
+    for out in cell["outputs"]:
+        data = out.get("data", {})
+        if WIDGET_VIEW in data and "image/png" in data:
+            out["data"] = {
+                "text/html": (
+                    '<p class="still-stepper"><em>A still picture of this stepper: the site '
+                    "was built without PyTorch, which it steps through.</em></p>"
+                    f'<img alt="BackwardStepper" src="data:image/png;base64,'
+                    f'{"".join(data["image/png"]).strip()}">'
+                ),
+                "text/plain": "BackwardStepper",
+            }
+            out.get("metadata", {}).pop(WIDGET_VIEW, None)
 
 
 def _site_links(markdown: str) -> str:
@@ -248,10 +289,21 @@ def inputs() -> list[Path]:
     return [p for p in found if p.is_file()]
 
 
+BUILT_WITH = OUT / "built-with.json"
+
+
+def built_with() -> dict[str, str]:
+    """What a build depends on that is not a file of the repository."""
+    return {"torch": torch_version()}
+
+
 def is_stale() -> bool:
-    """True when build/site/html is missing or older than one of its inputs."""
+    """True when build/site/html is missing, older than one of its inputs, or was built
+    with another PyTorch (or none)."""
     index = HTML / "index.html"
-    if not index.exists():
+    if not index.exists() or not BUILT_WITH.exists():
+        return True
+    if json.loads(BUILT_WITH.read_text()) != built_with():
         return True
     built = index.stat().st_mtime
     return any(p.stat().st_mtime > built for p in inputs())
@@ -275,9 +327,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"site: up to date ({HTML / 'index.html'})")
         return 0
     began = time.perf_counter()
+    if torch_version() == "absent":
+        print("site: PyTorch is not installed: its steppers show as still pictures "
+              "(pip install torch==2.13.0 makes them step)")
     players = build_players(args.jobs)
     write_sources(players)
     build_html(args.jobs)
+    BUILT_WITH.write_text(json.dumps(built_with()), encoding="utf-8")
     print(f"site: {HTML / 'index.html'} ({time.perf_counter() - began:.1f} s)")
     return 0
 

@@ -1,5 +1,6 @@
 """`make lab` opens clean: the project's JupyterLab settings are the ones loaded, JupyterLab
-asks nothing about news, and the course's start notebook is open.
+asks nothing about news, the learner's start notebook is open, and opening a lesson leaves
+it unmodified. As root (containers, cloud machines) it starts all the same.
 
 The server is started through the real `make lab` (so the Makefile's options are what is
 tested), with `LAB_ARGS` adding only what a test needs (no browser, a port, a token) and
@@ -24,7 +25,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-START_NOTEBOOK = "00_start_here.ipynb"
+START_NOTEBOOK = "learner/00_start_here.ipynb"
 NOTIFICATION_PLUGIN = "@jupyterlab/apputils-extension:notification"
 START_TIMEOUT_S = 90.0
 # How long the page stays open to give JupyterLab the time to ask about news: in a fresh
@@ -77,7 +78,7 @@ def _start(home: Path, env: dict[str, str], token: str) -> tuple[subprocess.Pope
     for _attempt in range(3):  # the free port can be taken between probe and bind
         port = _free_port()
         lab_args = " ".join([
-            "--no-browser", "--allow-root", "--ip=127.0.0.1", f"--port={port}",
+            "--no-browser", "--ip=127.0.0.1", f"--port={port}",
             "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}",
         ])
         log = home / f"make-lab-{port}.log"
@@ -156,7 +157,7 @@ def test_lab_opens_clean_in_a_browser(make_lab, chromium_page):
     toast or dialog asking anything."""
     page = chromium_page
     page.goto(f"{make_lab.url}/?token={make_lab.token}")
-    tab = page.locator(f".lm-TabBar-tab.lm-mod-current >> text={START_NOTEBOOK}")
+    tab = page.locator(f".lm-TabBar-tab.lm-mod-current >> text={Path(START_NOTEBOOK).name}")
     tab.first.wait_for(timeout=60_000)
     # the notebook's own first heading, rendered (not an empty "untitled" notebook)
     page.locator(".jp-Notebook .jp-RenderedMarkdown h1", has_text="Start here").first.wait_for(
@@ -168,3 +169,33 @@ def test_lab_opens_clean_in_a_browser(make_lab, chromium_page):
     assert texts == [], f"JupyterLab showed notifications: {texts}"
     assert page.locator(".jp-Dialog").count() == 0
     assert "Jupyter news" not in page.locator("body").inner_text()
+
+
+def _kernel_state(lab: Lab, notebook: str) -> str | None:
+    with urllib.request.urlopen(lab.get("/api/sessions")) as r:
+        sessions = json.load(r)
+    for session in sessions:
+        if session["path"] == notebook:
+            return session["kernel"]["execution_state"]
+    return None
+
+
+def test_opening_a_lesson_leaves_it_unmodified(make_lab, chromium_page):
+    """The stored kernelspec is the one `make lab` installs, so when the notebook's kernel
+    starts JupyterLab has nothing to rewrite: the tab is not marked modified, and the file
+    (a tracked one) is not saved over."""
+    page = chromium_page
+    stored = (REPO / "notebooks" / START_NOTEBOOK).read_bytes()
+    page.goto(f"{make_lab.url}/?token={make_lab.token}")
+    tab = page.locator(f".lm-TabBar-tab.lm-mod-current >> text={Path(START_NOTEBOOK).name}")
+    tab.first.wait_for(timeout=60_000)
+    deadline = time.monotonic() + 60
+    while _kernel_state(make_lab, START_NOTEBOOK) != "idle":
+        assert time.monotonic() < deadline, "the start notebook's kernel never became idle"
+        time.sleep(0.5)
+    page.wait_for_timeout(3_000)  # JupyterLab updates the metadata once the kernel is ready
+    tab = page.locator(".jp-MainAreaWidget-ContainerTab, .lm-DockPanel-tabBar .lm-TabBar-tab",
+                       has_text=Path(START_NOTEBOOK).name).first
+    assert "jp-mod-dirty" not in (tab.get_attribute("class") or "")
+    assert (REPO / "notebooks" / START_NOTEBOOK).read_bytes() == stored
+

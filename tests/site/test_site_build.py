@@ -8,6 +8,8 @@ from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[2]
 EXTERNAL = re.compile(r"^[a-z][a-z0-9+.-]*:", re.I)  # http:, https:, mailto:, data:, ...
 
@@ -61,6 +63,11 @@ def _stored_figures(outputs: list) -> int:
     return sum("image/png" in o.get("data", {})
                and "application/vnd.jupyter.widget-view+json" not in o.get("data", {})
                for o in outputs)
+
+
+def _built_without_torch() -> bool:
+    built_with = REPO / "build" / "site" / "built-with.json"
+    return json.loads(built_with.read_text())["torch"] == "absent"
 
 
 def test_one_page_per_lesson_in_course_order(site_html):
@@ -126,7 +133,11 @@ def test_every_stepper_is_a_frame_player_and_graphs_are_images(site_html):
         pngs = _stored_figures([o for c in nb["cells"] for o in c.get("outputs", [])])
         page = site_html / f"{lesson.stem}.html"
         parsed = _parse(page)
-        assert parsed.players == steppers, lesson.name
+        if _built_without_torch():
+            stills = page.read_text(encoding="utf-8").count('class="still-stepper"')
+            assert parsed.players + stills == steppers, lesson.name
+        else:
+            assert parsed.players == steppers, lesson.name
         images = [s for s in parsed.loads if s.startswith("_images/")]
         assert len(images) >= pngs, f"{lesson.name}: stored figures missing on the page"
     players = sum(_parse(site_html / f"{p.stem}.html").players for p in _lessons())
@@ -156,3 +167,46 @@ def test_a_build_is_stale_when_an_input_is_newer(site_builder, site_html, tmp_pa
     os.utime(newer, (built + 5, built + 5))
     monkeypatch.setattr(site_builder, "inputs", lambda: [*inputs, newer])
     assert site_builder.is_stale()
+
+
+def test_a_build_is_stale_when_pytorch_came_or_went(site_builder, site_html, monkeypatch):
+    """Installing PyTorch after a build without it (or removing it) builds the site again,
+    and its steppers are captured anew: the players' cache is keyed on it too."""
+    assert not site_builder.is_stale()
+    with_torch = site_builder._source_digest()
+    other = "absent" if site_builder.torch_version() != "absent" else "2.13.0"
+    monkeypatch.setattr(site_builder, "torch_version", lambda: other)
+    assert site_builder.is_stale()
+    assert site_builder._source_digest() != with_torch
+
+
+def _lesson_with_a_torch_stepper(site_builder) -> tuple[Path, int]:
+    for lesson in site_builder.lessons():
+        nb = json.loads(lesson.read_text())
+        for i in site_builder.stepper_cells(nb):
+            if site_builder._steps_real_torch(nb["cells"][i]):
+                return lesson, i
+    raise AssertionError("no lesson steps through real PyTorch")
+
+
+def test_without_pytorch_its_stepper_is_a_still_picture(site_builder, tmp_path, monkeypatch):
+    """Built where PyTorch is absent, a real-PyTorch stepper (which its lesson skips) shows
+    its stored picture, labelled as a still; where PyTorch is present, a stepper that was
+    not captured stops the build."""
+    lesson, cell = _lesson_with_a_torch_stepper(site_builder)
+    nb = json.loads(lesson.read_text())
+    captured = {str(i): "player.html" for i in site_builder.stepper_cells(nb)
+                if not site_builder._steps_real_torch(nb["cells"][i])}
+    (tmp_path / "player.html").write_text("<div>a captured minigrad stepper</div>")
+    (tmp_path / "index.json").write_text(json.dumps({"cells": captured}))
+    monkeypatch.setattr(site_builder, "torch_version", lambda: "absent")
+    page = site_builder.lesson_page(lesson, tmp_path)
+    shown = [o["data"] for o in page["cells"][cell]["outputs"] if "data" in o]
+    assert len(shown) == 1
+    data = shown[0]
+    assert set(data) == {"text/html", "text/plain"}
+    assert 'class="still-stepper"' in data["text/html"]
+    assert 'src="data:image/png;base64,iVBOR' in data["text/html"]  # the stored PNG
+    monkeypatch.setattr(site_builder, "torch_version", lambda: "2.13.0")
+    with pytest.raises(SystemExit, match="not captured"):
+        site_builder.lesson_page(lesson, tmp_path)
