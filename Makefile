@@ -41,12 +41,13 @@ $(STAMP): $(BIN)/python pyproject.toml
 install: $(STAMP)
 
 # What `make test` needs besides the course: PyTorch (pinned, CPU) and the `nbgrader` extra.
-# If PyTorch cannot be installed (no wheel for this Python, no network), the tests that
-# need it skip, and this says so in one line; the stamp is not written, so the next
-# `make test` tries again.
+# PyTorch itself comes from PyTorch's CPU index, then its dependencies from PyPI. If it
+# cannot be installed (no wheel for this Python, no network), the tests that need it skip,
+# and this says so in one line; the stamp is not written, so the next `make test` retries.
 $(TEST_STAMP): $(STAMP)
 	$(BIN)/pip install -qq -e ".[nbgrader]"
-	@if $(BIN)/pip install -qq "$(TORCH_PIN)" --extra-index-url "$(TORCH_INDEX)"; then \
+	@if $(BIN)/pip install -qq --retries 1 --no-deps --index-url "$(TORCH_INDEX)" "$(TORCH_PIN)" \
+	    && $(BIN)/pip install -qq "$(TORCH_PIN)"; then \
 	    touch $(TEST_STAMP); \
 	else \
 	    echo "make test: $(TORCH_PIN) could not be installed: the parity tests and the lessons' PyTorch cells are skipped" >&2; \
