@@ -91,8 +91,8 @@ _choice("l0_why_accumulate",
          ("d", "Re-running a cell re-runs every cell before it.",
           "Only that cell runs again; the leaves keep what earlier passes put into .grad.")],
         correct="b",
-        explain="Accumulation is on purpose (a leaf used twice gets both contributions); "
-                "clear .grad between passes unless you want the sum.")
+        explain="Accumulation across backward calls is on purpose (several batches can add "
+                "up before one step); clear .grad between passes unless you want the sum.")
 
 
 # -- lesson 1: the backward graph -------------------------------------------------------
