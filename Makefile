@@ -65,7 +65,7 @@ host: install
 
 # pytest exits 5 when it collected no tests: that is a failure here, never a pass.
 test: host lint site
-	$(BIN)/python scripts/make_learner_notebooks.py --check --execute
+	$(BIN)/python scripts/make_learner_notebooks.py --check
 	$(BIN)/python -m pytest tests $(NOTEBOOKS) --ignore=notebooks/learner \
 	    --nbval-lax --nbval-sanitize-with tests/nbval_sanitize.cfg \
 	    -p no:cacheprovider -n $(PYTEST_WORKERS) --dist loadfile $(PYTEST_ARGS) \
