@@ -26,9 +26,9 @@ def _values(t) -> list[float]:
 # -- case 1: an optimizer step between graph and backward (the GAN pattern) --------------------
 
 
-def _gan(torch):
+def _gan(torch, bias: bool = True):
     torch.manual_seed(0)
-    disc, gen = torch.nn.Linear(2, 1), torch.nn.Linear(1, 2)
+    disc, gen = torch.nn.Linear(2, 1, bias=bias), torch.nn.Linear(1, 2)
     opt_d = torch.optim.SGD(disc.parameters(), lr=0.1)
     fake = gen(torch.ones(4, 1))
     score = disc(fake)
@@ -38,14 +38,16 @@ def _gan(torch):
 
 
 @_value("l10_gan_failing_node",
-        "the node at which loss_g.backward() stops after opt_d.step()",
+        "the node at which loss_g.backward() stops after opt_d.step(), when the "
+        "discriminator is nn.Linear(2, 1, bias=False)",
         hint="Run explain(loss_g) or step through it: which node saved the discriminator's "
              "weight?",
-        explain="Linear's AddmmBackward0 saved the weight (as mat2) to compute the gradient "
-                "for its input; the optimizer step changed that weight in place.")
+        explain="Without a bias, Linear is a plain matrix product, MmBackward0, which saved "
+                "the weight to compute the gradient for its input; the optimizer step "
+                "changed that weight in place.")
 def _l10_gan_failing_node():
     torch = _mg()
-    loss_g, _ = _gan(torch)
+    loss_g, _ = _gan(torch, bias=False)
     error = raised(loss_g.backward)
     assert error is not None and "modified by an inplace operation" in error
     disc_node = loss_g.grad_fn.next_functions[0][0].next_functions[0][0]
@@ -284,15 +286,15 @@ def _counting_data(torch):
 
 
 @_value("l10_data_silent_grad",
-        "a = [0, 1]; y = a.exp(); y.data.mul_(2); y.sum().backward(): a.grad",
+        "a = [0, 1]; y = a.exp(); y.data.add_(1); y.sum().backward(): a.grad",
         hint="exp's backward multiplies by its saved result, which .data changed unseen.",
-        explain="Twice the right gradient, and no error: the version counter of y never "
+        explain="exp(a) + 1 instead of exp(a), and no error: the version counter of y never "
                 "saw the change.")
 def _l10_data_silent_grad():
     torch = _mg()
     a = torch.tensor([0.0, 1.0], requires_grad=True)
     y = a.exp()
-    y.data.mul_(2)
+    y.data.add_(1)
     y.sum().backward()
     return _values(a.grad)
 
@@ -301,13 +303,13 @@ def _l10_data_silent_grad():
 
 
 @_value("l10_vjp",
-        "x = [1, 2, 3]; y = x * x; y.backward(gradient=[1, 0, 10]): x.grad",
+        "x = [1, 2, 3]; y = x * x; y.backward(gradient=[2, -1, 0.5]): x.grad",
         hint="backward(gradient=v) computes v^T J, the gradient of (y * v).sum().",
         explain="2x weighted by v: one vector-Jacobian product, not the Jacobian.")
 def _l10_vjp():
     torch = _mg()
     x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
-    (x * x).backward(gradient=torch.tensor([1.0, 0.0, 10.0]))
+    (x * x).backward(gradient=torch.tensor([2.0, -1.0, 0.5]))
     return _values(x.grad)
 
 
@@ -358,19 +360,20 @@ def _l10_safe_sqrt(fn):
 
 
 @_value("l10_stale_grad_moves",
-        "w = [1, 1] with SGD(lr=0.1): w.sum().backward(); opt.step(); "
-        "w.requires_grad_(False); opt.step(): w",
+        "w = [2, 2] with SGD(lr=0.5): w.sum().backward(); opt.step(); "
+        "w.requires_grad_(False); opt.step(); opt.step(): w",
         hint="requires_grad_(False) stops new gradients, but w.grad from the last backward "
              "is still there, and step() uses it.",
-        explain="Two steps with the same stale gradient: 1 - 0.1 - 0.1 = 0.8. Set "
+        explain="Three steps with the same stale gradient: 2 - 3 * 0.5 = 0.5. Set "
                 "w.grad = None (or zero_grad()) as well, or leave w out of the optimizer.")
 def _l10_stale_grad_moves():
     torch = _mg()
-    w = torch.tensor([1.0, 1.0], requires_grad=True)
-    opt = torch.optim.SGD([w], lr=0.1)
+    w = torch.tensor([2.0, 2.0], requires_grad=True)
+    opt = torch.optim.SGD([w], lr=0.5)
     w.sum().backward()
     opt.step()
     w.requires_grad_(False)
+    opt.step()
     opt.step()
     return _values(w)
 
@@ -392,15 +395,15 @@ def _l10_eval_records():
 
 
 @_value("l10_threshold_grad",
-        "x = [-1, 0.5, 2]; loss = (x * (x > 0)).sum(); loss.backward(): x.grad",
+        "x = [-2, 0.5, 3]; loss = (x * x * (x > 1)).sum(); loss.backward(): x.grad",
         hint="The comparison is a constant mask as far as autograd is concerned: no gradient "
              "flows through it, only through the multiplication by x.",
         explain="The mask passes the gradient where it is 1; how the threshold moves is "
                 "invisible to autograd.")
 def _l10_threshold_grad():
     torch = _mg()
-    x = torch.tensor([-1.0, 0.5, 2.0], requires_grad=True)
-    (x * (x > 0)).sum().backward()
+    x = torch.tensor([-2.0, 0.5, 3.0], requires_grad=True)
+    (x * x * (x > 1)).sum().backward()
     return _values(x.grad)
 
 

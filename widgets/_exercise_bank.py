@@ -1273,16 +1273,19 @@ def _diamond(torch):
 
 
 @_value("l9_shared_deps",
-        "in the diamond loss = (s * 3 + s.sin()).sum() with s = x.exp(), how many "
+        "in loss = (s * 3 + s.sin() + s * s).sum() with s = x.exp(), how many "
         "streams does ExpBackward0 wait for?",
         hint="Count the edges that point at ExpBackward0: which nodes have it in their "
-             "next_functions?",
-        explain="Two consumers of s, two edges: the engine runs ExpBackward0 when its "
-                "count drops from 2 to 0.")
+             "next_functions, and how many times each?",
+        explain="s * 3 and s.sin() give one edge each, s * s two (both of its inputs are "
+                "s): the engine runs ExpBackward0 when its count drops from 4 to 0.")
 def _l9_shared_deps():
     from minigrad.autograd.engine import backward_events
 
-    _, s, loss = _diamond(_mg())
+    torch = _mg()
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    s = x.exp()
+    loss = (s * 3 + s.sin() + s * s).sum()
     events = backward_events(loss, trace=True)
     started = next(events)
     events.close()
