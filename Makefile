@@ -90,7 +90,7 @@ host: install
 # Chromium is the one thing `make test` cannot install (it comes from Debian, not PyPI).
 test: test-install host lint site
 	@[ -x "$${MINIGRAD_CHROMIUM:-/usr/bin/chromium}" ] || echo "make test: no Chromium at /usr/bin/chromium: the browser tests are skipped (sudo apt-get install chromium runs them)" >&2
-	$(BIN)/python scripts/make_learner_notebooks.py --check --execute
+	$(BIN)/python scripts/make_learner_notebooks.py --check
 	$(BIN)/python -m pytest tests $(NOTEBOOKS) --ignore=notebooks/learner \
 	    --nbval-lax --nbval-sanitize-with tests/nbval_sanitize.cfg \
 	    -p no:cacheprovider -n $(PYTEST_WORKERS) --dist loadfile $(PYTEST_ARGS) \

@@ -34,19 +34,24 @@ All" is not stopped by a test of an exercise not yet done. These are the rules o
 nbgrader's own ``generate_assignment`` (which the course configures with these stubs),
 so both make the same learner notebooks.
 
+Learner notebooks are stored **without outputs**, as nbgrader's release stores them: an
+output would give away what a "predict before running" exercise asks, since a lesson
+prints the answer a few cells after the question. A learner sees each output when they
+run its cell.
+
 Usage::
 
     python scripts/make_learner_notebooks.py           # (re)write notebooks/learner/
     python scripts/make_learner_notebooks.py --check   # fail if they are out of date
-    python scripts/make_learner_notebooks.py --execute --rerun   # run them all again
+    python scripts/make_learner_notebooks.py --execute # and run them, storing nothing
 
-With ``--execute`` (what ``make learner`` and ``make test`` use), the written learner
-notebooks are then run top to bottom in a fresh kernel, so they open showing what a
-learner sees: every lesson cell's output, and "Not yet solved" at each exercise.
-``--check --execute`` compares the sources (outputs aside, since a run is not
-byte-identical) and fails if a learner notebook was not run top to bottom.
+With ``--execute`` (what ``make learner`` uses; with ``--check`` too) every learner
+notebook is also run top to bottom in a fresh kernel, in memory: the run must reach the
+last cell without an error, with "Not yet solved" at each exercise. Nothing of the run
+is written (``tests/test_learner_runs.py`` makes the same run in the test suite).
 
-Exit status: 0 ok, 1 learner notebooks out of date (``--check``), 2 malformed markers.
+Exit status: 0 ok, 1 learner notebooks out of date (``--check``) or a run failed
+(``--execute``), 2 malformed markers.
 The output is deterministic (sorted JSON keys, cell ids kept or derived from the
 notebook's name and the cell's position), so ``--check`` compares bytes.
 """
@@ -251,61 +256,47 @@ def build(notebooks: Path, learner: Path) -> dict[Path, str]:
     return expected
 
 
-def without_run(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
-    """`nb` with everything a run adds removed: outputs, counts, widget state."""
-    nb = copy.deepcopy(nb)
-    for key in VOLATILE_NOTEBOOK_METADATA:
-        nb.metadata.pop(key, None)
-    for cell in nb.cells:
-        if cell.cell_type == "code":
-            cell.outputs = []
-            cell.execution_count = None
-        for key in VOLATILE_CELL_METADATA:
-            cell.metadata.pop(key, None)
-    return nb
+NOT_SOLVED = "Not yet solved: exercise '{name}'."
 
 
-def ran_top_to_bottom(nb: nbformat.NotebookNode) -> bool:
-    """Every code cell ran once, in order, in one fresh kernel (counts 1, 2, 3, ...)."""
-    counts = [c.execution_count for c in nb.cells if c.cell_type == "code"]
-    return counts == list(range(1, len(counts) + 1))
-
-
-def execute(path: Path) -> None:
-    """Run the notebook at `path` top to bottom in a fresh kernel and store the outputs
-    (errors allowed, so a broken cell is stored for the tests to report, not hidden)."""
+def run_problems(path: Path) -> list[str]:
+    """Run the learner notebook at `path` top to bottom in a fresh kernel, in memory
+    (nothing is written), and say what went wrong: a cell that raised, or an exercise
+    whose check did not print "Not yet solved"."""
     from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError
 
     nb = nbformat.read(path, as_version=4)
-    # The stored run must not depend on (or change) this machine's course progress.
+    # The run must not depend on (or change) this machine's course progress.
     saved = os.environ.get("MINIGRAD_COURSE_PROGRESS")
     os.environ["MINIGRAD_COURSE_PROGRESS"] = "off"
     try:
-        NotebookClient(nb, timeout=300, kernel_name="python3", allow_errors=True,
-                       record_timing=False,
+        NotebookClient(nb, timeout=300, kernel_name="python3", record_timing=False,
                        resources={"metadata": {"path": str(path.parent)}}).execute()
+    except CellExecutionError as exc:
+        return [f"a cell raised: {str(exc).strip().splitlines()[-1]}"]
     finally:
         if saved is None:
             os.environ.pop("MINIGRAD_COURSE_PROGRESS", None)
         else:
             os.environ["MINIGRAD_COURSE_PROGRESS"] = saved
-    path.write_text(render(nb), encoding="utf-8")
+    problems = []
+    for cell in nb.cells:
+        if cell.cell_type == "code" and 'check("' in cell.source:
+            name = cell.source.split('check("', 1)[1].split('"', 1)[0]
+            said = "".join(o.get("text", "") for o in cell.outputs
+                           if o.output_type == "stream")
+            if NOT_SOLVED.format(name=name) not in said:
+                problems.append(f"exercise {name!r} did not say 'Not yet solved'")
+    return problems
 
 
-def find_drift(expected: dict[Path, str], learner: Path, executed: bool = False) -> list[Drift]:
+def find_drift(expected: dict[Path, str], learner: Path) -> list[Drift]:
     drift = []
     for path, text in expected.items():
         if not path.exists():
             drift.append(Drift(path, "missing"))
-            continue
-        stored = path.read_text(encoding="utf-8")
-        if executed:
-            nb = nbformat.reads(stored, as_version=4)
-            if render(without_run(nb)) != text:
-                drift.append(Drift(path, "differs from its course notebook"))
-            elif not ran_top_to_bottom(nb):
-                drift.append(Drift(path, "was not run top to bottom in a fresh kernel"))
-        elif stored != text:
+        elif path.read_text(encoding="utf-8") != text:
             drift.append(Drift(path, "differs from its course notebook"))
     if learner.is_dir():
         for path in sorted(learner.rglob("*.ipynb")):
@@ -314,18 +305,13 @@ def find_drift(expected: dict[Path, str], learner: Path, executed: bool = False)
     return sorted(drift, key=lambda d: d.path)
 
 
-def write(expected: dict[Path, str], learner: Path, run: bool = False,
-          rerun: bool = False) -> list[Path]:
+def write(expected: dict[Path, str], learner: Path) -> list[Path]:
     written = []
-    stale = {d.path for d in find_drift(expected, learner, executed=run)}
-    if rerun:  # the library changed under the stored outputs (printed source, values)
-        stale |= set(expected)
+    stale = {d.path for d in find_drift(expected, learner)}
     for path, text in expected.items():
         if path in stale:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
-            if run:
-                execute(path)
             written.append(path)
     if learner.is_dir():
         for path in sorted(learner.rglob("*.ipynb")):
@@ -349,11 +335,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--notebooks", type=Path, default=DEFAULT_NOTEBOOKS,
                         help="folder of course notebooks (default: notebooks/)")
     parser.add_argument("--execute", action="store_true",
-                        help="run the learner notebooks after writing them (with --check: "
-                             "require that they were run top to bottom)")
+                        help="also run every learner notebook top to bottom in a fresh "
+                             "kernel, storing nothing, and fail if a run goes wrong")
     parser.add_argument("--rerun", action="store_true",
-                        help="with --execute: run every learner notebook again, even those "
-                             "whose cells did not change (after a change to the library)")
+                        help="accepted for old scripts: --execute always runs them all")
     parser.add_argument("--out", type=Path, default=None,
                         help="folder for learner notebooks (default: <notebooks>/learner)")
     args = parser.parse_args(argv)
@@ -367,7 +352,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
     if args.check:
-        drift = find_drift(expected, learner, executed=args.execute)
+        drift = find_drift(expected, learner)
         if drift:
             print("Learner notebooks are out of date:", file=sys.stderr)
             for d in drift:
@@ -375,12 +360,27 @@ def main(argv: list[str] | None = None) -> int:
             print("Run `make learner` and commit the result.", file=sys.stderr)
             return 1
         print(f"learner notebooks up to date ({len(expected)} checked)")
-        return 0
+    else:
+        changed = write(expected, learner)
+        for path in changed:
+            print(f"updated {_show(path)}")
+        print(f"{len(expected)} learner notebook(s), {len(changed)} changed")
+    if args.execute:
+        return _run_all(sorted(expected))
+    return 0
 
-    changed = write(expected, learner, run=args.execute, rerun=args.rerun and args.execute)
-    for path in changed:
-        print(f"updated {_show(path)}")
-    print(f"{len(expected)} learner notebook(s), {len(changed)} changed")
+
+def _run_all(paths: list[Path]) -> int:
+    failed = 0
+    for path in paths:
+        problems = run_problems(path)
+        for problem in problems:
+            print(f"  {_show(path)}: {problem}", file=sys.stderr)
+        failed += bool(problems)
+    if failed:
+        print(f"{failed} learner notebook(s) did not run to the end cleanly", file=sys.stderr)
+        return 1
+    print(f"{len(paths)} learner notebook(s) ran to the end")
     return 0
 
 

@@ -281,31 +281,41 @@ def test_bad_markers_fail_the_script_naming_notebook_and_cell(mln, tmp_path, cap
     assert not (folder / "learner").exists()
 
 
-def test_rerun_runs_up_to_date_learner_notebooks_again(mln, tmp_path, monkeypatch):
-    # After a change to the library, outputs can be stale while every cell's source is
-    # unchanged: `--execute` alone leaves such notebooks be, `--rerun` runs them all.
+def test_execute_runs_every_learner_notebook_and_stores_nothing(mln, tmp_path,
+                                                                 monkeypatch, capsys):
+    # Learner notebooks keep no outputs (an output would answer a "predict" exercise);
+    # --execute only shows that each one runs to the end.
     ran = []
-
-    def fake_execute(path):  # what a real run leaves behind: counts 1, 2, 3, ...
-        nb = nbformat.read(path, as_version=4)
-        code = [c for c in nb.cells if c.cell_type == "code"]
-        for i, cell in enumerate(code, start=1):
-            cell.execution_count = i
-        path.write_text(mln.render(nb), encoding="utf-8")
-        ran.append(path.name)
-
-    monkeypatch.setattr(mln, "execute", fake_execute)
+    monkeypatch.setattr(mln, "run_problems", lambda path: ran.append(path.name) or [])
     folder = tmp_path / "nb"
     write_course(folder)
     write_course(folder, "02_inplace.ipynb")
-    mln.main(["--notebooks", str(folder), "--execute"])
+    assert mln.main(["--notebooks", str(folder), "--execute"]) == 0
     assert sorted(ran) == ["01_tour.ipynb", "02_inplace.ipynb"]
+    for path in (folder / "learner").glob("*.ipynb"):
+        cells = [c for c in learner_cells(path) if c.cell_type == "code"]
+        assert all(c.outputs == [] and c.execution_count is None for c in cells)
     ran.clear()
-    mln.main(["--notebooks", str(folder), "--execute"])
-    assert ran == []
-    mln.main(["--notebooks", str(folder), "--execute", "--rerun"])
-    assert sorted(ran) == ["01_tour.ipynb", "02_inplace.ipynb"]
     assert mln.main(["--check", "--execute", "--notebooks", str(folder)]) == 0
+    assert sorted(ran) == ["01_tour.ipynb", "02_inplace.ipynb"]
+
+    monkeypatch.setattr(mln, "run_problems", lambda path: ["a cell raised: ValueError: x"])
+    capsys.readouterr()
+    assert mln.main(["--check", "--execute", "--notebooks", str(folder)]) == 1
+    assert "01_tour.ipynb: a cell raised: ValueError: x" in capsys.readouterr().err
+
+
+def test_a_learner_notebook_with_outputs_is_out_of_date(mln, tmp_path, capsys):
+    folder = tmp_path / "nb"
+    src = write_course(folder)
+    mln.main(["--notebooks", str(folder)])
+    learner = folder / "learner" / src.name
+    nb = nbformat.read(learner, as_version=4)
+    nb.cells[2].outputs = [new_output("stream", name="stdout", text="2\n")]
+    nb.cells[2].execution_count = 1
+    learner.write_text(mln.render(nb), encoding="utf-8")
+    assert mln.main(["--check", "--notebooks", str(folder)]) == 1
+    assert "differs from its course notebook" in capsys.readouterr().err
 
 
 LESSONS = sorted((SCRIPT.parent.parent / "notebooks").glob("*.ipynb"))

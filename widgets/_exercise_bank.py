@@ -22,6 +22,45 @@ def _raises(fn) -> bool:
     return raised(fn) is not None
 
 
+def backward_passes(fn, *args):
+    """(fn(*args), how many backward passes the engine ran meanwhile): a check that an
+    answer used autograd, not a formula worked out by hand."""
+    from minigrad.autograd import engine
+
+    before = next(engine._task_ids)  # every pass takes one id from this counter
+    result = fn(*args)
+    return result, next(engine._task_ids) - before - 1
+
+
+def calls_of(cls, method: str):
+    """A context manager counting calls of `cls.method` (a plain method or a property)
+    while it is open; yields the list of the objects it was called on."""
+    import contextlib
+
+    @contextlib.contextmanager
+    def counting():
+        original = cls.__dict__[method]
+        seen: list = []
+        if isinstance(original, property):
+            def getter(self):
+                seen.append(self)
+                return original.fget(self)
+
+            wrapped = property(getter, original.fset, original.fdel, original.__doc__)
+        else:
+            def wrapped(self, *args, **kwargs):
+                seen.append(self)
+                return original(self, *args, **kwargs)
+
+        setattr(cls, method, wrapped)
+        try:
+            yield seen
+        finally:
+            setattr(cls, method, original)
+
+    return counting()
+
+
 def _close(a, b) -> bool:
     a = np.asarray(a.detach().numpy() if hasattr(a, "detach") else a, np.float64)
     b = np.asarray(b.detach().numpy() if hasattr(b, "detach") else b, np.float64)
@@ -59,9 +98,12 @@ def _l0_is_leaf():
        explain="autograd found 2 * x, exactly the derivative of x squared.")
 def _l0_grad_of_square(fn):
     for values in ([1.0, 2.0, 3.0], [-0.5, 4.0]):
-        got = fn(values)
+        got, passes = backward_passes(fn, values)
         if got is None:
             return "your function returned None; return x.grad."
+        if not passes:
+            return ("your function ran no backward pass: let autograd find the gradient "
+                    "(call .backward() on (x * x).sum()).")
         if not _close(got, 2 * np.asarray(values)):
             return f"for {values} you returned {got}, expected twice the values."
     return None
@@ -91,8 +133,8 @@ _choice("l0_why_accumulate",
          ("d", "Re-running a cell re-runs every cell before it.",
           "Only that cell runs again; the leaves keep what earlier passes put into .grad.")],
         correct="b",
-        explain="Accumulation is on purpose (a leaf used twice gets both contributions); "
-                "clear .grad between passes unless you want the sum.")
+        explain="Accumulation across backward calls is on purpose (several batches can add "
+                "up before one step); clear .grad between passes unless you want the sum.")
 
 
 # -- lesson 1: the backward graph -------------------------------------------------------
@@ -295,8 +337,18 @@ def _l2_inplace_saved_self():
        explain="retain_grad() asked autograd to store the gradient arriving at x1.")
 def _l2_keep_intermediate(fn):
     torch = _mg()
+    for values in ([1.0, 2.0], [-0.5, 3.0]):  # the lesson's a, then a new one
+        problem = _l2_keep_intermediate_once(torch, fn, values)
+        if problem:
+            return problem
+    return None
+
+
+def _l2_keep_intermediate_once(torch, fn, a_values):
     a, b, c = _l2_abc(torch)
-    got = fn(a, b, c)
+    a = torch.tensor(a_values, requires_grad=True)
+    with calls_of(type(a), "retain_grad") as retained:
+        got = fn(a, b, c)
     if not isinstance(got, tuple) or len(got) != 2:
         return "return a tuple (a.grad, x1.grad)."
     ga, gx1 = got
@@ -304,6 +356,9 @@ def _l2_keep_intermediate(fn):
         return "one of the gradients is None; did you call retain_grad() before backward()?"
     if gx1 is c or getattr(gx1, "requires_grad", False):
         return "the second value is not a gradient: return x1.grad after backward()."
+    if not any(t.grad is gx1 for t in retained):
+        return ("the second value is not the .grad of a tensor you called retain_grad() "
+                "on: call x1.retain_grad() before backward() and return x1.grad.")
     av, bv, cv = (t.detach().numpy().astype(np.float64) for t in (a, b, c))
     if not _close(ga, 2 * av * bv * bv * cv * cv):
         return f"a.grad is {ga}, expected 2 * a * b**2 * c**2 (from the loss (x2 ** 2).sum())."
@@ -1218,16 +1273,19 @@ def _diamond(torch):
 
 
 @_value("l9_shared_deps",
-        "in the diamond loss = (s * 3 + s.sin()).sum() with s = x.exp(), how many "
+        "in loss = (s * 3 + s.sin() + s * s).sum() with s = x.exp(), how many "
         "streams does ExpBackward0 wait for?",
         hint="Count the edges that point at ExpBackward0: which nodes have it in their "
-             "next_functions?",
-        explain="Two consumers of s, two edges: the engine runs ExpBackward0 when its "
-                "count drops from 2 to 0.")
+             "next_functions, and how many times each?",
+        explain="s * 3 and s.sin() give one edge each, s * s two (both of its inputs are "
+                "s): the engine runs ExpBackward0 when its count drops from 4 to 0.")
 def _l9_shared_deps():
     from minigrad.autograd.engine import backward_events
 
-    _, s, loss = _diamond(_mg())
+    torch = _mg()
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    s = x.exp()
+    loss = (s * 3 + s.sin() + s * s).sum()
     events = backward_events(loss, trace=True)
     started = next(events)
     events.close()

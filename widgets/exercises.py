@@ -169,20 +169,44 @@ def _describe(x: Any) -> str:
     return repr(x)
 
 
+def _text(value: str) -> str:
+    """A string answer as compared: case and spacing do not matter ("(a-1).mean()" is
+    "(a - 1).mean()")."""
+    return "".join(value.split()).lower()
+
+
+def _numbers(x: Any) -> np.ndarray | None:
+    """`x` as an array of floats when it is numbers in any form (a tensor, an array, or
+    a list / tuple of numbers, tensors or such lists, nested), else None."""
+    if _is_tensor(x) or isinstance(x, np.ndarray):
+        return _as_array(x)
+    if isinstance(x, (list, tuple)) and x:
+        parts = [_numbers(v) if isinstance(v, (list, tuple, np.ndarray)) or _is_tensor(v)
+                 else (np.asarray(float(v)) if isinstance(v, (int, float, np.number))
+                       and not isinstance(v, (bool, np.bool_)) else None) for v in x]
+        if any(p is None for p in parts) or len({p.shape for p in parts}) != 1:
+            return None
+        return np.stack(parts)
+    return None
+
+
 def same(expected: Any, answer: Any) -> bool:
-    """Whether `answer` matches `expected` (numbers and tensors up to rounding)."""
+    """Whether `answer` matches `expected`: numbers and tensors up to rounding, in any
+    form (list, tuple, tensor, nested); strings whatever their case and spacing."""
     if expected is None:
         return answer is None
     if isinstance(expected, (bool, np.bool_)):
         return isinstance(answer, (bool, np.bool_)) and bool(answer) == bool(expected)
     if isinstance(expected, str):
-        return isinstance(answer, str) and answer.strip().lower() == expected.strip().lower()
+        return isinstance(answer, str) and _text(answer) == _text(expected)
     if isinstance(expected, (set, frozenset)):
         if not isinstance(answer, (set, frozenset, list, tuple)):
             return False
-        norm = {a.strip().lower() if isinstance(a, str) else a for a in answer}
-        return norm == {e.lower() if isinstance(e, str) else e for e in expected}
-    if isinstance(expected, (int, float)) and not isinstance(answer, (bool, np.bool_)):
+        norm = {_text(a) if isinstance(a, str) else a for a in answer}
+        return norm == {_text(e) if isinstance(e, str) else e for e in expected}
+    if isinstance(expected, (int, float)):
+        if isinstance(answer, (bool, np.bool_)):
+            return False
         if isinstance(answer, (int, float, np.number)):
             return math.isclose(float(answer), float(expected), rel_tol=1e-5, abs_tol=1e-6)
         if _is_tensor(answer) and answer.numel() == 1:
@@ -195,6 +219,9 @@ def same(expected: Any, answer: Any) -> bool:
             return False
         return arr.shape == want.shape and np.allclose(arr, want, rtol=1e-5, atol=1e-6)
     if isinstance(expected, (list, tuple)):
+        want, got = _numbers(expected), _numbers(answer)
+        if want is not None and got is not None:  # numbers: the form does not matter
+            return got.shape == want.shape and np.allclose(got, want, rtol=1e-5, atol=1e-6)
         if not isinstance(answer, (list, tuple)) or len(answer) != len(expected):
             return False
         return all(same(e, a) for e, a in zip(expected, answer))

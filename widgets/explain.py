@@ -483,7 +483,8 @@ def _why_no_grad(tensor: Any, name: str, graph: BackwardGraph | None) -> Finding
         producer = type(tensor.grad_fn).__name__
         text = (
             f"{name}.grad will stay None: {name} is not a leaf, it was computed by "
-            f"{producer} (arithmetic, .to(), .double(), .cuda() make new non-leaf tensors), "
+            f"{producer} (arithmetic, and a .to(), .double() or .cuda() that converts, make "
+            "new non-leaf tensors), "
             "and backward fills .grad only of leaves."
         )
         fix = (

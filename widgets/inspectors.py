@@ -254,7 +254,8 @@ class GradHistory:
         if not self.steps:
             raise ValueError("GradHistory has nothing to plot yet: call record() in your loop")
         if ax is None:
-            figure = NotebookFigure(figsize=(6.4, 2.4 * len(self.tensors)), dpi=100)
+            # at the graphs' DPI, so LEGEND_FONT is JupyterLab's body text size (14 px)
+            figure = NotebookFigure(figsize=(6.4, 2.6 * len(self.tensors)), dpi=DPI)
             axes = figure.subplots(len(self.tensors), 1, squeeze=False)[:, 0]
         else:
             if len(self.tensors) != 1:
@@ -272,9 +273,10 @@ class GradHistory:
             else:
                 axis.plot(x, self.norms(name), marker="o", label=f"\u2016{name}.grad\u2016")
             axis.set_xticks(x, [str(s) for s in self.steps])
-            axis.set_xlabel("recorded step")
-            axis.set_title(f"{name}.grad", fontsize=10)
-            axis.legend(fontsize=7, loc="best")
+            axis.set_xlabel("recorded step", fontsize=LEGEND_FONT)
+            axis.set_title(f"{name}.grad", fontsize=LEGEND_FONT)
+            axis.tick_params(labelsize=LEGEND_FONT)
+            axis.legend(fontsize=LEGEND_FONT, loc="best")
             axis.grid(alpha=0.3)
         if ax is None:
             figure.tight_layout()

@@ -297,6 +297,10 @@ class Node:
         cls._apply_is_backward = cls.apply is Node.apply
 
 
+# PyTorch's AccumulateGrad reports UINT64_MAX as its `_sequence_nr()`.
+ACCUMULATE_GRAD_SEQUENCE_NR = 2**64 - 1
+
+
 class AccumulateGrad(Node):
     """The node that adds incoming gradients into its leaf tensor's `.grad`.
 
@@ -311,8 +315,8 @@ class AccumulateGrad(Node):
         # (Node's fields, set directly: every graph makes one accumulator per leaf.)
         self.next_functions = ()
         # Accumulators run as soon as they are ready, like PyTorch's, which give them
-        # the largest sequence number (and take none from the counter).
-        self._seq = sys.maxsize
+        # the largest sequence number, UINT64_MAX (and take none from the counter).
+        self._seq = ACCUMULATE_GRAD_SEQUENCE_NR
         self._saved = {}
         self._input_meta = None  # (no inputs: nothing for the engine to check)
         self.variable = variable

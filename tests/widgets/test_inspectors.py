@@ -90,6 +90,19 @@ def test_grad_history_shows_accumulation_without_zero_grad(lib):
     np.testing.assert_allclose(lines[1].get_ydata(), [np.nan, 4, 8, 12])
 
 
+def test_grad_history_text_is_at_least_body_size(lib):
+    # JupyterLab's prose is 14 px; an s-point font is s * dpi / 72 pixels high
+    w = lib.tensor([1.0, 2.0], requires_grad=True)
+    history = GradHistory(w)
+    (w * 2).sum().backward()
+    history.record()
+    figure = history.plot()
+    (axis,) = figure.axes
+    texts = [axis.title, axis.xaxis.label, *axis.get_xticklabels(), *axis.get_yticklabels(),
+             *axis.get_legend().get_texts()]
+    assert texts and all(t.get_fontsize() * figure.dpi / 72 >= 14 - 1e-9 for t in texts)
+
+
 def test_grad_history_records_copies_not_references(lib):
     w = lib.tensor([1.0], requires_grad=True)
     history = GradHistory({"w": w})
