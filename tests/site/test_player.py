@@ -86,7 +86,7 @@ def test_the_player_shows_the_engines_error_frame():
     y += 1
     stepper = BackwardStepper(y.sum(), names={"x": x})
     player = FramePlayer.from_stepper(stepper)
-    assert stepper.error is not None
+    assert stepper.recording.error is not None
     assert "RuntimeError" in player.frames[-1].panel_html
     assert "modified by an inplace operation" in player.frames[-1].panel_html
 
