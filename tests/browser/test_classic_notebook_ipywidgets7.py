@@ -18,7 +18,8 @@ from conftest import _stop, frontend_python, start_server
 
 HERE = Path(__file__).resolve().parent
 NOTEBOOK = HERE / "stepper_demo.ipynb"
-PINS = ["ipywidgets==7.7.1", "notebook==6.5.7", "widgetsnbextension>=3.6,<3.7"]
+PINS = ["ipywidgets==7.7.1", "notebook==6.5.7", "widgetsnbextension>=3.6,<3.7",
+        "anywidget==0.9.21"]  # the pair Colab ships
 STEPS = 6
 TIMEOUT_MS = 90_000
 
@@ -58,6 +59,8 @@ def test_stepper_steps_in_classic_notebook_with_ipywidgets_7(classic_notebook, c
     page.wait_for_function(
         "() => window.Jupyter && Jupyter.notebook && Jupyter.notebook.kernel "
         "&& Jupyter.notebook.kernel.is_connected()", timeout=TIMEOUT_MS)
+    # (the widget manager first restores saved widget state: let it finish)
+    page.wait_for_timeout(3000)
     page.evaluate("Jupyter.notebook.execute_all_cells()")
     stepper = page.locator(".minigrad-stepper")
     caption = stepper.locator(".stepper-caption")
@@ -77,7 +80,9 @@ def test_stepper_steps_in_classic_notebook_with_ipywidgets_7(classic_notebook, c
     expect(caption).to_contain_text(f"Step {STEPS} of {STEPS}: {names[-1]}")
     stepper.locator("input.stepper-slider").fill("2")
     expect(caption).to_contain_text(f"Step 2 of {STEPS}: {names[1]}")
-    # Python reads the step the browser shows
+    # Python reads the step the browser shows (ipywidgets 7 holds a state update back
+    # until the kernel has acknowledged the previous one: give the updates a moment)
+    page.wait_for_timeout(2000)
     page.evaluate("""() => {
         const cell = Jupyter.notebook.insert_cell_at_bottom('code');
         cell.set_text('print("python sees", stepper.index, stepper.current_node_name)');
