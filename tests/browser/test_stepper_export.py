@@ -65,6 +65,8 @@ def test_exported_page_steps_offline(exported, chromium_page):
         expect(current).to_have_count(1)
         names.append(current.get_attribute("data-name"))
         assert caption.inner_text().endswith(": " + names[-1])
+        # the step's DOM update, timed by the widget itself: well inside one frame
+        assert float(stepper.get_attribute("data-frame-ms")) < 16
     assert names[0] == "SumBackward0" and names[-1] == "AccumulateGrad"
     expect(stepper.locator(".stepper-panel")).to_contain_text("Backward finished")
     stepper.locator("button.stepper-previous").click()
