@@ -983,6 +983,12 @@ def _edges_into_shared_node(t):
     return edges
 
 
+def _numpy_write_counts_nothing(t):
+    x = t.tensor([1.0, 2.0])
+    x.numpy()[0] = 7.0
+    return [x.tolist(), x._version]
+
+
 CLAIMS = [
     # lesson 0
     Claim("lesson 0, cell 36", "leaves: tensors you made yourself and every tensor that "
@@ -1233,6 +1239,8 @@ CLAIMS = [
            "view is the output of a function that returns multiple views. Such functions do "
            "not allow the output views to be modified inplace. You should replace the "
            "inplace operation by an out-of-place one.", None]),
+    Claim("lesson 6, cell 17", "numpy() shares memory with no version counter: a write "
+          "through it counts nothing", _numpy_write_counts_nothing, [[7.0, 2.0], 0]),
     Claim("lesson 7, cell 22", "a hoisted graph with retain_graph=True: no error, the loss "
           "never changes, w follows the stale gradient", _hoisted_with_retain_graph,
           [[20.25, 20.25, 20.25], [1.85, 1.7]]),
