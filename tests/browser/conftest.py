@@ -373,3 +373,26 @@ def start_server(python: Path, args: list[str], root: Path, home: Path,
     _stop(process)
     tail = "\n".join(log.read_text(errors="replace").splitlines()[-30:])
     raise RuntimeError(f"{' '.join(cmd)} did not start; its log ends with:\n{tail}")
+
+
+def wait_for_idle_kernel(notebook_url: str, timeout_s: float = 120.0) -> None:
+    """Wait until the kernel of the notebook open at `notebook_url` (a Jupyter server's
+    `.../notebooks/<path>?token=...` or `.../lab/tree/<path>?token=...`) has started and
+    is idle, read from the server's sessions API: a fixed pause is too short on a busy
+    machine, and cells run before the kernel is ready can be lost."""
+    from urllib.parse import parse_qs, urlsplit
+
+    parts = urlsplit(notebook_url)
+    token = parse_qs(parts.query)["token"][0]
+    path = parts.path.split("/notebooks/", 1)[-1].split("/tree/", 1)[-1]
+    request = urllib.request.Request(f"{parts.scheme}://{parts.netloc}/api/sessions",
+                                     headers={"Authorization": f"token {token}"})
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        with urllib.request.urlopen(request, timeout=5) as response:
+            sessions = json.load(response)
+        states = [s["kernel"]["execution_state"] for s in sessions if s["path"] == path]
+        if states == ["idle"]:
+            return
+        time.sleep(0.5)
+    raise AssertionError(f"the kernel of {path} was not idle within {timeout_s:.0f} s")

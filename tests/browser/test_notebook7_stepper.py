@@ -10,7 +10,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import _stop, frontend_python, start_server
+from conftest import _stop, frontend_python, start_server, wait_for_idle_kernel
 
 HERE = Path(__file__).resolve().parent
 NOTEBOOK = HERE / "stepper_demo.ipynb"
@@ -46,7 +46,8 @@ def test_stepper_steps_in_notebook_7(notebook7, chromium_page):
     page.set_default_timeout(TIMEOUT_MS)
     page.goto(notebook7)
     expect(page.locator(".jp-Notebook .jp-Cell").first).to_be_visible(timeout=TIMEOUT_MS)
-    page.wait_for_timeout(2000)  # the kernel connects
+    wait_for_idle_kernel(notebook7)
+    page.wait_for_timeout(1000)  # (the page's kernel connection follows the server's)
     page.locator(".lm-MenuBar-itemLabel", has_text=re.compile("^Run$")).click()
     page.locator(".lm-Menu-itemLabel", has_text=re.compile("^Run All Cells$")).click()
     stepper = page.locator(".minigrad-stepper")
