@@ -98,4 +98,5 @@ def main(argv: list[str] | None = None) -> int:
 if __name__ == "__main__":
     sys.exit(main())
 
-__all__ = ["export_html", "loader_script", "loader_url", "state_html", "widget_html", "widget_state"]
+__all__ = ["export_html", "loader_script", "loader_url", "state_html", "widget_html",
+           "widget_state"]
