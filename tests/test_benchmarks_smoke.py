@@ -20,7 +20,8 @@ EXPECTED_ROWS = [
     "cold start          import + small backward, numba cache empty",
     "memory              MLP step peak",
     "memory              growth over",
-    "widgets             BackwardStepper frame",
+    "widgets             BackwardStepper made and shown",
+    "widgets             a step drawn in Chromium",  # (a row saying "skipped" without one)
     "widgets             draw_graph",
 ]
 

@@ -631,11 +631,14 @@ class GraphDrawing:
     def label_text(self, edge: LayoutEdge, text: str) -> tuple[str, float, float]:
         """`text` as written beside `edge` (cut to its room) and where it starts."""
         x, y = edge.source_slot
+        shown = _fit(text, GRADIENT_ROOM if self.with_status else 0.0)
+        if edge.label_left:  # the leftmost edge of a fan: its label ends left of it
+            return shown, x - LABEL_PAD - text_size(shown, EDGE_FONT)[0], y
         x += LABEL_PAD
         index = self._index_text(edge)
         if index is not None and edge.source_slot == edge.target_slot:
             x += text_size(index, EDGE_FONT)[0] + LABEL_SPACE  # after the "#1"
-        return _fit(text, GRADIENT_ROOM if self.with_status else 0.0), x, y
+        return shown, x, y
 
     @property
     def box_keys(self) -> list[int]:

@@ -88,6 +88,7 @@ class LayoutEdge:
     route: list[tuple[float, float]] = field(default_factory=list)
     source_slot: tuple[float, float] | None = None
     target_slot: tuple[float, float] | None = None
+    label_left: bool = False  # the label near the source goes left of the edge
 
 
 @dataclass
@@ -169,7 +170,7 @@ def layered_layout(
     layers = _order(keys, edges, rank_of)
     widths = {k: (sizes[k].width / 2, sizes[k].width / 2 + sizes[k].side_width) for k in keys}
     widths.update({d: (4.0, 4.0) for d in dummies})
-    labelled_ranks = _reserve_label_room(edges, widths, rank_of, label_room)
+    labelled_ranks = _reserve_label_room(edges, layers, widths, rank_of, label_room)
     x_of = _assign_x(layers, edges, widths, rank_of)
     bands = _rank_bands(layers, sizes, labelled_ranks, label_height)
     height = -bands[-1][1] if bands else 0.0
@@ -584,18 +585,42 @@ LABEL_PAD = 4.0  # between an edge and the label beside it
 LABEL_SPACE = 6.0  # between two labels sharing one slot
 
 
-def _reserve_label_room(edges, widths, rank_of, label_room) -> set[int]:
+def _reserve_label_room(edges, layers, widths, rank_of, label_room) -> set[int]:
     """Widen each edge's label slots (to the right of the edge) by what its labels need;
-    return the ranks holding a slot with room."""
+    return the ranks holding a slot with room.
+
+    Where edges fan out of one box, the leftmost one writes its label on its left
+    instead (`label_left`): the fan's two outer edges then need no room between them, so
+    a binary op's two edges stay as close as its box, and edges passing by make no
+    detour around a label."""
     ranks: set[int] = set()
     if label_room is None:
         return ranks
+    leftmost: dict[int, tuple[int, LayoutEdge]] = {}  # source -> its leftmost labelled edge
+    fans: dict[int, int] = {}
     for edge in edges:
         if len(edge.path) < 3:
             continue  # drawn straight (over the dummy budget): no slot
         near_source, near_target = label_room(edge)
         first, last = edge.path[1], edge.path[-2]
-        if first == last and near_source and near_target:
+        if near_source and (first != last or not near_target):
+            fans[edge.source] = fans.get(edge.source, 0) + 1
+            place = layers[rank_of[first]].index(first)
+            if edge.source not in leftmost or place < leftmost[edge.source][0]:
+                leftmost[edge.source] = (place, edge)
+    on_left = {id(edge) for source, (_, edge) in leftmost.items() if fans[source] > 1}
+    for edge in edges:
+        if len(edge.path) < 3:
+            continue
+        near_source, near_target = label_room(edge)
+        first, last = edge.path[1], edge.path[-2]
+        if id(edge) in on_left:
+            edge.label_left = True
+            left, right = widths[first]
+            widths[first] = (max(left, LABEL_PAD + near_source), right)
+            ranks.add(rank_of[first])
+            needs = {last: near_target} if first != last else {}
+        elif first == last and near_source and near_target:
             needs = {first: near_source + LABEL_SPACE + near_target}
         else:
             needs = {first: near_source}

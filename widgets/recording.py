@@ -80,6 +80,9 @@ class BackwardRecording:
         self.finished = False
         self.error: BaseException | None = None
         self._buffered: Any = None  # an event that opens the next frame
+        # A gradient's text, by id of the array the frames keep: every later frame shows
+        # it again, and formatting it is most of describing a frame.
+        self._texts: dict[int, tuple[Any, str]] = {}
         self._pull_until_first_node()
 
     @property
@@ -197,7 +200,7 @@ class BackwardRecording:
         state = GraphState()
         for tensor, grad in zip(self._root_tensors, self.root_grads):
             if grad is not None:
-                state.edge_text[(id(tensor), 0)] = value_text(grad, max_chars=28)
+                state.edge_text[(id(tensor), 0)] = self._edge_text(grad)
         for frame in self.frames[1 : index + 1]:
             status = CURRENT if frame.index == index else DONE
             if frame.error is not None:
@@ -205,9 +208,15 @@ class BackwardRecording:
             state.node_status[id(frame.node)] = status
             for i, grad in enumerate(frame.grads_out):
                 if grad is not None:
-                    state.edge_text[(id(frame.node), i)] = value_text(grad, max_chars=28)
+                    state.edge_text[(id(frame.node), i)] = self._edge_text(grad)
             state.released.update((id(frame.node), name) for name in frame.released)
         return state
+
+    def _edge_text(self, grad: Any) -> str:
+        seen = self._texts.get(id(grad))
+        if seen is None or seen[0] is not grad:  # (kept with its array: ids are reused)
+            seen = self._texts[id(grad)] = (grad, value_text(grad, max_chars=28))
+        return seen[1]
 
     def leaf_grads(self, index: int, initial: dict[int, np.ndarray | None]) -> dict[int, Any]:
         """id(leaf) -> its `.grad` values as of frame `index` (starting from `initial`)."""

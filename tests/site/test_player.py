@@ -158,7 +158,7 @@ def test_capture_marks_displayed_steppers_and_exports_them(tmp_path, monkeypatch
     assert re.search(r"minigrad-stepper-capture:0\b", shown["text/html"])
     again, _ = shell.display_formatter.format(stepper)
     assert "capture:0" in again["text/html"]  # the same stepper shown twice: one player
-    assert player_module.captured_steppers()[0][1] == 0  # noted at the step shown
+    assert player_module.captured_steppers()[0][1] == 2  # noted at the step shown
 
     report = player_module.export_captured(tmp_path)
     assert [r["frames"] for r in report] == [6]

@@ -401,7 +401,7 @@ def test_stepper_frames_are_shown_at_natural_size():
     # The browser draws the same layout as SVG at 96 px per inch (text at body size), not
     # shrunk to the output's width: the picture scrolls in its own box instead.
     assert stepper.scene["px_per_pt"] * MIN_FONT >= BODY_TEXT_PX - 1e-9
-    assert "max-height: 66vh; overflow: auto;" in stepper._css
+    assert "max-height: 62vh; overflow: auto;" in stepper._css
     data, metadata = stepper._repr_mimebundle_()
     assert metadata["image/png"]["unconfined"] is True
 
@@ -426,3 +426,20 @@ def test_notebook_output_is_svg_and_png_unconfined():
     png = Image.open(io.BytesIO(figure_to_png(fig)))
     assert abs(width_pt * 96 / 72 - png.size[0]) <= 1
     assert np.asarray(png.convert("L")).min() < 128  # something dark was drawn
+
+
+def _sideways(edge) -> float:
+    return sum(abs(q[0] - p[0]) for p, q in zip(edge.route, edge.route[1:]))
+
+
+@pytest.mark.parametrize("build", [lesson1_k, lesson9_diamond], ids=lambda b: b.__name__)
+def test_edges_take_no_detours(build):
+    """The leftmost edge of a fan writes its gradient on its left, so the edges out of
+    one box need no label's width between them, and an edge passing by a box bends
+    around no label: all edges together travel sideways less than the graph is wide
+    (lesson 1's graph had edges fanning out a label's width and back, 1.9 times)."""
+    drawing = labelled(*build())
+    assert any(edge.label_left for edge in drawing.layout.edges)
+    travel = sum(_sideways(edge) for edge in drawing.layout.edges)
+    assert travel <= 1.3 * drawing.layout.width, (travel, drawing.layout.width)
+    assert_reads_well(drawing)

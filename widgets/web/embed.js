@@ -9,6 +9,12 @@
 // small model holding the saved state. Changes stay in the page (there is no kernel).
 (function () {
   "use strict";
+  // A page with several fragments (widgets.embed.state_html) runs this more than once:
+  // the first copy draws every view, the others only those added since.
+  if (window.minigradRenderWidgets) {
+    if (document.readyState !== "loading") window.minigradRenderWidgets();
+    return;
+  }
   var STATE = 'script[type="application/vnd.jupyter.widget-state+json"]';
   var VIEW = 'script[type="application/vnd.jupyter.widget-view+json"]';
 

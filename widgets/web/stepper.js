@@ -190,6 +190,8 @@ function render({ model, el }) {
   const zoomOut = button(zoomBox, "zoom-out", "&minus;", "zoom out");
   const zoomLabel = make("span", { class: "stepper-zoom-level" }, zoomBox);
   const zoomIn = button(zoomBox, "zoom-in", "+", "zoom in");
+  const toggle = button(controls, "toggle-panel", "panel &#x25E8;", "hide / show the step panel");
+  toggle.setAttribute("aria-pressed", "true");
   const body = make("div", { class: "stepper-body" }, root);
   const picture = make("div", { class: "stepper-picture" }, body);
   const side = make("div", { class: "stepper-side" }, body);
@@ -208,13 +210,42 @@ function render({ model, el }) {
     zoomIn.disabled = zoom >= ZOOMS[ZOOMS.length - 1];
   }
   setZoom(1);
-  zoomIn.onclick = () => setZoom(ZOOMS.find((z) => z > zoom + 1e-9) || zoom);
-  zoomOut.onclick = () => setZoom([...ZOOMS].reverse().find((z) => z < zoom - 1e-9) || zoom);
+  const zoomBy = (up) => setZoom(up ? ZOOMS.find((z) => z > zoom + 1e-9) || zoom
+                                     : [...ZOOMS].reverse().find((z) => z < zoom - 1e-9) || zoom);
+  zoomIn.onclick = () => zoomBy(true);
+  zoomOut.onclick = () => zoomBy(false);
+  // Ctrl (or Cmd) + wheel zooms; a plain wheel scrolls the notebook as usual.
+  picture.addEventListener("wheel", (event) => {
+    if (!event.ctrlKey && !event.metaKey) return;
+    event.preventDefault();
+    zoomBy(event.deltaY < 0);
+  }, { passive: false });
+  // Drag the graph to pan it (a graph larger than its box keeps its text size).
+  let drag = null;
+  picture.addEventListener("pointerdown", (event) => {
+    if (event.button !== 0) return;
+    drag = { x: event.clientX, y: event.clientY, left: picture.scrollLeft,
+             top: picture.scrollTop, id: event.pointerId };
+    picture.classList.add("stepper-dragging");
+  });
+  picture.addEventListener("pointermove", (event) => {
+    if (!drag || event.pointerId !== drag.id) return;
+    picture.scrollLeft = drag.left - (event.clientX - drag.x);
+    picture.scrollTop = drag.top - (event.clientY - drag.y);
+  });
+  const endDrag = () => { drag = null; picture.classList.remove("stepper-dragging"); };
+  picture.addEventListener("pointerup", endDrag);
+  picture.addEventListener("pointerleave", endDrag);
+  // The step panel folds away, leaving the graph the whole width.
+  toggle.onclick = () => {
+    const hidden = root.classList.toggle("stepper-panel-hidden");
+    toggle.setAttribute("aria-pressed", hidden ? "false" : "true");
+  };
 
   // Keep the node of this step in sight when the graph is larger than its box.
+  // Before backward, the root (the first box) is the node to see.
   function reveal(frame) {
-    const i = frame.status.search(/[cf]/);
-    if (i < 0) return;
+    const i = Math.max(frame.status.search(/[cf]/), 0);
     const [x, y, w, h] = scene.boxes[i].rect;
     const scale = scene.px_per_pt * zoom;
     const left = (x - scene.view[0]) * scale, top = (y - scene.view[1]) * scale;
