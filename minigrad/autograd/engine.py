@@ -221,7 +221,12 @@ def backward_events(
     # Where to capture gradients for `inputs` (autograd.grad / backward(inputs=)).
     capture_at: dict = {}  # (id(node), output_nr) -> tensor
     targets: set = set()
-    for x in as_tuple(inputs):
+    inputs = as_tuple(inputs)
+    for x in inputs:
+        if not isinstance(x, Tensor):
+            raise RuntimeError("all inputs have to be Tensors or GradientEdges, but got "
+                               f"{type(x).__name__}")
+    for x in inputs:
         if accumulate:
             # Like PyTorch, `backward(inputs=...)` retains a non-leaf input's gradient
             # (from now on), which is how its `.grad` gets filled.

@@ -145,6 +145,7 @@ def fill_(x: Tensor, value) -> Tensor:
 
 
 def zero_(x: Tensor) -> Tensor:
+    """Fill `x` with zeros, in place (`torch.zero_(x)`, `x.zero_()`)."""
     node = begin_inplace(ZeroBackward0, x)
     x._data[...] = 0
     finish_inplace(x, node)
@@ -260,7 +261,7 @@ declare("clone", nodes=(CloneBackward0,), function=clone, method=True)
 declare("contiguous", method=contiguous)
 declare("copy_", nodes=(CopyBackwards,), method=copy_)
 declare("fill_", nodes=(FillBackward2, FillBackward3), method=fill_)
-declare("zero_", nodes=(ZeroBackward0,), method=zero_)
+declare("zero_", nodes=(ZeroBackward0,), function=zero_, method=zero_)
 declare("uniform_", method=uniform_)
 declare("normal_", method=normal_)
 declare("detach", function=detach)

@@ -327,7 +327,11 @@ class _ExtremeAll(Node):
         x = self.saved("self")
         y = self.saved("result")
         mask = np.isnan(x) if np.isnan(y) else x == y
-        out = np.where(mask, grad / grad.dtype.type(mask.sum()), grad.dtype.type(0))
+        # (a result changed since, through `.data`, may match no element: the share
+        # grad / 0 then goes nowhere, and PyTorch's zeros come back without a warning)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            share = grad / grad.dtype.type(mask.sum())
+        out = np.where(mask, share, grad.dtype.type(0))
         bump_version(out)  # (PyTorch fills its zeros in with `masked_fill_`)
         return (out,)
 
