@@ -6,7 +6,7 @@ import warnings
 
 import numpy as np
 
-from . import _args, _dtype
+from . import _args, _device, _dtype
 from .arrays.layout import copy_like, layout_matters
 from .tensor import Tensor, warn_scalar_conversion
 
@@ -56,14 +56,7 @@ def _no_complex() -> NotImplementedError:
 def _numpy_dtype(np_dtype: np.dtype) -> _dtype.dtype:
     """The dtype of numpy data, which PyTorch keeps as it is: another width (int32,
     uint8, float16, ...) is refused rather than quietly widened."""
-    try:
-        return _dtype.from_numpy_dtype(np_dtype)
-    except TypeError:
-        raise NotImplementedError(
-            f"minigrad supports the dtypes float32, float64, int64 and bool; numpy {np_dtype} "
-            f"data would keep its dtype in PyTorch: convert it first (for example with "
-            f"`.astype(np.{'float32' if np_dtype.kind == 'f' else 'int64'})`) or pass dtype="
-        ) from None
+    return _dtype.from_numpy_dtype(np_dtype)
 
 
 def _leaf_types(seq, out: set) -> None:
@@ -262,7 +255,7 @@ def _flatten(xs):
 
 def _check_device(device) -> None:
     if device is not None and str(device) != "cpu":
-        raise RuntimeError(f"minigrad runs on the CPU only (got device={device!r})")
+        _device.refuse(device)
 
 
 def _dt(dtype) -> _dtype.dtype:

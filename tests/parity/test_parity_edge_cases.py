@@ -92,6 +92,7 @@ def test_program_as_in_torch(torch, name):
 
 A = "a = torch.tensor([1.0, 2.0], requires_grad=True)\n"
 S = "s = torch.tensor(2.0, dtype=torch.float64, requires_grad=True)\n"
+X = "x = torch.tensor([[1.0, 0.0], [2.0, 3.0]], requires_grad=True)\n"
 
 SNIPPETS = {
     # empty tensors
@@ -139,6 +140,98 @@ SNIPPETS = {
     "backward gradient a float": A + "a.sum().backward(3.0)",
     "backward inputs a float": A + "a.sum().backward(inputs=[3.0])",
     "backward of a tuple": A + "torch.autograd.backward((a.sum(), (a * 2).sum()))\na.grad",
+    # batch norm of an empty batch: PyTorch's answer before any check
+    "batch_norm empty, training": ("x = torch.zeros(0, 3, requires_grad=True)\n"
+                                   "w = torch.ones(3, requires_grad=True)\n"
+                                   "b = torch.zeros(3, requires_grad=True)\n"
+                                   "rm, rv = torch.zeros(3), torch.ones(3)\n"
+                                   "y = torch.nn.functional.batch_norm(x, rm, rv, w, b, "
+                                   "training=True)\n"
+                                   "y.sum().backward()\n(y, x.grad, w.grad, b.grad, rm, rv)"),
+    "batch_norm empty, eval, weight only": (
+        "x = torch.zeros(0, 3, 4, requires_grad=True)\nw = torch.ones(3, requires_grad=True)\n"
+        "y = torch.nn.functional.batch_norm(x, None, None, w, training=False)\n"
+        "y.sum().backward()\n(y, w.grad)"),
+    "batch_norm empty, no parameters": ("torch.nn.functional.batch_norm(torch.zeros(0, 3), None, "
+                                        "None, training=True)"),
+    "batch_norm no channels": ("torch.nn.functional.batch_norm(torch.zeros(2, 0, 3), None, None, "
+                               "training=True)"),
+    "batch_norm no channels, weight": (
+        "w = torch.ones(0, requires_grad=True)\n"
+        "torch.nn.functional.batch_norm(torch.zeros(2, 0), torch.zeros(0), torch.ones(0), w, w, "
+        "training=True)"),
+    "batch_norm empty, wrong stats size": ("torch.nn.functional.batch_norm(torch.zeros(0, 3), "
+                                           "torch.zeros(2), torch.ones(3), training=True)"),
+    "batch_norm empty, float64 weight": (
+        "torch.nn.functional.batch_norm(torch.zeros(0, 3, 4), torch.zeros(3), torch.ones(3), "
+        "torch.ones(3, dtype=torch.float64), training=True)"),
+    "batch_norm 1-d empty": ("torch.nn.functional.batch_norm(torch.zeros(0), torch.zeros(3), "
+                             "torch.ones(3), training=True)"),
+    "batch_norm one value per channel": ("torch.nn.functional.batch_norm(torch.zeros(1, 3), "
+                                         "torch.zeros(3), torch.ones(3), training=True)"),
+    "BatchNorm1d empty batch": ("bn = torch.nn.BatchNorm1d(3)\n"
+                                "y = bn(torch.zeros(0, 3, requires_grad=True))\n"
+                                "(y, bn.running_mean, bn.running_var, bn.num_batches_tracked)"),
+    "layer_norm of no elements": "torch.nn.functional.layer_norm(torch.zeros(2, 0), (0,))",
+    # devices, to(), legacy Functions, numpy float16
+    "tensor on cuda": "torch.tensor([1.0], device='cuda')",
+    "zeros on cuda:0": "torch.zeros(2, device='cuda:0')",
+    "randn on cuda": "torch.randn(2, device='cuda')",
+    "to cuda": "torch.ones(2).to('cuda')",
+    "to device=cuda": "torch.ones(2).to(device='cuda')",
+    "new_zeros on cuda": "torch.ones(2).new_zeros(2, device='cuda')",
+    "new_ones requires_grad": "torch.ones(2).new_ones(2, requires_grad=True)",
+    "to requires_grad": "torch.ones(2).to(requires_grad=True)",
+    "to unknown keyword": "torch.ones(2).to(foo=1)",
+    "legacy Function called": (
+        "class F(torch.autograd.Function):\n    def forward(self, x):\n        return x\n"
+        "    def backward(self, g):\n        return g\nF()(torch.ones(2))"),
+    # all, any, equal
+    "all": X + "x.all()",
+    "any": X + "x.any()",
+    "all(0)": X + "x.all(0)",
+    "all(1, keepdim=True)": X + "x.all(1, keepdim=True)",
+    "torch.all(dim=1)": X + "torch.all(x, dim=1)",
+    "torch.all(input=)": X + "torch.all(input=x)",
+    "all over a tuple": X + "torch.all(x, dim=(0, 1))",
+    "any over a tuple, kept": X + "x.any(dim=(0,), keepdim=True)",
+    "any over a list": X + "x.any(dim=[1])",
+    "any(dim=None)": X + "x.any(dim=None)",
+    "any(None)": X + "x.any(None)",
+    "any(dim=())": X + "x.any(dim=())",
+    "all(-1)": X + "x.all(-1)",
+    "all(keepdim=True)": X + "x.all(keepdim=True)",
+    "all dim out of range": X + "x.all(2)",
+    "all dim out of range, negative": X + "x.all(-3)",
+    "all of a float dim": X + "x.all(1.5)",
+    "all of a str dim": X + "x.all('a')",
+    "all repeated dim": X + "x.all((0, 0))",
+    "all three arguments": X + "x.all(0, True, 1)",
+    "any unknown keyword": X + "x.any(foo=1)",
+    "torch.all of a float": "torch.all(1.0)",
+    "torch.any of a list": "torch.any([1.0])",
+    "all of ints": "torch.tensor([1, 2]).all()",
+    "any of ints along 1": "torch.tensor([[1, 0]]).any(1)",
+    "all of bools": "torch.tensor([True, False]).all()",
+    "all of nothing": "torch.zeros(0, 3).all()",
+    "any of nothing": "torch.zeros(0, 3).any()",
+    "all of nothing along 0": "torch.zeros(0, 3).all(0)",
+    "any of nothing along 1": "torch.zeros(0, 3).any(1)",
+    "all of a 0-d tensor": "torch.tensor(2.0).all(0)",
+    "any of a 0-d tensor, kept": "torch.tensor(0.0).any(-1, keepdim=True)",
+    "any of a 0-d tensor, dim 1": "torch.tensor(0.0).any(1)",
+    "all of nan": "torch.tensor([float('nan')]).all()",
+    "dropout identity check": ("torch.manual_seed(0)\nx = torch.randn(3, 4)\n"
+                               "(torch.nn.functional.dropout(x, 0.5, training=False) == x).all()"),
+    "equal method": X + "x.equal(x)",
+    "equal of int and float": "torch.equal(torch.tensor([1]), torch.tensor([1.0]))",
+    "equal float32 and float64": ("torch.tensor([1.0]).equal(torch.tensor([1.0], "
+                                  "dtype=torch.float64))"),
+    "equal of shapes": "torch.equal(torch.tensor([1.0]), torch.tensor([[1.0]]))",
+    "equal nan": "torch.equal(torch.tensor([float('nan')]), torch.tensor([float('nan')]))",
+    "equal to a number": "torch.equal(torch.tensor([1.0]), 1.0)",
+    "equal method to a number": "torch.tensor([1.0]).equal(1)",
+    "equal -0": "torch.equal(torch.tensor([0.0]), torch.tensor([-0.0]))",
 }
 
 
