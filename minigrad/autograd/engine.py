@@ -377,13 +377,12 @@ def _run_node_events(node, grads, step, keep, accumulate, capture_at, captured, 
         )
     except Exception as error:
         yield from pending
-        if ANOMALY.enabled and node._forward_trace:
-            warnings.warn(
-                f"Error detected in {node.name()}. Traceback of forward call that caused "
-                f"the error:\n{node._forward_trace}",
-                UserWarning,
-                stacklevel=3,
-            )
+        if ANOMALY.enabled:  # (a node recorded outside anomaly mode kept no traceback)
+            where = (f"Traceback of forward call that caused the error:\n{node._forward_trace}"
+                     if node._forward_trace else "No forward pass information available. "
+                     "Enable detect anomaly during forward pass for more information.")
+            warnings.warn(f"Error detected in {node.name()}. {where}", UserWarning,
+                          stacklevel=3)
         if trace:
             yield ev.EngineFailed(step, node, error)
         raise

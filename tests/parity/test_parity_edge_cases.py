@@ -173,6 +173,11 @@ SNIPPETS = {
                                 "y = bn(torch.zeros(0, 3, requires_grad=True))\n"
                                 "(y, bn.running_mean, bn.running_var, bn.num_batches_tracked)"),
     "layer_norm of no elements": "torch.nn.functional.layer_norm(torch.zeros(2, 0), (0,))",
+    # anomaly mode during backward only: no forward traceback to show
+    "anomaly, forward outside": ("x = torch.tensor([1.0, 2.0], requires_grad=True)\n"
+                                 "y = x.exp()\ny.add_(1)\n"
+                                 "with torch.autograd.detect_anomaly():\n"
+                                 "    y.sum().backward()"),
     # devices, to(), legacy Functions, numpy float16
     "tensor on cuda": "torch.tensor([1.0], device='cuda')",
     "zeros on cuda:0": "torch.zeros(2, device='cuda:0')",
@@ -238,3 +243,23 @@ SNIPPETS = {
 @pytest.mark.parametrize("name", list(SNIPPETS))
 def test_snippet_as_in_torch(torch, name):
     compare(torch, SNIPPETS[name])
+
+
+def test_anomaly_mode_in_forward_shows_where_the_node_was_made(torch):
+    import warnings
+
+    import minigrad
+
+    for m in (torch, minigrad):
+        x = m.tensor([1.0, 2.0], requires_grad=True)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with m.autograd.detect_anomaly(), pytest.raises(RuntimeError):
+                y = x.exp()
+                y.add_(1)
+                y.sum().backward()
+        texts = [str(w.message) for w in caught if "Error detected" in str(w.message)]
+        assert len(texts) == 1 and texts[0].startswith(
+            "Error detected in ExpBackward0. Traceback of forward call that caused the error:\n"
+        ), (m.__name__, texts)
+        assert "y = x.exp()" in texts[0]
