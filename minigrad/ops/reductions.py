@@ -117,7 +117,13 @@ def _expand_back(grad: np.ndarray, shape: tuple, dims: tuple, keepdim: bool) -> 
     if not keepdim:
         for d in sorted(dims):
             grad = np.expand_dims(grad, d)
-    return np.broadcast_to(grad, shape)
+    # (nothing to broadcast: numpy's broadcast_to would give the size-1 dims stride 0,
+    # where PyTorch's expand keeps them, which decides whether a leaf keeps the gradient)
+    if grad.shape != shape:
+        return np.broadcast_to(grad, shape)
+    view = np.asarray(grad).view()  # (read-only, as broadcast_to's)
+    view.flags.writeable = False
+    return view
 
 
 def _sum_dtype(x: Tensor):

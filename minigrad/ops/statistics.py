@@ -100,7 +100,8 @@ def _variance(name: str, x: Tensor, dim, correction, keepdim: bool) -> np.ndarra
     dims = _dims(dim, data.ndim)
     c = 1 if correction is None else float(correction)
     n = int(np.prod([data.shape[d] for d in dims])) if data.ndim else 1
-    if n - c <= 0:
+    # (PyTorch's reduction factor is input numel / output numel: 0 for an empty input)
+    if (n if data.size else 0) - c <= 0:
         warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly "
                       "less than the reduction factor (input numel divided by output numel).",
                       UserWarning, stacklevel=4)
@@ -147,7 +148,10 @@ def _var_backward_data(grad, x, dims, dim_given: bool, correction, keepdim) -> n
             return (dt.type(2.0 / dof) * grad) * (x - mean)
         grad = _unsqueeze_dims(grad, dims, x.ndim, keepdim or x.ndim <= 1)
         count = int(np.prod([x.shape[d] for d in dims]))
-        mean = np.asarray(x.mean(axis=dims, keepdims=True, dtype=np.float64), dt)
+        # (of no elements, the gradient is empty: the mean is not needed, nor numpy's
+        # "Mean of empty slice" warning)
+        mean = np.asarray(x.mean(axis=dims, keepdims=True, dtype=np.float64) if count else
+                          x.sum(axis=dims, keepdims=True), dt)
         # (no values left after the correction: 2 / 0 is inf, as in PyTorch)
         return (dt.type(np.float64(2.0) / np.float64(count - c)) * grad) * (x - mean)
 
