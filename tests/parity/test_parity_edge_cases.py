@@ -69,7 +69,39 @@ def _zero_function(c):
     return c.m.zero_(x)
 
 
+def _sum_of_a_size_one_leaf(c):
+    return c.leaf([-2.0]).sum()
+
+
+def _sum_over_dim_of_a_size_one_leaf(c):
+    return c.leaf([-2.0]).sum(0)
+
+
+def _sum_over_dim_of_a_scalar(c):
+    return c.leaf(-2.0).sum(0), c.leaf(1.5).mean(0)
+
+
+def _sum_of_an_empty_leaf(c):
+    return c.keep(c.m.zeros(0, 1, dtype=c.m.float64, requires_grad=True)).sum()
+
+
+def _var_of_empty_rows(c):
+    x = c.keep(c.m.zeros(0, 2, dtype=c.m.float64, requires_grad=True))
+    return x.var(1), x.std(0)
+
+
+def _in_place_on_an_empty_tensor(c):
+    x = c.keep(c.m.zeros(0, 3, dtype=c.m.float64, requires_grad=True))
+    return c.keep(x.exp()).add_(0.5), c.keep(x * 1).mul_(2)
+
+
 PROGRAMS = {
+    "sum of a (1,) leaf": _sum_of_a_size_one_leaf,
+    "sum(0) of a (1,) leaf": _sum_over_dim_of_a_size_one_leaf,
+    "sum(0) and mean(0) of 0-d leaves": _sum_over_dim_of_a_scalar,
+    "sum of an empty leaf": _sum_of_an_empty_leaf,
+    "var and std of empty rows": _var_of_empty_rows,
+    "in-place op on an empty tensor": _in_place_on_an_empty_tensor,
     "size-1 operand over a matrix": _size_one_operand_over_a_matrix,
     "size-1 operand over rows": _size_one_operand_over_rows,
     "an expression of empty tensors": _empty_expression,
