@@ -6,7 +6,7 @@ import warnings
 
 import numpy as np
 
-from . import _args, _dtype
+from . import _args, _device, _dtype
 from .arrays.layout import copy_like, layout_matters
 from .tensor import Tensor, warn_scalar_conversion
 
@@ -56,14 +56,7 @@ def _no_complex() -> NotImplementedError:
 def _numpy_dtype(np_dtype: np.dtype) -> _dtype.dtype:
     """The dtype of numpy data, which PyTorch keeps as it is: another width (int32,
     uint8, float16, ...) is refused rather than quietly widened."""
-    try:
-        return _dtype.from_numpy_dtype(np_dtype)
-    except TypeError:
-        raise NotImplementedError(
-            f"minigrad supports the dtypes float32, float64, int64 and bool; numpy {np_dtype} "
-            f"data would keep its dtype in PyTorch: convert it first (for example with "
-            f"`.astype(np.{'float32' if np_dtype.kind == 'f' else 'int64'})`) or pass dtype="
-        ) from None
+    return _dtype.from_numpy_dtype(np_dtype)
 
 
 def _leaf_types(seq, out: set) -> None:
@@ -262,7 +255,7 @@ def _flatten(xs):
 
 def _check_device(device) -> None:
     if device is not None and str(device) != "cpu":
-        raise RuntimeError(f"minigrad runs on the CPU only (got device={device!r})")
+        _device.refuse(device)
 
 
 def _dt(dtype) -> _dtype.dtype:
@@ -370,10 +363,31 @@ def _arange_error(args: tuple, kwargs: dict) -> TypeError:
     return _args.combination_error("arange", args, kwargs, _ARANGE_HEADS)
 
 
-def arange(*args, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+def _bounds_by_keyword(args: tuple, bounds: dict, given: dict) -> tuple:
+    """`arange`'s positional bounds with those given by keyword put in their places
+    (`arange(0, end=3)`): the one signature they complete, `(end)`, `(start, end)` or
+    `(start, end, step)`, else PyTorch's errors."""
+    for params in (("end",), ("start", "end"), ("start", "end", "step")):
+        named = params[len(args):]
+        required = [p for p in named if p != "step"]
+        if (len(args) <= len(params) and set(bounds) <= set(named)
+                and all(p in bounds for p in required)):
+            return (*args, *(bounds[p] for p in named if p in bounds))
+    if not args and "end" not in bounds:
+        raise TypeError('arange() missing 1 required positional arguments: "end"')
+    raise _arange_error(args, {**bounds, **given})
+
+
+def arange(*args, start=_args.REQUIRED, end=_args.REQUIRED, step=_args.REQUIRED, dtype=None,
+           requires_grad: bool = False, device=None) -> Tensor:
     """Evenly spaced values in [start, end): `arange(end)`, `arange(start, end)` or
-    `arange(start, end, step)`; integer arguments give int64."""
+    `arange(start, end, step)`, each bound positional or by name; integer arguments
+    give int64."""
     given = {k: v for k, v in (("dtype", dtype),) if v is not None}
+    bounds = {k: v for k, v in (("start", start), ("end", end), ("step", step))
+              if v is not _args.REQUIRED}
+    if bounds:
+        args = _bounds_by_keyword(args, bounds, given)
     if dtype is not None and not isinstance(dtype, _dtype.dtype) and \
             dtype not in (float, int, bool):
         raise _arange_error(args, given)

@@ -24,3 +24,12 @@ class device:  # noqa: N801 - mirrors torch.device
 
     def __hash__(self) -> int:
         return hash("cpu")
+
+
+def refuse(where) -> None:
+    """The error for a device minigrad does not have: PyTorch's own for CUDA (what a
+    CPU build of PyTorch raises, so a GPU script fails the same way), minigrad's
+    otherwise."""
+    if str(where).split(":")[0] == "cuda":
+        raise AssertionError("Torch not compiled with CUDA enabled")
+    raise RuntimeError(f"minigrad runs on the CPU only (got device={where!r})")

@@ -57,12 +57,17 @@ def named(name: str) -> dtype:
 
 
 def from_numpy_dtype(np_dtype: np.dtype) -> dtype:
-    """The minigrad dtype for a numpy dtype; other integer/float widths are refused."""
+    """The minigrad dtype for a numpy dtype. Other widths (int32, uint8, float16, ...),
+    which PyTorch would keep, are refused rather than quietly widened, wherever numpy
+    data comes in (`tensor`, `from_numpy`, an array operand)."""
     try:
         return _BY_NUMPY[np.dtype(np_dtype)]
     except KeyError:
-        raise TypeError(
-            f"minigrad supports float32, float64, int64 and bool tensors, not numpy {np_dtype}"
+        np_dtype = np.dtype(np_dtype)
+        raise NotImplementedError(
+            f"minigrad supports the dtypes float32, float64, int64 and bool; numpy {np_dtype} "
+            f"data would keep its dtype in PyTorch: convert it first (for example with "
+            f"`.astype(np.{'float32' if np_dtype.kind == 'f' else 'int64'})`) or pass dtype="
         ) from None
 
 

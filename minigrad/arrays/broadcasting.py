@@ -52,8 +52,10 @@ def sum_to(grad: np.ndarray, shape: tuple) -> np.ndarray:
     # array itself, and so is a sum to no dims at all.
     if shape == ():
         return add_up(grad, tuple(range(grad.ndim)))
-    if grad.ndim == 2 and len(shape) == 1 and grad.dtype.kind == "f":
-        # (a bias's gradient: a batch of rows summed into one, the commonest case)
+    if (grad.ndim == 2 and len(shape) == 1 and grad.shape[1] == shape[0]
+            and grad.dtype.kind == "f"):
+        # (a bias's gradient: a batch of rows summed into one, the commonest case; not
+        # a (1,) operand broadcast along the rows too)
         return column_sums(grad).reshape(shape)
     lead = grad.ndim - len(shape)
     axes = tuple(range(lead)) + tuple(

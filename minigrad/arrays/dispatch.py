@@ -110,6 +110,8 @@ def sigmoid_as_pytorch(x: np.ndarray, out: np.ndarray) -> None:
     `kernels/sleef.py`). So the array is split as PyTorch splits it between its
     threads (`WHOLE_ARRAY`), each share on a core of its own."""
     n = x.size
+    if n == 0:  # (an empty tensor: no shares to split it into)
+        return
     parts = min(THREADS, -(-n // GRAIN_SIZE)) if n > GRAIN_SIZE else 1
     lanes = (64 if CAPABILITY == "avx512" else 32) // x.itemsize
     kernels = sleef if x.dtype == np.float64 else sleef_float

@@ -221,7 +221,12 @@ def backward_events(
     # Where to capture gradients for `inputs` (autograd.grad / backward(inputs=)).
     capture_at: dict = {}  # (id(node), output_nr) -> tensor
     targets: set = set()
-    for x in as_tuple(inputs):
+    inputs = as_tuple(inputs)
+    for x in inputs:
+        if not isinstance(x, Tensor):
+            raise RuntimeError("all inputs have to be Tensors or GradientEdges, but got "
+                               f"{type(x).__name__}")
+    for x in inputs:
         if accumulate:
             # Like PyTorch, `backward(inputs=...)` retains a non-leaf input's gradient
             # (from now on), which is how its `.grad` gets filled.
@@ -372,13 +377,12 @@ def _run_node_events(node, grads, step, keep, accumulate, capture_at, captured, 
         )
     except Exception as error:
         yield from pending
-        if ANOMALY.enabled and node._forward_trace:
-            warnings.warn(
-                f"Error detected in {node.name()}. Traceback of forward call that caused "
-                f"the error:\n{node._forward_trace}",
-                UserWarning,
-                stacklevel=3,
-            )
+        if ANOMALY.enabled:  # (a node recorded outside anomaly mode kept no traceback)
+            where = (f"Traceback of forward call that caused the error:\n{node._forward_trace}"
+                     if node._forward_trace else "No forward pass information available. "
+                     "Enable detect anomaly during forward pass for more information.")
+            warnings.warn(f"Error detected in {node.name()}. {where}", UserWarning,
+                          stacklevel=3)
         if trace:
             yield ev.EngineFailed(step, node, error)
         raise

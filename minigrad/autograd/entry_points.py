@@ -7,13 +7,12 @@ backward pass as a graph of its own (see `engine.backward_events`).
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
 
 import numpy as np
 
 from ..grad_mode import enable_grad
 from ..tensor import Tensor
-from .engine import as_tuple, backward_events
+from .engine import backward_events
 from .graph import RECORDING, RECORDING_PASSES, first_grad, fits_layout
 from .hook_calls import as_tensor
 
@@ -36,6 +35,15 @@ def _warn_of_cycle() -> None:
         warnings.warn(_CYCLE_WARNING, UserWarning, stacklevel=3)
 
 
+def _sequence(x) -> tuple:
+    """A tensor, or an iterable of them, as a tuple, as PyTorch reads `tensors`,
+    `inputs` and gradients: `backward(3.0)` is Python's "'float' object is not
+    iterable". (None stays None: no gradients given.)"""
+    if x is None:
+        return None
+    return (x,) if isinstance(x, Tensor) else tuple(x)
+
+
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
              inputs=None) -> None:
     """Compute and accumulate gradients of `tensors` into the leaves' `.grad`.
@@ -45,8 +53,9 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
         retain_graph = create_graph
     if create_graph:
         _warn_of_cycle()
+    tensors, grad_tensors = _sequence(tensors), _sequence(grad_tensors)
     if inputs is not None:
-        inputs = as_tuple(inputs)
+        inputs = _sequence(inputs)
         if not inputs:
             raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
         captured: dict = {}
@@ -123,16 +132,14 @@ def grad(
         )
     if allow_unused is None:
         allow_unused = materialize_grads
-    inputs_t: Sequence = as_tuple(inputs)
+    # (as PyTorch reads them: a tensor, or an iterable of them, so `grad(3.0, x)` is
+    # Python's "'float' object is not iterable"; the engine checks the outputs, then
+    # the inputs)
+    outputs = _sequence(outputs)
+    inputs_t = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
+    grad_outputs = _sequence(grad_outputs)
     if not inputs_t:
         raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
-    for x in inputs_t:
-        if not isinstance(x, Tensor):
-            raise RuntimeError("all inputs have to be Tensors or GradientEdges, but got "
-                               f"{type(x).__name__}")
-    for x in inputs_t:
-        if not x.requires_grad:
-            raise RuntimeError("One of the differentiated Tensors does not require grad")
     captured: dict = {}
     for _ in backward_events(outputs, grad_outputs, retain_graph, inputs_t, accumulate=False,
                              trace=False, captured=captured, create_graph=create_graph):

@@ -187,6 +187,13 @@ class Function(metaclass=_FunctionMeta):
             stacklevel=2,
         )
 
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        # (old code called an instance, whose forward took `self`: PyTorch refuses it)
+        raise RuntimeError(
+            "Legacy autograd function with non-static forward method is deprecated. Please "
+            "use new-style autograd function with static forward method. (Example: "
+            "https://pytorch.org/docs/stable/autograd.html#torch.autograd.Function)")
+
     @staticmethod
     def forward(ctx: FunctionCtx, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError(

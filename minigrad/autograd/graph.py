@@ -358,6 +358,8 @@ class AccumulateGrad(Node):
         if leaf._grad is None:
             data = leaf._data
             fits = grad.flags.c_contiguous if data.flags.c_contiguous else fits_layout(grad, data)
+            if fits and not grad.flags.writeable:
+                fits = not expanded_view(grad)
             kept = fits and sys.getrefcount(grad) <= ENGINE_REFS  # (what PyTorch would keep)
             if kept and grad.flags.writeable and alone_on_its_memory(grad):
                 leaf._grad = Tensor._make(grad)
@@ -433,6 +435,15 @@ def fits_layout(grad: np.ndarray, leaf: np.ndarray) -> bool:
     if leaf.flags.c_contiguous or not is_dense(leaf):
         return grad.flags.c_contiguous
     return all(g == v for g, v, n in zip(grad.strides, leaf.strides, grad.shape) if n != 1)
+
+
+def expanded_view(array: np.ndarray) -> bool:
+    """Whether a (read-only) array is a broadcast view with a 0 stride where PyTorch's
+    layout contract looks at it and numpy's contiguity does not: on a dim of size 1
+    (`sum()`'s gradient of a (1,) leaf), or on any dim of an array of no elements
+    (numpy calls every empty array contiguous). No leaf's layout has such a stride."""
+    return array.base is not None and any(
+        s == 0 for s, n in zip(array.strides, array.shape) if n == 1 or array.size == 0)
 
 
 def first_grad(grad: np.ndarray, leaf: np.ndarray, stolen: bool):

@@ -99,7 +99,8 @@ def check_no_overlap(t: Tensor) -> None:
     """An expanded tensor has several elements in one memory place: PyTorch refuses
     to write into it rather than let the writes race."""
     data = t._data
-    if any(st == 0 and n > 1 for st, n in zip(data.strides, data.shape)):
+    # (no elements, nothing shared: numpy gives a new empty array 0 strides)
+    if data.size and any(st == 0 and n > 1 for st, n in zip(data.strides, data.shape)):
         raise RuntimeError(
             "unsupported operation: more than one element of the written-to tensor refers "
             "to a single memory location. Please clone() the tensor before performing the "

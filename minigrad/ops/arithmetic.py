@@ -112,6 +112,29 @@ class SubBackward0(Node):
         )
 
 
+class RsubBackward0(Node):
+    """other - alpha * self, both tensors (`x.__rsub__(y)`): -alpha * grad for self,
+    grad for other. (PyTorch's `rsub` keeps its operands in its own order: self
+    first in `next_functions`, where `y - x` would put y first.)"""
+
+    tangent = Tangent("other_t - maybe_multiply(self_t, alpha)")
+
+    saves = {"alpha": VALUE}
+    saved_defaults = {"alpha": 1}
+    scalars = ("alpha",)
+    formulas = (Formula("self", "maybe_multiply(-grad, alpha)"), Formula("other", "grad"))
+    elementwise = True
+
+    def backward(self, grad):
+        alpha = self._saved.get("alpha", 1)
+        edges = self.next_functions
+        return (
+            (unary(K.neg, grad) if alpha == 1 else _times_number(grad, -alpha))
+            if edges[0][0] is not None else None,
+            grad if edges[1][0] is not None else None,
+        )
+
+
 class RsubBackward1(Node):
     """number - alpha * x (Python number on the left): -alpha * grad."""
 
@@ -237,7 +260,7 @@ def rsub(self: Tensor, other, alpha=1) -> Tensor:
     if other is NotImplemented:
         return other
     if isinstance(other, Tensor):
-        return sub(other, self, alpha)
+        return _rsub_tensors(self, other, alpha)
     _refuse_bool_sub(other, self)
     dt = _dtype.result_type(self, other)
     data = scalar_op(K.rsub_scalar, self._data * alpha if alpha != 1 else self._data, other, dt,
@@ -245,6 +268,22 @@ def rsub(self: Tensor, other, alpha=1) -> Tensor:
     out = Tensor._make(data)
     node = record(RsubBackward1, out, self)
     _save_alpha_of(node, alpha)
+    return out
+
+
+def _rsub_tensors(self: Tensor, other: Tensor, alpha) -> Tensor:
+    """other - alpha * self for two tensors: `sub`'s arithmetic, recorded as PyTorch's
+    `rsub` (RsubBackward0, self its first input)."""
+    if self._data.dtype is _NP_BOOL or other._data.dtype is _NP_BOOL:
+        _refuse_bool_sub(other, self)
+    dt = _dtype.result_type(other, self)
+    if alpha != 1 or type(alpha) is not int:
+        _check_alpha(alpha, dt)
+        data = _add_data(other, self, -alpha, dt)
+    else:
+        data = binary(K.sub, other._data, self._data, dt.np)
+    out = Tensor._make(data)
+    _save_alpha_of(record(RsubBackward0, out, self, other), alpha)
     return out
 
 
@@ -538,7 +577,7 @@ declare("add", nodes=(AddBackward0,), function=number_first(add), method=as_meth
         attributes={"__add__": add, "__radd__": not_with_ndarray(add), "__iadd__": add_})
 
 # (The aliases are overloaded in PyTorch: a bad operand lists their signatures.)
-declare("sub", nodes=(SubBackward0, RsubBackward1), function=number_first(sub),
+declare("sub", nodes=(SubBackward0, RsubBackward0, RsubBackward1), function=number_first(sub),
         method=as_method(sub), inplace=as_method(sub_),
         aliases=("subtract",), inplace_aliases=False,
         alias_methods={"subtract": as_method(sub, "subtract", [

@@ -8,6 +8,7 @@ import builtins
 import numpy as np
 
 from .. import _dtype
+from .._args import combination_error, is_int, type_name
 from ..arrays.broadcasting import broadcast_shape, check_inplace_shape
 from ..autograd.inplace import (
     check_inplace,
@@ -19,6 +20,7 @@ from ..tensor import Tensor, as_tensor_arg
 from .arithmetic import _check_out_dtype
 from .declaration import declare
 from .public_forms import OPERANDS, operator_of
+from .reductions import _dims
 
 
 def _compare(np_op, name: str):
@@ -98,13 +100,82 @@ def bitwise_not(self: Tensor) -> Tensor:
     return Tensor._make(~self._data)
 
 
+# -- all, any: logical reductions ---------------------------------------------------------
+
+# The signatures PyTorch lists when a call fits none: the method's, then the function's.
+_LOGICAL_HEADS = ["", "tuple of ints dim = None, bool keepdim = False",
+                  "int dim, bool keepdim = False"]
+_LOGICAL_FUNCTION_HEADS = ["Tensor input, *, Tensor out = None",
+                           "Tensor input, tuple of ints dim = None, bool keepdim = False, *, "
+                           "Tensor out = None",
+                           "Tensor input, int dim, bool keepdim = False, *, Tensor out = None"]
+_ALL_DIMS = object()
+
+
+def _logical_reduction(np_op, name: str):
+    """all/any: whether every (any) element is nonzero, over every dim or along `dim`
+    (an int, or a tuple or list of ints; None or () as for sum). A bool result,
+    whatever the input's dtype (PyTorch keeps uint8 for uint8, a dtype minigrad does
+    not have); never differentiable."""
+    def reduce(input: Tensor, *args, dim=_ALL_DIMS, keepdim=False,  # noqa: A002
+               out=None, **unknown) -> Tensor:
+        if not isinstance(input, Tensor):
+            raise combination_error(name, (input, *args), {}, _LOGICAL_FUNCTION_HEADS,
+                                    tail=False)
+        if out is not None:
+            raise NotImplementedError(f"minigrad's {name} takes no out= tensor")
+        named = {k: v for k, v in (("dim", dim), ("keepdim", keepdim))
+                 if v is not _ALL_DIMS and v is not False}
+        named.update(unknown)
+        if (len(args) > 2 or unknown
+                or builtins.any(k in named for k in ("dim", "keepdim")[:len(args)])):
+            raise combination_error(name, args, named, _LOGICAL_HEADS, tail=False)
+        if args:
+            dim = args[0]
+            keepdim = args[1] if len(args) == 2 else keepdim
+        ints = isinstance(dim, (tuple, list)) and builtins.all(is_int(d) for d in dim)
+        if not (dim is _ALL_DIMS or dim is None or is_int(dim) or ints) or not isinstance(
+                keepdim, bool):
+            raise combination_error(name, args, named, _LOGICAL_HEADS, tail=False)
+        data = input._data
+        if dim is _ALL_DIMS or dim is None:
+            dims = tuple(range(data.ndim))
+        else:
+            dims = _dims(dim, data.ndim) if (is_int(dim) or dim) else ()
+        return Tensor._make(np.asarray(np_op(data, axis=dims, keepdims=keepdim)))
+
+    reduce.__name__ = reduce.__qualname__ = name
+    return reduce
+
+
+all = _logical_reduction(np.all, "all")  # noqa: A001 - PyTorch's name
+all.__doc__ = "Whether every element is nonzero, over every dim or along `dim`: a bool tensor."
+any = _logical_reduction(np.any, "any")  # noqa: A001
+any.__doc__ = "Whether some element is nonzero, over every dim or along `dim`: a bool tensor."
+
+
 def allclose(a: Tensor, b: Tensor, rtol: float = 1e-5, atol: float = 1e-8,
              equal_nan: bool = False) -> bool:
     return builtins.bool(np.allclose(a._data, b._data, rtol, atol, equal_nan))
 
 
-def equal(a: Tensor, b: Tensor) -> bool:
-    return builtins.bool(a._data.shape == b._data.shape and np.array_equal(a._data, b._data))
+def equal(input: Tensor, other: Tensor) -> bool:  # noqa: A002 - PyTorch's names
+    """Whether two tensors have the same shape and equal elements (compared after
+    type promotion; nan equals nothing)."""
+    for i, (arg, t) in enumerate((("input", input), ("other", other))):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"equal(): argument '{arg}' (position {i + 1}) must be Tensor, "
+                            f"not {type_name(t)}")
+    return builtins.bool(input._data.shape == other._data.shape
+                         and np.array_equal(input._data, other._data))
+
+
+def equal_method(self: Tensor, other: Tensor) -> bool:
+    """`x.equal(y)`: `equal(x, y)`."""
+    if not isinstance(other, Tensor):
+        raise TypeError(f"equal(): argument 'other' (position 1) must be Tensor, not "
+                        f"{type_name(other)}")
+    return equal(self, other)
 
 
 # -- declarations: each op's public names (see `declaration.py`) ----------------------------
@@ -135,4 +206,6 @@ declare("bitwise_xor", function=bitwise_xor, method=True, inplace=bitwise_xor_,
                     "__ixor__": operator_of(bitwise_xor_)})
 declare("bitwise_not", function=bitwise_not, method=True, attributes={"__invert__": bitwise_not})
 declare("allclose", function=allclose)
-declare("equal", function=equal)
+declare("equal", function=equal, method=equal_method)
+declare("all", function=all, method=True)
+declare("any", function=any, method=True)

@@ -14,7 +14,7 @@ import re
 
 import numpy as np
 
-from .. import _args, _dtype
+from .. import _args, _device, _dtype
 from .._args import fill_number
 from .._creation import ones, tensor, zeros
 from .._device import device
@@ -145,6 +145,7 @@ def fill_(x: Tensor, value) -> Tensor:
 
 
 def zero_(x: Tensor) -> Tensor:
+    """Fill `x` with zeros, in place (`torch.zero_(x)`, `x.zero_()`)."""
     node = begin_inplace(ZeroBackward0, x)
     x._data[...] = 0
     finish_inplace(x, node)
@@ -198,7 +199,8 @@ _PYTHON_TYPES = (builtins.float, builtins.int, builtins.bool)
 def to(self: Tensor, *args, **kwargs) -> Tensor:
     """`to(dtype)` converts; `to("cpu")` is a no-op; any other device is refused."""
     target = kwargs.get("dtype")
-    if target is not None and not isinstance(target, _dtype.dtype):
+    if (target is not None and not isinstance(target, _dtype.dtype)) or not (
+            kwargs.keys() <= _TO_KEYWORDS):
         raise _args.combination_error("to", args, kwargs, _TO_HEADS, tail=False)
     for a in args:
         if isinstance(a, _dtype.dtype):
@@ -215,6 +217,7 @@ def to(self: Tensor, *args, **kwargs) -> Tensor:
     return self if target is None else to_dtype(self, target)
 
 
+_TO_KEYWORDS = {"device", "dtype", "non_blocking", "copy", "memory_format"}
 _TO_TAIL = ("bool non_blocking = False, bool copy = False, *, "
             "minigrad.memory_format memory_format = None")
 _TO_HEADS = [f"minigrad.device device = None, minigrad.dtype dtype = None, {_TO_TAIL}",
@@ -239,7 +242,7 @@ def _check_device(where) -> None:
         raise RuntimeError(f"Expected one of {_DEVICE_TYPES} device type at start of device "
                            f"string: {text}")
     if found.group(1) != "cpu":
-        raise RuntimeError(f"minigrad runs on the CPU only (got device={where!r})")
+        _device.refuse(where)
 
 
 def type_(self: Tensor, dtype=None):
@@ -260,7 +263,7 @@ declare("clone", nodes=(CloneBackward0,), function=clone, method=True)
 declare("contiguous", method=contiguous)
 declare("copy_", nodes=(CopyBackwards,), method=copy_)
 declare("fill_", nodes=(FillBackward2, FillBackward3), method=fill_)
-declare("zero_", nodes=(ZeroBackward0,), method=zero_)
+declare("zero_", nodes=(ZeroBackward0,), function=zero_, method=zero_)
 declare("uniform_", method=uniform_)
 declare("normal_", method=normal_)
 declare("detach", function=detach)
@@ -273,8 +276,8 @@ declare("bool", method=_converter(_dtype.bool_))
 declare("cpu", method=cpu)
 # (factories: a new tensor of this one's dtype)
 declare("new_zeros",
-        method=lambda self, *s, **kw: zeros(*s, dtype=kw.get("dtype", self.dtype)))
+        method=lambda self, *s, **kw: zeros(*s, **{"dtype": self.dtype, **kw}))
 declare("new_ones",
-        method=lambda self, *s, **kw: ones(*s, dtype=kw.get("dtype", self.dtype)))
+        method=lambda self, *s, **kw: ones(*s, **{"dtype": self.dtype, **kw}))
 declare("new_tensor",
-        method=lambda self, data, **kw: tensor(data, dtype=kw.get("dtype", self.dtype)))
+        method=lambda self, data, **kw: tensor(data, **{"dtype": self.dtype, **kw}))

@@ -356,7 +356,7 @@ def mean_backward(grad: Tensor, sizes: tuple, dims, numel: int, keepdim: bool) -
     if not dims:
         return grad.expand(sizes) / Scalar(numel)
     count = 1
-    for d in dims:
+    for d in dims if sizes else ():  # (a 0-d input's dim 0 averaged its one element)
         count *= sizes[d % len(sizes)]
     return sum_backward(grad, sizes, dims, keepdim) / Scalar(count)
 

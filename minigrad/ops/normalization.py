@@ -163,6 +163,20 @@ def _check_parameter_dtypes(x: Tensor, *params: Tensor | None) -> None:
                                f"{p.dtype.type_name}")
 
 
+def _batch_norm_of_nothing(input: Tensor, weight: Tensor | None,  # noqa: A002
+                           bias: Tensor | None) -> Tensor:
+    """batch_norm of an empty input, as PyTorch answers it before any other check:
+    no statistics (the running ones stay as they are), and a result that still leads
+    to the input and the parameters (a clone, times weight[0], plus bias[0]), so that
+    backward gives them their (zero) gradients."""
+    out = input.clone()
+    if weight is not None:
+        out = out * weight.select(0, 0)
+    if bias is not None:
+        out = out + bias.select(0, 0)
+    return out
+
+
 def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None,  # noqa: A002
                weight: Tensor | None = None, bias: Tensor | None = None,
                training: bool = False, momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
@@ -171,17 +185,19 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     otherwise; in training the running statistics are updated in place (their
     versions do not change, as PyTorch's kernel writes them directly)."""
     x = input._data
+    if training:
+        size = x.shape[0] * int(np.prod(x.shape[2:])) if x.ndim else 1
+        if size == 1:
+            raise ValueError("Expected more than 1 value per channel when training, got "
+                             f"input size {input.shape!r}")
+    if x.size == 0:
+        return _batch_norm_of_nothing(input, weight, bias)
     channels = x.shape[1] if x.ndim > 1 else 1
     for name, stat in (("running_mean", running_mean), ("running_var", running_var),
                        ("weight", weight), ("bias", bias)):
         if stat is not None and stat._data.size != channels:
             raise RuntimeError(f"{name} should contain {channels} elements not "
                                f"{stat._data.size}")
-    if training:
-        size = x.size // channels
-        if size == 1:
-            raise ValueError("Expected more than 1 value per channel when training, got "
-                             f"input size {input.shape!r}")
     _check_parameter_dtypes(input, weight, bias, running_mean, running_var)
     dims = (0,) + tuple(range(2, x.ndim))
     dt = x.dtype
@@ -303,8 +319,12 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,  #
     dt = x.dtype
     wide = x.astype(np.float64)
     with np.errstate(all="ignore"):  # (inf or nan in a sample: nan, silently)
-        mean64 = wide.mean(axis=axes, keepdims=True)
-        var = ((wide - mean64) ** 2).mean(axis=axes, keepdims=True)
+        if not np.prod(shape):  # (samples of no elements: PyTorch's mean 0, rstd nan)
+            kept = x.shape[:x.ndim - k] + (1,) * k
+            mean64, var = np.zeros(kept), np.full(kept, np.nan)
+        else:
+            mean64 = wide.mean(axis=axes, keepdims=True)
+            var = ((wide - mean64) ** 2).mean(axis=axes, keepdims=True)
         if not np.isfinite(mean64).all():
             # PyTorch's running (Welford) mean turns an inf in a sample into nan
             # statistics for that sample (inf - inf on the next step)

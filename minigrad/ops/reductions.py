@@ -117,7 +117,13 @@ def _expand_back(grad: np.ndarray, shape: tuple, dims: tuple, keepdim: bool) -> 
     if not keepdim:
         for d in sorted(dims):
             grad = np.expand_dims(grad, d)
-    return np.broadcast_to(grad, shape)
+    # (nothing to broadcast: numpy's broadcast_to would give the size-1 dims stride 0,
+    # where PyTorch's expand keeps them, which decides whether a leaf keeps the gradient)
+    if grad.shape != shape:
+        return np.broadcast_to(grad, shape)
+    view = np.asarray(grad).view()  # (read-only, as broadcast_to's)
+    view.flags.writeable = False
+    return view
 
 
 def _sum_dtype(x: Tensor):
@@ -327,7 +333,11 @@ class _ExtremeAll(Node):
         x = self.saved("self")
         y = self.saved("result")
         mask = np.isnan(x) if np.isnan(y) else x == y
-        out = np.where(mask, grad / grad.dtype.type(mask.sum()), grad.dtype.type(0))
+        # (a result changed since, through `.data`, may match no element: the share
+        # grad / 0 then goes nowhere, and PyTorch's zeros come back without a warning)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            share = grad / grad.dtype.type(mask.sum())
+        out = np.where(mask, share, grad.dtype.type(0))
         bump_version(out)  # (PyTorch fills its zeros in with `masked_fill_`)
         return (out,)
 

@@ -21,6 +21,7 @@ from .._args import combination_error, is_int, is_number, type_name
 from ..arrays.scalars import u64
 from ..autograd.graph import INPUT, OUTPUT, Node, SavedTensor
 from ..autograd.record import record
+from ..grad_mode import STATE
 from ..tensor import Tensor, _wrap_dim
 from .declaration import declare
 from .formulas import BACKWARD_OPS, Formula, Scalar
@@ -99,7 +100,8 @@ def _variance(name: str, x: Tensor, dim, correction, keepdim: bool) -> np.ndarra
     dims = _dims(dim, data.ndim)
     c = 1 if correction is None else float(correction)
     n = int(np.prod([data.shape[d] for d in dims])) if data.ndim else 1
-    if n - c <= 0:
+    # (PyTorch's reduction factor is input numel / output numel: 0 for an empty input)
+    if (n if data.size else 0) - c <= 0:
         warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly "
                       "less than the reduction factor (input numel divided by output numel).",
                       UserWarning, stacklevel=4)
@@ -146,7 +148,10 @@ def _var_backward_data(grad, x, dims, dim_given: bool, correction, keepdim) -> n
             return (dt.type(2.0 / dof) * grad) * (x - mean)
         grad = _unsqueeze_dims(grad, dims, x.ndim, keepdim or x.ndim <= 1)
         count = int(np.prod([x.shape[d] for d in dims]))
-        mean = np.asarray(x.mean(axis=dims, keepdims=True, dtype=np.float64), dt)
+        # (of no elements, the gradient is empty: the mean is not needed, nor numpy's
+        # "Mean of empty slice" warning)
+        mean = np.asarray(x.mean(axis=dims, keepdims=True, dtype=np.float64) if count else
+                          x.sum(axis=dims, keepdims=True), dt)
         # (no values left after the correction: 2 / 0 is inf, as in PyTorch)
         return (dt.type(np.float64(2.0) / np.float64(count - c)) * grad) * (x - mean)
 
@@ -407,7 +412,7 @@ class ProdBackward0(_ProdNode):
 
     tangent = Tangent("prod_jvp(self_t, self_p, result)")
     saves = {"result": OUTPUT, "self": INPUT}
-    formulas = (Formula("self", "prod_backward(grad, self, result)"),)
+    formulas = (Formula("self", "prod_backward(grad, self.to(grad.dtype), result)"),)
 
 
 class ProdBackward1(_ProdNode):
@@ -415,25 +420,42 @@ class ProdBackward1(_ProdNode):
 
     tangent = Tangent("prod_jvp(self_t, self_p, result, (dim,), keepdim)")
     saves = {"dim": VALUE, "keepdim": VALUE, "result": OUTPUT, "self": INPUT}
-    formulas = (Formula("self", "prod_backward(grad, self, result, dim, keepdim)"),)
+    formulas = (Formula("self", "prod_backward(grad, self.to(grad.dtype), result, dim, "
+                                "keepdim)"),)
 
 
 _PROD_HEADS = ["*, minigrad.dtype dtype = None",
                "int dim, bool keepdim = False, *, minigrad.dtype dtype = None"]
 
 
-def prod(input: Tensor, *args, **kwargs) -> Tensor:  # noqa: A002 - PyTorch's name
-    """The product of all elements, or along one `dim` (integers and bools give int64)."""
+def _check_differentiable_dtype(input: Tensor, dt: np.dtype) -> None:
+    """PyTorch's refusal to record a gradient for an op whose result `dtype=` makes an
+    integer or bool (`prod(x, dtype=torch.int64)` of an x that requires grad)."""
+    if dt.kind != "f" and input._requires_grad and STATE.grad_enabled:
+        raise RuntimeError("Autograd not support dtype: "
+                           f"{_dtype.from_numpy_dtype(dt).type_name}")
+
+
+def prod(input: Tensor, *args, dtype=None, **kwargs) -> Tensor:  # noqa: A002 - PyTorch's name
+    """The product of all elements, or along one `dim` (integers and bools give int64
+    unless `dtype`, which the input is converted to first)."""
     given = dict(zip(("dim", "keepdim"), args))
+    named = {**kwargs, **({"dtype": dtype} if dtype is not None else {})}
     if len(args) > 2 or any(k not in ("dim", "keepdim") or k in given for k in kwargs):
-        raise combination_error("prod", args, kwargs, _PROD_HEADS, tail=False)
+        raise combination_error("prod", args, named, _PROD_HEADS, tail=False)
     given.update(kwargs)
     dim, keepdim = given.get("dim", _NOT_GIVEN), given.get("keepdim", False)
     if (dim is not _NOT_GIVEN and not is_int(dim)) or not isinstance(keepdim, bool) or (
-            dim is _NOT_GIVEN and "keepdim" in given):
-        raise combination_error("prod", args, kwargs, _PROD_HEADS, tail=False)
+            dim is _NOT_GIVEN and "keepdim" in given) or not (
+            dtype is None or isinstance(dtype, _dtype.dtype) or dtype in (float, int, bool)):
+        raise combination_error("prod", args, named, _PROD_HEADS, tail=False)
     data = input._data
-    dt = data.dtype if data.dtype.kind == "f" else np.dtype(np.int64)
+    if dtype is not None:
+        dt = _dtype.to_dtype(dtype).np
+        _check_differentiable_dtype(input, dt)
+        data = data.astype(dt, copy=False)
+    else:
+        dt = data.dtype if data.dtype.kind == "f" else np.dtype(np.int64)
     if dim is _NOT_GIVEN:
         out = Tensor._make(np.asarray(np.prod(data, dtype=dt), dt))
         node = record(ProdBackward0, out, input)
@@ -494,6 +516,7 @@ def cumsum(input: Tensor, *args, dtype=None, **kwargs) -> Tensor:  # noqa: A002
     d = _wrap_dim(dim, data.ndim)
     if dtype is not None:
         dt = dtype.np
+        _check_differentiable_dtype(input, dt)
     else:
         dt = data.dtype if data.dtype.kind == "f" else np.dtype(np.int64)
     out_data = _cumsum_data(data, d, dt) if data.ndim else data.astype(dt)

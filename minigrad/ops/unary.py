@@ -241,17 +241,22 @@ def _rounded(x: np.ndarray, decimals: int) -> np.ndarray:
     return np.round(x, decimals) if decimals else np.round(x)
 
 
-def round(x: Tensor, decimals: int = 0) -> Tensor:  # noqa: A001 - PyTorch's name
+# `round(x)` and `round(x, decimals=d)` are two overloads in PyTorch, recorded as two
+# nodes even when d is 0: "no decimals given" is told apart from 0.
+_WHOLE = None
+
+
+def round(x: Tensor, *, decimals: int = _WHOLE) -> Tensor:  # noqa: A001 - PyTorch's name
     """Round to the nearest integer (halves to even), or to `decimals` places."""
-    out = Tensor._make(_rounded(x._data, decimals))
-    record_elementwise(RoundBackward1 if decimals else RoundBackward0, out, x)
+    out = Tensor._make(_rounded(x._data, decimals or 0))
+    record_elementwise(RoundBackward0 if decimals is _WHOLE else RoundBackward1, out, x)
     return out
 
 
-def round_(x: Tensor, decimals: int = 0) -> Tensor:
+def round_(x: Tensor, *, decimals: int = _WHOLE) -> Tensor:
     """`round` in place."""
-    node = begin_inplace(RoundBackward1 if decimals else RoundBackward0, x)
-    x._data[...] = _rounded(x._data, decimals)
+    node = begin_inplace(RoundBackward0 if decimals is _WHOLE else RoundBackward1, x)
+    x._data[...] = _rounded(x._data, decimals or 0)
     finish_inplace(x, node)
     return x
 

@@ -207,7 +207,8 @@ class TransposeBackward0(Node):
     formulas = (Formula("self", "grad.transpose(dim0, dim1)"),)
 
     def backward(self, grad):
-        return (np.swapaxes(grad, *self._saved["_dims"]),)
+        # (a 0-d tensor's transpose(0, 0) has no axes to swap)
+        return (np.swapaxes(grad, *self._saved["_dims"]) if grad.ndim else grad.view(),)
 
 
 class TBackward0(Node):

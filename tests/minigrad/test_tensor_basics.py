@@ -50,7 +50,9 @@ def test_unsupported_dtypes_and_devices_are_refused_clearly():
     with pytest.raises(NotImplementedError, match="float16"):
         torch.float16  # noqa: B018
     with pytest.raises(RuntimeError, match="CPU only"):
-        torch.zeros(2, device="cuda")
+        torch.zeros(2, device="mps")
+    with pytest.raises(AssertionError, match="not compiled with CUDA enabled"):
+        torch.zeros(2, device="cuda")  # (PyTorch's own error on a CPU build)
 
 
 def test_broadcasting_and_python_scalars_on_either_side():
@@ -77,3 +79,12 @@ def test_missing_pytorch_names_say_minigrad_has_part_of_the_api():
         t._repr_html_  # noqa: B018
     assert str(info.value) == "'Tensor' object has no attribute '_repr_html_'"
     assert not hasattr(t, "erfinv_") and hasattr(t, "exp_")
+
+
+def test_numpy_float16_is_refused_the_same_way_wherever_it_comes_in():
+    # PyTorch would keep float16; minigrad has no float16, and says so in one way.
+    half = np.ones(2, np.float16)
+    for make in (lambda: torch.tensor(half), lambda: torch.from_numpy(half),
+                 lambda: torch.tensor(np.float16(1)), lambda: torch.ones(2) + half):
+        with pytest.raises(NotImplementedError, match="numpy float16 data would keep its dtype"):
+            make()

@@ -77,6 +77,6 @@ def test_other_devices_are_refused_with_minigrads_own_error():
     import minigrad
 
     with pytest.raises(RuntimeError, match="minigrad runs on the CPU only"):
-        minigrad.zeros(2, device="cuda")
+        minigrad.zeros(2, device="mps")
     with pytest.raises(RuntimeError, match="minigrad runs on the CPU only"):
-        minigrad.Tensor([1.0], device="cuda:0")
+        minigrad.Tensor([1.0], device="mps:0")

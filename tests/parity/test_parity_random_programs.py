@@ -224,7 +224,9 @@ def _run(lib, shapes, steps, seed, edges, traced, higher):
     except Exception as exc:  # noqa: BLE001 - the error itself is compared
         record["error"] = (type(exc).__name__, translate(str(exc)))
     leaves = leaves + _parameters(modules)
-    record["grads"] = [None if t.grad is None else np.asarray(t.grad.tolist()) for t in leaves]
+    # (reshaped: the nested list of an empty gradient has lost its shape)
+    record["grads"] = [None if t.grad is None else
+                       np.asarray(t.grad.tolist()).reshape(tuple(t.grad.shape)) for t in leaves]
     record["retained"] = [_grad_of(t) for t in retained]
     # How the gradients and the program's tensors are laid out, and the gradients'
     # versions (strides only where a dim has more than one element).
