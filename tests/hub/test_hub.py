@@ -261,7 +261,6 @@ def test_every_grade(lesson_of_the_day):
     assert sum(grades[f"{PREFIX_NAME}-learner3"].values()) == 3
 
 
-@pytest.mark.xfail(reason="grade cells call the checker the learner's kernel loaded", strict=True)
 def test_a_patching_cell_scores_nothing(lesson_of_the_day):
     grades = lesson_of_the_day["gradebook"][f"{PREFIX_NAME}-learner5"]
     assert sorted(grades) == sorted(ALL_RIGHT)
