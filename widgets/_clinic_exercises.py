@@ -263,16 +263,24 @@ def _l10_grad_none():
                "with no autograd involved.")
 def _l10_to_numpy(fn):
     torch = _mg()
-    t = torch.tensor([1.0, 2.0], requires_grad=True) * 3
-    with _counting_data(torch) as through_data:
-        got = fn(t)
-    if through_data:
-        return ("you went through .data, which the clinic says never to use (it hides "
-                "changes from the version counter): leave the graph with detach().")
-    if not isinstance(got, np.ndarray):
-        return f"return a numpy array, got {type(got).__name__}."
-    if not np.allclose(got, [3.0, 6.0]):
-        return f"the values are {got.tolist()}, expected [3.0, 6.0]."
+    # A second tensor of another shape and dtype: an answer fitted to the first (a fixed
+    # list, a flattening reshape, a float32 copy) fails it.
+    for t in (torch.tensor([1.0, 2.0], requires_grad=True) * 3,
+              torch.tensor([[0.5, -1.0], [2.0, 0.25]], dtype=torch.float64,
+                           requires_grad=True).exp()):
+        want = t.detach().clone().numpy()
+        with _counting_data(torch) as through_data:
+            got = fn(t)
+        if through_data:
+            return ("you went through .data, which the clinic says never to use (it hides "
+                    "changes from the version counter): leave the graph with detach().")
+        if not isinstance(got, np.ndarray):
+            return f"return a numpy array, got {type(got).__name__}."
+        if got.shape != want.shape or got.dtype != want.dtype:
+            return (f"for a {want.dtype} tensor of shape {list(want.shape)} you returned a "
+                    f"{got.dtype} array of shape {list(got.shape)}: keep t's shape and dtype.")
+        if not np.allclose(got, want):
+            return f"the values are {got.tolist()}, expected {want.tolist()}."
     return None
 
 
@@ -378,17 +386,20 @@ def _l10_stale_grad_moves():
     return _values(w)
 
 
-@_value("l10_eval_records",
-        "after model.eval(), does model(x) still have a grad_fn?",
-        hint="eval() switches layers like dropout and batch norm to inference behaviour; "
-             "it is not a grad mode.",
-        explain="Yes: eval() does not stop recording; wrap the call in torch.no_grad() "
-                "for that.")
-def _l10_eval_records():
+@_value("l10_frozen_eval_records",
+        "model.eval(); model.requires_grad_(False); x = torch.ones(1, 2, "
+        "requires_grad=True): does model(x) have a grad_fn?",
+        hint="A result is recorded when grad mode is on and some input requires grad. Is "
+             "either condition changed by eval() or by freezing the parameters?",
+        explain="Yes: x requires grad, so the output is recorded (AddmmBackward0) even with "
+                "every parameter frozen and the model in eval mode; only torch.no_grad() "
+                "(or inference_mode) stops recording.")
+def _l10_frozen_eval_records():
     torch = _mg()
     model = torch.nn.Linear(2, 1)
     model.eval()
-    return model(torch.ones(1, 2)).grad_fn is not None
+    model.requires_grad_(False)
+    return model(torch.ones(1, 2, requires_grad=True)).grad_fn is not None
 
 
 # -- case 12: ops without a useful gradient ----------------------------------------------------

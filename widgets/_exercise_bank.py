@@ -410,17 +410,20 @@ def _l3_setup(torch):
 
 
 @_value("l3_failing_iteration",
-        "in the loop that reuses y = t @ a, which iteration (0, 1, ...) raises?",
-        hint="The first backward frees the saved tensors of every node it visits, "
-             "including MvBackward0 of y.",
-        explain="Iteration 0 frees y's buffers; iteration 1 needs them again and fails.")
+        "the loop that reuses y = t @ a, with loss.backward() called in the even "
+        "iterations only (every iteration builds its loss): which iteration raises?",
+        hint="Building a loss on top of y reads only y's values; what needs y's saved "
+             "tensors is a backward through MvBackward0.",
+        explain="Iteration 0's backward frees y's saved tensors; iteration 1 only builds a "
+                "loss, which needs y's values, not its buffers; the next backward, in "
+                "iteration 2, needs them and fails.")
 def _l3_failing_iteration():
     torch = _mg()
     x, t, a = _l3_setup(torch)
     y = t @ a
-    for i in range(5):
+    for i in range(6):
         loss = ((t @ (x + y) - x) ** 2).mean()
-        if _raises(loss.backward):
+        if i % 2 == 0 and _raises(loss.backward):
             return i
     return None
 
@@ -473,39 +476,60 @@ def _l3_what_is_freed():
     return failing[0] if len(failing) == 1 else failing
 
 
-def reference_l3_loop(t, a, x, steps):
+def reference_l3_train(w, xs, lr):
+    """The loop of exercise 3.7, fixed: s = w.exp() recorded in every step."""
+    torch = _mg()
     losses = []
-    for _ in range(steps):
-        y = t @ a
-        loss = ((t @ (x + y) - x) ** 2).mean()
+    for x in xs:
+        s = w.exp()
+        loss = ((s * x).sum() - 1) ** 2
         loss.backward()
+        with torch.no_grad():
+            w -= lr * w.grad
+        w.grad = None
         losses.append(loss.item())
     return losses
 
 
+# Two runs: the one the lesson shows, and one with other sizes, values and step size,
+# so that an answer fitted to the first (a fixed lr, a fixed count) fails the second.
+_L3_TRAIN_CASES = (
+    ([0.1, -0.2], [[1.0, 2.0], [0.5, -1.0], [2.0, 0.0]], 0.1),
+    ([0.3, 0.0, -0.5], [[1.0, -1.0, 0.5], [0.2, 0.4, 1.0], [1.5, 0.0, -0.5],
+                        [0.0, 1.0, 1.0]], 0.05),
+)
+
+
 @_code("l3_fix_loop",
-       "train(t, a, x, steps): the loop of this lesson, fixed; return the list of losses",
-       hint="Either build y = t @ a inside the loop, or keep it outside and call "
-            "loss.backward(retain_graph=True).",
-       explain="Every iteration now has the buffers it needs.")
+       "train(w, xs, lr): one SGD step per row x of xs on ((w.exp() * x).sum() - 1) ** 2, "
+       "without the error of a hoisted s = w.exp(); return the losses as floats",
+       hint="s = w.exp() is part of the graph: record it inside the loop, from the current "
+            "w. retain_graph=True would silence the error but keep the first w's values.",
+       explain="Every step records s from the current w, so it has fresh buffers and the "
+               "losses follow the updates.")
 def _l3_fix_loop(fn):
     torch = _mg()
-    x, t, a = _l3_setup(torch)
-    got = fn(t, a, x, 3)
-    x2, t2, a2 = _l3_setup(torch)
-    want = reference_l3_loop(t2, a2, x2, 3)
-    if not isinstance(got, list) or len(got) != 3:
-        return f"return a list with one loss per step (3 here), got {got!r}."
-    kinds = sorted({type(v).__name__ for v in got if type(v) is not float})
-    if kinds:
-        return (f"the list holds {', '.join(kinds)} values: return Python floats "
-                "(loss.item()); a loss tensor keeps its iteration's whole graph alive.")
-    if not np.allclose(got, want):
-        return f"the losses are {got}, expected {want}."
-    if t.grad is None or a.grad is None:
-        return "t.grad or a.grad is None: call loss.backward() in every iteration."
-    if not _close(t.grad, t2.grad) or not _close(a.grad, a2.grad):
-        return "t.grad or a.grad differ from what the loop should accumulate."
+    for w_values, rows, lr in _L3_TRAIN_CASES:
+        w = torch.tensor(w_values, requires_grad=True)
+        xs = torch.tensor(rows)
+        got = fn(w, xs, lr)
+        w_ref = torch.tensor(w_values, requires_grad=True)
+        want = reference_l3_train(w_ref, torch.tensor(rows), lr)
+        if not isinstance(got, list) or len(got) != len(rows):
+            return (f"return a list with one loss per row of xs ({len(rows)} here), "
+                    f"got {got!r}.")
+        kinds = sorted({type(v).__name__ for v in got if type(v) is not float})
+        if kinds:
+            return (f"the list holds {', '.join(kinds)} values: return Python floats "
+                    "(loss.item()); a loss tensor keeps its iteration's whole graph alive.")
+        if not np.allclose(got, want, rtol=1e-5, atol=1e-7):
+            return (f"for w = {w_values}, lr = {lr}: the losses are "
+                    f"{[round(v, 5) for v in got]}, expected {[round(v, 5) for v in want]}."
+                    " Is s recomputed from the current w, and is lr used?")
+        if not _close(w, w_ref):
+            return (f"for w = {w_values}, lr = {lr}: w ends at "
+                    f"{np.round(w.detach().numpy(), 5).tolist()}, expected "
+                    f"{np.round(w_ref.detach().numpy(), 5).tolist()}: one SGD step per row.")
     return None
 
 
@@ -607,15 +631,17 @@ def _l4_view_version():
     return base._version
 
 
-@_value("l4_square_raises",
-        "u = 2 * t; loss = (u ** 2).sum(); u[0] = 666: does loss.backward() raise?",
-        hint="PowBackward0 saves its input u.",
-        explain="u ** 2 saved u, and u has been changed since, so backward refuses.")
-def _l4_square_raises():
+@_value("l4_exp_input_write_raises",
+        "u = 2 * t; loss = u.exp().sum(); u[0] = 666: does loss.backward() raise?",
+        hint="Look up ExpBackward0 in the op table: does it keep its input u or its output?",
+        explain="exp saved its output, a tensor of its own that the write to u does not "
+                "touch; nothing saved u, so backward runs (and t.grad is 2 * exp(2 * t): "
+                "the graph was recorded before the write).")
+def _l4_exp_input_write_raises():
     torch = _mg()
     t = torch.arange(3.0, requires_grad=True)
     u = 2 * t
-    loss = (u ** 2).sum()
+    loss = u.exp().sum()
     u[0] = 666
     return _raises(loss.backward)
 
@@ -658,15 +684,18 @@ def _which_change_breaks(op, make_loss) -> str:
        explain="The saved output of exp stays at version 0, so backward can use it.")
 def _l4_exp_plus_one(fn):
     torch = _mg()
-    x = torch.tensor([0.0, 1.0, -1.0], requires_grad=True)
-    y = fn(x)
-    if not _close(y, np.exp([0.0, 1.0, -1.0]) + 1):
-        return f"the values are {y}, expected exp(x) + 1."
-    err = raised(lambda: y.sum().backward())
-    if err:
-        return f"backward failed: {err}"
-    if not _close(x.grad, np.exp([0.0, 1.0, -1.0])):
-        return f"x.grad is {x.grad}, expected exp(x)."
+    # The second input has another length and other values: an answer fitted to the
+    # first (say, + x.max() for + 1) fails it.
+    for values in ([0.0, 1.0, -1.0], [2.0, -0.5]):
+        x = torch.tensor(values, requires_grad=True)
+        y = fn(x)
+        if not _close(y, np.exp(values) + 1):
+            return f"for x = {values} the values are {y}, expected exp(x) + 1."
+        err = raised(y.sum().backward)
+        if err:
+            return f"backward failed: {err}"
+        if not _close(x.grad, np.exp(values)):
+            return f"for x = {values}, x.grad is {x.grad}, expected exp(x)."
     return None
 
 
@@ -749,13 +778,18 @@ def _l5_inplace_raises():
        explain="An out-of-place multiply leaves the unbind outputs untouched.")
 def _l5_double_first(fn):
     torch = _mg()
-    a = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
-    out = fn(a)
-    if not _close(out, np.array(12.0)):
-        return f"the value is {out}, expected 2 * 1 * 2 * 3 = 12."
-    out.backward()
-    if not _close(a.grad, [12.0, 6.0, 4.0]):
-        return f"a.grad is {a.grad}, expected [12, 6, 4]."
+    # The second input is chosen so that a function equal to 2 * b only near b = 1
+    # (b * b + 1 has the same value and slope there) fails it.
+    for values in ([1.0, 2.0, 3.0], [-1.5, 0.5, 2.0]):
+        b, c, d = values
+        a = torch.tensor(values, requires_grad=True)
+        out = fn(a)
+        if not _close(out, np.array(2 * b * c * d)):
+            return f"for a = {values} the value is {out}, expected 2 * b * c * d = {2 * b * c * d}."
+        out.backward()
+        want = [2 * c * d, 2 * b * d, 2 * b * c]
+        if not _close(a.grad, want):
+            return f"for a = {values}, a.grad is {a.grad}, expected {want}."
     return None
 
 
@@ -771,16 +805,25 @@ def _l5_transfer_grad():
     return a.grad
 
 
-@_value("l5_max_inplace_raises",
-        "v, i = a.max(dim=0) for a 2 x 2 a that requires grad: does v.mul_(2) raise?",
-        hint="max(dim=...) has two outputs, but is v a view of a?",
-        explain="max(dim=...) returns new tensors, not views: the in-place rule for "
-                "multi-output views does not apply.")
-def _l5_max_inplace_raises():
+L5_CHUNK_OR_MIN = ("chunk", "min", "both", "neither")
+
+
+@_value("l5_chunk_or_min",
+        "h = a * 1 for a 2 x 3 a that requires grad: which of h.chunk(3, dim=1)[0].mul_(2) "
+        "and h.min(dim=1)[0].mul_(2) (each on a fresh h) raises: 'chunk', 'min', 'both' or "
+        "'neither'?",
+        hint="Which of the two returns several views of h made by one node, like unbind, "
+             "and which returns new tensors, like max(dim=...)?",
+        explain="chunk returns views of h, all made by one SplitBackward0: changing one in "
+                "place is refused, as for unbind. min(dim=1)'s values are a new tensor, not "
+                "a view, so mul_ is an ordinary in-place op.")
+def _l5_chunk_or_min():
     torch = _mg()
-    a = torch.tensor([[1.0, 5.0], [3.0, 2.0]], requires_grad=True)
-    v, _ = a.max(dim=0)
-    return _raises(lambda: v.mul_(2))
+    a = torch.tensor([[1.0, 5.0, 2.0], [3.0, 2.0, 0.5]], requires_grad=True)
+    chunk = _raises(lambda: (a * 1).chunk(3, dim=1)[0].mul_(2))
+    smallest = _raises(lambda: (a * 1).min(dim=1)[0].mul_(2))
+    return {(True, True): "both", (True, False): "chunk", (False, True): "min",
+            (False, False): "neither"}[(chunk, smallest)]
 
 
 _choice("l5_why_refused",
@@ -843,18 +886,23 @@ def _l6_numpy_raises():
        explain="Plain floats carry no graph, so each iteration's graph can be freed.")
 def _l6_record_losses(fn):
     torch = _mg()
-    w = torch.tensor([1.0, -2.0], requires_grad=True)
-    got = fn(w, 3)
-    if not isinstance(got, list) or len(got) != 3:
-        return f"return a list with one loss per step, got {got!r}."
-    bad = [type(v).__name__ for v in got if type(v) is not float]
-    if bad:
-        return f"the list holds {', '.join(sorted(set(bad)))} values, not Python floats."
-    if not np.allclose(got, [5.0] * 3):
-        return f"the losses are {got}; (w ** 2).sum() is 1 + 4 = 5 at every step."
-    if w.grad is None or not _close(w.grad, [6.0, -12.0]):
-        return (f"w.grad is {w.grad}, expected 3 steps of 2 * w = [6, -12]: call "
-                "loss.backward() in every step.")
+    # Two runs with other values and lengths: a list fitted to the first fails the second.
+    for values, steps in (([1.0, -2.0], 3), ([0.5, 3.0, -1.0], 2)):
+        w = torch.tensor(values, requires_grad=True)
+        got = fn(w, steps)
+        loss = float(sum(v * v for v in values))
+        if not isinstance(got, list) or len(got) != steps:
+            return f"return a list with one loss per step ({steps} here), got {got!r}."
+        bad = [type(v).__name__ for v in got if type(v) is not float]
+        if bad:
+            return f"the list holds {', '.join(sorted(set(bad)))} values, not Python floats."
+        if not np.allclose(got, [loss] * steps):
+            return (f"for w = {values} the losses are {got}; (w ** 2).sum() is {loss} at "
+                    "every step.")
+        want = [2 * steps * v for v in values]
+        if w.grad is None or not _close(w.grad, want):
+            return (f"w.grad is {w.grad}, expected {steps} steps of 2 * w = {want}: call "
+                    "loss.backward() in every step.")
     return None
 
 
@@ -914,16 +962,19 @@ def _l7_forgot_zero_grad():
 
 
 @_value("l7_hoisted_fails_at",
-        "f = w * x hoisted out of the loop: in which iteration does backward() raise?",
-        hint="The first backward frees what MulBackward0 saved; the second graph still "
-             "ends in that same MulBackward0.",
-        explain="Iteration 0 runs and frees f's saved tensors; iteration 1 needs them again.")
+        "f = w + x hoisted out of the loop (zero_grad, loss = (f.sum() - target) ** 2, "
+        "backward, step; four iterations): in which iteration does backward() raise?",
+        hint="Which tensors does the shared AddBackward0 save? What does the first backward "
+             "free there?",
+        explain="AddBackward0 saves nothing, so the shared node has nothing to free and "
+                "backward never raises. The loop is still wrong, silently: f keeps the first "
+                "w's values, so the loss never changes.")
 def _l7_hoisted_fails_at():
     torch = _mg()
     w = torch.nn.Parameter(torch.tensor([0.5, -1.0]))
     x, target = torch.tensor([1.0, 2.0]), torch.tensor(3.0)
     opt = torch.optim.SGD([w], lr=0.05)
-    f = w * x
+    f = w + x
     for step in range(4):
         opt.zero_grad()
         loss = (f.sum() - target) ** 2
@@ -934,15 +985,19 @@ def _l7_hoisted_fails_at():
 
 
 @_value("l7_rewrap_grad",
-        "w.grad after f = nn.Parameter(w @ x); (f ** 2).sum().backward()",
-        hint="nn.Parameter(...) makes a new leaf: does the graph of the loss reach w?",
-        explain="The Parameter is a fresh leaf, cut off from w: no gradient reaches w.")
+        "w.grad after f = nn.Parameter(w @ x); (f * (w @ x)).sum().backward(), "
+        "w = ones(2, 2), x = [1, 2]",
+        hint="f is a new leaf: only the second w @ x is in the loss's graph. Treat f as a "
+             "constant.",
+        explain="Only the second w @ x reaches w; f is a fresh leaf, a constant [3, 3] as "
+                "far as w is concerned, so w.grad is f times x (outer), half of what a "
+                "graph through both factors would give.")
 def _l7_rewrap_grad():
     torch = _mg()
     w = torch.nn.Parameter(torch.ones(2, 2))
     x = torch.tensor([1.0, 2.0])
     f = torch.nn.Parameter(w @ x)
-    (f ** 2).sum().backward()
+    (f * (w @ x)).sum().backward()
     return w.grad
 
 
@@ -1078,7 +1133,8 @@ def _l8_output_modified_raises():
 
 
 @_value("l8_output_modified_from_input",
-        "same, with MyExpFromInput (saves x, recomputes exp in backward): does it raise?",
+        "y = MyExpFromInput.apply(x) (saves x, recomputes exp in backward); y.add_(1): "
+        "does y.sum().backward() raise?",
         hint="Which tensor does MyExpFromInput keep for backward? Was that one modified?",
         explain="Only saved tensors are version-checked: the output was not saved.")
 def _l8_output_modified_from_input():

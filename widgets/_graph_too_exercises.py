@@ -96,36 +96,37 @@ _HVP_CASES = (
 )
 
 
-@_code("l11_hvp",
-       "hvp(f, x, v): the Hessian of f at x times v, by double backward (without "
-       "building the Hessian or calling autograd.functional)",
-       hint="g, = torch.autograd.grad(f(x), x, create_graph=True); then differentiate "
-            "(g * v).sum() with respect to x once more.",
-       explain="(g * v).sum() is a number whose gradient is H v: two backward passes, "
-               "never the n x n matrix.")
-def _l11_hvp(fn):
+@_code("l11_grad_norm_grad",
+       "grad_norm_grad(f, x): the gradient with respect to x of (g ** 2).sum(), g the "
+       "gradient of the scalar f(x), by double backward (without autograd.functional)",
+       hint="g, = torch.autograd.grad(f(x), x, create_graph=True), so that g has a graph; "
+            "then differentiate (g ** 2).sum() with respect to x.",
+       explain="The penalty's gradient goes back through the recorded backward pass: it is "
+               "2 H g, found with two backward passes and never the Hessian.")
+def _l11_grad_norm_grad(fn):
     torch = _mg()
-    for i, (f, x_values, v_values) in enumerate(_HVP_CASES):
+    for i, (f, x_values, _) in enumerate(_HVP_CASES):
         x = torch.tensor(x_values, dtype=torch.float64, requires_grad=True)
-        v = torch.tensor(v_values, dtype=torch.float64)
         scalar = functools.partial(f, torch)  # scalar(x) is f(torch, x)
-        _, want = torch.autograd.functional.hvp(scalar, x.detach(), v)
+        (g,) = torch.autograd.grad(scalar(x), x)
+        _, hg = torch.autograd.functional.hvp(scalar, x.detach(), g)
+        want = 2 * hg
         try:
             with _without_functional():
-                got = fn(scalar, x, v)
+                got = fn(scalar, x)
         except AssertionError as error:
             if "autograd.functional" in str(error):
                 return ("compute it with two calls of torch.autograd.grad, not with "
-                        "autograd.functional (that is what it does for you).")
+                        "autograd.functional.")
             raise
         if not hasattr(got, "detach"):
             return f"case {i}: return a tensor, got {type(got).__name__}."
         got_values = np.asarray(got.detach().numpy(), np.float64)
         if got_values.shape != tuple(want.shape):
-            return (f"case {i}: H v has x's shape {tuple(want.shape)}, yours has "
+            return (f"case {i}: the gradient has x's shape {tuple(want.shape)}, yours has "
                     f"{got_values.shape}.")
         if not np.allclose(got_values, want.numpy(), rtol=1e-6, atol=1e-9):
-            return (f"case {i}: got {np.round(got_values, 4).tolist()}, H v is "
+            return (f"case {i}: got {np.round(got_values, 4).tolist()}, expected "
                     f"{np.round(want.numpy(), 4).tolist()}. Did the first grad use "
-                    "create_graph=True, and the second differentiate (g * v).sum()?")
+                    "create_graph=True, and the second differentiate (g ** 2).sum()?")
     return None

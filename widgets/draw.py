@@ -84,6 +84,12 @@ PALETTE = {
     DONE: "#b2f2bb",
     FAILED: "#ff8787",
 }
+# A saved tensor's box: fill, outline, outline width, line style, text colour.
+SAVED_LOOKS = {
+    "ok": (PALETTE["saved"], PALETTE["saved_edge"], 0.8, "-", PALETTE["text"]),
+    "modified": (PALETTE["saved_bad"], PALETTE["bad"], 1.6, "-", PALETTE["bad"]),
+    "released": (PALETTE["released"], PALETTE["edge"], 1.0, "--", PALETTE["faint"]),
+}
 STATUS_EDGE = {CURRENT: "#e67700", DONE: "#2b8a3e", FAILED: "#c92a2a"}
 RECORDED_WIDTH = 1.6  # the outline of a node the backward pass recorded
 
@@ -128,6 +134,16 @@ class GraphState:
     released: set[tuple[int, str]] = field(default_factory=set)
     default_status: str | None = PENDING
     node_colors: dict[int, str] = field(default_factory=dict)
+
+
+class BoxLook(NamedTuple):
+    """A node box's colours: fill, outline, outline width, line style, opacity."""
+
+    face: str
+    edge: str
+    width: float
+    style: str
+    alpha: float
 
 
 class LegendEntry(NamedTuple):
@@ -268,6 +284,7 @@ class GraphDrawing:
             ax.set_ylim(bottom, top)
             ax.set_aspect("equal", adjustable="box")
             ax.set_axis_off()
+        self.title = title
         if title:
             self._add_text(
                 [(title, left + MARGIN, top - title_height / 2, NODE_FONT * 1.2, "left")]
@@ -388,6 +405,7 @@ class GraphDrawing:
 
     def _draw_edges(self) -> None:
         segments, heads, index_labels = [], [], []
+        self.index_label_items: list[tuple[str, float, float]] = []  # "#1", left, y
         for edge in self.layout.edges:
             route = edge.route
             segments.append(route)
@@ -401,6 +419,7 @@ class GraphDrawing:
                 continue  # an edge drawn straight has no slot (only in huge graphs)
             x, y = edge.target_slot
             index_labels.append((index, x + LABEL_PAD, y, EDGE_FONT, "left"))
+            self.index_label_items.append((index, x + LABEL_PAD, y))
             self.index_label_boxes.append(_label_rect(index, x + LABEL_PAD, y))
         self._edge_lines = LineCollection(segments, zorder=1)
         self._edge_heads = PolyCollection(heads, edgecolors="none", zorder=1)
@@ -478,6 +497,7 @@ class GraphDrawing:
 
     def _draw_legend(self, left: float, top: float, columns: int) -> None:
         patches, labels = [], []
+        self.legend_placed: list[tuple[LegendEntry, float, float]] = []  # entry, left, y
         row_height = LEGEND_FONT * 2
         for i, entry in enumerate(self._legend):
             row, column = divmod(i, columns)
@@ -485,6 +505,7 @@ class GraphDrawing:
             y = top - (row + 0.5) * row_height
             patches.append(_box(x + 9, y, 18, 12, 2.0))
             labels.append((entry.label, x + 24, y, LEGEND_FONT, "left"))
+            self.legend_placed.append((entry, x, y))
         swatches = PatchCollection(
             patches,
             facecolors=[e.face for e in self._legend],
@@ -526,36 +547,41 @@ class GraphDrawing:
                 return status
         return DONE if statuses == {DONE} else PENDING
 
-    def _restyle_boxes(self, state: GraphState | None) -> None:
+    def box_look(self, key: int, status: str | None, state: GraphState | None = None) -> BoxLook:
+        """How box `key` is drawn when it shows `status` (the stepper's colours)."""
         graph = self.graph
+        node = graph.nodes[key] if key < len(graph.nodes) else None
+        kind = node.kind if node is not None else "group"
+        face, edge, width, style, alpha = PALETTE[kind], PALETTE["outline"], 1.0, "-", 1.0
+        if kind in (NO_GRAD, "group"):
+            style = "--"
+            alpha = 0.5 if kind == NO_GRAD else 1.0
+        if node is not None and node.recorded:
+            face, edge, width = PALETTE["recorded"], PALETTE["recorded_edge"], RECORDED_WIDTH
+        if node is not None and node.shared:
+            edge, width = PALETTE["shared"], 2.2
+        if state is not None and node is not None and id(node.obj) in state.node_colors:
+            face = state.node_colors[id(node.obj)]
+        if status == PENDING:
+            alpha = 0.5
+        elif status in STATUS_EDGE:
+            face, edge, width = PALETTE[status], STATUS_EDGE[status], 2.6
+        if key in self.highlighted and status not in STATUS_EDGE:
+            edge, width = PALETTE["highlight"], 2.8
+        return BoxLook(face, edge, width, style, alpha)
+
+    def _restyle_boxes(self, state: GraphState | None) -> None:
         faces, edges, widths, styles, text_colors = [], [], [], [], []
         for key in self._box_keys:
-            node = graph.nodes[key] if key < len(graph.nodes) else None
-            kind = node.kind if node is not None else "group"
-            face, edge, width, style, alpha = PALETTE[kind], PALETTE["outline"], 1.0, "-", 1.0
-            if kind in (NO_GRAD, "group"):
-                style = "--"
-                alpha = 0.5 if kind == NO_GRAD else 1.0
-            if node is not None and node.recorded:
-                face, edge, width = PALETTE["recorded"], PALETTE["recorded_edge"], RECORDED_WIDTH
-            if node is not None and node.shared:
-                edge, width = PALETTE["shared"], 2.2
             status = self.status_of(key, state)
-            if state is not None and node is not None and id(node.obj) in state.node_colors:
-                face = state.node_colors[id(node.obj)]
-            if status == PENDING:
-                alpha = 0.5
-            elif status in STATUS_EDGE:
-                face, edge, width = PALETTE[status], STATUS_EDGE[status], 2.6
-            if key in self.highlighted and status not in STATUS_EDGE:
-                edge, width = PALETTE["highlight"], 2.8
+            look = self.box_look(key, status, state)
             self.box_status[key] = status
-            self.box_face[key] = face
-            faces.append(to_rgba(face, alpha))
-            edges.append(to_rgba(edge, max(alpha, 0.6)))
-            widths.append(width)
-            styles.append(style)
-            text_colors.append(to_rgba(PALETTE["text"], max(alpha, 0.55)))
+            self.box_face[key] = look.face
+            faces.append(to_rgba(look.face, look.alpha))
+            edges.append(to_rgba(look.edge, max(look.alpha, 0.6)))
+            widths.append(look.width)
+            styles.append(look.style)
+            text_colors.append(to_rgba(PALETTE["text"], max(look.alpha, 0.55)))
         self._boxes.set_facecolors(faces)
         self._boxes.set_edgecolors(edges)
         self._boxes.set_linewidths(widths)
@@ -572,14 +598,8 @@ class GraphDrawing:
             released = self.is_released(key, value, state)
             look_name = "released" if released else "modified" if value.version_mismatch else "ok"
             self.saved_look[(key, value.attr)] = look_name
-            if released:
-                look = ("released", PALETTE["edge"], 1.0, "--", PALETTE["faint"])
-            elif value.version_mismatch:
-                look = ("saved_bad", PALETTE["bad"], 1.6, "-", PALETTE["bad"])
-            else:
-                look = ("saved", PALETTE["saved_edge"], 0.8, "-", PALETTE["text"])
-            face, edge, width, style, text_color = look
-            faces.append(PALETTE[face])
+            face, edge, width, style, text_color = SAVED_LOOKS[look_name]
+            faces.append(face)
             edges.append(edge)
             widths.append(width)
             styles.append(style)
@@ -594,11 +614,10 @@ class GraphDrawing:
         self._saved_text.set_paths(paths)
         self._saved_text.set_facecolors(text_colors)
 
-    def _restyle_edges(self, state: GraphState | None) -> None:
-        graph = self.graph
-        colors, widths, paths = [], [], []
-        self.edge_labels = {}
-        self.edge_label_boxes = []
+    def edge_texts(self, state: GraphState | None) -> list[str | None]:
+        """The gradient written on each drawn edge (`layout.edges` order) for `state`:
+        None for an edge no gradient has flowed along yet."""
+        graph, texts = self.graph, []
         for edge in self.layout.edges:
             text = None
             if state is not None:
@@ -606,17 +625,48 @@ class GraphDrawing:
                     source = graph.nodes[graph.edges[e].source].obj
                     found = state.edge_text.get((id(source), graph.edges[e].input_index))
                     text = found if found is not None else text
+            texts.append(text)
+        return texts
+
+    def label_text(self, edge: LayoutEdge, text: str) -> tuple[str, float, float]:
+        """`text` as written beside `edge` (cut to its room) and where it starts."""
+        x, y = edge.source_slot
+        x += LABEL_PAD
+        index = self._index_text(edge)
+        if index is not None and edge.source_slot == edge.target_slot:
+            x += text_size(index, EDGE_FONT)[0] + LABEL_SPACE  # after the "#1"
+        return _fit(text, GRADIENT_ROOM if self.with_status else 0.0), x, y
+
+    @property
+    def box_keys(self) -> list[int]:
+        """The drawn boxes' keys, in drawing order (graph node indices, then groups)."""
+        return self._box_keys
+
+    @property
+    def saved_items(self) -> list[tuple[int, SavedValue, float, float]]:
+        """The saved-tensor boxes: (box key, saved value, centre x, centre y)."""
+        return self._saved_items
+
+    @property
+    def legend(self) -> list[LegendEntry]:
+        return self._legend
+
+    def legend_shape(self) -> tuple[float, int]:
+        """(height, columns) of the legend."""
+        return self._legend_shape()
+
+    def _restyle_edges(self, state: GraphState | None) -> None:
+        graph = self.graph
+        colors, widths, paths = [], [], []
+        self.edge_labels = {}
+        self.edge_label_boxes = []
+        for edge, text in zip(self.layout.edges, self.edge_texts(state)):
             colors.append(PALETTE["edge_active"] if text is not None else PALETTE["edge"])
             widths.append(1.8 if text is not None else 1.0)
             if text and edge.source_slot is not None:
                 first = graph.edges[edge.graph_edges[-1]]
                 self.edge_labels[(first.source, first.input_index)] = text
-                x, y = edge.source_slot
-                x += LABEL_PAD
-                index = self._index_text(edge)
-                if index is not None and edge.source_slot == edge.target_slot:
-                    x += text_size(index, EDGE_FONT)[0] + LABEL_SPACE  # after the "#1"
-                text = _fit(text, GRADIENT_ROOM if self.with_status else 0.0)
+                text, x, y = self.label_text(edge, text)
                 paths.append(text_path(text, x, y, EDGE_FONT, "left"))
                 self.edge_label_boxes.append(_label_rect(text, x, y))
         self._edge_lines.set_colors(colors)
@@ -729,6 +779,7 @@ def _fit(text: str, room: float) -> str:
 __all__ = [
     "CURRENT",
     "DONE",
+    "BoxLook",
     "FAILED",
     "PENDING",
     "GraphDrawing",

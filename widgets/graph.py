@@ -343,6 +343,16 @@ class BackwardGraph:
         return -index
 
 
+def _unnamed_root(tensor: Any, position: int, count: int) -> str:
+    """A root nobody named, called by what it is: `loss: SumBackward0` (the one scalar
+    root of a graph), `root 1: MulBackward0`, or `root 0` for a leaf."""
+    fn = tensor.grad_fn
+    if fn is None:
+        return f"root {position}"
+    scalar = count == 1 and not tuple(getattr(tensor, "shape", ()) or ())
+    return f"{'loss' if scalar else f'root {position}'}: {node_display_name(fn)}"
+
+
 def build_graph(*roots: Any, names: Any = None, caller: str = "build_graph") -> BackwardGraph:
     """Describe the backward graph of `roots` (torch or minigrad tensors).
 
@@ -379,7 +389,7 @@ def _build(roots: tuple[Any, ...], names: TensorNames) -> BackwardGraph:
             GraphNode(
                 index,
                 ROOT,
-                names.name_of(tensor) or f"root {position}",
+                names.name_of(tensor) or _unnamed_root(tensor, position, len(roots)),
                 obj=tensor,
                 shape=shape_text(tensor),
                 is_leaf_root=tensor.grad_fn is None,

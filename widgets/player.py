@@ -89,19 +89,18 @@ class FramePlayer:
         favours drawing speed, a page favours size.
         """
         shown = stepper.index if start is None else int(start)
-        stepper.last()
         count = len(stepper.recording.frames)
         frames, seconds = [], []
         for index in range(count):
             began = time.perf_counter()
-            stepper.show(index)
-            png = stepper.image.value
+            png = stepper.to_png(index)
             seconds.append(time.perf_counter() - began)
+            view = stepper.frames[index]
             frames.append(
                 PlayerFrame(
                     png=_recompress(png) if recompress else bytes(png),
-                    panel_html=stepper.panel.value,
-                    grads_html=stepper.leaf_table.value,
+                    panel_html=view["panel"],
+                    grads_html=view["grads"],
                 )
             )
         shown = min(max(shown, 0), count - 1)

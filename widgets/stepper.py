@@ -1,15 +1,19 @@
-"""`BackwardStepper`: step through minigrad's real backward pass in a notebook.
+"""`BackwardStepper`: step through a real backward pass in a notebook.
 
-The stepper never re-enacts backward: it drives `minigrad.autograd.engine.backward_events`,
-the generator `Tensor.backward()` itself drains, one node per click. Going back replays
-recorded frames; going forward pulls more events. When the engine raises, the stepper
-stops at that node and shows the exception. Once stepped to the end, every tensor is
-exactly as `loss.backward()` would have left it.
+The stepper never re-enacts backward. On minigrad it drains
+`minigrad.autograd.engine.backward_events`, the generator `Tensor.backward()` itself
+drains; on a torch tensor it records PyTorch's own run (`torch_recording`). The whole
+pass is recorded when the stepper is made, so every tensor is then exactly as
+`loss.backward()` leaves it; when the engine raises, the recording stops at that node
+and the stepper shows the exception there.
 
-A stepper opens at step 0, before any node ran. Its notebook output also carries a PNG
-of that frame, so a saved notebook shows the graph where widgets cannot be drawn. When
-the graph already went through a backward pass (a stepper cell run a second time) or
-its leaves already hold gradients, the panel says so and how to start afresh.
+The stepper is an `anywidget.AnyWidget`: Python lays the graph out once
+(`scene.scene`) and describes every frame (`scene.frame_view` plus the step panel's
+text); the browser draws the graph as SVG and steps through the frames by itself
+(widgets/web/stepper.js), so a click never waits for the kernel. The step on display is
+the synced traitlet `index`: the browser writes it, Python reads it (and setting it
+moves the view). A notebook output also carries a PNG of the frame on display, so a
+saved notebook shows the graph where widgets cannot be drawn (GitHub, nbviewer).
 """
 
 from __future__ import annotations
@@ -17,35 +21,22 @@ from __future__ import annotations
 import base64
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
-import ipywidgets as widgets
+import anywidget
+import traitlets
 from matplotlib.figure import Figure
 
 from .draw import DPI, GraphDrawing, draw_graph
 from .formatting import escape, is_tensor_like, node_display_name, shape_text, value_text
 from .graph import ACCUMULATE, TensorNames, build_graph, check_roots, resolve_names
 from .recording import BackwardRecording, Frame, snapshot
+from .scene import frame_view, scene
 from .torch_recording import is_torch_tensor, torch_recording
 
-# JupyterLab's theme variables (with light fallbacks), so the panel reads in dark themes too.
-_PANEL_STYLE = ("font-family: var(--jp-ui-font-family, sans-serif); font-size: 13px; "
-                "color: var(--jp-ui-font-color1, #212529);")
-_LABEL_COLOR = "var(--jp-ui-font-color2, #495057)"
-_ERROR_COLOR = "var(--jp-error-color1, #c92a2a)"
-_SUCCESS_COLOR = "var(--jp-success-color1, #2b8a3e)"
-# The graph is a PNG drawn on white. In a dark JupyterLab theme it is shown inverted
-# (white becomes near-black, black text near-white) and hue-rotated back, so the
-# status colours keep their hues: the picture follows the theme as the panel does.
-DARK_THEME_CSS = (
-    "<style>body[data-jp-theme-light='false'] .minigrad-stepper .stepper-image "
-    "{filter: invert(0.88) hue-rotate(180deg);}</style>"
-)
-_WARN_STYLE = ("color: var(--jp-warn-color0, #8a5a00); border: 1px solid "
-               "var(--jp-warn-color1, #e8a400); border-radius: 4px; padding: 6px; "
-               "margin-bottom: 6px")
+WEB = Path(__file__).resolve().parent / "web"  # the widget's browser side
 _SECOND_TIME = "backward through the graph a second time"
-PICTURE_CACHE = 64 * 2**20  # bytes of frame pictures a stepper keeps
 
 
 def require_minigrad_tensor(value: Any, caller: str) -> None:
@@ -74,7 +65,7 @@ def require_minigrad_tensor(value: Any, caller: str) -> None:
         )
 
 
-class BackwardStepper:
+class BackwardStepper(anywidget.AnyWidget):
     """Step through the real backward pass of `loss`, one engine node at a time.
 
     Parameters
@@ -91,7 +82,21 @@ class BackwardStepper:
         grad_fns.
     inputs: as in `loss.backward(inputs=[...])` (minigrad only): only the parts of the
         graph leading to these tensors run, and only their `.grad` fill up.
+
+    The backward pass runs (recorded) when the stepper is made: afterwards the tensors
+    are as `loss.backward()` leaves them, whichever step is on display.
     """
+
+    _esm = (WEB / "stepper.js").read_text(encoding="utf-8")
+    _css = (WEB / "stepper.css").read_text(encoding="utf-8")
+    scene = traitlets.Dict().tag(sync=True)  # the laid-out graph (scene.scene)
+    frames = traitlets.List().tag(sync=True)  # what each step shows (scene.frame_view)
+    index = traitlets.Int(0).tag(sync=True)  # the step on display: 0 before any node ran
+    interval_ms = traitlets.Int(900).tag(sync=True)  # the pause between steps of "play"
+
+    # IPython prefers ipywidgets 7's `_ipython_display_` to `_repr_mimebundle_`: without
+    # it, both majors display the bundle below (the widget, a PNG, a line of text).
+    _ipython_display_ = None
 
     def __init__(
         self,
@@ -133,24 +138,40 @@ class BackwardStepper:
             events = _minigrad_events(loss, grad_tensors, self.retain_graph, self.create_graph,
                                       self.inputs)
             self.recording = BackwardRecording(events, [loss])
-        self._index = 0
-        self._syncing = False
-        # Frame index -> its picture. A recorded frame never changes, so going back (or
-        # playing again) shows the picture drawn the first time, up to PICTURE_CACHE bytes.
-        self._pictures: dict[int, bytes] = {}
-        self._build_widgets(interval_ms)
-        self.show(0)
+        self.recording.run_to_end()
+        super().__init__(scene=scene(self.drawing), frames=self._frame_views(),
+                         index=0, interval_ms=int(interval_ms))
+        self.drawing.update(self.recording.graph_state(0))
+
+    def _frame_views(self) -> list[dict[str, Any]]:
+        views = []
+        for frame in self.recording.frames:
+            view = frame_view(self.drawing, self.recording.graph_state(frame.index))
+            view.update(caption=self._caption(frame), panel=self._frame_html(frame.index),
+                        grads=self._leaves_html(frame.index))
+            views.append(view)
+        return views
+
+    def _caption(self, frame: Frame) -> str:
+        if frame.index == 0:
+            return f"Before backward (step 0 of {self.recording.nodes_run})"
+        return f"Step {frame.index} of {self.recording.nodes_run}: {frame.node_name}"
 
     # -- public API --------------------------------------------------------------------------
 
-    @property
-    def index(self) -> int:
-        """The frame on display: 0 before any node ran, k after the k-th node."""
-        return self._index
+    @traitlets.validate("index")
+    def _clamp_index(self, proposal: Any) -> int:
+        return min(max(int(proposal["value"]), 0), len(self.recording.frames) - 1)
+
+    @traitlets.observe("index")
+    def _index_changed(self, change: Any) -> None:
+        # The matplotlib drawing follows the view: tools and tests read its statuses,
+        # and a notebook's PNG fallback shows this frame.
+        self.drawing.update(self.recording.graph_state(change["new"]))
 
     @property
     def frame(self) -> Frame:
-        return self.recording.frames[self._index]
+        return self.recording.frames[self.index]
 
     @property
     def current_node_name(self) -> str:
@@ -159,8 +180,39 @@ class BackwardStepper:
 
     @property
     def error(self) -> BaseException | None:
-        """The exception the engine raised, once the stepper has reached it."""
-        return self.recording.error
+        """The exception the engine raised, once the stepper shows the node that raised
+        it (the last frame); `recording.error` has it from the start."""
+        return self.recording.error if self.at_end else None
+
+    @property
+    def at_end(self) -> bool:
+        """True on the last frame: backward finished, or the node where it failed."""
+        return self.index == len(self.recording.frames) - 1
+
+    @property
+    def panel_html(self) -> str:
+        """The step panel on display (what this step did), as HTML."""
+        return self.frames[self.index]["panel"]
+
+    @property
+    def grads_html(self) -> str:
+        """The table of the leaves' `.grad` as of the step on display, as HTML."""
+        return self.frames[self.index]["grads"]
+
+    @property
+    def caption(self) -> str:
+        """The line above the graph: "Step k of n: NodeName"."""
+        return self.frames[self.index]["caption"]
+
+    def to_png(self, index: int | None = None) -> bytes:
+        """The matplotlib picture of step `index` (default: the one on display)."""
+        if index is None or int(index) == self.index:
+            return self.drawing.to_png()
+        self.drawing.update(self.recording.graph_state(self._frame_at(index).index))
+        try:
+            return self.drawing.to_png()
+        finally:
+            self.drawing.update(self.recording.graph_state(self.index))
 
     def recorded_names(self, index: int | None = None) -> list[str]:
         """Names of the nodes step `index` (default: the one on display) recorded, in
@@ -193,49 +245,43 @@ class BackwardStepper:
         return draw_graph(*tensors, **options)
 
     def _frame_at(self, index: int) -> Frame:
-        if not self.recording.ensure(int(index)):
+        if not 0 <= int(index) < len(self.recording.frames):
             raise IndexError(f"backward ran {self.recording.nodes_run} steps; there is no "
                              f"step {index}")
         return self.recording.frames[int(index)]
 
     def next(self) -> None:
-        self.show(self._index + 1)
+        self.show(self.index + 1)
 
     def previous(self) -> None:
-        self.show(max(self._index - 1, 0))
+        self.show(self.index - 1)
 
     def first(self) -> None:
         self.show(0)
 
     def last(self) -> None:
-        """Run the engine to the end (or to its error) and show the last frame."""
-        self.recording.run_to_end()
+        """Show the last frame: backward finished, or the node where the engine raised."""
         self.show(len(self.recording.frames) - 1)
 
     def show(self, index: int) -> None:
-        """Display frame `index`, pulling engine events as far as needed."""
-        index = max(int(index), 0)
-        if not self.recording.ensure(index):
-            index = len(self.recording.frames) - 1
-        index = min(index, len(self.recording.frames) - 1)
-        self._index = index
-        self._sync_slider()
-        self._render()
+        """Display frame `index` (clamped to the recorded frames)."""
+        self.index = int(index)
 
     @property
-    def widget(self) -> widgets.Widget:
-        """The ipywidgets box (displayed automatically in a notebook)."""
-        return self._box
+    def widget(self) -> BackwardStepper:
+        """The widget itself (kept for code written when the stepper held one)."""
+        return self
 
     def _repr_mimebundle_(self, **kwargs: Any):
         """The widget, plus a PNG of the frame on display and a plain-text line for
         front ends that cannot draw widgets (a saved notebook on GitHub, nbviewer)."""
-        bundle = self._box._repr_mimebundle_(**kwargs)
-        data, metadata = bundle if isinstance(bundle, tuple) else (bundle, {})
-        data["image/png"] = base64.b64encode(self.image.value).decode("ascii")
+        bundle = super()._repr_mimebundle_(**kwargs)
+        data, metadata = bundle if isinstance(bundle, tuple) else (bundle or {}, {})
+        data, metadata = dict(data), dict(metadata or {})
+        data["image/png"] = base64.b64encode(self.to_png()).decode("ascii")
         metadata["image/png"] = {"unconfined": True}  # unshrunk, as draw_graph's pictures
-        data["text/plain"] = (f"BackwardStepper at step {self._index}"
-                              f"{': ' + self.current_node_name if self._index else ''}"
+        data["text/plain"] = (f"BackwardStepper at step {self.index}"
+                              f"{': ' + self.current_node_name if self.index else ''}"
                               " (run the notebook to step through it)")
         return data, metadata
 
@@ -281,107 +327,6 @@ class BackwardStepper:
             )
         return notes
 
-    # -- widgets -----------------------------------------------------------------------------
-
-    def _build_widgets(self, interval_ms: int) -> None:
-        def button(description: str, icon: str, tooltip: str, action) -> widgets.Button:
-            b = widgets.Button(
-                description=description,
-                icon=icon,
-                tooltip=tooltip,
-                layout=widgets.Layout(width="auto"),
-            )
-            b.on_click(lambda _: action())
-            return b
-
-        self.buttons = {
-            "first": button("first", "fast-backward", "before backward starts", self.first),
-            "previous": button("previous", "step-backward", "one node back", self.previous),
-            "next": button("next", "step-forward", "run the next node", self.next),
-            "last": button("last", "fast-forward", "run backward to the end", self.last),
-        }
-        top = self._slider_max()
-        self.slider = widgets.IntSlider(
-            value=0, min=0, max=top, description="step", continuous_update=False
-        )
-        self.play = widgets.Play(
-            value=0, min=0, max=top, step=1, interval=interval_ms, description="play"
-        )
-        widgets.jslink((self.play, "value"), (self.slider, "value"))
-        self.slider.observe(self._on_slider, names="value")
-        # The graph is shown at its natural size, so its text stays as large as the
-        # notebook's; a graph larger than the room scrolls inside its own box, which
-        # keeps the buttons in sight.
-        self.image = widgets.Image(
-            format="png", layout=widgets.Layout(max_width="none", flex="0 0 auto")
-        )
-        self.picture = widgets.Box(
-            [self.image],
-            layout=widgets.Layout(overflow="auto", max_width="100%", max_height="80vh",
-                                  min_width="0", flex="0 1 auto"),
-        )
-        self.panel = widgets.HTML()
-        self.leaf_table = widgets.HTML()
-        # Both rows wrap: in a narrow window (a projector at 1024 px) the buttons keep
-        # their labels and the panel moves under the graph instead of being clipped.
-        wrap = widgets.Layout(flex_flow="row wrap", align_items="flex-start")
-        controls = widgets.HBox([*self.buttons.values(), self.play, self.slider], layout=wrap)
-        side = widgets.VBox(
-            [self.panel, self.leaf_table],
-            layout=widgets.Layout(min_width="280px", max_width="420px", padding="0 0 0 12px",
-                                  flex="1 1 280px"),
-        )
-        self._box = widgets.VBox([controls, widgets.HBox([self.picture, side], layout=wrap)])
-        # Stable CSS hooks for browser tests and for styling.
-        self._box.add_class("minigrad-stepper")
-        for name, control in self.buttons.items():
-            control.add_class(f"stepper-{name}")
-        for control, name in (
-            (self.slider, "slider"),
-            (self.play, "play"),
-            (self.image, "image"),
-            (self.picture, "picture"),
-            (self.panel, "panel"),
-            (self.leaf_table, "grads"),
-        ):
-            control.add_class(f"stepper-{name}")
-
-    def _slider_max(self) -> int:
-        if self.recording.done:
-            return len(self.recording.frames) - 1
-        expected = self.recording.expected_steps or 0
-        return max(expected, len(self.recording.frames) - 1)
-
-    def _on_slider(self, change: dict) -> None:
-        if not self._syncing:
-            self.show(change["new"])
-
-    def _sync_slider(self) -> None:
-        self._syncing = True
-        try:
-            top = self._slider_max()
-            for control in (self.slider, self.play):
-                if control.max != top:
-                    control.max = top
-            if self.slider.value != self._index:
-                self.slider.value = self._index
-        finally:
-            self._syncing = False
-        at_end = self.recording.done and self._index == len(self.recording.frames) - 1
-        self.buttons["first"].disabled = self.buttons["previous"].disabled = self._index == 0
-        self.buttons["next"].disabled = self.buttons["last"].disabled = at_end
-
-    def _render(self) -> None:
-        self.drawing.update(self.recording.graph_state(self._index))  # kept current for tools
-        picture = self._pictures.get(self._index)
-        if picture is None:
-            picture = self.drawing.to_png()
-            if sum(map(len, self._pictures.values())) + len(picture) <= PICTURE_CACHE:
-                self._pictures[self._index] = picture
-        self.image.value = picture
-        self.panel.value = self._frame_html()
-        self.leaf_table.value = self._leaves_html()
-
     # -- text panels ---------------------------------------------------------------------------
 
     def _describe_input(self, node: Any, i: int) -> str:
@@ -394,10 +339,10 @@ class BackwardStepper:
             name += f" ({described.leaf_name})"
         return f"{name}, output {output_nr}" if output_nr else name
 
-    def _frame_html(self) -> str:
-        frame, recording = self.frame, self.recording
+    def _frame_html(self, index: int) -> str:
+        frame, recording = self.recording.frames[index], self.recording
         total = recording.expected_steps
-        lines = [f'<div style="{_WARN_STYLE}">{escape(note)}</div>' for note in self.notes]
+        lines = [f'<div class="stepper-note">{escape(note)}</div>' for note in self.notes]
         if frame.index == 0:
             lines.append("<b>Before backward</b>: nothing has run yet.")
             for grad in recording.root_grads:
@@ -453,34 +398,32 @@ class BackwardStepper:
                     "again; or pass retain_graph=True to the first backward.</i>"
                 )
             lines.append(
-                f'<div style="color:{_ERROR_COLOR};border:1px solid {_ERROR_COLOR};'
-                'border-radius:4px;padding:6px;margin-top:6px">'
+                '<div class="stepper-error">'
                 f"<b>{escape(type(frame.error).__name__)}</b>: "
                 f"{escape(str(frame.error))}{advice}</div>"
             )
         elif recording.finished and frame.index == len(recording.frames) - 1:
             kept = "kept" if self.retain_graph else "released"
             lines.append(
-                f'<div style="color:{_SUCCESS_COLOR};margin-top:6px"><b>Backward finished</b>: '
+                f'<div class="stepper-finished"><b>Backward finished</b>: '
                 f"{recording.nodes_run} nodes ran; saved tensors {kept}.</div>"
             )
             if self.create_graph:
                 lines.append(escape(self.gradient_graph_text()))
-        return (DARK_THEME_CSS + f'<div style="{_PANEL_STYLE}">' + "<br>".join(lines)
-                + "</div>")
+        return "<div>" + "<br>".join(lines) + "</div>"
 
-    def _leaves_html(self) -> str:
-        grads = self.recording.leaf_grads(self._index, self._initial_grads)
+    def _leaves_html(self, index: int) -> str:
+        grads = self.recording.leaf_grads(index, self._initial_grads)
         rows = []
         for node in self._leaves:
             leaf = node.variable
             rows.append(
                 (f"{node.leaf_name or 'leaf'} {shape_text(leaf)}", value_text(grads.get(id(leaf))))
             )
-        for tensor, grad in self.recording.retained_grads(self._index):
+        for tensor, grad in self.recording.retained_grads(index):
             name = self.graph.names.name_of(tensor) or "non-leaf"
             rows.append((f"{name} (retain_grad)", value_text(grad)))
-        return f'<div style="{_PANEL_STYLE}"><b>.grad</b>{_table(rows)}</div>'
+        return f"<div><b>.grad</b>{_table(rows)}</div>"
 
 
 def _as_inputs(inputs: Any) -> tuple | None:
@@ -519,11 +462,11 @@ def _minigrad_events(loss: Any, grad_tensors: Any, retain_graph: bool, create_gr
 
 def _table(rows: list[tuple[str, str]]) -> str:
     cells = "".join(
-        f'<tr><td style="padding:1px 8px 1px 0;color:{_LABEL_COLOR}">{escape(a)}</td>'
+        f"<tr><td>{escape(a)}</td>"
         f"<td><code>{escape(b)}</code></td></tr>"
         for a, b in rows
     )
-    return f'<table style="border-collapse:collapse">{cells}</table>'
+    return f"<table>{cells}</table>"
 
 
 __all__ = ["BackwardStepper", "require_minigrad_tensor"]

@@ -293,3 +293,83 @@ def chromium_page(chromium_context, tmp_path, request):
             print(f"\n(no screenshot: {exc})")
         if page.console_errors:
             print("browser console errors:\n  " + "\n  ".join(page.console_errors))
+
+
+# --------------------------------------------------------------------------- other front ends
+
+# Front ends other than the course's own JupyterLab get a venv each under build/, made
+# by the test's set-up from PyPI and kept (a stamp names what was installed).
+ENVS = REPO / "build" / "browser-envs"
+PIP_TIMEOUT = 900
+
+
+def frontend_python(name: str, pins: list[str]) -> Path:
+    """The python of venv `build/browser-envs/<name>`: `pins` installed first, then the
+    course (`-e .[course]`) and ipykernel, in a second pip run that must leave the pins
+    alone. Skips (or fails under MINIGRAD_REQUIRE_BROWSER=1) when pip cannot install."""
+    import hashlib
+
+    env = ENVS / name
+    python = env / "bin" / "python"
+    key = hashlib.sha1(
+        ("\n".join(pins) + (REPO / "pyproject.toml").read_text()).encode()
+    ).hexdigest()[:12]
+    stamp = env / f".ready-{key}"
+    if stamp.exists():
+        return python
+    steps = [[sys.executable, "-m", "venv", str(env)]] if not python.exists() else []
+    pip = [str(python), "-m", "pip", "install", "-qq", "--disable-pip-version-check"]
+    steps += [pip + pins, pip + ["-e", f"{REPO}[course]", "ipykernel"]]
+    for step in steps:
+        try:
+            done = subprocess.run(step, capture_output=True, text=True, timeout=PIP_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            _skip_or_fail(f"installing the {name} front end took over {PIP_TIMEOUT} s")
+        if done.returncode != 0:
+            tail = "\n".join((done.stdout + done.stderr).splitlines()[-5:])
+            _skip_or_fail(f"could not install the {name} front end from PyPI: {tail}")
+    for old in env.glob(".ready-*"):
+        old.unlink()
+    stamp.touch()
+    return python
+
+
+def _page_answers(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=2) as response:
+            return response.status == 200
+    except (urllib.error.URLError, OSError):
+        return False
+
+
+def start_server(python: Path, args: list[str], root: Path, home: Path,
+                 jupyter: bool = True) -> tuple[str, str, subprocess.Popen, Path]:
+    """Start a notebook server `python -m <args>` on a free port in `root` (Jupyter's
+    config, data and runtime dirs under `home`); return (url, token, process, log). The
+    arguments may use {port} and {token}. A Jupyter server is up when its /api/status
+    answers; another (`jupyter=False`) when its front page does."""
+    token = secrets.token_hex(16)
+    env = dict(os.environ)
+    env.update(
+        JUPYTER_CONFIG_DIR=str(home / "config"), JUPYTER_DATA_DIR=str(home / "data"),
+        JUPYTER_RUNTIME_DIR=str(home / "runtime"), JUPYTER_PLATFORM_DIRS="1",
+        IPYTHONDIR=str(home / "ipython"),
+    )
+    env.pop("MPLBACKEND", None)
+    env.pop("PYTHONPATH", None)  # the front end's venv has the course installed
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    log = home / f"server-{port}.log"
+    cmd = [str(python), "-m", *(a.format(port=port, token=token) for a in args)]
+    with open(log, "wb") as out:
+        process = subprocess.Popen(cmd, cwd=root, env=env, stdin=subprocess.DEVNULL,
+                                   stdout=out, stderr=subprocess.STDOUT,
+                                   start_new_session=True)
+    deadline = time.monotonic() + SERVER_START_TIMEOUT
+    while time.monotonic() < deadline and process.poll() is None:
+        if _answers(url, token) if jupyter else _page_answers(url):
+            return url, token, process, log
+        time.sleep(0.25)
+    _stop(process)
+    tail = "\n".join(log.read_text(errors="replace").splitlines()[-30:])
+    raise RuntimeError(f"{' '.join(cmd)} did not start; its log ends with:\n{tail}")

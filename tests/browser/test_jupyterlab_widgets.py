@@ -3,11 +3,12 @@
 What this test does, as a learner would: open NOTEBOOK in JupyterLab, run every cell
 from the menu (Run > Run All Cells), wait for the widget, click BUTTON CLICKS times and
 check that after every click the text in TEXT and the pixels of IMAGE change (to values
-never seen before), and that JupyterLab shows no widget error anywhere.
+never seen before), and that JupyterLab shows no widget error anywhere. Then previous,
+last and the slider, checking the SVG's highlighted node and the caption, and that
+Python reads the step the browser shows (`stepper.index`).
 
-To test another notebook or widget, change only these constants. Selectors are CSS;
-ipywidgets' `widget.add_class("name")` puts a class on the widget's element, which is
-the most stable thing to select on.
+To test another notebook or widget, change only these constants. Selectors are CSS
+classes the stepper's browser side (widgets/web/stepper.js) puts on its elements.
 """
 
 from __future__ import annotations
@@ -22,7 +23,10 @@ import pytest
 NOTEBOOK = Path(__file__).resolve().parent / "stepper_demo.ipynb"
 BUTTON = ".minigrad-stepper button.stepper-next"  # the stepper's "next" button
 TEXT = ".minigrad-stepper .stepper-panel"  # the panel describing the current step
-IMAGE = ".minigrad-stepper img.stepper-image"  # the graph, current node highlighted
+IMAGE = ".minigrad-stepper .stepper-picture"  # the graph (SVG), current node highlighted
+CAPTION = ".minigrad-stepper .stepper-caption"  # "Step k of n: NodeName"
+CURRENT = ".minigrad-stepper .mg-node[data-status='current']"  # the highlighted node
+SLIDER = ".minigrad-stepper input.stepper-slider"
 CLICKS = 6  # the demo's backward runs 6 nodes: click through to the end
 # the click after which the README's picture is taken (when asked): the first leaf's
 # AccumulateGrad, with done nodes, released buffers and a .grad filled in on screen
@@ -58,10 +62,30 @@ def lab_notebook() -> Path:
 def _image_pixels(page, locator) -> bytes:
     """What the learner sees of the image: a PNG screenshot of the element, once loaded."""
     page.wait_for_function(
-        "el => el.complete && el.naturalWidth > 0", arg=locator.element_handle(),
-        timeout=int(STEP_TIMEOUT_S * 1000),
+        "el => el.querySelector('svg') !== null && el.getBoundingClientRect().width > 0",
+        arg=locator.element_handle(), timeout=int(STEP_TIMEOUT_S * 1000),
     )
     return locator.screenshot(animations="disabled")
+
+
+def current_node(page) -> str:
+    """The name of the node the SVG highlights as the current one."""
+    return page.locator(CURRENT).get_attribute("data-name")
+
+
+def run_in_new_cell(page, code: str) -> str:
+    """Type `code` (which prints "python sees ...") into a new cell at the end of the
+    notebook, run it, and return its output."""
+    page.locator(".jp-Notebook .jp-Cell").last.click()
+    page.keyboard.press("Escape")
+    page.keyboard.press("b")  # a new cell below, in command mode
+    page.keyboard.press("Enter")
+    page.keyboard.type(code)
+    page.keyboard.press("Shift+Enter")
+    # (Shift+Enter on the last cell adds another one below it: find the output by text)
+    output = page.locator(".jp-Notebook .jp-OutputArea-output", has_text="python sees")
+    output.wait_for(timeout=WIDGET_TIMEOUT_MS)
+    return output.inner_text()
 
 
 def _wait_for_new_pixels(page, locator, seen: list[bytes]) -> bytes:
@@ -115,6 +139,8 @@ def test_widget_renders_and_responds_to_clicks(jupyter_lab, chromium_page):
     expect.set_options(timeout=STEP_TIMEOUT_S * 1000)
     # The light theme shows the graph as drawn.
     assert image.first.evaluate("el => getComputedStyle(el).filter") == "none"
+    expect(page.locator(CAPTION)).to_contain_text("Before backward")
+    assert page.locator(CURRENT).count() == 0
     _assert_no_widget_errors(page)
 
     texts = [text.inner_text()]
@@ -125,6 +151,7 @@ def test_widget_renders_and_responds_to_clicks(jupyter_lab, chromium_page):
             expect(text).to_contain_text(TEXT_AFTER_CLICK.format(n=n))
         else:
             expect(text).not_to_have_text(texts[-1])
+        assert page.locator(CAPTION).inner_text().endswith(": " + current_node(page))
         new_text = text.inner_text()
         assert new_text not in texts, f"click {n} brought back an earlier text {new_text!r}"
         texts.append(new_text)
@@ -137,6 +164,21 @@ def test_widget_renders_and_responds_to_clicks(jupyter_lab, chromium_page):
     if TEXT_AT_END is not None:
         expect(text).to_contain_text(TEXT_AT_END)
         expect(button).to_be_disabled()  # the end: nothing more to run
+    end_node = current_node(page)
+
+    # previous, last, the slider: the caption and the SVG's highlighted node follow
+    page.locator(".minigrad-stepper button.stepper-previous").click()
+    expect(page.locator(CAPTION)).to_contain_text(f"Step {CLICKS - 1} of {CLICKS}")
+    page.locator(".minigrad-stepper button.stepper-last").click()
+    expect(page.locator(CAPTION)).to_contain_text(f"Step {CLICKS} of {CLICKS}")
+    assert current_node(page) == end_node
+    page.locator(SLIDER).fill("2")
+    expect(page.locator(CAPTION)).to_contain_text(f"Step 2 of {CLICKS}: ")
+    assert page.locator(CAPTION).inner_text().endswith(": " + current_node(page))
+    assert page.locator(".minigrad-stepper .mg-node[data-status='done']").count() >= 1
+    # ... and Python reads the step the browser shows, with no click sent to the kernel
+    shown = run_in_new_cell(page, 'print("python sees", stepper.index, stepper.current_node_name)')
+    assert f"python sees 2 {current_node(page)}" in shown, shown
     _assert_no_widget_errors(page)
 
 

@@ -790,6 +790,205 @@ def _retain_graph_then_step(t):
     return _first_line(_error(lambda: (y * y).sum().backward()))
 
 
+def _grad_fills_on_backward(t):
+    a = t.tensor([1.0, 2.0], requires_grad=True)
+    loss = (a * a).sum()
+    before = a.grad
+    loss.backward()
+    return [before, a.grad.tolist()]
+
+
+def _no_value_change_still_counts(t):
+    x = t.ones(2, 3)
+    x.mul_(1)
+    x.add_(0)
+    x.t_()
+    return x._version
+
+
+def _anomaly_shows_forward_traceback(t):
+    x = t.arange(3.0, requires_grad=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with t.autograd.detect_anomaly():
+            u = 2 * x
+            loss = (u ** 2).sum()  # the forward line the traceback must show
+            u[0] = 666
+            try:
+                loss.backward()
+            except RuntimeError:
+                pass
+    return any("Traceback of forward call that caused the error" in str(w.message)
+               and "loss = (u ** 2).sum()" in str(w.message) for w in caught)
+
+
+def _hoisted_with_retain_graph(t):
+    w = t.nn.Parameter(t.tensor([0.5, -1.0]))
+    x, target = t.tensor([1.0, 2.0]), t.tensor(3.0)
+    opt = t.optim.SGD([w], lr=0.05)
+    f = w * x
+    losses = []
+    for _ in range(3):
+        opt.zero_grad()
+        loss = (f.sum() - target) ** 2
+        loss.backward(retain_graph=True)
+        opt.step()
+        losses.append(loss.item())
+    return [losses, [round(v, 4) for v in w.tolist()]]
+
+
+def _hoisted_add_never_raises(t):
+    w = t.nn.Parameter(t.tensor([0.5, -1.0]))
+    x, target = t.tensor([1.0, 2.0]), t.tensor(3.0)
+    opt = t.optim.SGD([w], lr=0.05)
+    f = w + x
+    losses = []
+    for _ in range(4):
+        opt.zero_grad()
+        loss = (f.sum() - target) ** 2
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return losses
+
+
+def _ctx_is_the_node(t):
+    seen = []
+
+    class Twice(t.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            seen.append(ctx)
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * 2
+
+    y = Twice.apply(t.tensor([1.0], requires_grad=True))
+    return y.grad_fn is seen[0]
+
+
+def _function_gradient_shape(t):
+    class Twice(t.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad[:2]
+
+    x = t.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    return _error(lambda: Twice.apply(x).sum().backward())
+
+
+def _create_graph_same_values_and_retains(t):
+    x = t.tensor([0.5, -1.0, 2.0], requires_grad=True)
+    y = (x.tanh() * x).sum()
+    (g1,) = t.autograd.grad(y, x, create_graph=True)
+    (g2,) = t.autograd.grad(y, x)  # works: create_graph kept the graph
+    return [g1.tolist() == g2.tolist(), g1.requires_grad, g2.requires_grad]
+
+
+def _save_on_cpu_is_a_hooks_pair(t):
+    graph = importlib.import_module(t.__name__ + ".autograd.graph")
+    return issubclass(graph.save_on_cpu, graph.saved_tensors_hooks)
+
+
+def _checkpoint_same_gradients(t):
+    checkpoint = importlib.import_module(t.__name__ + ".utils.checkpoint").checkpoint
+
+    def block(x, w):
+        return ((x @ w).tanh() @ w).tanh()
+
+    grads = []
+    for checkpointed in (False, True):
+        x = t.tensor([[0.5, -1.0, 2.0]], requires_grad=True)
+        w = t.tensor([[0.1, 0.2, -0.3], [0.0, 0.5, 0.4], [0.3, -0.2, 0.1]],
+                     requires_grad=True)
+        out = checkpoint(block, x, w, use_reentrant=False) if checkpointed else block(x, w)
+        (out ** 2).sum().backward()
+        grads.append([round(v, 6) for v in w.grad.flatten().tolist() + x.grad.flatten().tolist()])
+    return grads[0] == grads[1]
+
+
+def _broadcast_reduced_before_post_hook(t):
+    a = t.ones(3, 1, requires_grad=True)
+    b = t.ones(4, requires_grad=True)
+    s = a + b
+    shapes = []
+    s.grad_fn.register_hook(lambda grad_in, grad_out: shapes.append(
+        [tuple(g.shape) for g in grad_in] + [tuple(g.shape) for g in grad_out]))
+    s.sum().backward()
+    return shapes
+
+
+def _inference_mode_records_nothing(t):
+    w = t.ones(2, requires_grad=True)
+    with t.inference_mode():
+        r = w * 2
+    return [r.grad_fn, r.requires_grad]
+
+
+def _jvp_by_double_backward(t):
+    """functional.jvp works through a Function that has only a backward; forward mode
+    refuses it, with PyTorch's message."""
+    class Square(t.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        def backward(ctx, grad):
+            (x,) = ctx.saved_tensors
+            return 2 * x * grad
+
+    functional = importlib.import_module(t.__name__ + ".autograd.functional")
+    fw = importlib.import_module(t.__name__ + ".autograd.forward_ad")
+    x, v = t.tensor([1.0, 2.0]), t.tensor([1.0, 0.5])
+    _, jv = functional.jvp(Square.apply, x, v)
+
+    def forward_mode():
+        with fw.dual_level():
+            Square.apply(fw.make_dual(x, v))
+
+    return [jv.tolist(), _error(forward_mode)]
+
+
+def _floor_divide_has_no_tangent(t):
+    fw = importlib.import_module(t.__name__ + ".autograd.forward_ad")
+
+    def run():
+        with fw.dual_level():
+            return fw.make_dual(t.tensor([1.0, 2.0]), t.ones(2)) // 2.0
+
+    return _error(run)
+
+
+def _edges_into_shared_node(t):
+    x = t.tensor([1.0, 2.0], requires_grad=True)
+    s = x.exp()
+    loss = (s * 3 + s.sin() + s * s).sum()
+    seen, stack, edges = set(), [loss.grad_fn], 0
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        for nxt, _ in node.next_functions:
+            edges += nxt is s.grad_fn
+            stack.append(nxt)
+    return edges
+
+
+def _numpy_write_counts_nothing(t):
+    x = t.tensor([1.0, 2.0])
+    x.numpy()[0] = 7.0
+    return [x.tolist(), x._version]
+
+
 CLAIMS = [
     # lesson 0
     Claim("lesson 0, cell 36", "leaves: tensors you made yourself and every tensor that "
@@ -1018,6 +1217,76 @@ CLAIMS = [
           [None, [round(math.exp(0.5) + 1, 5), round(math.exp(1.0) + 1, 5)]]),
     Claim("lesson 12, cell 27", "checkpoint keeps its inputs (and what is saved outside)",
           _checkpoint_saves_inputs, [5, True]),
+    # second pass over the lessons
+    Claim("lesson 1, cell 29", "a broadcast gradient is summed back by the engine after "
+          "the node ran, before its post-hooks see it", _broadcast_reduced_before_post_hook,
+          [[(3, 1), (4,), (3, 4)]]),
+    Claim("lesson 3, exercise 3.1", "building a loss on a freed sub-graph is fine; the next "
+          "backward through it raises", lambda t: _first_line(_error(lambda: [
+              (lambda y: [((y * 2).sum().backward(), (y * 3).sum(),
+                           (y * 4).sum().backward())])(
+                  t.eye(2, requires_grad=True) @ t.ones(2, requires_grad=True))])),
+          _SECOND_TIME),
+    Claim("lesson 4, exercise 4.6", "exp keeps its output: writing into its input after it "
+          "ran breaks nothing", _saves(lambda u: u.exp()), "output"),
+    Claim("lesson 5, exercise 5.6", "chunk's outputs are views made by one node (in-place "
+          "refused); min(dim=1)'s values are not views",
+          lambda t: [_first_line(_error(lambda: (t.ones(2, 3, requires_grad=True) * 1)
+                                        .chunk(3, dim=1)[0].mul_(2))),
+                     _error(lambda: (t.ones(2, 3, requires_grad=True) * 1)
+                            .min(dim=1)[0].mul_(2))],
+          ["RuntimeError: Output 0 of Split is a view and is being modified inplace. This "
+           "view is the output of a function that returns multiple views. Such functions do "
+           "not allow the output views to be modified inplace. You should replace the "
+           "inplace operation by an out-of-place one.", None]),
+    Claim("lesson 6, cell 17", "numpy() shares memory with no version counter: a write "
+          "through it counts nothing", _numpy_write_counts_nothing, [[7.0, 2.0], 0]),
+    Claim("lesson 7, cell 22", "a hoisted graph with retain_graph=True: no error, the loss "
+          "never changes, w follows the stale gradient", _hoisted_with_retain_graph,
+          [[20.25, 20.25, 20.25], [1.85, 1.7]]),
+    Claim("lesson 7, exercise 7.2", "a hoisted w + x saves nothing: backward never raises, "
+          "the loss never changes", _hoisted_add_never_raises, [0.25] * 4),
+    Claim("lesson 10, cell 88", "inference_mode records nothing", _inference_mode_records_nothing,
+          [None, False]),
+    Claim("lesson 10, exercise 10.11b", "eval() and frozen parameters still record when the "
+          "input requires grad", lambda t: [
+              _name((lambda m: (m.eval(), m.requires_grad_(False),
+                                m(t.ones(1, 2, requires_grad=True)))[2])(
+                  t.nn.Linear(2, 1)).grad_fn)], ["AddmmBackward0"]),
+    Claim("lesson 11, cell 45", "functional.jvp runs backward twice: it works on a Function "
+          "with only a backward, which forward mode refuses", _jvp_by_double_backward,
+          [[2.0, 2.0], "NotImplementedError: You must implement the jvp function for custom "
+           "autograd.Function to use it with forward mode AD."]),
+    Claim("lesson 11, cell 48", "an op without a tangent formula refuses a dual input with "
+          "NotImplementedError", _floor_divide_has_no_tangent,
+          "NotImplementedError: Trying to use forward AD with aten::floor_divide that does "
+          "not support it.", torch_only=True),
+    Claim("lesson 9, exercise 9.1", "four edges point at ExpBackward0 in "
+          "(s * 3 + s.sin() + s * s).sum()", _edges_into_shared_node, 4),
+    # docs/instructor.md
+    Claim("docs/instructor.md, lesson 0", ".grad is filled by backward, not when the graph "
+          "is built", _grad_fills_on_backward, [None, [2.0, 4.0]]),
+    Claim("docs/instructor.md, lesson 0", "backward() on a non-scalar needs a gradient",
+          _non_scalar_backward,
+          "RuntimeError: grad can be implicitly created only for scalar outputs"),
+    Claim("docs/instructor.md, lesson 4", "every in-place op counts one, even one that "
+          "changes no value", _no_value_change_still_counts, 3),
+    Claim("docs/instructor.md, lesson 4", "anomaly mode shows the forward line that built "
+          "the failing node", _anomaly_shows_forward_traceback, True),
+    Claim("docs/instructor.md, lesson 5", "an output nobody used has an empty slot, read as "
+          "zeros", _unbind_order_and_slots,
+          [["UnbindBackward0", "AccumulateGrad"], [[2.0, 1.0, None]], [2.0, 1.0, 0.0]]),
+    Claim("docs/instructor.md, lesson 8", "ctx is the node", _ctx_is_the_node, True),
+    Claim("docs/instructor.md, lesson 8", "the engine checks the shape of what backward "
+          "returns", _function_gradient_shape,
+          "RuntimeError: Function TwiceBackward returned an invalid gradient at index 0 - "
+          "got [2] but expected shape compatible with [3]"),
+    Claim("docs/instructor.md, lesson 11", "create_graph=True changes no value, and retains "
+          "the graph", _create_graph_same_values_and_retains, [True, True, False]),
+    Claim("docs/instructor.md, lesson 12", "save_on_cpu is PyTorch's own pair of "
+          "saved-tensor hooks", _save_on_cpu_is_a_hooks_pair, True),
+    Claim("docs/instructor.md, lesson 12", "checkpoint gives the same gradients",
+          _checkpoint_same_gradients, True),
 ]
 
 

@@ -206,9 +206,9 @@ def test_the_cube_steps_in_order_and_the_end_state_names_the_grad_fn():
     x = leaves["x"]
     assert x.grad.grad_fn.name() == "minigrad::autograd::CopyBackwards"
     assert "x.grad has grad_fn=CopyBackwards" in stepper.gradient_graph_text()
-    assert "x.grad has grad_fn=CopyBackwards" in stepper.panel.value
+    assert "x.grad has grad_fn=CopyBackwards" in stepper.panel_html
     stepper.show(2)
-    assert "recorded" in stepper.panel.value and "MulBackward1" in stepper.panel.value
+    assert "recorded" in stepper.panel_html and "MulBackward1" in stepper.panel_html
     # the gradient can be differentiated again: d/dx sum(3x^2) = 6x
     (gg,) = minigrad.autograd.grad(x.grad.sum(), x)
     assert gg.tolist() == [6.0, -12.0]
@@ -262,7 +262,7 @@ def test_inputs_fills_only_their_grad_as_backward_does(create_graph):
     assert (leaves["w"].grad.grad_fn is None) == (not create_graph)
     assert (ref_leaves["w"].grad.grad_fn is None) == (not create_graph)
     # the leaf table shows it at the end; x's AccumulateGrad never ran
-    assert "w (2,)" in stepper.leaf_table.value
+    assert "w (2,)" in stepper.grads_html
     assert [f.node_name for f in stepper.recording.frames[1:]] == [
         "SumBackward0", "TanhBackward0", "MulBackward0", "AccumulateGrad"]
 

@@ -120,23 +120,37 @@ def grads_by_formula(a, b, c):
     return a.grad, (2 * x2 * c).detach()
 
 
-def train_l3(t, a, x, steps):
+def train_l3(w, xs, lr):
+    torch = _mg()
     losses = []
-    for _ in range(steps):
-        y = t @ a
-        loss = ((t @ (x + y) - x) ** 2).mean()
+    for x in xs:
+        s = w.exp()
+        loss = ((s * x).sum() - 1) ** 2
         loss.backward()
+        with torch.no_grad():
+            w -= lr * w.grad
+        w.grad = None
         losses.append(loss.item())
     return losses
 
 
-def train_l3_tensors(t, a, x, steps):
-    losses = []
-    for _ in range(steps):
-        loss = ((t @ (x + t @ a) - x) ** 2).mean()
-        loss.backward()
-        losses.append(loss)
+def train_l3_retained(w, xs, lr):
+    """The hoisted loop with retain_graph=True: no error, but s keeps the first w."""
+    torch = _mg()
+    losses, s = [], w.exp()
+    for x in xs:
+        loss = ((s * x).sum() - 1) ** 2
+        loss.backward(retain_graph=True)
+        with torch.no_grad():
+            w -= lr * w.grad
+        w.grad = None
+        losses.append(loss.item())
     return losses
+
+
+def train_l3_fixed_lr(w, xs, lr):
+    """Right for the lesson's run (lr = 0.1), wrong for any other step size."""
+    return train_l3(w, xs, 0.1)
 
 
 def train_l7(model, x, y, steps, lr):
@@ -235,17 +249,26 @@ def rnn(torch, w, xs, detach=True):
     return losses
 
 
-def hvp(f, x, v):
+def grad_norm_grad(f, x):
     torch = _mg()
     (g,) = torch.autograd.grad(f(x), x, create_graph=True)
-    (hv,) = torch.autograd.grad((g * v).sum(), x)
-    return hv
+    (out,) = torch.autograd.grad((g ** 2).sum(), x)
+    return out
 
 
-def hvp_without_graph(f, x, v):
+def grad_norm_grad_without_graph(f, x):
     torch = _mg()
     (g,) = torch.autograd.grad(f(x), x)
-    return g * v
+    (out,) = torch.autograd.grad((g ** 2).sum(), x)  # raises: g has no graph
+    return out
+
+
+def grad_norm_grad_halved(f, x):
+    """H g instead of 2 H g: (g * g.detach()).sum() differentiates only one factor."""
+    torch = _mg()
+    (g,) = torch.autograd.grad(f(x), x, create_graph=True)
+    (out,) = torch.autograd.grad((g * g.detach()).sum(), x)
+    return out
 
 
 def version_checked_hooks():
@@ -274,7 +297,7 @@ def _code_answers():
         "l0_grad_of_square": (grad_of_square, lambda values: 2 * _mg().tensor(values)),
         "l1_count_leaves": (count_accumulate_grads, count_first_level),
         "l2_keep_intermediate": (grads_with_intermediate, grads_by_formula),
-        "l3_fix_loop": (train_l3, train_l3_tensors),
+        "l3_fix_loop": (train_l3, train_l3_retained),
         "l4_exp_plus_one": (lambda x: x.exp() + 1, lambda x: x.exp().add_(1)),
         "l5_double_first": (lambda a: (lambda b, c, d: (b * 2) * c * d)(*a.unbind()),
                             lambda a: (lambda b, c, d: b.mul_(2) * c * d)(*a.unbind())),
@@ -289,7 +312,7 @@ def _code_answers():
         "l10_to_numpy": (lambda t: t.detach().numpy(), lambda t: t.data.numpy()),
         "l10_safe_sqrt": (lambda torch, x: x.clamp(min=1e-6).sqrt(),
                           lambda torch, x: x.sqrt() * (x > 0)),
-        "l11_hvp": (hvp, hvp_without_graph),
+        "l11_grad_norm_grad": (grad_norm_grad, grad_norm_grad_without_graph),
         "l12_version_checked_hooks": (version_checked_hooks,
                                       lambda: (lambda t: t, lambda t: t)),
     }
@@ -307,5 +330,71 @@ def test_coding_exercise_accepts_the_right_answer_and_rejects_the_wrong_one(name
         check(name, wrong)
 
 
+# -- a coding checker runs the answer on a second input: one fitted to the first fails ----
+
+
+def run_l6_constant(w, steps):
+    """Runs backward, but returns the first run's losses (w = [1, -2]: 5 each time)."""
+    for _ in range(steps):
+        (w ** 2).sum().backward()
+    return [5.0] * steps
+
+
+def _fitted_to_the_sample():
+    """For each checker that runs the learner's code on the lesson's sample input and on a
+    second one: an answer right on the sample but not in general, and how the checker's
+    message names the second input (so the test shows which run rejected it)."""
+    return {
+        "l3_fix_loop": (train_l3_fixed_lr, "w = [0.3, 0.0, -0.5], lr = 0.05"),
+        # max(x) is 1 for the sample [0, 1, -1]
+        "l4_exp_plus_one": (lambda x: x.exp() + x.detach().max(), "x = [2.0, -0.5]"),
+        # b * b + 1 equals 2 * b, with the same slope, at b = 1 only
+        "l5_double_first": (lambda a: (lambda b, c, d: (b * b + 1) * c * d)(*a.unbind()),
+                            "a = [-1.5, 0.5, 2.0]"),
+        "l6_record_losses": (run_l6_constant, "w = [0.5, 3.0, -1.0]"),
+        # right for the 1-d sample, flattens a 2-d tensor
+        "l10_to_numpy": (lambda t: t.detach().numpy().reshape(-1), "shape [2, 2]"),
+    }
+
+
+@pytest.mark.parametrize("name", sorted(_fitted_to_the_sample()))
+def test_an_answer_fitted_to_the_sample_input_fails_on_the_second(name):
+    fitted, second_input = _fitted_to_the_sample()[name]
+    with pytest.raises(WrongAnswer, match=re.escape(second_input)):
+        check(name, fitted)
+
+
 def test_every_exercise_is_covered():
     assert sorted(VALUES + CHOICES + CODE) == sorted(EXERCISES)
+
+
+# -- every answer key is what PyTorch gives ----------------------------------------------------
+
+
+def _banks():
+    from widgets import _clinic_exercises, _exercise_bank, _graph_too_exercises, _hooks_exercises
+
+    return [m for m in (_exercise_bank, _clinic_exercises, _graph_too_exercises,
+                        _hooks_exercises, exercises) if hasattr(m, "_mg")]
+
+
+# Keys computed from minigrad's internals (its op declarations, its engine's events); what
+# they say PyTorch does is checked on PyTorch in tests/parity/test_claims.py instead.
+READS_MINIGRAD_INTERNALS = {
+    "l4_plus_saves": "claim '+ keeps nothing'",
+    "l4_sin_saves": "claim 'sin keeps its input'",
+    "l4_sigmoid_saves": "claim 'sigmoid and tanh keep their output'",
+    "l9_shared_deps": "claim 'four edges point at ExpBackward0'",
+    "l9_transfer_order": "claim 'the engine's order for (a * a + x).sum()'",
+}
+
+
+@pytest.mark.parametrize("name", [n for n in VALUES if n not in READS_MINIGRAD_INTERNALS])
+def test_value_answer_key_is_what_pytorch_gives(torch, monkeypatch, name):
+    """The key is computed by running minigrad; the same scenario on PyTorch 2.13.0 must
+    give the same answer (so no exercise teaches a minigrad quirk)."""
+    mine = exercises.expected_answer(name)
+    for bank in _banks():
+        monkeypatch.setattr(bank, "_mg", lambda: torch)
+    theirs = exercises.expected_answer(name)
+    assert exercises.same(mine, theirs), (mine, theirs)

@@ -64,25 +64,33 @@ def test_l2_keep_intermediate_rejects_a_detached_copy_of_c():
         check("l2_keep_intermediate", copy_of_c)
 
 
-# -- 3.5: the fixed loop returns floats, without warnings ---------------------------------
+# -- 3.7: the fixed loop returns floats, without warnings ---------------------------------
 
 
-def train_hoisted_returning_tensors(t, a, x, steps):
+def _sgd_step(w, lr):
+    import minigrad
+
+    with minigrad.no_grad():
+        w -= lr * w.grad
+    w.grad = None
+
+
+def train_returning_tensors(w, xs, lr):
     losses = []
-    y = t @ a
-    for _ in range(steps):
-        loss = ((t @ (x + y) - x) ** 2).mean()
-        loss.backward(retain_graph=True)
+    for x in xs:
+        loss = ((w.exp() * x).sum() - 1) ** 2
+        loss.backward()
+        _sgd_step(w, lr)
         losses.append(loss)
     return losses
 
 
-def train_right(t, a, x, steps):
+def train_right(w, xs, lr):
     losses = []
-    for _ in range(steps):
-        y = t @ a
-        loss = ((t @ (x + y) - x) ** 2).mean()
+    for x in xs:
+        loss = ((w.exp() * x).sum() - 1) ** 2
         loss.backward()
+        _sgd_step(w, lr)
         losses.append(loss.item())
     return losses
 
@@ -91,16 +99,30 @@ def test_l3_fix_loop_rejects_tensors_and_leaks_no_warning():
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # any warning from the checker fails the test
         with pytest.raises(WrongAnswer, match="Python floats"):
-            check("l3_fix_loop", train_hoisted_returning_tensors)
+            check("l3_fix_loop", train_returning_tensors)
         check("l3_fix_loop", train_right)
 
 
-def test_l3_fix_loop_rejects_a_loop_without_backward():
-    def no_backward(t, a, x, steps):
-        return [((t @ (x + t @ a) - x) ** 2).mean().item() for _ in range(steps)]
+def test_l3_fix_loop_rejects_a_loop_without_backward_or_step():
+    def no_backward(w, xs, lr):
+        return [(((w.exp() * x).sum() - 1) ** 2).item() for x in xs]
 
-    with pytest.raises(WrongAnswer, match="backward"):
+    with pytest.raises(WrongAnswer, match="losses are"):
         check("l3_fix_loop", no_backward)
+
+
+def test_l3_fix_loop_rejects_the_hoisted_loop():
+    def hoisted(w, xs, lr):
+        s, losses = w.exp(), []
+        for x in xs:
+            loss = ((s * x).sum() - 1) ** 2
+            loss.backward()
+            _sgd_step(w, lr)
+            losses.append(loss.item())
+        return losses
+
+    with pytest.raises(WrongAnswer, match="second time"):
+        check("l3_fix_loop", hoisted)
 
 
 # -- 6.4: the losses and the backward calls are checked --------------------------------------

@@ -395,12 +395,13 @@ def test_stepper_frames_are_shown_at_natural_size():
     stepper = BackwardStepper(roots[0], names=names)
     drawing = stepper.drawing
     assert MIN_FONT * pixels_per_point(drawing.figure, drawing.ax) >= BODY_TEXT_PX - 1e-9
-    png = Image.open(io.BytesIO(stepper.image.value))
+    png = Image.open(io.BytesIO(stepper.to_png()))
     width, height = drawing.figure.get_size_inches() * drawing.figure.dpi
     assert abs(png.size[0] - width) <= 1 and abs(png.size[1] - height) <= 1
-    # not shrunk to the output's width: the picture scrolls in its own box instead
-    assert stepper.image.layout.max_width == "none"
-    assert stepper.picture.layout.overflow == "auto"
+    # The browser draws the same layout as SVG at 96 px per inch (text at body size), not
+    # shrunk to the output's width: the picture scrolls in its own box instead.
+    assert stepper.scene["px_per_pt"] * MIN_FONT >= BODY_TEXT_PX - 1e-9
+    assert "max-height: 66vh; overflow: auto;" in stepper._css
     data, metadata = stepper._repr_mimebundle_()
     assert metadata["image/png"]["unconfined"] is True
 

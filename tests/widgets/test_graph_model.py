@@ -166,7 +166,11 @@ def test_auto_names_come_from_the_callers_variables(textbook):
     assert graph.nodes[graph.roots[0]].name == "loss"
     (leaf,) = graph.find("mystery")  # named after the local variable holding it
     assert leaf.variable is mystery
-    assert build_graph(loss).nodes[0].name == "root 0"  # no names unless asked
+    # no names unless asked: an unnamed root is called by what it is
+    assert build_graph(loss).nodes[0].name == f"loss: {loss.grad_fn.name()}"
+    two = build_graph(loss * 2, loss)
+    assert [two.nodes[i].name for i in two.roots] == ["root 0: MulBackward0",
+                                             f"root 1: {loss.grad_fn.name()}"]
 
 
 def test_names_argument_is_validated(textbook):

@@ -1,6 +1,6 @@
-"""BackwardStepper drives minigrad's real engine: clicks pull engine events, frames
-replay going back, the error shows where the engine raised, and the end state is
-exactly what loss.backward() leaves."""
+"""BackwardStepper records minigrad's real engine: its frames follow the engine's
+events, stepping back and forth replays them, the error shows where the engine raised,
+and the end state is exactly what loss.backward() leaves."""
 
 from __future__ import annotations
 
@@ -32,33 +32,35 @@ def engine_order(mg, loss):
     ]
 
 
-def click(stepper, name):
-    stepper.buttons[name].click()
-
-
 def test_next_clicks_follow_the_engine_order(mg):
     expected = engine_order(mg, mlp_loss(mg)[0])
     loss, leaves = mlp_loss(mg)
     stepper = BackwardStepper(loss, names=leaves)
     assert stepper.index == 0 and stepper.current_node_name == ""
     seen = []
-    while not stepper.buttons["next"].disabled:
-        click(stepper, "next")
+    while not stepper.at_end:
+        stepper.next()
         seen.append(stepper.current_node_name)
     assert seen == expected
-    assert stepper.slider.value == len(expected) == stepper.slider.max
+    assert stepper.index == len(expected) == (len(stepper.frames) - 1)
     assert stepper.recording.finished and stepper.error is None
-    assert "Backward finished" in stepper.panel.value
+    assert "Backward finished" in stepper.panel_html
 
 
-def test_the_engine_runs_only_as_far_as_the_user_clicked(mg):
+def test_the_whole_pass_is_recorded_when_the_stepper_is_made(mg):
+    reference_loss, reference = mlp_loss(mg)
+    reference_loss.backward()
     loss, leaves = mlp_loss(mg)
     stepper = BackwardStepper(loss, names=leaves)
-    assert all(leaf.grad is None for leaf in leaves.values())
-    assert len(stepper.recording.frames) == 1  # frame 0: seeded, nothing ran
-    click(stepper, "next")
-    assert len(stepper.recording.frames) == 2
-    assert all(leaf.grad is None for leaf in leaves.values())
+    expected = engine_order(mg, mlp_loss(mg)[0])
+    assert len(stepper.recording.frames) == len(stepper.frames) == len(expected) + 1
+    assert stepper.index == 0 and stepper.recording.finished
+    for name, leaf in leaves.items():  # as after loss.backward(), at step 0 already
+        np.testing.assert_array_equal(leaf.grad.numpy(), reference[name].grad.numpy())
+    stepper.next()
+    stepper.last()
+    for name, leaf in leaves.items():  # stepping runs nothing again
+        np.testing.assert_array_equal(leaf.grad.numpy(), reference[name].grad.numpy())
 
 
 def test_end_state_equals_plain_backward(mg):
@@ -66,7 +68,7 @@ def test_end_state_equals_plain_backward(mg):
     reference_loss.backward()
     loss, leaves = mlp_loss(mg)
     stepper = BackwardStepper(loss, names=leaves)
-    click(stepper, "last")
+    stepper.last()
     for name, leaf in leaves.items():
         np.testing.assert_array_equal(leaf.grad.numpy(), reference[name].grad.numpy())
     # Saved tensors were released exactly as without the stepper.
@@ -79,29 +81,32 @@ def test_end_state_equals_plain_backward(mg):
 def test_going_back_replays_frames_without_rerunning(mg):
     loss, leaves = mlp_loss(mg)
     stepper = BackwardStepper(loss, names=leaves)
-    click(stepper, "last")
+    stepper.last()
     frames = len(stepper.recording.frames)
     grads = {n: leaf.grad.numpy().copy() for n, leaf in leaves.items()}
     names = [f.node_name for f in stepper.recording.frames]
-    click(stepper, "previous")
+    stepper.previous()
     assert stepper.index == frames - 2 and stepper.current_node_name == names[-2]
-    stepper.slider.value = 3
+    stepper.index = 3
     assert stepper.index == 3 and stepper.current_node_name == names[3]
-    click(stepper, "first")
-    assert stepper.index == 0 and stepper.buttons["previous"].disabled
+    stepper.first()
+    assert stepper.index == 0
     assert len(stepper.recording.frames) == frames
     for n, leaf in leaves.items():
         np.testing.assert_array_equal(leaf.grad.numpy(), grads[n])  # nothing ran twice
 
 
-def test_slider_pulls_frames_lazily(mg):
+def test_setting_the_index_shows_that_frame_clamped_to_the_recording(mg):
     loss, leaves = mlp_loss(mg)
     stepper = BackwardStepper(loss, names=leaves)
     expected = engine_order(mg, mlp_loss(mg)[0])
-    assert stepper.slider.max == len(expected)  # known from the engine's dependency count
-    stepper.slider.value = 4
+    stepper.index = 4
     assert stepper.current_node_name == expected[3]
-    assert len(stepper.recording.frames) == 5
+    assert stepper.caption == f"Step 4 of {len(expected)}: {expected[3]}"
+    stepper.index = 99
+    assert stepper.index == len(expected) and stepper.at_end
+    stepper.show(-3)
+    assert stepper.index == 0 and stepper.caption.startswith("Before backward")
 
 
 def test_frame_shows_statuses_gradients_and_leaf_grads(mg):
@@ -112,32 +117,33 @@ def test_frame_shows_statuses_gradients_and_leaf_grads(mg):
     graph, drawing = stepper.graph, stepper.drawing
     sum_node = graph.find("SumBackward0")[0]
     mul = graph.find("MulBackward0")[0]
-    first_png = bytes(stepper.image.value)
+    first_png = stepper.to_png()
     assert first_png.startswith(b"\x89PNG")
     assert drawing.box_status[sum_node.index] == PENDING
     assert drawing.edge_labels == {(graph.roots[0], 0): "1"}  # the seed gradient
 
-    click(stepper, "next")  # SumBackward0
-    click(stepper, "next")  # MulBackward0
+    stepper.next()  # SumBackward0
+    stepper.next()  # MulBackward0
     assert stepper.current_node_name == "MulBackward0"
     assert drawing.box_status[sum_node.index] == DONE
     assert drawing.box_status[mul.index] == CURRENT
     assert drawing.edge_labels[(mul.index, 0)] == "[4., 5., 6.]"  # d loss / d a = b
     assert drawing.edge_labels[(mul.index, 1)] == "[1., 2., 3.]"
     assert drawing.saved_look[(mul.index, "self")] == "released"
-    assert "grad out[0] \u2192 AccumulateGrad (a)" in stepper.panel.value
-    assert "read saved self" in stepper.panel.value
-    assert bytes(stepper.image.value) != first_png
+    assert "grad out[0] \u2192 AccumulateGrad (a)" in stepper.panel_html
+    assert "read saved self" in stepper.panel_html
+    assert stepper.to_png() != first_png
 
-    click(stepper, "next")  # the first AccumulateGrad
+    stepper.next()  # the first AccumulateGrad
     accumulated = stepper.frame.accumulation.leaf
     other = b if accumulated is a else a
-    assert ".grad is now" in stepper.panel.value
-    table = stepper.leaf_table.value
+    assert ".grad is now" in stepper.panel_html
+    table = stepper.grads_html
     grad_text = "[4., 5., 6.]" if accumulated is a else "[1., 2., 3.]"
-    assert grad_text in table and other.grad is None
-    click(stepper, "previous")
-    assert grad_text not in stepper.leaf_table.value  # back before the accumulation
+    assert grad_text in table and table.count("None") == 1  # the other leaf, not yet
+    assert other.grad is not None  # (the tensors are as after backward all along)
+    stepper.previous()
+    assert grad_text not in stepper.grads_html  # back before the accumulation
 
 
 def test_in_place_error_stops_at_the_failing_node(mg):
@@ -154,21 +160,21 @@ def test_in_place_error_stops_at_the_failing_node(mg):
         reference.backward()
     t, loss = build()
     stepper = BackwardStepper(loss, names={"t": t})
-    click(stepper, "next")
+    stepper.next()
     assert stepper.current_node_name == "SumBackward0" and stepper.error is None
-    click(stepper, "next")
+    stepper.next()
     assert stepper.current_node_name == "ExpBackward0"
     error = stepper.error
     assert type(error) is RuntimeError and str(error) == str(raised.value)
     exp = stepper.graph.find("ExpBackward0")[0]
     assert stepper.drawing.box_status[exp.index] == FAILED
     assert "<b>RuntimeError</b>: one of the variables needed for gradient computation" in (
-        stepper.panel.value
+        stepper.panel_html
     )
-    assert "is at version 1; expected version 0 instead." in stepper.panel.value
-    assert stepper.buttons["next"].disabled and stepper.buttons["last"].disabled
-    assert stepper.slider.max == stepper.index == 2
-    click(stepper, "next")  # nothing further
+    assert "is at version 1; expected version 0 instead." in stepper.panel_html
+    assert stepper.at_end
+    assert (len(stepper.frames) - 1) == stepper.index == 2
+    stepper.next()  # nothing further
     assert stepper.index == 2 and t.grad is None
 
 
@@ -176,10 +182,10 @@ def test_error_before_the_first_node_is_shown_at_frame_zero(mg):
     x = mg.tensor([1.0, 2.0], requires_grad=True)
     stepper = BackwardStepper(x * 2)  # not a scalar and no grad_tensors
     assert stepper.index == 0
-    assert "grad can be implicitly created only for scalar outputs" in stepper.panel.value
-    assert stepper.buttons["next"].disabled
+    assert "grad can be implicitly created only for scalar outputs" in stepper.panel_html
+    assert stepper.at_end
     stepper = BackwardStepper(x * 2, grad_tensors=mg.tensor([1.0, 10.0]))
-    click(stepper, "last")
+    stepper.last()
     np.testing.assert_array_equal(x.grad.numpy(), [2.0, 20.0])
 
 
@@ -187,11 +193,11 @@ def test_retain_graph_keeps_buffers_for_a_second_pass(mg):
     w = mg.tensor([1.0, 2.0], requires_grad=True)
     loss = (w * w).sum()
     first = BackwardStepper(loss, retain_graph=True, names={"w": w})
-    click(first, "last")
+    first.last()
     mul = first.graph.find("MulBackward0")[0]
     assert first.drawing.saved_look[(mul.index, "self")] == "ok"
     second = BackwardStepper(loss, names={"w": w})
-    click(second, "last")
+    second.last()
     np.testing.assert_array_equal(w.grad.numpy(), [4.0, 8.0])  # 2w, twice
     assert second.drawing.saved_look[(mul.index, "self")] == "released"
 
@@ -204,23 +210,35 @@ def test_hooks_fired_are_shown(mg):
 
     w.register_hook(double)
     stepper = BackwardStepper((w * 3).sum(), names={"w": w})
-    click(stepper, "last")
-    assert "tensor hook double" in stepper.panel.value
+    stepper.last()
+    assert "tensor hook double" in stepper.panel_html
     np.testing.assert_array_equal(w.grad.numpy(), [6.0, 6.0])
 
 
 def test_auto_names(mg):
     weights = mg.tensor([1.0], requires_grad=True)
     stepper = BackwardStepper((weights * 2).sum(), names="auto")
-    click(stepper, "last")
-    assert "weights (1,)" in stepper.leaf_table.value
+    stepper.last()
+    assert "weights (1,)" in stepper.grads_html
 
 
-def test_play_is_linked_to_the_slider(mg):
+def test_the_browser_steps_and_python_reads_the_step(mg):
+    """The browser writes `index` back (what a comm message does: `set_state`), and the
+    matplotlib drawing and the Python API follow it."""
     loss, leaves = mlp_loss(mg)
     stepper = BackwardStepper(loss, names=leaves)
-    assert stepper.play.max == stepper.slider.max
-    assert stepper.widget.children[0].children[-1] is stepper.slider
+    assert "export default" in stepper._esm and ".minigrad-stepper" in stepper._css
+    state = stepper.get_state()
+    assert {"scene", "frames", "index", "interval_ms", "_esm"} <= set(state)
+    assert len(state["frames"]) == len(stepper.recording.frames)
+    assert len(state["scene"]["boxes"]) == len(stepper.drawing.box_keys)
+    stepper.set_state({"index": 2})
+    name = stepper.recording.frames[2].node_name
+    assert stepper.index == 2 and stepper.current_node_name == name
+    node = stepper.graph.node_of(stepper.recording.frames[2].node)
+    assert stepper.drawing.box_status[node.index] == CURRENT
+    current = stepper.frames[2]["status"][stepper.drawing.box_keys.index(node.index)]
+    assert current == "c"  # what the browser highlights is the same node
 
 
 def test_bad_inputs(mg):
@@ -243,7 +261,7 @@ def test_freed_buffers_stop_at_the_node_that_needs_them(mg):
     assert stepper.current_node_name == "MulBackward0"
     assert type(stepper.error) is RuntimeError
     assert str(stepper.error).startswith("Trying to backward through the graph a second time")
-    assert "Trying to backward through the graph a second time" in stepper.panel.value
+    assert "Trying to backward through the graph a second time" in stepper.panel_html
     assert x.grad.tolist() == pytest.approx(list(3 * np.exp([1.0, 2.0])))  # first pass only
 
 
@@ -260,9 +278,9 @@ def test_a_declared_ops_frame_shows_its_backward_formula(mg):
     x = mg.tensor([0.5, 2.0], requires_grad=True)
     stepper = BackwardStepper(Total.apply(x.exp() * 3), names={"x": x})
     shown = {}
-    while not stepper.buttons["next"].disabled:
-        click(stepper, "next")
-        shown[stepper.current_node_name] = stepper.panel.value
+    while not stepper.at_end:
+        stepper.next()
+        shown[stepper.current_node_name] = stepper.panel_html
     assert "formula for self" in shown["ExpBackward0"]
     assert "grad * result" in shown["ExpBackward0"]
     assert "grad * other" in shown["MulBackward0"]
@@ -284,11 +302,11 @@ def test_a_hooked_saved_tensor_is_shown_unpacked_without_a_version_check(mg):
     stepper = BackwardStepper(loss, names={"x": x})
     stepper.show(2)  # MulBackward0, then ExpBackward0
     assert stepper.current_node_name == "MulBackward0"
-    assert "read saved other" in stepper.panel.value
+    assert "read saved other" in stepper.panel_html
     stepper.show(3)
     assert stepper.current_node_name == "ExpBackward0"
-    assert "unpacked saved result" in stepper.panel.value
-    assert "from its unpack hook, no version check" in stepper.panel.value
-    assert "read saved result" not in stepper.panel.value
+    assert "unpacked saved result" in stepper.panel_html
+    assert "from its unpack hook, no version check" in stepper.panel_html
+    assert "read saved result" not in stepper.panel_html
     assert unpacked  # backward did call the hook
     assert stepper.error is None

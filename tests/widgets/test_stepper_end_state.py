@@ -55,8 +55,8 @@ def second_backward_outcome(loss) -> str:
 def step_to_end(stepper: BackwardStepper) -> None:
     """Click next until the button is disabled, as a learner would."""
     clicks = 0
-    while not stepper.buttons["next"].disabled:
-        stepper.buttons["next"].click()
+    while not stepper.at_end:
+        stepper.next()
         clicks += 1
         assert clicks < 1000, "the stepper never reached the end"
 
@@ -83,9 +83,9 @@ def test_stepped_twin_matches_plain_backward(mg, retain_graph, how):
     if how == "next":
         step_to_end(stepper)
     elif how == "last":
-        stepper.buttons["last"].click()
+        stepper.last()
     else:
-        stepper.slider.value = stepper.slider.max
+        stepper.index = (len(stepper.frames) - 1)
     assert stepper.recording.finished
     assert_same_grads(tensors, plain)
     assert tensors["hidden"].grad is not None  # retain_grad worked in both
@@ -102,12 +102,12 @@ def test_going_back_and_forth_does_not_change_the_end_state(mg):
     loss, tensors = network(mg)
     stepper = BackwardStepper(loss, names=tensors)
     for _ in range(3):
-        stepper.buttons["next"].click()
-    stepper.buttons["previous"].click()
-    stepper.buttons["first"].click()
-    stepper.slider.value = 2
+        stepper.next()
+    stepper.previous()
+    stepper.first()
+    stepper.index = 2
     step_to_end(stepper)
-    stepper.buttons["first"].click()  # looking back afterwards changes nothing either
+    stepper.first()  # looking back afterwards changes nothing either
     assert_same_grads(tensors, plain)
     assert saved_state(loss) == saved_state(plain_loss)
 
@@ -167,12 +167,12 @@ def test_frames_reuse_one_figure_outside_pyplot(mg):
     stepper = BackwardStepper(loss, names=tensors)
     figure = stepper.drawing.figure
     artists = len(stepper.drawing.ax.get_children())
-    pictures = {bytes(stepper.image.value)}
+    pictures = {stepper.to_png()}
     step_to_end(stepper)
-    pictures.add(bytes(stepper.image.value))
+    pictures.add(stepper.to_png())
     for _ in range(stepper.index):
-        stepper.buttons["previous"].click()
-        pictures.add(bytes(stepper.image.value))
+        stepper.previous()
+        pictures.add(stepper.to_png())
     assert stepper.drawing.figure is figure  # restyled in place, never rebuilt
     assert len(stepper.drawing.ax.get_children()) == artists  # no artists pile up
     assert pyplot.get_fignums() == before  # nothing registered with pyplot
