@@ -7,17 +7,19 @@ exercise's checker swapped in ``EXERCISES``. So a grade cell uses none of it. It
 this file by its path into a new module (the learner's kernel never imports it), and
 this module loads a **private copy** of the checking code, ``exercises.py`` and the
 exercise banks, from their files, as new module objects that no cell has seen; the copy
-is not left in ``sys.modules``, so no later cell finds it there. The answer of a value
-or multiple-choice exercise is not looked up at all: the grade cell holds it (written
-by ``scripts/nbgrader_course.py annotate``, hidden from learners by nbgrader), and only
-the comparison (``same``, the choice check) comes from the private copy. A coding
-exercise is checked by the private copy's checker, which runs the learner's function.
+is in ``sys.modules`` only while the grade cell runs, so no later cell finds it there.
+The answer of a value or multiple-choice exercise is not looked up at all: the grade
+cell holds it (written by ``scripts/nbgrader_course.py annotate``, hidden from learners
+by nbgrader), and only the comparison (``same``, the choice check) comes from the private
+copy. A coding exercise is checked by the private copy's checker, which runs the
+learner's function.
 
 What this does not stop: a cell that rewrites Python itself (``importlib``, builtins,
-numpy) or minigrad, which the checkers of coding exercises run, or that writes to the
-installed files (grade from an install the grading account cannot write to, as
-docs/hub/install.sh leaves it). Autograding runs the learner's code as the grading
-account: docs/instructor.md says what follows from that.
+numpy) or minigrad, which the checkers of coding exercises run; a learner's function
+that, while a coding checker runs it, reaches into the private copy; or a cell that
+writes to the installed files (grade from an install the grading account cannot write
+to, as docs/hub/install.sh leaves it). Autograding runs the learner's code as the
+grading account: docs/instructor.md says what follows from that.
 
 This module imports nothing from ``widgets`` at import time, so loading it by path works
 in any kernel.
@@ -25,10 +27,12 @@ in any kernel.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import itertools
 import sys
 import types
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -37,9 +41,12 @@ _copies = itertools.count()
 NO_KEY = object()
 
 
-def fresh_checker() -> types.ModuleType:
+@contextlib.contextmanager
+def private_checker() -> Iterator[types.ModuleType]:
     """A private copy of ``widgets.exercises`` with its exercise banks, loaded from their
-    files now (new module objects, under a package name of their own)."""
+    files now (new module objects, under a package name of their own). The copy is in
+    ``sys.modules`` only inside the ``with`` block (a checker may import lazily, while it
+    runs), which no learner's cell can interrupt."""
     package = f"_minigrad_grading_{next(_copies)}"
     root = types.ModuleType(package)
     root.__path__ = [str(HERE)]  # its submodules are found in this folder, loaded anew
@@ -50,10 +57,10 @@ def fresh_checker() -> types.ModuleType:
     sys.modules[spec.name] = exercises
     try:
         spec.loader.exec_module(exercises)  # its last lines load the banks, relatively
+        yield exercises
     finally:
         for name in [n for n in sys.modules if n == package or n.startswith(package + ".")]:
             del sys.modules[name]
-    return exercises
 
 
 def tensor(values: Any, dtype: str) -> Any:
@@ -68,7 +75,11 @@ def grade(name: str, answer: Any, expected: Any = NO_KEY) -> None:
     answer; raises NotSolvedYet for the learner's stub and WrongAnswer otherwise (nbgrader
     gives the cell its points only when nothing is raised). `expected` is the answer of
     a value exercise, or the right option's key of a multiple-choice question."""
-    checker = fresh_checker()
+    with private_checker() as checker:
+        _grade(checker, name, answer, expected)
+
+
+def _grade(checker: types.ModuleType, name: str, answer: Any, expected: Any) -> None:
     exercise = checker._exercise(name)
     if answer is NotImplemented or answer is Ellipsis:
         raise checker.NotSolvedYet(checker._not_solved_message(name))

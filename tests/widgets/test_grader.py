@@ -121,11 +121,19 @@ def test_the_private_copy_is_new_and_not_left_in_sys_modules():
     from widgets import _grader
 
     before = set(sys.modules)
-    copy = _grader.fresh_checker()
-    assert copy is not exercises and copy.EXERCISES is not exercises.EXERCISES
-    assert sorted(copy.EXERCISES) == sorted(exercises.EXERCISES)
-    assert copy.same is not exercises.same
+    with _grader.private_checker() as copy:
+        assert copy is not exercises and copy.EXERCISES is not exercises.EXERCISES
+        assert sorted(copy.EXERCISES) == sorted(exercises.EXERCISES)
+        assert copy.same is not exercises.same
     assert set(sys.modules) == before
+
+
+def test_a_checker_that_imports_while_it_runs_grades_in_the_private_copy():
+    def as_array(t):  # l10_to_numpy's right answer; its checker imports lazily
+        return t.detach().numpy()
+
+    cell = nbgrader_course.grade_cell("l10_to_numpy", "answer", None)
+    exec(cell.source, {"answer": as_array})
 
 
 def test_learners_never_see_a_grade_cell_s_answer():
