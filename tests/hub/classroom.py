@@ -250,6 +250,9 @@ def learner_works(plan: dict, who: dict, report: dict) -> None:
     me.save_notebook(path, nb)
     kernel = me.kernel()
     try:
+        # what the hub gave this server: its memory limit and numba cache
+        mine["env"] = kernel.run("import os\nprint(os.environ.get('MEM_LIMIT'), "
+                                 "os.environ.get('NUMBA_CACHE_DIR'))")["text"].split()
         mine["run"] = run_notebook(kernel, nb)
     finally:
         kernel.shutdown()
@@ -267,6 +270,8 @@ def main(plan_file: str, report_file: str) -> int:
     report["instructor"]["server_s"] = teacher.start_server()
     report["instructor"]["pull"] = teacher.git_pull(plan["repo"], plan["branch"], "minigrad")[-1]
     report["instructor"]["formgrader_status"] = teacher.get("formgrader").status_code
+    services = teacher.http.get(f"{teacher.hub}/hub/api/services", timeout=60)
+    report["instructor"]["services"] = services.json() if services.ok else services.status_code
     kernel = teacher.kernel()
     commands = report["instructor"]["commands"]
 

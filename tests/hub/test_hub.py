@@ -331,6 +331,21 @@ def test_the_first_lesson_runs_on_the_kernels_compiled_at_install(lesson_of_the_
               f" s, first output {learner['run']['first_output_s']:.1f} s")
 
 
+def test_each_server_gets_its_memory_limit_and_a_numba_cache_of_its_own(lesson_of_the_day):
+    # LocalProcessSpawner passes the limit on (SystemdSpawner or Kubernetes enforce it)
+    for name, learner in lesson_of_the_day["learners"].items():
+        cache = lesson_of_the_day["homes"][name] / ".cache" / "numba"
+        assert learner["env"] == [str(1024 ** 3), str(cache)], name
+
+
+def test_the_idle_culler_runs(lesson_of_the_day):
+    services = lesson_of_the_day["instructor"]["services"]
+    assert isinstance(services, dict) and "idle-culler" in services, services
+    culler = services["idle-culler"]
+    assert "jupyterhub_idle_culler" in " ".join(culler["command"])
+    assert culler["pid"] and os.path.exists(f"/proc/{culler['pid']}"), culler
+
+
 def test_the_course_is_installed_read_only(hub):
     site = next((hub["prefix"] / "env" / "lib").glob("python3*/site-packages"))
     for path in [site / "widgets", site / "widgets" / "exercises.py", site / "minigrad"]:
