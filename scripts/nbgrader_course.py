@@ -10,13 +10,21 @@ For nbgrader, each exercise of a lesson is two kinds of cell:
 
       # nbgrader grades exercise "l3_add_twice" here
       ### BEGIN HIDDEN TESTS
-      from widgets.exercises import grade
-      grade("l3_add_twice", answer_3_2)
+      import importlib.util as _u
+      _s = _u.spec_from_file_location("minigrad_grader", _u.find_spec("widgets")
+                                      .submodule_search_locations[0] + "/_grader.py")
+      _g = _u.module_from_spec(_s); _s.loader.exec_module(_g)
+      _g.grade("l3_add_twice", answer_3_2, expected=True)
       ### END HIDDEN TESTS
 
+  The cell loads ``widgets/_grader.py`` by its path (a module the learner's kernel never
+  imported) and grades with a private copy of the checking code, so a cell the learner
+  added cannot change what it computes (see that module). It holds the answer of a value
+  or multiple-choice exercise itself (``expected``, computed here by running the
+  exercise's scenario on minigrad): ``check`` stays stale-proof, and a lesson whose
+  answers changed is reported by ``check`` until ``annotate`` writes them again.
   ``grade`` raises for the learner stub as well as for a wrong answer, so an untouched
-  exercise scores zero (the cell imports it itself: it does not depend on a cell a
-  learner may have changed). The test is hidden: a learner version
+  exercise scores zero. The test is hidden: a learner version
   (``make learner`` or nbgrader's ``generate_assignment``) keeps only the comment, so
   "Run All" in a learner notebook still goes past exercises not yet done, with
   ``check`` printing "not yet solved" for each.
@@ -45,9 +53,11 @@ from __future__ import annotations
 
 import argparse
 import copy
+import math
 import re
 import shutil
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -100,13 +110,62 @@ def answer_metadata(name: str) -> dict[str, Any]:
             "schema_version": SCHEMA_VERSION, "solution": True, "task": False}
 
 
-def grade_cell(name: str, answer: str) -> nbformat.NotebookNode:
-    """The locked "autograder tests" cell of exercise `name`."""
+# the grade cell's own loading of widgets/_grader.py (see the module docstring)
+LOAD_GRADER = [
+    "import importlib.util as _u",
+    '_s = _u.spec_from_file_location("minigrad_grader", _u.find_spec("widgets")'
+    '.submodule_search_locations[0] + "/_grader.py")',
+    "_g = _u.module_from_spec(_s); _s.loader.exec_module(_g)",
+]
+
+
+def key_literal(value: Any) -> str:
+    """`value` (an exercise's answer) as Python source for a grade cell: literals, and a
+    tensor as ``_g.tensor(values, "dtype")``."""
+    if hasattr(value, "detach") and hasattr(value, "numpy"):
+        dtype = str(value.dtype).rsplit(".", 1)[-1]
+        return f"_g.tensor({key_literal(value.detach().numpy().tolist())}, {dtype!r})"
+    if isinstance(value, (list, tuple)):
+        inner = ", ".join(key_literal(v) for v in value)
+        if isinstance(value, list):
+            return f"[{inner}]"
+        return f"({inner}{',' if len(value) == 1 else ''})"
+    if isinstance(value, (set, frozenset)):
+        items = sorted(key_literal(v) for v in value)
+        return "{" + ", ".join(items) + "}" if items else "set()"
+    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
+        value = value.item()  # a numpy scalar
+    if isinstance(value, float) and not math.isfinite(value):
+        return f'float("{value}")'
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return repr(value)
+    raise AnnotationError(f"an answer of type {type(value).__name__} cannot be written "
+                          "into a grade cell")
+
+
+def answer_key(name: str) -> str | None:
+    """What the grade cell of exercise `name` holds: the answer of a value exercise or
+    the right option of a multiple-choice question (as source); None for a coding
+    exercise (its checker runs the learner's function)."""
+    from widgets.exercises import EXERCISES, expected_answer
+
+    exercise = EXERCISES[name]
+    if exercise.choices:
+        return repr(exercise.correct)
+    if exercise.expected is None:
+        return None
+    return key_literal(expected_answer(name))
+
+
+def grade_cell(name: str, answer: str, key: str | None = None) -> nbformat.NotebookNode:
+    """The locked "autograder tests" cell of exercise `name`; `key` is what
+    ``answer_key`` gives."""
+    call = f'_g.grade("{name}", {answer}' + (f", expected={key})" if key else ")")
     source = "\n".join([
         f'# nbgrader grades exercise "{name}" here',
         "### BEGIN HIDDEN TESTS",
-        "from widgets.exercises import grade",
-        f'grade("{name}", {answer})',
+        *LOAD_GRADER,
+        call,
         "### END HIDDEN TESTS",
     ])
     cell = nbformat.v4.new_code_cell(source)
@@ -119,11 +178,14 @@ def grade_cell(name: str, answer: str) -> nbformat.NotebookNode:
     return cell
 
 
-def annotate(nb: nbformat.NotebookNode, origin: str) -> nbformat.NotebookNode:
-    """`nb` with nbgrader metadata on every exercise cell and its grade cells after it.
+def annotate(nb: nbformat.NotebookNode, origin: str,
+             key_of: Callable[[str], str | None] = answer_key) -> nbformat.NotebookNode:
+    """`nb` with nbgrader metadata on every exercise cell and its grade cells after it
+    (each holding ``key_of(exercise name)``).
 
     Grade cells that are already right are kept as they are (with their outputs); stale
-    ones (of a renamed or removed exercise) go. Other cells are not touched."""
+    ones (of a renamed or removed exercise, or whose answer changed) go. Other cells are
+    not touched."""
     nb = copy.deepcopy(nb)
     existing = {c.get("id"): c for c in nb.cells if is_grade_cell(c)}
     cells = []
@@ -136,7 +198,7 @@ def annotate(nb: nbformat.NotebookNode, origin: str) -> nbformat.NotebookNode:
         found = checks(cell, f"{origin}: cell {index}")
         cell.metadata["nbgrader"] = answer_metadata(found[0][0])
         for name, answer in found:
-            fresh = grade_cell(name, answer)
+            fresh = grade_cell(name, answer, key_of(name))
             old = existing.get(fresh["id"])
             same = (old is not None and old.source == fresh.source
                     and old.metadata == fresh.metadata)

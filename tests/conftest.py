@@ -10,6 +10,9 @@ Environment switches (set by .ci/run, so CI never skips silently):
   MINIGRAD_REQUIRE_BROWSER=1  browser tests fail instead of skipping (tests/browser).
   MINIGRAD_REQUIRE_NBGRADER=1 the `nbgrader` fixture fails instead of skipping when the
                               `nbgrader` extra is not installed (or not its version).
+  MINIGRAD_REQUIRE_HUB=1      the `hub_machine` fixture (tests/hub) fails instead of skipping
+                              when the machine cannot run a JupyterHub with local accounts
+                              (not root, or npm, git, useradd or a shared Python missing).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from __future__ import annotations
 import fcntl
 import importlib.util
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -77,6 +81,33 @@ def nbgrader():
     return module
 
 
+# the Python the hub's course environment is made from: every account must be able to run
+# it (not a pyenv under /root); MINIGRAD_HUB_PYTHON overrides it
+HUB_PYTHON = os.environ.get("MINIGRAD_HUB_PYTHON", "/usr/bin/python3")
+
+
+def hub_problem() -> str | None:
+    """Why this machine cannot run the hub test (tests/hub), or None."""
+    if os.geteuid() != 0:
+        return "root is missing (needed for the hub test: it creates local accounts)"
+    for tool in ("npm", "git", "useradd", "userdel", "chpasswd"):
+        if shutil.which(tool) is None:
+            return f"{tool} is missing (needed for the hub test)"
+    if not os.access(HUB_PYTHON, os.X_OK):
+        return f"{HUB_PYTHON} is missing (needed for the hub test; set MINIGRAD_HUB_PYTHON)"
+    return None
+
+
+@pytest.fixture(scope="session")
+def hub_machine() -> str:
+    """This machine can run a JupyterHub with local accounts: returns the Python to make
+    the course's environment from. Skips otherwise; fails under MINIGRAD_REQUIRE_HUB=1."""
+    problem = hub_problem()
+    if problem:
+        skip_or_fail(problem, "MINIGRAD_REQUIRE_HUB")
+    return HUB_PYTHON
+
+
 def load_site_builder():
     """docs/site/build.py as a module (it is a script, not part of a package)."""
     if "minigrad_site_build" in sys.modules:
@@ -123,10 +154,12 @@ def site_html(site_builder) -> Path:
 
 def pytest_collection_modifyitems(config, items):
     # Tests comparing against real PyTorch get the `parity` marker (`-m "not parity"`),
-    # tests running nbgrader the `nbgrader` marker.
+    # tests running nbgrader the `nbgrader` marker, the hub test the `hub` marker.
     for item in items:
         fixtures = getattr(item, "fixturenames", ())
         if "torch" in fixtures:
             item.add_marker(pytest.mark.parity)
         if "nbgrader" in fixtures:
             item.add_marker(pytest.mark.nbgrader)
+        if "hub_machine" in fixtures:
+            item.add_marker(pytest.mark.hub)

@@ -30,6 +30,14 @@ def test_round_trip(nbgrader):
     assert False, "must not run without nbgrader"
 """
 
+USES_HUB = """
+import os
+os.environ["PATH"] = "/no-tools-here"  # as if npm, git and useradd were not installed
+
+def test_class(hub_machine):
+    assert False, "must not run without the hub's tools"
+"""
+
 # the inner runs load no plugin by themselves (see below): xdist is named
 RUNS = {"serial": (), "xdist": ("-p", "xdist.plugin", "-n", "2")}
 
@@ -50,8 +58,10 @@ def project(pytester, monkeypatch):
     monkeypatch.delenv("MINIGRAD_REQUIRE_TORCH", raising=False)
     monkeypatch.delenv("MINIGRAD_REQUIRE_BROWSER", raising=False)
     monkeypatch.delenv("MINIGRAD_REQUIRE_NBGRADER", raising=False)
+    monkeypatch.delenv("MINIGRAD_REQUIRE_HUB", raising=False)
     pytester.makeconftest((TESTS / "conftest.py").read_text())
-    pytester.makeini("[pytest]\nmarkers =\n    parity: x\n    browser: x\n    nbgrader: x\n")
+    pytester.makeini("[pytest]\nmarkers =\n    parity: x\n    browser: x\n    nbgrader: x\n"
+                     "    hub: x\n")
     return pytester
 
 
@@ -60,6 +70,8 @@ FIXTURES = {
     "torch": (USES_TORCH, "MINIGRAD_REQUIRE_TORCH", "PyTorch is not installed", "parity"),
     "nbgrader": (USES_NBGRADER, "MINIGRAD_REQUIRE_NBGRADER", "nbgrader is not installed",
                  "nbgrader"),
+    # not root, or root without the tools: either way the hub test says what is missing
+    "hub": (USES_HUB, "MINIGRAD_REQUIRE_HUB", "is missing (needed for the hub test", "hub"),
 }
 
 

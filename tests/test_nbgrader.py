@@ -96,29 +96,40 @@ def _exercise_notebook() -> nbformat.NotebookNode:
                                new_code_cell("print(1)", execution_count=4)])
 
 
+def _keys(name: str) -> str | None:
+    return {"l1_a": "2", "l1_b": "'b'"}.get(name)
+
+
 def test_annotate_adds_grade_cells_keeps_outputs_and_drops_stale_ones():
-    nb = nbgrader_course.annotate(_exercise_notebook(), "lesson.ipynb")
+    nb = nbgrader_course.annotate(_exercise_notebook(), "lesson.ipynb", _keys)
     assert nbgrader_cells(nb) == [("l1_a-answer", True, False), ("l1_a", False, True),
                                   ("l1_b", False, True)]
     assert [c.cell_type for c in nb.cells] == ["markdown", "code", "code", "code", "code"]
     exercise, grade_a = nb.cells[1], nb.cells[2]
     assert exercise.outputs[0].text == "Correct!\n" and exercise.execution_count == 3
+    # the cell loads the grader by its path and holds the answer
     assert grade_a.source.splitlines()[1:] == [
-        "### BEGIN HIDDEN TESTS", "from widgets.exercises import grade",
-        'grade("l1_a", answer_1)', "### END HIDDEN TESTS"]
+        "### BEGIN HIDDEN TESTS", *nbgrader_course.LOAD_GRADER,
+        '_g.grade("l1_a", answer_1, expected=2)', "### END HIDDEN TESTS"]
+    assert nb.cells[3].source.splitlines()[-2] == '_g.grade("l1_b", answer_1, expected=\'b\')'
+
     assert grade_a.metadata["nbgrader"]["locked"] and grade_a.metadata["nbgrader"]["points"] == 1
     assert nb.cells[4].source == "print(1)"
     # a grade cell already right stays as it is, with what a run stored in it
     grade_a.outputs, grade_a.execution_count = [new_output("stream", text="ran\n")], 4
-    again = nbgrader_course.annotate(nb, "lesson.ipynb")
+    again = nbgrader_course.annotate(nb, "lesson.ipynb", _keys)
     assert again.cells[2].outputs == grade_a.outputs and again.cells[2].execution_count == 4
     assert [c.source for c in again.cells] == [c.source for c in nb.cells]
+    # an answer that changed makes the grade cell stale: it is written again
+    changed = nbgrader_course.annotate(nb, "lesson.ipynb", lambda n: "3")
+    assert changed.cells[2].source.splitlines()[-2].endswith("expected=3)")
+    assert changed.cells[2].outputs == []
 
 
 def test_annotate_refuses_an_exercise_without_its_check():
     nb = new_notebook(cells=[new_code_cell("### BEGIN SOLUTION\nx = 1\n### END SOLUTION")])
     with pytest.raises(nbgrader_course.AnnotationError, match=r"lesson.ipynb: cell 0: .*check"):
-        nbgrader_course.annotate(nb, "lesson.ipynb")
+        nbgrader_course.annotate(nb, "lesson.ipynb", _keys)
 
 
 def test_a_course_directory_has_the_config_and_one_assignment_per_lesson(tmp_path):

@@ -20,9 +20,10 @@ Three kinds of exercise: value exercises (predict, then check), coding exercises
 learner's function or class is run on fresh inputs) and multiple-choice "why" questions
 (``show_choices(name)`` prints the options; every wrong option has its own feedback).
 
-``grade(name, answer)`` is the strict form for nbgrader's grade cells (see
-scripts/nbgrader_course.py): the stub raises ``NotSolvedYet`` there, so an exercise not
-done scores zero.
+``grade(name, answer)`` is the strict form: the stub raises ``NotSolvedYet``, so an
+exercise not done fails. nbgrader's grade cells do not call it (a learner's cell could
+replace it): they grade with ``widgets/_grader.py``, which loads a private copy of this
+module (see there and scripts/nbgrader_course.py).
 
 ``progress()`` lists every exercise of the course and which ones are solved (solved
 exercises are remembered across notebooks in a small JSON file, see ``progress_file``);
@@ -310,7 +311,8 @@ def check(name: str, answer: Any) -> None:
 
 
 def grade(name: str, answer: Any) -> None:
-    """The autograded test of exercise `name`, for nbgrader's grade cells.
+    """The strict test of exercise `name` (nbgrader's grade cells use
+    ``widgets/_grader.py``, which does the same with a private copy of this module).
 
     The same verdict as `check`, but every answer that is not right raises: the learner
     stub raises NotSolvedYet, a wrong answer WrongAnswer. nbgrader gives a grade cell
