@@ -40,6 +40,8 @@ html_theme_options = {
     "navigation_with_keys": False,
     "show_navbar_depth": 1,
 }
+# Light unless the reader picks dark (the theme otherwise logs an error on a first visit).
+html_context = {"default_mode": "light"}
 html_show_sourcelink = False
 html_copy_source = False
 html_last_updated_fmt = None
