@@ -69,7 +69,7 @@ lab: install
 	    --LabApp.app_settings_dir="$(LAB_SETTINGS)" $(LAB_ROOT) $(LAB_ARGS)
 
 # The static course site, built offline from the notebooks' stored outputs, with every
-# stepper as a frame player: build/site/html/index.html. Its tools are the `site` extra,
+# stepper drawn from its saved state: build/site/html/index.html. Its tools are the `site` extra,
 # installed here only (the course itself does not need them).
 $(SITE_STAMP): $(STAMP)
 	$(BIN)/pip install -qq -e ".[site]"

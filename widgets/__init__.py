@@ -9,12 +9,10 @@ from .draw import draw_graph
 from .explain import explain
 from .figures import figure_to_png
 from .inspectors import GradHistory, compare_graphs, saved_tensors_table
-from .player import FramePlayer
 from .stepper import BackwardStepper
 
 __all__ = [
     "BackwardStepper",
-    "FramePlayer",
     "GradHistory",
     "compare_graphs",
     "draw_graph",

@@ -2,17 +2,23 @@
 
 Everything is built offline, from what the repository stores:
 
-1. **Players.** A `BackwardStepper` output in a stored notebook is a live widget, dead on
-   a static page. For each lesson that shows one, the cells up to its last stepper run in
-   a fresh kernel with `widgets.player.capture_steppers()` switched on; every stepper the
-   notebook displays is exported as a frame player (`widgets.player.FramePlayer`). The
-   players are cached under build/site/players/, keyed by the cells' code and the source
-   of minigrad and widgets, so only a change there runs a lesson again.
+1. **Players.** A `BackwardStepper` output in a stored notebook is a live widget whose
+   state the notebook does not keep. For each lesson that shows one, the cells up to its
+   last stepper run in a fresh kernel with `widgets.player.capture_steppers()` switched
+   on; every stepper the notebook displays is exported as the stepper widget itself, its
+   state embedded with the offline loader (`widgets.player.stepper_html`): on the page it
+   draws its graph and steps through backward in the browser, as in JupyterLab. The
+   players are cached under build/site/players/, keyed by the cells' code, the source of
+   minigrad and widgets and the PyTorch installed, so only a change there runs a lesson
+   again.
 2. **Sources** (build/site/src/): each lesson's stored notebook with its stepper outputs
-   replaced by the players (every other output as stored), the landing page made from
-   the README's course section, and the instructor guide (docs/instructor.md).
-3. **HTML** (build/site/html/): Sphinx with myst-nb, notebooks not executed
-   (docs/site/conf.py), warnings treated as errors so a broken cross-link fails the build.
+   replaced by the players (every other output as stored) and a box linking to the
+   lesson's notebooks (copied beside it: the exercise one and the solved one), the
+   landing page (docs/site/landing.md, with the README's lesson table and Colab
+   steps), and the instructor guide (docs/instructor.md).
+3. **HTML** (build/site/html/): Sphinx with myst-nb and sphinx-book-theme, notebooks not
+   executed (docs/site/conf.py), warnings treated as errors so a broken cross-link fails
+   the build.
 
 Nothing is done when the build is newer than everything it is made from and was made
 with the same PyTorch (`--force` builds anyway); `--jobs N` runs N lessons at once
@@ -47,6 +53,7 @@ MARKER = re.compile(r"minigrad-stepper-capture:(\d+)")
 LESSON_GLOB = "[0-9][0-9]_*.ipynb"
 KERNEL_TIMEOUT_S = 600
 GUIDE = REPO / "docs" / "instructor.md"
+LANDING = HERE / "landing.md"
 
 
 def lessons() -> list[Path]:
@@ -89,14 +96,21 @@ def torch_version() -> str:
         return "unknown"
 
 
+def player_sources() -> list[Path]:
+    """The code a player is made from: the library, and the widgets with their browser
+    side (a player embeds the stepper's ES module, its CSS and the loader)."""
+    return sorted(path for folder in ("minigrad", "widgets")
+                  for path in (REPO / folder).rglob("*")
+                  if path.suffix in (".py", ".js", ".css") and path.is_file())
+
+
 def _source_digest() -> str:
-    """What a player depends on besides the lesson itself: the library, the widgets and
-    whether PyTorch is there."""
+    """What a player depends on besides the lesson itself: its code (`player_sources`)
+    and whether PyTorch is there."""
     digest = hashlib.sha256(f"torch={torch_version()}\0".encode())
-    for folder in ("minigrad", "widgets"):
-        for path in sorted((REPO / folder).rglob("*.py")):
-            digest.update(str(path.relative_to(REPO)).encode())
-            digest.update(path.read_bytes())
+    for path in player_sources():
+        digest.update(str(path.relative_to(REPO)).encode())
+        digest.update(path.read_bytes())
     return digest.hexdigest()
 
 
@@ -237,21 +251,51 @@ def _site_links(markdown: str) -> str:
     return re.sub(r"\]\((?:\.\./)?docs/images/", "](images/", markdown)
 
 
+def _readme_part(readme: str, starts: str, what: str) -> str:
+    """The README's block (lines up to the next blank line) whose first line starts with
+    `starts`: the build stops with a clear message when the README has none."""
+    found = re.search(rf"^{re.escape(starts)}.*?(?=\n\n|\Z)", readme, re.M | re.S)
+    if found is None:
+        raise SystemExit(f"site: the README has no {what} (a block starting {starts!r})")
+    return found.group(0)
+
+
 def landing_page(readme: str) -> str:
-    """The README's title, opening paragraph and course section, and the table of
-    contents (lessons in course order, then the guide)."""
-    lines = readme.splitlines()
-    title = lines[0]
-    opening = readme.split("\n\n")[1]
-    start = readme.index("## The course")
-    end = readme.find("\n## ", start + 1)
-    course = readme[start : end if end != -1 else None]
-    toc = "\n".join(p.stem for p in lessons())
-    return _site_links(
-        f"{title}\n\n{opening}\n\n{course.strip()}\n\n"
-        f"```{{toctree}}\n:maxdepth: 1\n:caption: Lessons\n:hidden:\n\n{toc}\n```\n\n"
-        "```{toctree}\n:maxdepth: 2\n:caption: Teaching\n:hidden:\n\ninstructor\n```\n"
+    """docs/site/landing.md with the README's opening paragraph, lesson table and Colab
+    steps put in, and the table of contents (lessons in course order, then the guide)."""
+    parts = {
+        "opening": readme.split("\n\n")[1],
+        "lessons": _readme_part(readme, "| # | lesson |", "lesson table"),
+        "colab": _readme_part(readme, "To run a lesson in Colab:", "Colab steps"),
+        "toc": "\n".join(p.stem for p in lessons()),
+    }
+    page = LANDING.read_text(encoding="utf-8")
+    for name, text in parts.items():
+        page = page.replace(f"@{name}@", text)
+    return _site_links(page)
+
+
+# Where a lesson page links to its notebooks: copies of the repository's files, beside
+# the page sources (SRC), in the repository's own layout.
+NOTEBOOK_COPIES = {
+    "exercise notebook": "notebooks/learner/{name}",
+    "solved notebook": "notebooks/{name}",
+}
+
+
+def notebook_links(lesson: Path) -> dict:
+    """A markdown cell linking to the lesson's notebooks (each a download of the copy
+    `write_sources` puts in the site) and to how to run them."""
+    exercise, solved = (f"/{where.format(name=lesson.name)}" for where in NOTEBOOK_COPIES.values())
+    text = (
+        ":::{admonition} Run this lesson yourself\n:class: tip\n\n"
+        f"Download the {{download}}`exercise notebook <{exercise}>` (solutions removed, "
+        "yours to fill in) or the {download}"
+        f"`solved notebook <{solved}>` (this page), and open it with `make lab` in the "
+        "course folder or in Google Colab: see "
+        "[Run a lesson yourself](index.md#run-a-lesson-yourself).\n:::\n"
     )
+    return {"cell_type": "markdown", "id": "run-this-lesson", "metadata": {}, "source": text}
 
 
 def write_sources(players: dict[str, Path]) -> None:
@@ -260,7 +304,12 @@ def write_sources(players: dict[str, Path]) -> None:
     SRC.mkdir(parents=True)
     for lesson in lessons():
         page = lesson_page(lesson, players.get(lesson.stem))
+        page["cells"].insert(1, notebook_links(lesson))  # after the lesson's title
         (SRC / lesson.name).write_text(json.dumps(page, indent=1), encoding="utf-8")
+        for where in NOTEBOOK_COPIES.values():
+            copy = SRC / where.format(name=lesson.name)
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPO / where.format(name=lesson.name), copy)
     (SRC / "index.md").write_text(
         landing_page((REPO / "README.md").read_text(encoding="utf-8")), encoding="utf-8"
     )
@@ -283,8 +332,9 @@ def build_html(jobs: int) -> None:
 
 def inputs() -> list[Path]:
     """The files a site build is made from (for a cheap "is the build stale?" check)."""
-    found = [*lessons(), REPO / "README.md", GUIDE, *HERE.glob("*")]
-    found += [*(REPO / "widgets").rglob("*.py"), *(REPO / "minigrad").rglob("*.py")]
+    found = [*lessons(), *(NOTEBOOKS / "learner").glob(LESSON_GLOB), REPO / "README.md",
+             GUIDE, *HERE.glob("*")]
+    found += player_sources()
     found += [*(REPO / "docs" / "images").glob("*")]
     return [p for p in found if p.is_file()]
 
@@ -318,10 +368,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.export:
         index = export_players(Path(args.export[0]), Path(args.export[1]))
-        frames = sum(p["frames"] for p in index["players"])
-        ms = sorted(1000 * s for p in index["players"] for s in p["render_s"])
-        print(f"{len(index['players'])} stepper(s), {frames} frames (stepper's frame time: "
-              f"median {ms[len(ms) // 2]:.0f} ms, max {ms[-1]:.0f} ms), {index['seconds']} s")
+        steps = sum(p["steps"] for p in index["players"])
+        kib = sum(p["bytes"] for p in index["players"]) / 1024
+        print(f"{len(index['players'])} stepper(s), {steps} steps, {kib:.0f} KiB, "
+              f"{index['seconds']} s")
         return 0
     if not args.force and not is_stale():
         print(f"site: up to date ({HTML / 'index.html'})")

@@ -11,28 +11,37 @@ copyright = "the minigrad course authors"
 extensions = ["myst_nb"]
 source_suffix = {".md": "myst-nb", ".ipynb": "myst-nb"}
 master_doc = "index"
-exclude_patterns = ["_build"]
+# notebooks/: the copies of the repository's notebooks the lesson pages link to (build.py),
+# downloads, not pages.
+exclude_patterns = ["_build", "notebooks"]
 
 # Notebooks: show what is stored, run nothing.
 nb_execution_mode = "off"
-# The live ipywidgets (the steppers) are replaced by frame players by build.py, so the
-# widget manager's JavaScript, which would come from a CDN, is never needed.
+# The live widgets (the steppers) are replaced by build.py with the stepper drawn from its
+# saved state by the course's own loader, so the widget manager's JavaScript, which would
+# come from a CDN, is never needed.
 nb_ipywidgets_js = {}
 nb_output_stderr = "show"
 myst_heading_anchors = 3
 myst_enable_extensions = ["colon_fence"]
 
-html_theme = "alabaster"
+# A theme made for books and courses: the lessons in a left sidebar, each page's
+# sections on the right. Its fonts and icons ship with it; no launch, repository or
+# download buttons (they would point off the site, or at the build's own sources).
+html_theme = "sphinx_book_theme"
 html_title = "minigrad course"
 html_theme_options = {
-    "description": "PyTorch's autograd, made visible",
-    "page_width": "1180px",
-    "sidebar_width": "240px",
-    "fixed_sidebar": False,
-    "show_relbars": True,
-    "show_powered_by": False,
+    "home_page_in_toc": True,
+    "show_toc_level": 2,
+    "use_download_button": False,
+    "use_fullscreen_button": False,
+    "use_repository_button": False,
+    "use_source_button": False,
+    "navigation_with_keys": False,
+    "show_navbar_depth": 1,
 }
-html_sidebars = {"**": ["about.html", "navigation.html", "relations.html", "searchbox.html"]}
+# Light unless the reader picks dark (the theme otherwise logs an error on a first visit).
+html_context = {"default_mode": "light"}
 html_show_sourcelink = False
 html_copy_source = False
 html_last_updated_fmt = None

@@ -1,7 +1,8 @@
-"""The static course site in a real browser: pages load clean, images load, players play.
+"""The static course site in a real browser: pages load clean, images load, steppers step.
 
 The site (build/site/html, `make site`) is served by Python's own static file server on
-a free local port, as any web server would serve it, and opened in headless Chromium.
+a free local port, as any web server would serve it, and opened in headless Chromium,
+which is refused every request that does not go to that server: the site works offline.
 """
 
 from __future__ import annotations
@@ -13,11 +14,13 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 PLAYER = ".minigrad-player"
+STEPPER = ".minigrad-stepper"
 LOAD_TIMEOUT_MS = 30_000
 
 pytestmark = pytest.mark.browser
@@ -58,20 +61,32 @@ def _pages() -> list[str]:
 
 
 def _expected_images(name: str) -> int:
-    """Pictures a page must show: a lesson's stored figures and one per stepper."""
+    """Pictures a page must show: a lesson's stored figures (a stepper's output carries a
+    picture of its step too, which the page's stepper, drawn as SVG, replaces)."""
     notebook = REPO / "notebooks" / name.replace(".html", ".ipynb")
     if not notebook.exists():
-        return 1 if name == "index.html" else 0  # the landing page's graph picture
+        return 0
     outputs = [o for c in json.loads(notebook.read_text())["cells"] for o in c.get("outputs", [])]
     widget = "application/vnd.jupyter.widget-view+json"
-    # (a stepper's output carries a picture of its frame too: the frame player replaces both)
     return sum("image/png" in o.get("data", {}) and widget not in o.get("data", {})
-               for o in outputs) + sum(widget in o.get("data", {}) for o in outputs)
+               for o in outputs)
 
 
 def _open(page, url: str) -> list[str]:
-    """Open `url`; return every failed request or HTTP error status seen while loading."""
+    """Open `url`, refusing every request that does not go to the local site (or to a
+    data: or blob: URL); return the refused and failed requests and HTTP errors seen."""
     failures: list[str] = []
+    parts = urlsplit(url)
+    local = (f"{parts.scheme}://{parts.netloc}/", "data:", "blob:")
+
+    def only_local(route):
+        if route.request.url.startswith(local):
+            route.continue_()
+        else:
+            failures.append(f"refused: {route.request.url}")
+            route.abort()
+
+    page.route("**/*", only_local)
     page.on("requestfailed", lambda r: failures.append(f"failed: {r.url}"))
     page.on("response", lambda r: r.status >= 400 and failures.append(f"{r.status}: {r.url}"))
     page.goto(url, wait_until="load", timeout=LOAD_TIMEOUT_MS)
@@ -89,71 +104,81 @@ def _broken_images(page) -> list[str]:
 
 @pytest.mark.parametrize("name", _pages())
 def test_page_loads_without_errors_and_every_image_loads(site_url, chromium_page, name):
+    from playwright.sync_api import expect
+
     page = chromium_page
     failures = _open(page, f"{site_url}/{name}")
     images = page.evaluate("() => document.images.length")
+    # every player draws its stepper: the graph as SVG, opened at its step
+    players = page.locator(PLAYER)
+    for i in range(players.count()):
+        player = players.nth(i)
+        expect(player.locator(f"{STEPPER} svg.stepper-graph")).to_be_visible(timeout=20_000)
+        steps = int(player.get_attribute("data-steps"))
+        index = int(player.locator(STEPPER).get_attribute("data-index"))
+        assert 0 <= index < steps
+        assert player.locator(".stepper-caption").inner_text().strip()
     assert failures == []
     assert page.console_errors == []
     assert _broken_images(page) == []
     assert images >= _expected_images(name)
-    # every player's script ran: it marks its root as ready and shows its start frame
-    players = page.locator(PLAYER)
-    for i in range(players.count()):
-        assert players.nth(i).get_attribute("data-ready") == "1"
 
 
-def test_moving_a_players_slider_changes_the_frame(site_url, chromium_page):
+def test_a_lessons_stepper_steps_on_the_page(site_url, chromium_page):
+    """Lesson 5's stepper, on its page with no kernel and no network: next, previous,
+    last and the slider move the caption and the highlighted node together."""
+    from playwright.sync_api import expect
+
     page = chromium_page
-    _open(page, f"{site_url}/05_unbind_multi_output.html")
+    assert _open(page, f"{site_url}/05_unbind_multi_output.html") == []
     player = page.locator(PLAYER).first
-    player.scroll_into_view_if_needed()
-    frames = int(player.get_attribute("data-frames"))
-    slider = player.locator("input.mgp-slider")
-    image = player.locator("img.mgp-image")
-    panel = player.locator(".mgp-panel")
-    assert slider.input_value() == "0" and "Before backward" in panel.inner_text()
+    stepper = player.locator(STEPPER)
+    caption = stepper.locator(".stepper-caption")
+    current = stepper.locator(".mg-node[data-status='current']")
+    expect(stepper.locator("svg.stepper-graph")).to_be_visible(timeout=20_000)
+    stepper.scroll_into_view_if_needed()
+    nodes = int(player.get_attribute("data-steps")) - 1
+    expect(caption).to_have_text(f"Before backward (step 0 of {nodes})")
+    expect(current).to_have_count(0)
 
-    seen_sources, seen_pixels, frame_ms = {image.get_attribute("src")}, set(), []
-    seen_pixels.add(image.screenshot())
-    slider.focus()
-    for step in range(1, frames):
-        page.keyboard.press("ArrowRight")  # a learner moving the slider one notch
-        page.wait_for_function(
-            "([el, n]) => el.dataset.frame === String(n) && el.dataset.frameMs !== undefined",
-            arg=[player.element_handle(), step],
-        )
-        assert slider.input_value() == str(step)
-        assert f"step {step} of {frames - 1}" in player.locator(".mgp-counter").inner_text()
-        assert f"Step {step} of" in panel.inner_text()
-        source = image.get_attribute("src")
-        assert source not in seen_sources, f"frame {step} shows an earlier picture"
-        seen_sources.add(source)
-        pixels = image.screenshot()
-        assert pixels not in seen_pixels, f"frame {step} looks like an earlier one"
-        seen_pixels.add(pixels)
-        frame_ms.append(float(player.get_attribute("data-frame-ms")))
-    assert "Backward finished" in panel.inner_text()
-    assert player.locator("button.mgp-next").is_disabled()
-    # the buttons drive the same frames
-    player.locator("button.mgp-first").click()
-    assert slider.input_value() == "0"
-    player.locator("button.mgp-next").click()
-    assert slider.input_value() == "1"
-    assert _broken_images(page) == [] and page.console_errors == []
-    print(f"\nframe player, ms from slider input to decoded picture: {frame_ms}")
+    names = []
+    for n in range(1, nodes + 1):
+        stepper.locator("button.stepper-next").click()
+        expect(caption).to_contain_text(f"Step {n} of {nodes}: ")
+        expect(current).to_have_count(1)
+        names.append(current.get_attribute("data-name"))
+        assert caption.inner_text().endswith(": " + names[-1])
+        assert stepper.locator(".mg-node[data-status='done']").count() == n - 1
+    assert "UnbindBackward0" in names and names[-1] == "AccumulateGrad"
+    expect(stepper.locator(".stepper-panel")).to_contain_text("Backward finished")
+    assert stepper.locator("button.stepper-next").is_disabled()
+
+    stepper.locator("button.stepper-previous").click()
+    expect(caption).to_contain_text(f"Step {nodes - 1} of {nodes}: {names[-2]}")
+    expect(current).to_have_attribute("data-name", names[-2])
+    stepper.locator("button.stepper-first").click()
+    expect(caption).to_contain_text("Before backward")
+    stepper.locator("button.stepper-last").click()
+    expect(caption).to_contain_text(f"Step {nodes} of {nodes}: {names[-1]}")
+    stepper.locator("input.stepper-slider").fill("2")
+    expect(caption).to_have_text(f"Step 2 of {nodes}: {names[1]}")
+    expect(current).to_have_attribute("data-name", names[1])
+    assert stepper.locator(".mg-node[data-status='done']").count() == 1
+    assert page.console_errors == []
 
 
 def test_play_runs_to_the_end(site_url, chromium_page):
+    from playwright.sync_api import expect
+
     page = chromium_page
     _open(page, f"{site_url}/00_start_here.html")
     player = page.locator(PLAYER).first
-    frames = int(player.get_attribute("data-frames"))
-    player.locator("button.mgp-play").click()
-    page.wait_for_function(
-        "([el, n]) => el.dataset.frame === String(n)",
-        arg=[player.element_handle(), frames - 1], timeout=frames * 2_000,
-    )
-    assert "play" in player.locator("button.mgp-play").inner_text()  # stopped by itself
+    stepper = player.locator(STEPPER)
+    expect(stepper.locator("svg.stepper-graph")).to_be_visible(timeout=20_000)
+    last = int(player.get_attribute("data-steps")) - 1
+    stepper.locator("button.stepper-play").click()
+    expect(stepper).to_have_attribute("data-index", str(last), timeout=last * 2_000 + 5_000)
+    expect(stepper.locator("button.stepper-play")).to_contain_text("play")  # stopped itself
 
 
 def test_search_finds_a_lesson(site_url, chromium_page):

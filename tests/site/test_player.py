@@ -1,19 +1,19 @@
-"""widgets.player: a BackwardStepper exported as a self-contained HTML frame player."""
+"""widgets.player: the steppers a notebook shows, exported as the stepper widget itself
+(its saved state and the offline loader) for the course site."""
 
 from __future__ import annotations
 
-import io
 import json
 import re
 from html.parser import HTMLParser
 
-import numpy as np
 import pytest
 
 import minigrad as torch
 from widgets import BackwardStepper
 from widgets import player as player_module
-from widgets.player import FramePlayer, PlayerFrame
+from widgets.embed import STATE_TYPE, VIEW_TYPE, loader_script, widget_state
+from widgets.player import stepper_html
 
 
 def _graph():
@@ -23,23 +23,30 @@ def _graph():
 
 
 class _Parts(HTMLParser):
-    """The player's elements, and the text of its JSON data block."""
+    """The fragment's elements, and the text of each script by its type."""
 
     def __init__(self):
         super().__init__()
-        self.tags, self.data, self._in_data = [], None, False
+        self.tags, self.scripts, self._type = [], [], None
 
     def handle_starttag(self, tag, attrs):
         attrs = dict(attrs)
         self.tags.append((tag, attrs))
-        self._in_data = tag == "script" and attrs.get("type") == "application/json"
+        if tag == "script":
+            self._type = attrs.get("type", "")
+            self.scripts.append([self._type, ""])
 
     def handle_endtag(self, tag):
-        self._in_data = False
+        self._type = None
 
     def handle_data(self, data):
-        if self._in_data:
-            self.data = (self.data or "") + data
+        if self._type is not None:
+            self.scripts[-1][1] += data
+
+    def script(self, kind: str) -> str:
+        found = [text for t, text in self.scripts if t == kind]
+        assert len(found) == 1, (kind, len(found))
+        return found[0]
 
 
 def _parts(html_text: str) -> _Parts:
@@ -48,99 +55,66 @@ def _parts(html_text: str) -> _Parts:
     return parts
 
 
-def test_every_frame_of_the_stepper_is_rendered_and_backward_is_complete():
+def test_the_export_is_the_steppers_own_state_opened_at_the_step_shown():
     a, b, loss = _graph()
     stepper = BackwardStepper(loss, names={"a": a, "b": b})
     stepper.next()
-    player = FramePlayer.from_stepper(stepper)
+    text = stepper_html(stepper)
+    assert stepper.index == 1  # the stepper is left where it was
 
-    frames = stepper.recording.frames
-    assert len(player.frames) == len(frames) == 6  # before, Sum, Exp, Mul, two leaves
-    assert player.start == 1 and stepper.index == 1  # the stepper is left where it was
-    assert len(player.render_seconds) == len(frames)
-    # what each frame says is the stepper's own panel for that frame
-    assert "Before backward" in player.frames[0].panel_html
-    for k in range(1, len(frames)):
-        assert f"Step {k} of 5" in player.frames[k].panel_html
-        assert frames[k].node_name in player.frames[k].panel_html
-    assert "Backward finished" in player.frames[-1].panel_html
-    # every frame is a real picture, and consecutive pictures differ (the highlight moves)
-    from PIL import Image
-
-    sizes = {Image.open(io.BytesIO(f.png)).size for f in player.frames}
-    assert len(sizes) == 1
-    pixels = [np.asarray(Image.open(io.BytesIO(f.png)).convert("RGB")) for f in player.frames]
-    assert all(not np.array_equal(p, q) for p, q in zip(pixels, pixels[1:]))
-    # exporting ran backward to its end, as the "last" button would
-    x = torch.tensor([1.0, 2.0], requires_grad=True)
-    y = torch.tensor([3.0, 4.0], requires_grad=True)
-    (x * y).exp().sum().backward()
-    assert np.allclose(a.grad.numpy(), x.grad.numpy())
-    assert np.allclose(b.grad.numpy(), y.grad.numpy())
-    assert ".grad" in player.frames[-1].grads_html
+    parts = _parts(text)
+    root = parts.tags[0][1]
+    assert parts.tags[0][0] == "div" and root["class"] == "minigrad-player"
+    assert root["data-steps"] == "6"  # before, Sum, Exp, Mul, two leaves
+    saved = json.loads(parts.script(STATE_TYPE))["state"]
+    view = json.loads(parts.script(VIEW_TYPE))
+    assert list(saved) == [view["model_id"]] == [stepper.model_id]
+    model = saved[stepper.model_id]
+    assert (model["model_name"], model["model_module"]) == ("AnyModel", "anywidget")
+    state = model["state"]
+    assert state == {**widget_state(stepper), "index": 1}
+    # every step's caption and panel are there, from "before" to "finished"
+    assert [f["caption"] for f in state["frames"]][:2] == [
+        "Before backward (step 0 of 5)", "Step 1 of 5: SumBackward0"]
+    assert "Backward finished" in state["frames"][-1]["panel"]
+    assert state["_esm"] and state["_css"]  # the widget's own code draws it
+    assert parts.script("") == loader_script()  # and the loader that runs it
+    # nothing fetched: no element loads anything, and no URL but the SVG namespace is named
+    assert not [a for _, a in parts.tags if {"src", "href"} & set(a)]
+    assert set(re.findall(r"https?://[^\\\"' ]+", text)) == {"http://www.w3.org/2000/svg"}
 
 
-def test_the_player_shows_the_engines_error_frame():
+def test_the_export_can_open_at_another_step_and_refuses_a_missing_one():
+    a, b, loss = _graph()
+    stepper = BackwardStepper(loss, names={"a": a, "b": b})
+    opened = json.loads(_parts(stepper_html(stepper, start=5)).script(STATE_TYPE))
+    assert opened["state"][stepper.model_id]["state"]["index"] == 5
+    assert stepper.index == 0
+    with pytest.raises(ValueError, match=r"start=6 is not a step of this stepper \(0\.\.5\)"):
+        stepper_html(stepper, start=6)
+    with pytest.raises(ValueError, match="start=-1"):
+        stepper_html(stepper, start=-1)
+
+
+def test_the_export_shows_the_engines_error_step():
     x = torch.tensor([0.5, 1.0, 2.0], requires_grad=True)
     y = x.exp()
     y += 1
     stepper = BackwardStepper(y.sum(), names={"x": x})
-    player = FramePlayer.from_stepper(stepper)
-    assert stepper.recording.error is not None
-    assert "RuntimeError" in player.frames[-1].panel_html
-    assert "modified by an inplace operation" in player.frames[-1].panel_html
+    state = json.loads(_parts(stepper_html(stepper)).script(STATE_TYPE))["state"]
+    last = state[stepper.model_id]["state"]["frames"][-1]["panel"]
+    assert "RuntimeError" in last and "modified by an inplace operation" in last
 
 
-def test_html_is_self_contained_and_carries_every_frame():
-    a, b, loss = _graph()
-    player = FramePlayer.from_stepper(BackwardStepper(loss, names={"a": a, "b": b}), start=2)
-    text = player.to_html()
-    parts = _parts(text)
-    assert "http://" not in text and "https://" not in text  # nothing fetched from anywhere
-    data = json.loads(parts.data)
-    assert data["start"] == 2
-    assert [f["panel"] for f in data["frames"]] == [f.panel_html for f in player.frames]
-    import base64
-
-    assert [base64.b64decode(f["png"]) for f in data["frames"]] == [f.png for f in player.frames]
-    tags = [t for t, _ in parts.tags]
-    assert tags.count("button") == 5 and tags.count("img") == 1
-    slider = next(a for t, a in parts.tags if t == "input")
-    assert (slider["type"], slider["min"], slider["max"], slider["value"]) == (
-        "range", "0", str(len(player.frames) - 1), "2")
-    img = next(a for t, a in parts.tags if t == "img")
-    assert img["src"] == "data:image/png;base64," + data["frames"][2]["png"]
-    root = parts.tags[0][1]
-    assert root["id"] == player.ident and root["class"] == "minigrad-player"
-    assert player.ident in text.split("<script>")[-1]  # the script finds its own player
-
-
-def test_a_closing_script_tag_in_a_panel_cannot_end_the_data_block():
-    evil = "<b>x</b></script><script>alert(1)</script>"
-    player = FramePlayer([PlayerFrame(b"\x89PNG", evil, "")])
-    parts = _parts(player.to_html())
-    assert json.loads(parts.data)["frames"][0]["panel"] == evil
-
-
-def test_bad_start_and_empty_players_are_refused():
-    with pytest.raises(ValueError, match="at least one frame"):
-        FramePlayer([])
-    with pytest.raises(ValueError, match="start=3"):
-        FramePlayer([PlayerFrame(b"", "", "")], start=3)
-
-
-def test_recompression_keeps_the_picture():
-    from PIL import Image
-
+def test_a_closing_script_tag_in_a_panel_cannot_end_the_state_block():
     a, b, loss = _graph()
     stepper = BackwardStepper(loss, names={"a": a, "b": b})
-    raw = FramePlayer.from_stepper(stepper, recompress=False)
-    small = FramePlayer.from_stepper(stepper, recompress=True)
-    for r, s in zip(raw.frames, small.frames):
-        assert len(s.png) < len(r.png)
-        before = np.asarray(Image.open(io.BytesIO(r.png)).convert("RGB")).astype(int)
-        after = np.asarray(Image.open(io.BytesIO(s.png)).convert("RGB")).astype(int)
-        assert np.abs(before - after).mean() < 2.0  # a palette, not a different picture
+    evil = "<b>x</b></script><script>alert(1)</script>"
+    stepper.frames = [dict(stepper.frames[0], panel=evil), *stepper.frames[1:]]
+    parts = _parts(stepper_html(stepper))
+    state = json.loads(parts.script(STATE_TYPE))["state"][stepper.model_id]["state"]
+    assert state["frames"][0]["panel"] == evil
+    assert sum(t == "script" for t, _ in parts.tags) == 3
 
 
 def test_capture_marks_displayed_steppers_and_exports_them(tmp_path, monkeypatch):
@@ -157,11 +131,14 @@ def test_capture_marks_displayed_steppers_and_exports_them(tmp_path, monkeypatch
     assert "application/vnd.jupyter.widget-view+json" in shown  # the live widget stays
     assert re.search(r"minigrad-stepper-capture:0\b", shown["text/html"])
     again, _ = shell.display_formatter.format(stepper)
-    assert "capture:0" in again["text/html"]  # the same stepper shown twice: one player
+    assert "capture:0" in again["text/html"]  # the same stepper shown twice: one export
     assert player_module.captured_steppers()[0][1] == 2  # noted at the step shown
+    stepper.last()  # the notebook's later cells may move it: the page opens where it was
 
     report = player_module.export_captured(tmp_path)
-    assert [r["frames"] for r in report] == [6]
+    assert [(r["n"], r["steps"]) for r in report] == [(0, 6)]
     page = (tmp_path / "0.html").read_text()
-    assert json.loads(_parts(page).data)["start"] == 2
-    assert a.grad is not None
+    assert report[0]["bytes"] == len(page.encode())
+    state = json.loads(_parts(page).script(STATE_TYPE))["state"][stepper.model_id]["state"]
+    assert state["index"] == 2
+    assert json.loads((tmp_path / "report.json").read_text()) == report

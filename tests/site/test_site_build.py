@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from html.parser import HTMLParser
@@ -17,7 +18,8 @@ EXTERNAL = re.compile(r"^[a-z][a-z0-9+.-]*:", re.I)  # http:, https:, mailto:, d
 class _Page(HTMLParser):
     def __init__(self):
         super().__init__()
-        self.links, self.ids, self.loads, self.players = [], set(), [], 0
+        self.links, self.ids, self.loads, self.players, self.views = [], set(), [], 0, 0
+        self.downloads = []  # hrefs of the download links (a lesson's notebooks)
         self.toc = []  # hrefs of the sidebar's table of contents, in order
         self._toc_depth = 0
 
@@ -29,6 +31,8 @@ class _Page(HTMLParser):
             self.links.append(attrs["href"])
             if "toctree-l1" in (self._li_class or ""):
                 self.toc.append(attrs["href"])
+            if "download" in attrs.get("class", "").split():
+                self.downloads.append(attrs["href"])
         if tag == "li":
             self._li_class = attrs.get("class", "")
         if tag in ("img", "script") and attrs.get("src"):
@@ -37,6 +41,8 @@ class _Page(HTMLParser):
             self.loads.append(attrs["href"])
         if tag == "div" and "minigrad-player" in attrs.get("class", "").split():
             self.players += 1
+        if tag == "script" and attrs.get("type") == "application/vnd.jupyter.widget-view+json":
+            self.views += 1
 
     _li_class = ""
 
@@ -59,7 +65,7 @@ def _readme_rows() -> list[tuple[str, str, str]]:
 
 def _stored_figures(outputs: list) -> int:
     """Pictures an output list shows apart from steppers (a stepper's output also
-    carries a picture of its frame, which the page's frame player replaces)."""
+    carries a picture of its frame, which the page's stepper replaces)."""
     return sum("image/png" in o.get("data", {})
                and "application/vnd.jupyter.widget-view+json" not in o.get("data", {})
                for o in outputs)
@@ -74,7 +80,7 @@ def test_one_page_per_lesson_in_course_order(site_html):
     index = _parse(site_html / "index.html")
     lessons = [p.stem + ".html" for p in _lessons()]
     assert len(lessons) == len(_readme_rows()) >= 11
-    assert index.toc == [*lessons, "instructor.html"]
+    assert index.toc == ["#", *lessons, "instructor.html"]  # the landing page itself first
     for name in lessons:
         assert (site_html / name).is_file()
 
@@ -84,11 +90,42 @@ def test_the_landing_page_is_the_readmes_course_table(site_html):
     assert [stem for _, _, stem in rows] == [p.stem for p in _lessons()]
     text = (site_html / "index.html").read_text()
     for number, title, stem in rows:
-        link = re.search(rf'<a class="reference internal" href="{stem}\.html">(.*?)</a>',
-                         text, re.S)
-        assert link, f"lesson {number} is not linked from the landing page"
-        assert re.sub(r"<[^>]+>", "", link.group(1)).strip() == title.replace("`", "")
+        links = re.findall(rf'<a class="reference internal" href="{stem}\.html">(.*?)</a>',
+                           text, re.S)
+        texts = [re.sub(r"<[^>]+>", "", link).strip() for link in links]
+        assert title.replace("`", "") in texts, f"lesson {number}'s row is not on the page"
     assert 'href="instructor.html"' in text
+
+
+def test_the_landing_page_is_for_a_reader(site_html):
+    """It says what the course teaches and how to run a lesson (make lab, Colab), and
+    none of the maintainers' commands."""
+    text = (site_html / "index.html").read_text()
+    article = text.split('<article class="bd-article">')[1].split("</article>")[0]
+    body = html.unescape(re.sub(r"<[^>]+>", "", article))
+    readme = (REPO / "README.md").read_text()
+    opening = " ".join(readme.split("\n\n")[1].split()[:5])  # "A Jupyter course that makes"
+    assert opening in " ".join(body.split())
+    assert "make lab" in body and "notebooks/learner/" in body
+    colab = re.search(r"^To run a lesson in Colab:.*?(?=\n\n)", readme, re.M | re.S).group(0)
+    install = re.search(r"!pip install [^`]+", colab).group(0)
+    assert install in body  # the README's Colab steps
+    for maintainer in (".venv/bin/python", "scripts/", "make test", "make site", "nbval"):
+        assert maintainer not in body, maintainer
+    assert 'id="run-a-lesson-yourself"' in text
+
+
+def test_every_lesson_page_links_to_its_notebooks(site_html):
+    """A download of the exercise notebook (notebooks/learner/) and of the solved one,
+    each the repository's file as it is."""
+    for lesson in _lessons():
+        page = _parse(site_html / f"{lesson.stem}.html")
+        assert len(page.downloads) == 2, lesson.name
+        files = [site_html / unquote(href) for href in page.downloads]
+        assert [f.name for f in files] == [lesson.name] * 2
+        assert files[0].read_bytes() == (REPO / "notebooks" / "learner" / lesson.name).read_bytes()
+        assert files[1].read_bytes() == lesson.read_bytes()
+        assert "index.html#run-a-lesson-yourself" in page.links
 
 
 def test_every_internal_link_and_anchor_resolves(site_html):
@@ -119,10 +156,14 @@ def test_nothing_is_loaded_from_the_network_and_every_local_file_exists(site_htm
             assert not EXTERNAL.match(src) and not src.startswith("//"), (path.name, src)
             assert (path.parent / unquote(urlsplit(src).path)).exists(), (path.name, src)
         text = path.read_text()
-        assert "require.js" not in text and "widget-view+json" not in text
+        assert "require.js" not in text and "cdn." not in text
+        # the only widgets are the players: no other widget output that would need a
+        # widget manager from a CDN
+        page = _parse(path)
+        assert page.views == page.players, path.name
 
 
-def test_every_stepper_is_a_frame_player_and_graphs_are_images(site_html):
+def test_every_stepper_is_a_player_and_graphs_are_images(site_html):
     for lesson in _lessons():
         nb = json.loads(lesson.read_text())
         steppers = sum(
@@ -156,7 +197,9 @@ def test_search_index_and_guide(site_html):
 def test_a_build_is_stale_when_an_input_is_newer(site_builder, site_html, tmp_path, monkeypatch):
     inputs = site_builder.inputs()
     for needed in ("notebooks/04_inplace_versions.ipynb", "README.md", "docs/instructor.md",
-                   "widgets/player.py", "minigrad/tensor.py", "docs/site/conf.py"):
+                   "notebooks/learner/04_inplace_versions.ipynb", "docs/site/landing.md",
+                   "widgets/player.py", "widgets/web/stepper.js", "minigrad/tensor.py",
+                   "docs/site/conf.py"):
         assert REPO / needed in inputs
     assert not site_builder.is_stale()
     built = (site_html / "index.html").stat().st_mtime
@@ -167,6 +210,15 @@ def test_a_build_is_stale_when_an_input_is_newer(site_builder, site_html, tmp_pa
     os.utime(newer, (built + 5, built + 5))
     monkeypatch.setattr(site_builder, "inputs", lambda: [*inputs, newer])
     assert site_builder.is_stale()
+
+
+def test_the_players_cache_is_keyed_on_the_steppers_browser_code(site_builder):
+    """A player embeds the stepper's ES module and CSS and the loader: a change to any of
+    them exports the players again, as a change to the Python does."""
+    sources = {str(p.relative_to(REPO)) for p in site_builder.player_sources()}
+    for needed in ("widgets/web/stepper.js", "widgets/web/stepper.css", "widgets/web/embed.js",
+                   "widgets/stepper.py", "widgets/player.py", "minigrad/tensor.py"):
+        assert needed in sources
 
 
 def test_a_build_is_stale_when_pytorch_came_or_went(site_builder, site_html, monkeypatch):
