@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from float_policy import CHAIN, assert_floats
 from parity_harness import raised
 
 import minigrad
@@ -31,10 +32,10 @@ W34, TW34 = RNG.standard_normal((3, 4)), RNG.standard_normal((3, 4))
 G3 = RNG.standard_normal((2, 3, 4))
 
 
-def assert_close(got: np.ndarray, want: np.ndarray, rtol: float = 1e-12) -> None:
-    """Equal but for the last bits (see the module's docstring)."""
-    scale = max(1.0, float(np.abs(want).max())) if want.size else 1.0
-    np.testing.assert_allclose(got, want, rtol=rtol, atol=rtol * 1e-2 * scale)
+def assert_close(got: np.ndarray, want: np.ndarray) -> None:
+    """Equal but for the last bits: the float policy's CHAIN (see the module's
+    docstring)."""
+    assert_floats(got, want, CHAIN)
 
 
 def fad(m):
