@@ -1,8 +1,8 @@
 """Numerical kernels, jitted with numba.
 
 `elementwise` holds plain loops over flat arrays, one per formula (forward ones and
-fused backward ones such as sigmoid's `grad * y * (1 - y)`); `cascade` sums in
-PyTorch's order; `reductions` a whole tensor's arg-max/min; `optim` the optimizers'
+fused backward ones such as sigmoid's `grad * y * (1 - y)`); `sums` float sums (rows
+or columns, in runs); `reductions` a whole tensor's arg-max/min; `optim` the optimizers'
 fused updates. numba compiles one version per dtype on first use and caches it on
 disk (`cache=True`), so only the very first run on a machine pays for compilation.
 The element-wise kernels release the GIL (`nogil=True`), so

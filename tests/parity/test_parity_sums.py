@@ -15,9 +15,8 @@ import pytest
 from float_policy import SUM, outside
 
 import minigrad
-from minigrad._cpu import SUM_VECTOR_BYTES
-from minigrad.arrays.summing import GRAIN_SIZE, cascade_sum
-from minigrad.kernels.cascade import _cascade, _row_sum, _row_sums
+from minigrad.arrays.summing import GRAIN_SIZE
+from minigrad.kernels.sums import RUN
 
 DTYPES = ["float64", "float32"]
 
@@ -37,10 +36,11 @@ def _close_sum(mine, theirs, terms) -> bool:
 
 
 def _sizes() -> list[int]:
-    """Lengths around the kernel's boundaries: one vector, four vectors (one row of
-    the four interleaved runs), 16 and 64 (cascade levels), the grain size."""
+    """Lengths around the boundaries of PyTorch's kernel (vectors, cascade levels, the
+    grain size where it splits a sum between threads) and minigrad's (runs of RUN)."""
     sizes = set(range(0, 40))
-    for edge in (16, 64, 256, 1024, 4 * 4, 4 * 8, 4 * 16, 16 * 16, 16 * 64, GRAIN_SIZE):
+    for edge in (16, 64, 256, 1024, 4 * 4, 4 * 8, 4 * 16, 16 * 16, 16 * 64, GRAIN_SIZE,
+                 RUN, 2 * RUN):
         sizes.update(range(max(edge - 3, 0), edge + 4))
     sizes.update({101, 999, 4097, 40000, 65537, 70000})
     return sorted(sizes)
@@ -111,6 +111,8 @@ def test_signed_zeros_empty_and_nonfinite(torch):
             assert _same_bits(mine, theirs), (values, op)
     assert _same_bits(minigrad.tensor([[-0.0]], dtype=minigrad.float64).sum(0).numpy(),
                       torch.tensor([[-0.0]], dtype=torch.float64).sum(0).numpy())
+    # (a sum starts from +0.0, as PyTorch's does: -0.0 sums to +0.0)
+    assert not np.signbit(minigrad.tensor([-0.0, -0.0], dtype=minigrad.float64).sum().item())
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -147,53 +149,3 @@ def test_broadcast_gradients_are_summed_as_torchs(torch, dtype):
         layer(lib.tensor(batch)).backward(lib.tensor(out_grad))
         grads.append(layer.bias.grad.numpy())
     assert _close_sum(*grads, np.abs(out_grad.astype(np.float64)).sum(0))
-
-
-# 2**53 + 1 is halfway between two doubles and rounds (to even) back to 2**53: a 1
-# added alone to 2**53 is lost, 1s summed among themselves first are kept. So these
-# sums show the order they were added in.
-BIG = 2.0 ** 53
-
-
-def test_a_cascade_moves_each_run_of_16_up_a_level():
-    # rows 0-15: BIG and fifteen 1s, each lost; rows 16-31: sixteen 1s summed to 16 in
-    # level 0, then moved onto BIG in level 1 (exact); row 32 after the runs: 1 in
-    # level 0; the levels added: 1 + (BIG + 16) = BIG + 17, rounded to even BIG + 16.
-    x = np.array([BIG] + [1.0] * 32)
-    out = np.empty(1)
-    _cascade(x, 0, 1, 1, x.size, 1, out)
-    assert out[0] == BIG + 16
-    one_by_one = 0.0
-    for v in x:
-        one_by_one += v
-    assert one_by_one == BIG
-
-
-def test_row_sum_adds_four_interleaved_runs():
-    # runs of elements 0,4 / 1,5 / 2,6 / 3,7: BIG (1 lost), 2, 2, 2; the leftover
-    # element 8 goes onto the first run (lost); then BIG + 2 + 2 + 2.
-    x = np.array([BIG] + [1.0] * 8)
-    assert _row_sum(x, 0, 1, x.size) == BIG + 6
-
-
-@pytest.mark.parametrize("n", [0, 3, 4, 17, 64, 300])
-def test_row_sums_of_many_columns_are_each_columns_row_sum(n):
-    # the vectorised version, column by column the same bits as `_row_sum`
-    rng = np.random.default_rng(n)
-    x = rng.standard_normal((n, 7)) * np.where(rng.random((n, 7)) < 0.1, 1e16, 1.0)
-    flat = x.reshape(-1)
-    out = np.zeros(7)
-    _row_sums(flat, 0, 7, 1, n, 7, out, 0, 1)
-    want = [_row_sum(flat, c, 7, n) for c in range(7)]
-    assert out.tobytes() == np.array(want).tobytes()
-
-
-def test_a_contiguous_sum_adds_lane_by_lane_then_the_lanes():
-    # 4 whole vectors and one more number: lane 0 sums BIG, 1, 1, 1 (BIG), every
-    # other lane 4; the last number starts the total (1), then the lanes in order:
-    # 1 + BIG is BIG, then 4 per remaining lane is kept.
-    lanes = SUM_VECTOR_BYTES // 8
-    x = np.array([BIG] + [1.0] * (4 * lanes))
-    assert cascade_sum(x, (0,)) == BIG + 4 * (lanes - 1)
-    # the sum starts from +0.0, as PyTorch's does: -0.0 sums to +0.0
-    assert np.copysign(1.0, cascade_sum(np.array([-0.0, -0.0]), (0,))) == 1.0
