@@ -28,7 +28,8 @@ def _run_sum(x, first, count, stride, held):
     """The sum of `count` elements of the flat array `x` from `first`, `stride` apart.
     The runs' totals are added pairwise: `held[k]` holds the sum of 2**k runs until
     another such sum arrives, as a binary counter holds its carries."""
-    held[:] = 0.0
+    for level in range(LEVELS):
+        held[level] = 0.0
     for n, start in enumerate(range(0, count, RUN)):
         # four running sums, so the additions overlap rather than wait for each other
         s0 = s1 = s2 = s3 = 0.0
@@ -72,10 +73,12 @@ def sum_columns(x, rows, cols, out):
     rows added one after another into float64 totals (along a row, so the loop
     vectorises), `RUN_OF_ROWS` rows at a time, the runs' totals pairwise as in
     `_run_sum`."""
+    # (plain loops, not slice assignments: numba would compile their error messages)
     held = np.zeros((LEVELS, cols))
     run = np.empty(cols)
     for n, start in enumerate(range(0, rows, RUN_OF_ROWS)):
-        run[:] = 0.0
+        for j in range(cols):
+            run[j] = 0.0
         for r in range(start, min(start + RUN_OF_ROWS, rows)):
             row = r * cols
             for j in range(cols):
@@ -86,7 +89,8 @@ def sum_columns(x, rows, cols, out):
                 run[j] += held[level, j]
                 held[level, j] = 0.0
             level += 1
-        held[level, :] = run
+        for j in range(cols):
+            held[level, j] = run[j]
     for j in range(cols):
         total = 0.0
         for level in range(LEVELS):
