@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kernels.sums import sum_columns, sum_rows
+from ..kernels.sums import LEVELS, sum_columns, sum_rows
 
 # PyTorch's at::internal::GRAIN_SIZE: below this many elements an op runs on one thread.
 GRAIN_SIZE = 32768
@@ -39,17 +39,15 @@ def float_sum(a: np.ndarray, dims: tuple, keepdim: bool = False) -> np.ndarray:
     count = a.size // outputs if outputs else 0
     if outputs == 0:
         return out
-    if not a.flags.c_contiguous:
+    if a.flags.c_contiguous and dims == tuple(range(len(dims))) and dims \
+            and outputs > 1:  # leading dims of a row-major array: columns
+        sum_columns(a.reshape(-1), count, outputs, flat_out, np.zeros((LEVELS, outputs)),
+                    np.empty(outputs))
+        return out
+    if not (a.flags.c_contiguous and dims == tuple(range(a.ndim - len(dims), a.ndim))):
         # the kept dims first, the summed ones last: each output's terms one row
         a = np.ascontiguousarray(a.transpose(kept + list(dims)))
-        sum_rows(a.reshape(-1), outputs, count, count, 1, flat_out)
-    elif dims == tuple(range(a.ndim - len(dims), a.ndim)):  # trailing dims: rows
-        sum_rows(a.reshape(-1), outputs, count, count, 1, flat_out)
-    elif dims == tuple(range(len(dims))):  # leading dims: columns
-        sum_columns(a.reshape(-1), count, outputs, flat_out)
-    else:
-        a = np.ascontiguousarray(a.transpose(kept + list(dims)))
-        sum_rows(a.reshape(-1), outputs, count, count, 1, flat_out)
+    sum_rows(a.reshape(-1), outputs, count, flat_out, np.empty(LEVELS))
     return out
 
 

@@ -21,9 +21,12 @@ import importlib.util
 import sys
 from types import ModuleType
 
-from . import elementwise, optim, reductions
+from . import cache, elementwise, optim, reductions
 
-__all__ = ["elementwise", "on_demand", "optim", "reductions"]
+cache.seed_user_cache()  # (a read-only install with kernels compiled ahead: see `cache`)
+cache.announce_first_compile()
+
+__all__ = ["cache", "elementwise", "on_demand", "optim", "reductions"]
 
 
 def on_demand(name: str) -> ModuleType:

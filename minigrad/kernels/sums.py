@@ -11,12 +11,13 @@ sum, and minigrad does not copy PyTorch's.)
 Two kernels cover every sum (`arrays/summing.py` brings a sum to one of their
 shapes): `sum_rows`, each row of a matrix to one number, and `sum_columns`, each
 column of a row-major matrix (a bias's gradient: a batch of rows added into one).
+Their buffers come from the caller: allocating inside a kernel would compile numba's
+allocator along with it, seconds of a first run.
 """
 
 from __future__ import annotations
 
 import numba
-import numpy as np
 
 RUN = 64  # elements added up before their total joins the others
 RUN_OF_ROWS = 16  # rows added up before their totals join the others (`sum_columns`)
@@ -24,62 +25,53 @@ LEVELS = 48  # room for 2**47 runs' totals
 
 
 @numba.njit(cache=True)
-def _run_sum(x, first, count, stride, held):
-    """The sum of `count` elements of the flat array `x` from `first`, `stride` apart.
-    The runs' totals are added pairwise: `held[k]` holds the sum of 2**k runs until
-    another such sum arrives, as a binary counter holds its carries."""
-    for level in range(LEVELS):
-        held[level] = 0.0
-    for n, start in enumerate(range(0, count, RUN)):
-        # four running sums, so the additions overlap rather than wait for each other
-        s0 = s1 = s2 = s3 = 0.0
-        stop = min(start + RUN, count)
-        k = start
-        while k + 4 <= stop:
-            i = first + k * stride
-            s0 += x[i]
-            s1 += x[i + stride]
-            s2 += x[i + 2 * stride]
-            s3 += x[i + 3 * stride]
-            k += 4
-        while k < stop:
-            s0 += x[first + k * stride]
-            k += 1
-        total = (s0 + s1) + (s2 + s3)
-        level = 0
-        while n >> level & 1:  # (the n-th run completes a pair at each 1 bit of n)
-            total += held[level]
-            held[level] = 0.0
-            level += 1
-        held[level] = total
-    total = 0.0
-    for level in range(LEVELS):
-        total += held[level]
-    return total
-
-
-@numba.njit(cache=True)
-def sum_rows(x, rows, row_stride, count, stride, out):
-    """out[r] = the sum of row r, for `rows` rows of `count` elements in the flat
-    array `x`: row r starts at r * row_stride, its elements `stride` apart."""
-    held = np.empty(LEVELS)
+def sum_rows(x, rows, count, out, held):
+    """out[r] = the sum of row r of the row-major matrix `x` (flat, rows x count).
+    Each row is added in runs of `RUN`; the runs' totals are added pairwise: `held[k]`
+    (float64, `LEVELS` of them) holds the sum of 2**k runs until another such sum
+    arrives, as a binary counter holds its carries."""
     for r in range(rows):
-        out[r] = _run_sum(x, r * row_stride, count, stride, held)
+        for level in range(LEVELS):
+            held[level] = 0.0
+        n = 0
+        end = (r + 1) * count
+        for start in range(r * count, end, RUN):
+            stop = start + RUN if start + RUN < end else end
+            # four running sums, so the additions overlap rather than wait for each other
+            s0 = s1 = s2 = s3 = 0.0
+            for i in range(start, stop - 3, 4):
+                s0 += x[i]
+                s1 += x[i + 1]
+                s2 += x[i + 2]
+                s3 += x[i + 3]
+            for i in range(stop - (stop - start) % 4, stop):
+                s0 += x[i]
+            total = (s0 + s1) + (s2 + s3)
+            level = 0
+            while n >> level & 1:  # (the n-th run completes a pair at each 1 bit of n)
+                total += held[level]
+                held[level] = 0.0
+                level += 1
+            held[level] = total
+            n += 1
+        total = 0.0
+        for level in range(LEVELS):
+            total += held[level]
+        out[r] = total
 
 
 @numba.njit(cache=True)
-def sum_columns(x, rows, cols, out):
+def sum_columns(x, rows, cols, out, held, run):
     """out[j] = the sum of column j of the row-major matrix `x` (flat, rows x cols):
     rows added one after another into float64 totals (along a row, so the loop
     vectorises), `RUN_OF_ROWS` rows at a time, the runs' totals pairwise as in
-    `_run_sum`."""
-    # (plain loops, not slice assignments: numba would compile their error messages)
-    held = np.zeros((LEVELS, cols))
-    run = np.empty(cols)
-    for n, start in enumerate(range(0, rows, RUN_OF_ROWS)):
+    `sum_rows` (`held`: LEVELS x cols, zeros; `run`: cols, both float64)."""
+    n = 0
+    for start in range(0, rows, RUN_OF_ROWS):
+        stop = start + RUN_OF_ROWS if start + RUN_OF_ROWS < rows else rows
         for j in range(cols):
             run[j] = 0.0
-        for r in range(start, min(start + RUN_OF_ROWS, rows)):
+        for r in range(start, stop):
             row = r * cols
             for j in range(cols):
                 run[j] += x[row + j]
@@ -91,6 +83,7 @@ def sum_columns(x, rows, cols, out):
             level += 1
         for j in range(cols):
             held[level, j] = run[j]
+        n += 1
     for j in range(cols):
         total = 0.0
         for level in range(LEVELS):
