@@ -97,12 +97,14 @@ print(json.dumps({"total": total, "kernels": found}))
 """
 
 
-def compiles(notebook: Path) -> dict:
-    """{"total": seconds, "kernels": {name: {"signatures", "seconds"}}} for a cold run."""
-    with tempfile.TemporaryDirectory() as cache:
-        done = subprocess.run([sys.executable, "-c", _RECORD, str(notebook)],
-                              env=_env(cache), capture_output=True, text=True, check=True,
-                              cwd=notebook.parent)
+def compiles(notebook: Path, cache: str | None = None) -> dict:
+    """{"total": seconds, "kernels": {name: {"signatures", "seconds"}}} for a run with
+    the numba cache `cache` (by default a new, empty one)."""
+    if cache is None:
+        with tempfile.TemporaryDirectory() as empty:
+            return compiles(notebook, empty)
+    done = subprocess.run([sys.executable, "-c", _RECORD, str(notebook)], env=_env(cache),
+                          capture_output=True, text=True, check=True, cwd=notebook.parent)
     return json.loads(done.stdout.splitlines()[-1])
 
 
