@@ -41,6 +41,7 @@ LAB_START    := 00_start_here.ipynb
 LAB_ARGS     ?=
 
 lab: install
+	$(BIN)/python -m minigrad.warmup
 	$(BIN)/jupyter lab --ServerApp.root_dir=notebooks \
 	    --LabApp.default_url=/lab/tree/$(LAB_START) \
 	    --LabApp.app_settings_dir="$(LAB_SETTINGS)" $(LAB_ARGS)

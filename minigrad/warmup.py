@@ -1,4 +1,5 @@
-"""`python -m minigrad.warmup`: compile the course's kernels once, ahead of the lessons.
+"""`python -m minigrad.warmup [--again]`: compile the course's kernels once, ahead of
+the lessons.
 
 numba compiles a kernel the first time it runs with a new dtype, then loads it from its
 cache (see `minigrad.kernels.cache` for where that is). A fresh runtime starts with an
@@ -127,8 +128,28 @@ def _bar(done: int, total: int, label: str, width: int = 30) -> str:
     return f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} {label:<32}"
 
 
-def main(workers: int | None = None) -> int:
-    """Compile the kernels, `workers` processes at a time (one per core by default)."""
+def _stamp():
+    """A file in the cache saying this install's kernels were warmed up: named after
+    the kernels' sources and numba's version, so an update warms up again."""
+    import hashlib
+
+    import numba
+
+    from minigrad.kernels.cache import KERNELS, cache_dir
+
+    digest = hashlib.sha1(numba.__version__.encode())
+    for source in sorted(KERNELS.glob("*.py")):
+        digest.update(source.read_bytes())
+    return cache_dir() / f".warmed-up-{digest.hexdigest()[:16]}"
+
+
+def main(workers: int | None = None, again: bool = False) -> int:
+    """Compile the kernels, `workers` processes at a time (one per core by default);
+    nothing to do when this install was warmed up already (unless `again`)."""
+    stamp = _stamp()
+    if stamp.exists() and not again:
+        print(f"minigrad: the kernels are compiled already ({stamp.parent})", file=sys.stderr)
+        return 0
     workers = workers or os.cpu_count() or 1
     start = time.perf_counter()
     os.environ["MINIGRAD_COMPILE_NOTICE"] = "off"  # (the workers inherit it: this says it)
@@ -139,12 +160,14 @@ def main(workers: int | None = None) -> int:
         for done, future in enumerate(as_completed(futures), 1):
             name, dt, _ = future.result()
             print(_bar(done, len(TASKS), f"{name}, {dt}"), end="", file=sys.stderr, flush=True)
-    from minigrad.kernels.cache import cache_dir
-
+    try:
+        stamp.touch()
+    except OSError:  # (a cache folder we may read but not write: nothing to remember)
+        pass
     print(f"\nminigrad: done in {time.perf_counter() - start:.0f} s; kernels cached in "
-          f"{cache_dir()}", file=sys.stderr)
+          f"{stamp.parent}", file=sys.stderr)
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(again="--again" in sys.argv[1:]))

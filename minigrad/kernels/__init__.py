@@ -12,9 +12,10 @@ Matrix products use numpy's BLAS: a hand-written loop would be slower, and no
 clearer. For the same reason `exp`, `log`, `sin`, `cos` and `tanh` of long float
 arrays (4096 values or more), and the backward passes of `sin` and `cos`, use numpy's
 vectorised ufuncs (`arrays.dispatch.VECTORISED`): numba calls the C library once per
-element for them, several times slower. `sigmoid`, `softmax`, `log_softmax` and the
-losses built on them compute their exp, log and log1p as PyTorch's kernels do
-(`sleef`, `sleef_float`, `softmax`), so that they agree with PyTorch bit for bit.
+element for them, several times slower. `softmax` and `log_softmax` still compute
+their exp and log with ports of SLEEF, the vector math library PyTorch calls (`sleef`,
+`sleef_float`, `softmax`); the float policy (README, "How alike, exactly") no longer
+asks for that, and `sigmoid` and `log_sigmoid` are plain loops (`elementwise`).
 """
 
 import importlib.util

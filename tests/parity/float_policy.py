@@ -53,7 +53,10 @@ class Tolerance:
         elif self is SUM and size.size:
             finite = size[np.isfinite(size)]
             size = np.maximum(size, finite.max() if finite.size else 0.0)
-        return rtol * size + atol
+        # (as many units of the last place among subnormals, whose spacing is fixed)
+        finfo = np.finfo(want.dtype) if want.dtype.kind == "f" else np.finfo(np.float64)
+        floor = rtol / float(finfo.eps) * float(finfo.smallest_subnormal)
+        return np.maximum(rtol * size, floor) + atol
 
 
 EXACT = Tolerance("exact", (0.0, 0.0), (0.0, 0.0),

@@ -20,7 +20,6 @@ from float_policy import SUM, VECTOR_MATH, Tolerance, outside
 from numba import njit
 
 import minigrad
-from minigrad._cpu import CAPABILITY
 from minigrad.kernels import sleef, sleef_float
 
 F = minigrad.nn.functional
@@ -164,11 +163,11 @@ def test_bce_with_logits_bits(torch, reduction, extra, dtype):
             assert _same(mine, theirs), (n, reduction, extra)
 
 
-@njit(cache=True)
-def _log_sigmoid_all(x, use_sleef):
-    out, buffer = np.empty_like(x), np.empty_like(x)
-    sleef.log_sigmoid(x, out, buffer, use_sleef)
-    return out, buffer
+def _log_sigmoid_all(x):
+    """minigrad's log_sigmoid of x and its buffer, exp(-|x|)."""
+    from minigrad.ops.loss import log_sigmoid_and_buffer
+
+    return log_sigmoid_and_buffer(x)
 
 
 def _many_values() -> np.ndarray:
@@ -181,13 +180,13 @@ def _many_values() -> np.ndarray:
                           2e307, 1.7e308, -1 + 2.0**-53, 2.0**-1022, 2.0**-1023])])
 
 
-def test_sleef_exp_and_log1p_against_torch(torch):
-    """log_sigmoid's kernel keeps SLEEF's exp(-|x|) as its buffer and subtracts SLEEF's
-    log1p of it: both compared with ours on 1.5 million values (every exp argument is
-    <= 0, the ones softmax uses). PyTorch's portable kernels call the C library's."""
+def test_log_sigmoid_and_its_buffer_against_torch(torch):
+    """log_sigmoid keeps exp(-|x|) as its buffer (PyTorch: SLEEF's exp, or the C
+    library's in its portable kernels) and subtracts its log1p: both compared with
+    PyTorch's on 1.5 million values."""
     x = _many_values()
     out_t, buffer_t = torch.ops.aten.log_sigmoid_forward(torch.tensor(x))
-    out, buffer = _log_sigmoid_all(x, CAPABILITY != "default")
+    out, buffer = _log_sigmoid_all(x)
     assert _same(buffer, buffer_t.numpy(), VECTOR_MATH)
     # (-max(-x, 0) - log1p(exp(-|x|)): terms of |x| at most, and log 2)
     assert _same(out, out_t.numpy(), SUM, scale=np.abs(x) + 1)
@@ -241,13 +240,11 @@ def _many_floats() -> np.ndarray:
                             2e38, 3.4e38, 2.0**-126, 2.0**-127])]).astype(np.float32)
 
 
-def test_sleef_float_exp_and_log1p_against_torch(torch):
-    """As for float64: float32 log_sigmoid keeps SLEEF's expf(-|x|) as its buffer and
-    subtracts SLEEF's log1pf of it (the C library's in PyTorch's portable build)."""
+def test_float_log_sigmoid_and_its_buffer_against_torch(torch):
+    """As for float64, in float32."""
     x = _many_floats()
     out_t, buffer_t = torch.ops.aten.log_sigmoid_forward(torch.tensor(x))
-    out, buffer = np.empty_like(x), np.empty_like(x)
-    sleef_float.log_sigmoid(x, out, buffer, CAPABILITY != "default")
+    out, buffer = _log_sigmoid_all(x)
     assert _same(buffer, buffer_t.numpy(), VECTOR_MATH)
     assert _same(out, out_t.numpy(), SUM, scale=np.abs(x) + 1)
 
