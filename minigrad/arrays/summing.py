@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kernels.sums import LEVELS, sum_columns, sum_rows
+from ..kernels.sums import RUN, RUN_OF_ROWS, levels, sum_columns, sum_rows
 
 # PyTorch's at::internal::GRAIN_SIZE: below this many elements an op runs on one thread.
 GRAIN_SIZE = 32768
@@ -41,13 +41,13 @@ def float_sum(a: np.ndarray, dims: tuple, keepdim: bool = False) -> np.ndarray:
         return out
     if a.flags.c_contiguous and dims == tuple(range(len(dims))) and dims \
             and outputs > 1:  # leading dims of a row-major array: columns
-        sum_columns(a.reshape(-1), count, outputs, flat_out, np.zeros((LEVELS, outputs)),
-                    np.empty(outputs))
+        held = np.zeros((levels(-(-count // RUN_OF_ROWS)), outputs))
+        sum_columns(a.reshape(-1), count, outputs, flat_out, held, np.empty(outputs))
         return out
     if not (a.flags.c_contiguous and dims == tuple(range(a.ndim - len(dims), a.ndim))):
         # the kept dims first, the summed ones last: each output's terms one row
         a = np.ascontiguousarray(a.transpose(kept + list(dims)))
-    sum_rows(a.reshape(-1), outputs, count, flat_out, np.empty(LEVELS))
+    sum_rows(a.reshape(-1), outputs, count, flat_out, np.empty(levels(-(-count // RUN))))
     return out
 
 

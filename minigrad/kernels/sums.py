@@ -21,17 +21,21 @@ import numba
 
 RUN = 64  # elements added up before their total joins the others
 RUN_OF_ROWS = 16  # rows added up before their totals join the others (`sum_columns`)
-LEVELS = 48  # room for 2**47 runs' totals
+
+
+def levels(runs: int) -> int:
+    """How many pairwise levels `runs` runs' totals need (see `sum_rows`)."""
+    return max(1, runs.bit_length())
 
 
 @numba.njit(cache=True)
 def sum_rows(x, rows, count, out, held):
     """out[r] = the sum of row r of the row-major matrix `x` (flat, rows x count).
     Each row is added in runs of `RUN`; the runs' totals are added pairwise: `held[k]`
-    (float64, `LEVELS` of them) holds the sum of 2**k runs until another such sum
+    (float64, `levels(runs)` of them) holds the sum of 2**k runs until another such sum
     arrives, as a binary counter holds its carries."""
     for r in range(rows):
-        for level in range(LEVELS):
+        for level in range(held.size):
             held[level] = 0.0
         n = 0
         end = (r + 1) * count
@@ -55,7 +59,7 @@ def sum_rows(x, rows, count, out, held):
             held[level] = total
             n += 1
         total = 0.0
-        for level in range(LEVELS):
+        for level in range(held.size):
             total += held[level]
         out[r] = total
 
@@ -65,7 +69,7 @@ def sum_columns(x, rows, cols, out, held, run):
     """out[j] = the sum of column j of the row-major matrix `x` (flat, rows x cols):
     rows added one after another into float64 totals (along a row, so the loop
     vectorises), `RUN_OF_ROWS` rows at a time, the runs' totals pairwise as in
-    `sum_rows` (`held`: LEVELS x cols, zeros; `run`: cols, both float64)."""
+    `sum_rows` (`held`: levels(runs) x cols, zeros; `run`: cols, both float64)."""
     n = 0
     for start in range(0, rows, RUN_OF_ROWS):
         stop = start + RUN_OF_ROWS if start + RUN_OF_ROWS < rows else rows
@@ -86,6 +90,6 @@ def sum_columns(x, rows, cols, out, held, run):
         n += 1
     for j in range(cols):
         total = 0.0
-        for level in range(LEVELS):
+        for level in range(held.shape[0]):
             total += held[level, j]
         out[j] = total

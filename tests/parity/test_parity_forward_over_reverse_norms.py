@@ -315,11 +315,13 @@ def _torch_statistics(x, running_mean, running_var, train):
     return mean.numpy(), invstd.numpy()
 
 
-def test_native_batch_norm_backward_in_eval_mode_is_pytorchs_bit_for_bit(torch):
-    """With the running statistics (no var_mean), values and tangents are exact."""
+def test_native_batch_norm_backward_in_eval_mode(torch):
+    """With the running statistics (no var_mean): the weight's and bias's gradients
+    and their tangents are sums over the batch, which PyTorch adds in an order of its
+    own, so within the float policy's CHAIN like the rest."""
     for want, got in zip(_batch_norm_backward(torch, False), _batch_norm_backward(minigrad, False)):
         for w, g in zip(want, got):
-            np.testing.assert_array_equal(g, w)
+            assert_close(g, w)
 
 
 def test_native_batch_norm_backward_in_training(torch):
