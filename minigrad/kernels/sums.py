@@ -76,9 +76,9 @@ def sum_columns(x, rows, cols, out, held, run):
         for j in range(cols):
             run[j] = 0.0
         for r in range(start, stop):
-            row = r * cols
-            for j in range(cols):
-                run[j] += x[row + j]
+            row = x[r * cols:(r + 1) * cols]  # (a slice: its index is known >= 0, so
+            for j in range(cols):              # the loop vectorises)
+                run[j] += row[j]
         level = 0
         while n >> level & 1:
             for j in range(cols):
