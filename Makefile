@@ -64,6 +64,7 @@ LAB_ARGS     ?=
 LAB_ROOT     := $(if $(filter 0,$(shell id -u)),--allow-root)
 
 lab: install
+	$(BIN)/python -m minigrad.warmup
 	$(BIN)/jupyter lab --ServerApp.root_dir=notebooks \
 	    --LabApp.default_url=/lab/tree/$(LAB_START) \
 	    --LabApp.app_settings_dir="$(LAB_SETTINGS)" $(LAB_ROOT) $(LAB_ARGS)

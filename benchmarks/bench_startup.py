@@ -1,5 +1,7 @@
 """Cold start: a fresh Python process importing the library and running one small
-backward, with the numba cache warm and with it empty; `import torch` alongside."""
+backward, with the numba cache warm and with it empty; `import torch` alongside; and a
+fresh runtime's first lesson, Run All in a new kernel with the numba cache empty and
+warm (`benchmarks/coldstart.py` does every lesson, and lists what compiles)."""
 
 from __future__ import annotations
 
@@ -62,4 +64,19 @@ def run(quick: bool) -> list[Row]:
             empty = _run(SMALL_BACKWARD.format(lib="minigrad"), env)
         rows.append(Row("cold start", "import + small backward, numba cache empty", "s",
                         {"minigrad": empty}))
+    rows.extend(_lesson_rows(quick))
     return rows
+
+
+def _lesson_rows(quick: bool) -> list[Row]:
+    case = "fresh runtime: lesson 1 top to bottom, numba cache {}"
+    if quick:
+        return [Row("cold start", case.format("empty"), "s", {},
+                    note="skipped with --quick (runs the lesson twice)"),
+                Row("cold start", case.format("warm"), "s", {}, note="skipped with --quick")]
+    from .coldstart import cold_and_warm, lesson_path
+
+    cold, warm = cold_and_warm(lesson_path(1))
+    return [Row("cold start", case.format("empty"), "s", {"minigrad": cold},
+                note=f"{cold / warm:.2f}x warm"),
+            Row("cold start", case.format("warm"), "s", {"minigrad": warm})]

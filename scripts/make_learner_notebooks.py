@@ -267,9 +267,11 @@ def run_problems(path: Path) -> list[str]:
     from nbclient.exceptions import CellExecutionError
 
     nb = nbformat.read(path, as_version=4)
-    # The run must not depend on (or change) this machine's course progress.
+    # The stored run must not depend on (or change) this machine's course progress,
+    # nor on whether its numba cache is empty (minigrad's one-line compile notice).
     saved = os.environ.get("MINIGRAD_COURSE_PROGRESS")
     os.environ["MINIGRAD_COURSE_PROGRESS"] = "off"
+    os.environ["MINIGRAD_COMPILE_NOTICE"] = "off"
     try:
         NotebookClient(nb, timeout=300, kernel_name="python3", record_timing=False,
                        resources={"metadata": {"path": str(path.parent)}}).execute()

@@ -18,6 +18,8 @@ EXPECTED_ROWS = [
     "large element-wise",
     "cold start          import + small backward, numba cache warm",
     "cold start          import + small backward, numba cache empty",
+    "cold start          fresh runtime: lesson 1 top to bottom, numba cache empty",
+    "cold start          fresh runtime: lesson 1 top to bottom, numba cache warm",
     "memory              MLP step peak",
     "memory              growth over",
     "widgets             BackwardStepper made and shown",

@@ -9,17 +9,11 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from .._cpu import CAPABILITY, THREADS
 from .._dtype import float64
 from ..kernels import elementwise as K
-from ..kernels import on_demand
 from .broadcasting import _row_of, broadcast_shape
 from .layout import empty_in_order, flat, fresh_result, layout_matters, result_order
 from .scalars import scalar_of
-from .summing import GRAIN_SIZE
-
-# SLEEF's kernels, loaded when first used (see `on_demand`)
-sleef, sleef_float = on_demand("sleef"), on_demand("sleef_float")
 
 # Arrays at least this long are split across the cores (the kernels release the
 # GIL); below it, starting threads would cost more than it saves.
@@ -103,32 +97,13 @@ def quietly(ufunc):
     return run
 
 
-def sigmoid_as_pytorch(x: np.ndarray, out: np.ndarray) -> None:
-    """1 / (1 + exp(-x)) from flat float32 or float64 `x` into flat `out`, bit for bit
-    as PyTorch's sigmoid kernel computes it: SLEEF's exp two vectors at a time, the C
-    library's for the last few values of each thread's share of the array (see
-    `kernels/sleef.py`). So the array is split as PyTorch splits it between its
-    threads (`WHOLE_ARRAY`), each share on a core of its own."""
-    n = x.size
-    if n == 0:  # (an empty tensor: no shares to split it into)
-        return
-    parts = min(THREADS, -(-n // GRAIN_SIZE)) if n > GRAIN_SIZE else 1
-    lanes = (64 if CAPABILITY == "avx512" else 32) // x.itemsize
-    kernels = sleef if x.dtype == np.float64 else sleef_float
-    use_sleef = CAPABILITY != "default"
-    if parts == 1 or _WORKERS == 1:
-        kernels.sigmoid(x, out, lanes, parts, use_sleef)
-        return
-    share = -(-n // parts)
-    jobs = [_thread_pool().submit(kernels.sigmoid, x[i:i + share], out[i:i + share], lanes, 1,
-                                  use_sleef) for i in range(0, n, share)]
-    for job in jobs:
-        job.result()
-
-
-# Kernels whose results depend on how PyTorch splits an array between its threads
-# (they split it the same way themselves): never cut into per-core slices.
-WHOLE_ARRAY = {sigmoid_as_pytorch}
+def sigmoid_in_passes(x: np.ndarray, out: np.ndarray) -> None:
+    """1 / (1 + exp(-x)) in vectorised passes, for long arrays."""
+    with np.errstate(all="ignore"):
+        np.negative(x, out=out)
+        np.exp(out, out=out)
+        np.add(out, 1, out=out)
+        np.divide(1, out, out=out)
 
 
 def sin_backward_in_passes(grad: np.ndarray, x: np.ndarray, out: np.ndarray) -> None:
@@ -169,7 +144,7 @@ def unary_into(kernel, x: np.ndarray, out: np.ndarray) -> None:
     n = out.size
     if n >= VECTORISED_MIN:
         kernel = VECTORISED.get(kernel, kernel)
-    if n < PARALLEL_MIN or kernel in WHOLE_ARRAY:  # small: call the kernel directly
+    if n < PARALLEL_MIN:  # small: call the kernel directly
         kernel(x, out)
     else:
         run_kernel(kernel, x, out)

@@ -1,8 +1,8 @@
 """Numerical kernels, jitted with numba.
 
 `elementwise` holds plain loops over flat arrays, one per formula (forward ones and
-fused backward ones such as sigmoid's `grad * y * (1 - y)`); `cascade` sums in
-PyTorch's order; `reductions` a whole tensor's arg-max/min; `optim` the optimizers'
+fused backward ones such as sigmoid's `grad * y * (1 - y)`); `sums` float sums (rows
+or columns, in runs); `reductions` a whole tensor's arg-max/min; `optim` the optimizers'
 fused updates. numba compiles one version per dtype on first use and caches it on
 disk (`cache=True`), so only the very first run on a machine pays for compilation.
 The element-wise kernels release the GIL (`nogil=True`), so
@@ -12,18 +12,22 @@ Matrix products use numpy's BLAS: a hand-written loop would be slower, and no
 clearer. For the same reason `exp`, `log`, `sin`, `cos` and `tanh` of long float
 arrays (4096 values or more), and the backward passes of `sin` and `cos`, use numpy's
 vectorised ufuncs (`arrays.dispatch.VECTORISED`): numba calls the C library once per
-element for them, several times slower. `sigmoid`, `softmax`, `log_softmax` and the
-losses built on them compute their exp, log and log1p as PyTorch's kernels do
-(`sleef`, `sleef_float`, `softmax`), so that they agree with PyTorch bit for bit.
+element for them, several times slower. `softmax` and `log_softmax` still compute
+their exp and log with ports of SLEEF, the vector math library PyTorch calls (`sleef`,
+`sleef_float`, `softmax`); the float policy (README, "How alike, exactly") no longer
+asks for that, and `sigmoid` and `log_sigmoid` are plain loops (`elementwise`).
 """
 
 import importlib.util
 import sys
 from types import ModuleType
 
-from . import elementwise, optim, reductions
+from . import cache, elementwise, optim, reductions
 
-__all__ = ["elementwise", "on_demand", "optim", "reductions"]
+cache.seed_user_cache()  # (a read-only install with kernels compiled ahead: see `cache`)
+cache.announce_first_compile()
+
+__all__ = ["cache", "elementwise", "on_demand", "optim", "reductions"]
 
 
 def on_demand(name: str) -> ModuleType:

@@ -218,6 +218,23 @@ def exp(x, out):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
+def sigmoid(x, out):
+    for i in range(out.size):
+        out[i] = 1.0 / (1.0 + math.exp(-x[i]))
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def log_sigmoid(x, out, buffer):
+    """log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|)), exact for large |x|, with
+    exp(-|x|) kept in `buffer` (PyTorch saves it for backward)."""
+    for i in range(out.size):
+        v = x[i]
+        z = math.exp(-math.fabs(v))
+        buffer[i] = z
+        out[i] = (v if v < 0 else 0.0) - math.log1p(z)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
 def log(x, out):
     for i in range(out.size):
         v = x[i]

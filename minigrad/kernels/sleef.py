@@ -185,31 +185,3 @@ def log1p(x: float) -> float:
     d_lo = (2.0 - d_hi) + m
     y_hi, y_lo = _divide(m, 0.0, d_hi, d_lo)
     return _log_of_parts(float(e), y_hi, y_lo)
-
-
-@njit(cache=True, nogil=True)
-def log_sigmoid(x, out, buffer, use_sleef):
-    """log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|)) over flat float64 arrays, with
-    exp(-|x|) kept in `buffer`, as PyTorch's log_sigmoid kernel computes it: SLEEF's
-    exp and log1p (`use_sleef`), or the C library's in PyTorch's portable build."""
-    for i in range(x.size):
-        v = x[i]
-        z = exp(-abs(v)) if use_sleef else math.exp(-abs(v))
-        buffer[i] = z
-        out[i] = min(v, 0.0) - (log1p(z) if use_sleef else math.log1p(z))
-
-
-@njit(cache=True, nogil=True)
-def sigmoid(x, out, lanes, parts, use_sleef):
-    """1 / (1 + exp(-x)) over a flat float64 array as PyTorch's element-wise loop
-    computes it: split into `parts` equal ranges (one per thread), each done 2 vectors
-    of `lanes` values at a time with SLEEF's exp, and its last few values (less than 2
-    vectors) one by one with the C library's exp."""
-    n = x.size
-    share = -(-n // parts)
-    for first in range(0, n, share):
-        end = min(n, first + share)
-        vector_end = end - (end - first) % (2 * lanes)
-        for i in range(first, end):
-            e = exp(0.0 - x[i]) if use_sleef and i < vector_end else math.exp(-x[i])
-            out[i] = 1.0 / (e + 1.0)

@@ -8,15 +8,13 @@ import warnings
 
 import numpy as np
 
-from .._cpu import CAPABILITY
 from .._dtype import result_type
 from ..arrays.broadcasting import broadcast_shape
-from ..arrays.dispatch import binary, sigmoid_as_pytorch, unary
+from ..arrays.dispatch import binary, unary, unary_into
 from ..arrays.summing import add_up
 from ..autograd.graph import INPUT, Node, SavedTensor, bump_version
 from ..autograd.record import record, refuse_grad_for
 from ..kernels import elementwise as K
-from ..kernels import on_demand
 from ..tensor import Size, Tensor
 from .arithmetic import sub
 from .declaration import declare
@@ -25,9 +23,6 @@ from .formulas import Formula, FormulaNode
 from .reductions import average, mean
 from .reductions import sum as sum_
 from .unary import abs as abs_
-
-# SLEEF's kernels, loaded when first used (see `on_demand`)
-sleef, sleef_float = on_demand("sleef"), on_demand("sleef_float")
 
 VALUE = "value"
 
@@ -395,14 +390,12 @@ class BinaryCrossEntropyWithLogitsBackward0(_PairLoss):
 
 
 def sigmoid_data(x: np.ndarray) -> np.ndarray:
-    """1 / (1 + exp(-x)); float64 and float32 as PyTorch's sigmoid kernel computes them
-    (SLEEF's exp but for the last values of each thread's range, `kernels/sleef.py`,
-    `kernels/sleef_float.py`)."""
+    """1 / (1 + exp(-x)), with the sigmoid op's kernel for float64 and float32."""
     if x.dtype not in (np.float64, np.float32):
         with np.errstate(all="ignore"):
             return 1 / (1 + np.exp(-x))
     out = np.empty(x.shape, x.dtype)
-    sigmoid_as_pytorch(np.ascontiguousarray(x).reshape(-1), out.reshape(-1))
+    unary_into(K.sigmoid, np.ascontiguousarray(x).reshape(-1), out.reshape(-1))
     return out
 
 
@@ -418,14 +411,12 @@ def _log_sigmoid(x: np.ndarray) -> np.ndarray:
 
 
 def log_sigmoid_and_buffer(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """log_sigmoid(x) and exp(-|x|), PyTorch's `buffer`: float64 and float32 with the exp
-    and log1p of PyTorch's kernel (`kernels/sleef.py`, `kernels/sleef_float.py`, bit for
-    bit), other types with numpy's."""
+    """log_sigmoid(x) and exp(-|x|), PyTorch's `buffer`: float64 and float32 with the
+    `log_sigmoid` kernel, other types with numpy."""
     if x.dtype in (np.float64, np.float32):
         flat = np.ascontiguousarray(x).reshape(-1)
         out, buffer = np.empty(x.shape, x.dtype), np.empty(x.shape, x.dtype)
-        kernels = sleef if x.dtype == np.float64 else sleef_float
-        kernels.log_sigmoid(flat, out.reshape(-1), buffer.reshape(-1), CAPABILITY != "default")
+        K.log_sigmoid(flat, out.reshape(-1), buffer.reshape(-1))
         return out, buffer
     with np.errstate(all="ignore"):
         z = np.exp(-np.abs(x))

@@ -245,7 +245,7 @@ class MeanBackward1(Node):
 
 
 def average(a: np.ndarray, dims: tuple, keepdim: bool) -> np.ndarray:
-    """PyTorch's mean on the CPU: the sum (in PyTorch's order), then divided in place
+    """PyTorch's mean on the CPU: the sum, then divided in place
     by the number of elements summed, in a's dtype. An empty mean is 0 / 0 = nan,
     without numpy's warning."""
     if len(dims) == a.ndim:  # the mean of every element: a loss, in every training step

@@ -18,7 +18,7 @@ from .._dtype import result_type
 from ..arrays.dispatch import (
     backward2,
     cos_backward_in_passes,
-    sigmoid_as_pytorch,
+    sigmoid_in_passes,
     sin_backward_in_passes,
 )
 from ..arrays.layout import fresh_result
@@ -106,7 +106,7 @@ unary_op("tanh", node="TanhBackward0", kernel=K.tanh, vectorised=np.tanh,
          doc="The hyperbolic tangent. Its derivative 1 - tanh(x)**2 needs only the "
              "result, so it saves its output.")
 
-unary_op("sigmoid", node="SigmoidBackward0", kernel=sigmoid_as_pytorch,
+unary_op("sigmoid", node="SigmoidBackward0", kernel=K.sigmoid, vectorised=sigmoid_in_passes,
          formula="sigmoid_backward(grad, result)", fused=K.sigmoid_backward,
          doc="1 / (1 + exp(-x)). Its derivative y * (1 - y) needs only the result y, so it "
              "saves its output.")

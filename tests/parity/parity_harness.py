@@ -28,8 +28,9 @@ Backward is seeded with the same fixed, non-uniform gradient for every output th
 requires grad, so a wrong formula cannot hide behind a symmetric seed.
 
 `assert_same(torch_record, minigrad_record)` compares the two, with PyTorch's text
-translated ("torch" -> "minigrad") and floats compared with rtol 1e-5 (float32) or
-1e-10 (float64).
+translated ("torch" -> "minigrad"): everything exactly but float values, which are
+compared as the float policy (`float_policy.py`) says: a program's values and gradients
+within `CHAIN` unless a test asks for a stricter kind.
 """
 
 from __future__ import annotations
@@ -40,14 +41,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-
-RTOL = {"float32": 1e-5, "float64": 1e-10}
-# for the ops whose float64 results are PyTorch's bit for bit (softmax and the losses
-# built on it): float64 values compared exactly, the others within RTOL
-EXACT_FLOAT64 = {"float64": (0.0, 0.0)}
-# ... and for those whose float32 results are PyTorch's bit for bit too
-EXACT_FLOATS = {"float64": (0.0, 0.0), "float32": (0.0, 0.0)}
-
+from float_policy import CHAIN, Tolerance, outside
 
 # -- messages ----------------------------------------------------------------------------
 
@@ -283,19 +277,15 @@ def _grads(c: Ctx) -> list:
 # -- comparing ---------------------------------------------------------------------------------
 
 
-def _diff(a, b, path: str, out: list, rtol: float, fixed: tuple | None = None) -> None:
+def _diff(a, b, path: str, out: list, how: Tolerance) -> None:
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
         a, b = np.asarray(a), np.asarray(b)
         if a.shape != b.shape or a.dtype.kind != b.dtype.kind:
             out.append(f"{path}: torch {a!r} != minigrad {b!r}")
         elif a.dtype.kind == "f":
-            tol = RTOL.get(str(a.dtype), rtol)
-            if isinstance(fixed, dict):  # (a tolerance for some dtypes only)
-                rel, absolute = fixed.get(str(a.dtype), (tol, tol))
-            else:
-                rel, absolute = fixed or (tol, tol)
-            if not np.allclose(a, b, rtol=rel, atol=absolute, equal_nan=True):
-                out.append(f"{path}: torch {a.tolist()} != minigrad {b.tolist()}")
+            if outside(b, a, how).any():
+                out.append(f"{path}: torch {a.tolist()} != minigrad {b.tolist()} "
+                           f"(not within {how.name})")
         elif not np.array_equal(a, b):
             out.append(f"{path}: torch {a.tolist()} != minigrad {b.tolist()}")
     elif isinstance(a, dict) and isinstance(b, dict):
@@ -304,40 +294,40 @@ def _diff(a, b, path: str, out: list, rtol: float, fixed: tuple | None = None) -
                 out.append(f"{path}.{k}: torch {a.get(k, '<missing>')!r} "
                            f"!= minigrad {b.get(k, '<missing>')!r}")
             else:
-                _diff(a[k], b[k], f"{path}.{k}", out, rtol, fixed)
+                _diff(a[k], b[k], f"{path}.{k}", out, how)
     elif isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
         if len(a) != len(b) or type(a) is not type(b):
             out.append(f"{path}: torch {a!r} != minigrad {b!r}")
         else:
             for i, (x, y) in enumerate(zip(a, b)):
-                _diff(x, y, f"{path}[{i}]", out, rtol, fixed)
+                _diff(x, y, f"{path}[{i}]", out, how)
     elif isinstance(a, float) and isinstance(b, float):
-        if not (a == b or (np.isnan(a) and np.isnan(b)) or np.isclose(a, b, rtol=1e-6)):
+        # (a Python float a node saved, such as a scalar operand: float64 values)
+        if outside(np.float64(b), np.float64(a), how).any():
             out.append(f"{path}: torch {a!r} != minigrad {b!r}")
     elif a != b or type(a) is not type(b):
         out.append(f"{path}: torch {a!r} != minigrad {b!r}")
 
 
-def differences(torch_rec: dict, minigrad_rec: dict,
-                tolerance: tuple[float, float] | dict | None = None) -> list[str]:
-    """Where the two records differ. `tolerance`: (rtol, atol) for every float array,
-    instead of RTOL's by dtype, or a dict of them by dtype name (EXACT_FLOAT64)."""
+def differences(torch_rec: dict, minigrad_rec: dict, how: Tolerance = CHAIN) -> list[str]:
+    """Where the two records differ: anything but a float value differing at all, a
+    float value not within `how` (a kind of the float policy)."""
     out: list[str] = []
-    _diff(torch_rec, minigrad_rec, "", out, 1e-5, tolerance)
+    _diff(torch_rec, minigrad_rec, "", out, how)
     return out
 
 
-def assert_same(torch_rec: dict, minigrad_rec: dict, tolerance=None) -> None:
-    diffs = differences(torch_rec, minigrad_rec, tolerance)
+def assert_same(torch_rec: dict, minigrad_rec: dict, how: Tolerance = CHAIN) -> None:
+    diffs = differences(torch_rec, minigrad_rec, how)
     assert not diffs, "minigrad differs from torch:\n  " + "\n  ".join(diffs[:25])
 
 
-def check(torch, program: Callable[[Ctx], Any], tolerance=None) -> dict:
+def check(torch, program: Callable[[Ctx], Any], how: Tolerance = CHAIN) -> dict:
     """Run `program` under both libraries and assert they behave the same (floats
-    within RTOL, or `tolerance` as for `differences`)."""
+    within `how`, as for `differences`)."""
     import minigrad
 
     rec_t = record(torch, program)
     rec_m = record(minigrad, program)
-    assert_same(rec_t, rec_m, tolerance)
+    assert_same(rec_t, rec_m, how)
     return rec_m

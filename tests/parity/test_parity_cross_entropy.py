@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from parity_harness import EXACT_FLOATS, check
+from parity_harness import check
 from test_parity_bad_input import compare
 
 X = [[1.0, 2.0, 3.0], [4.0, 5.0, 7.5], [-1.0, 0.25, -3.0], [0.5, 0.5, 0.5]]
@@ -103,7 +103,9 @@ def _changed_after(c):
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_loss(torch, case):
-    check(torch, CASES[case], EXACT_FLOATS)
+    # (log_softmax's exp and log come from PyTorch's vector math library: within the
+    # float policy's CHAIN, like any program's values and gradients)
+    check(torch, CASES[case])
 
 
 def test_float32_batch_total_is_bit_for_bit(torch):

@@ -1,15 +1,16 @@
 """Forward-mode AD through the ops whose tangent is a formula of its own (PyTorch's
 `result:` entries in derivatives.yaml, its `*_jvp` helpers): element-wise ops,
 reductions, joining and indexing, losses and normalization, and the ops backward
-formulas call. Each program's tangents are compared with PyTorch's (bit for bit where
-the primals agree, except the programs in ROUNDED), and so are the gradients of a
-tangent that requires grad (`ON_GRAPHS`).
+formulas call. Each program's tangents are compared with PyTorch's (within the float
+policy's CHAIN, `float_policy.py`), and so are the gradients of a tangent that requires
+grad (`ON_GRAPHS`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from float_policy import CHAIN, assert_floats
 from parity_harness import raised
 from test_parity_forward_ad import M3, TA, TB, TM3, TV, A, V, check_forward, dual, fad
 
@@ -189,23 +190,9 @@ FORMULAS = {
 }
 
 
-# Tolerance: these tangents agree with PyTorch's to 1e-12 relative (1e-15 absolute, for
-# elements that cancel to nearly zero) rather than bit for bit. They read exp's,
-# sigmoid's or log's values, which minigrad's kernels round an ulp away from PyTorch's
-# vectorised ones for some inputs (softmax, log_softmax, their gradients, nll_loss of
-# a log_softmax, binary cross-entropy), or PyTorch computes them through a
-# decomposition whose order minigrad's formula does not follow (the gradients of
-# softmax and log_softmax).
-ROUNDED = {"softmax and log_softmax", "binary cross-entropy", "nll_loss and cross_entropy",
-           "the gradients of softmax and log_softmax"}
-
-
 @pytest.mark.parametrize("name", list(FORMULAS))
 def test_tangents_of_ops_with_formulas(torch, name):
-    if name in ROUNDED:
-        check_forward(torch, FORMULAS[name], exact=False, rtol=1e-12)
-    else:
-        check_forward(torch, FORMULAS[name])
+    check_forward(torch, FORMULAS[name])
 
 
 # One op on a dual tensor whose primal and tangent both require grad: the tangent
@@ -267,14 +254,12 @@ def _array_or_none(grad):
 
 @pytest.mark.parametrize("name", list(ON_GRAPHS))
 def test_a_tangent_that_requires_grad_has_pytorchs_gradients(torch, name):
-    # (tolerance: 1e-12 relative, 1e-15 absolute; the gradients go through backward
-    # formulas whose order is not always PyTorch's)
     want = _through_graphs(torch, ON_GRAPHS[name])
     got = _through_graphs(minigrad, ON_GRAPHS[name])
     assert len(want) == len(got) and want[0] == got[0]
     for w, g in zip(want[1:], got[1:]):
         if isinstance(w, np.ndarray) and isinstance(g, np.ndarray):
-            np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-15)
+            assert_floats(g, w, CHAIN)
         else:
             assert w == g
 

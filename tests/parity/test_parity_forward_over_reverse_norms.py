@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from float_policy import CHAIN, assert_floats
 from parity_harness import raised
 
 import minigrad
@@ -31,10 +32,10 @@ W34, TW34 = RNG.standard_normal((3, 4)), RNG.standard_normal((3, 4))
 G3 = RNG.standard_normal((2, 3, 4))
 
 
-def assert_close(got: np.ndarray, want: np.ndarray, rtol: float = 1e-12) -> None:
-    """Equal but for the last bits (see the module's docstring)."""
-    scale = max(1.0, float(np.abs(want).max())) if want.size else 1.0
-    np.testing.assert_allclose(got, want, rtol=rtol, atol=rtol * 1e-2 * scale)
+def assert_close(got: np.ndarray, want: np.ndarray) -> None:
+    """Equal but for the last bits: the float policy's CHAIN (see the module's
+    docstring)."""
+    assert_floats(got, want, CHAIN)
 
 
 def fad(m):
@@ -314,11 +315,13 @@ def _torch_statistics(x, running_mean, running_var, train):
     return mean.numpy(), invstd.numpy()
 
 
-def test_native_batch_norm_backward_in_eval_mode_is_pytorchs_bit_for_bit(torch):
-    """With the running statistics (no var_mean), values and tangents are exact."""
+def test_native_batch_norm_backward_in_eval_mode(torch):
+    """With the running statistics (no var_mean): the weight's and bias's gradients
+    and their tangents are sums over the batch, which PyTorch adds in an order of its
+    own, so within the float policy's CHAIN like the rest."""
     for want, got in zip(_batch_norm_backward(torch, False), _batch_norm_backward(minigrad, False)):
         for w, g in zip(want, got):
-            np.testing.assert_array_equal(g, w)
+            assert_close(g, w)
 
 
 def test_native_batch_norm_backward_in_training(torch):

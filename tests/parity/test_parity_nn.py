@@ -12,6 +12,7 @@ import warnings
 
 import numpy as np
 import pytest
+from float_policy import CHAIN, assert_floats, stated
 
 import minigrad
 
@@ -36,7 +37,7 @@ def _names_match(a, b, where="") -> None:
         for i, (x, y) in enumerate(zip(a, b)):
             _names_match(x, y, f"{where}[{i}]")
     elif isinstance(a, np.ndarray):
-        np.testing.assert_allclose(b, a, rtol=1e-6, atol=1e-9, err_msg=where)
+        assert_floats(b, a, CHAIN, err_msg=where)
     elif isinstance(a, float):
         assert b == pytest.approx(a, rel=1e-6, abs=1e-9), where
     elif isinstance(a, str):
@@ -731,6 +732,11 @@ ADAM_FLOAT32 = {
 }
 
 
+# (see `assert_float32_step_close`)
+FLOAT32_STEP = stated((0.0, 0.0), (4 * float(np.finfo(np.float32).eps), 1e-30),
+                      "a host-dependent fused multiply-add, carried through a few steps")
+
+
 def assert_float32_step_close(mine: np.ndarray, theirs: np.ndarray) -> None:
     """float32 optimizer results that PyTorch computes with host-dependent rounding.
 
@@ -743,9 +749,8 @@ def assert_float32_step_close(mine: np.ndarray, theirs: np.ndarray) -> None:
     4 float32 epsilons of the largest magnitude in the tensor; a wrong formula or a
     missed step is off by orders of magnitude more.
     """
-    scale = float(np.abs(theirs).max()) if theirs.size else 0.0
-    np.testing.assert_allclose(mine, theirs, rtol=0,
-                               atol=4 * np.finfo(np.float32).eps * max(scale, 1e-30))
+    assert_floats(mine, theirs, FLOAT32_STEP,
+                  scale=float(np.abs(theirs).max()) if theirs.size else 0.0)
 
 
 @pytest.mark.parametrize("name", list(ADAM_FLOAT32))

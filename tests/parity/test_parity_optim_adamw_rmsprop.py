@@ -24,12 +24,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from float_policy import CHAIN, assert_floats
 from parity_harness import raised as _error
 from parity_harness import translate
 
 import minigrad
-
-RTOL = {"float64": 1e-12, "float32": 1e-5}
 
 ADAMW_CASES = [
     dict(),
@@ -244,14 +243,12 @@ def test_training_with_param_groups_as_in_torch(torch, name, kw, dtype):
     seen_t, state_t, versions_t, repr_t, layout_t = _train(torch, name, kw, dtype)
     for step, (a, b) in enumerate(zip(seen_m, seen_t)):
         for x, y in zip(a, b):
-            np.testing.assert_allclose(x, y, rtol=RTOL[dtype], atol=RTOL[dtype],
-                                       err_msg=f"step {step + 1}")
+            assert_floats(x, y, CHAIN, err_msg=f"step {step + 1}")
     for sm, st in zip(state_m, state_t):
         assert list(sm) == list(st)
         for key in sm:
             assert sm[key][:2] == st[key][:2], key
-            np.testing.assert_allclose(sm[key][2], st[key][2], rtol=RTOL[dtype],
-                                       atol=RTOL[dtype])
+            assert_floats(sm[key][2], st[key][2], CHAIN)
     assert versions_m == versions_t
     assert repr_m == repr_t
     assert layout_m == layout_t
@@ -362,7 +359,7 @@ def test_state_dict_as_in_torch(torch, name):
         assert list(got[2][i]) == list(expected[2][i])
         for k in got[2][i]:
             assert got[2][i][k][1] == expected[2][i][k][1], (i, k)
-            np.testing.assert_allclose(got[2][i][k][0], expected[2][i][k][0], rtol=1e-12)
+            assert_floats(got[2][i][k][0], expected[2][i][k][0], CHAIN)
     assert got[3:] == expected[3:]
 
 
@@ -386,7 +383,7 @@ def test_load_state_dict_resumes_as_in_torch(torch, name):
     got, expected = run(minigrad), run(torch)
     assert got[:4] == expected[:4]
     for a, b in zip(got[4], expected[4]):
-        np.testing.assert_allclose(a, b, rtol=1e-12)
+        assert_floats(a, b, CHAIN)
     assert got[5] == expected[5]
 
 

@@ -23,7 +23,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 # the tests whose expected bits depend on the kernels PyTorch picks
 HOST_DEPENDENT = [
-    "tests/parity/test_parity_sum_order.py",
+    "tests/parity/test_parity_sums.py",
     "tests/parity/test_parity_random.py",
     "tests/parity/test_parity_declared_ops.py",
     "tests/parity/test_parity_ops.py",

@@ -11,8 +11,8 @@ from __future__ import annotations
 import io
 import pickle
 
-import numpy as np
 import pytest
+from float_policy import CHAIN, assert_floats
 from parity_harness import raised as _error
 from parity_harness import translate
 
@@ -130,12 +130,12 @@ def test_a_loaded_state_dict_trains_on_as_the_saved_one_would(torch):
     got, expected = run(minigrad), run(torch)
     # (values within the square root's rounding, see test_parity_optim_more.py)
     for a, b in zip(got[0], expected[0]):
-        np.testing.assert_allclose(a, b, rtol=1e-12)
+        assert_floats(a, b, CHAIN)
     for a, b in zip(got[1], expected[1]):
         assert list(a) == list(b)
         for k in a:
             assert a[k][0] == b[k][0]
-            np.testing.assert_allclose(a[k][1], b[k][1], rtol=1e-12)
+            assert_floats(a[k][1], b[k][1], CHAIN)
     assert got[2:] == expected[2:]
 
 

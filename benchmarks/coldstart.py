@@ -1,0 +1,147 @@
+"""What a fresh runtime costs: a lesson run top to bottom with the numba cache empty
+(Colab, Binder, a new hub user, a CI run) and warm, and what compiles meanwhile.
+
+    python -m benchmarks.coldstart [--lessons 1 7] [--compiles]
+
+prints, for each lesson, Run All's seconds in a fresh kernel with an empty numba
+cache (`NUMBA_CACHE_DIR` pointed at a new temporary directory) and again with the
+cache that run filled; with `--compiles`, a table of the kernels a cold lesson
+compiles (kernel, signatures, seconds), from numba's compile events.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = ROOT / "notebooks"
+
+
+def lesson_path(number: int) -> Path:
+    (path,) = NOTEBOOKS.glob(f"{number:02d}_*.ipynb")
+    return path
+
+
+def _env(cache: str) -> dict:
+    return {**os.environ, "NUMBA_CACHE_DIR": cache, "MPLBACKEND": "Agg"}
+
+
+_RUN_ALL = """
+import sys, time, nbformat
+from nbclient import NotebookClient
+nb = nbformat.read(sys.argv[1], as_version=4)
+start = time.perf_counter()
+NotebookClient(nb, timeout=600, kernel_name="python3",
+               resources={"metadata": {"path": sys.argv[2]}}).execute()
+print(time.perf_counter() - start)
+"""
+
+
+def run_all(notebook: Path, cache: str) -> float:
+    """Seconds Run All takes in a fresh kernel (its start included) with `cache`."""
+    done = subprocess.run([sys.executable, "-c", _RUN_ALL, str(notebook), str(notebook.parent)],
+                          env=_env(cache), capture_output=True, text=True, check=True)
+    return float(done.stdout.split()[-1])
+
+
+def cold_and_warm(notebook: Path) -> tuple[float, float]:
+    """Run All on an empty numba cache, then again on the cache it filled."""
+    with tempfile.TemporaryDirectory() as cache:
+        cold = run_all(notebook, cache)
+        warm = run_all(notebook, cache)
+    return cold, warm
+
+
+# In a process of its own: run the lesson's code cells in IPython (magics and all) and
+# record numba's compile events; each kernel's seconds exclude the kernels it compiled
+# on the way (a kernel calling another compiles the callee inside its own compile).
+_RECORD = """
+import json, sys, time
+import nbformat
+from IPython.core.interactiveshell import InteractiveShell
+from numba.core import event
+
+stack, found = [], {}
+
+class Recorder(event.Listener):
+    def on_start(self, ev):
+        stack.append([time.perf_counter(), 0.0])
+
+    def on_end(self, ev):
+        start, inner = stack.pop()
+        took = time.perf_counter() - start
+        if stack:
+            stack[-1][1] += took
+        d = ev.data["dispatcher"]
+        key = f"{d.py_func.__module__}.{d.py_func.__qualname__}"
+        sig = ", ".join(str(a) for a in ev.data["args"])
+        entry = found.setdefault(key, {"signatures": [], "seconds": 0.0})
+        entry["signatures"].append(sig)
+        entry["seconds"] += took - inner
+
+event.register("numba:compile", Recorder())
+nb = nbformat.read(sys.argv[1], as_version=4)
+shell = InteractiveShell.instance()
+start = time.perf_counter()
+for cell in nb.cells:
+    if cell.cell_type == "code":
+        shell.run_cell(cell.source, silent=True)
+total = time.perf_counter() - start
+print(json.dumps({"total": total, "kernels": found}))
+"""
+
+
+def compiles(notebook: Path, cache: str | None = None) -> dict:
+    """{"total": seconds, "kernels": {name: {"signatures", "seconds"}}} for a run with
+    the numba cache `cache` (by default a new, empty one)."""
+    if cache is None:
+        with tempfile.TemporaryDirectory() as empty:
+            return compiles(notebook, empty)
+    done = subprocess.run([sys.executable, "-c", _RECORD, str(notebook)], env=_env(cache),
+                          capture_output=True, text=True, check=True, cwd=notebook.parent)
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def compile_table(found: dict, top: int = 25) -> str:
+    kernels = sorted(found["kernels"].items(), key=lambda kv: -kv[1]["seconds"])
+    total = sum(k["seconds"] for _, k in kernels)
+    count = sum(len(k["signatures"]) for _, k in kernels)
+    lines = [f"{count} compilations, {total:.1f} s compiling, "
+             f"{found['total']:.1f} s for the lesson's cells",
+             "| kernel | signatures | s |", "| --- | --- | --- |"]
+    for name, k in kernels[:top]:
+        sigs = "; ".join(sorted(set(k["signatures"])))
+        if len(sigs) > 90:
+            sigs = sigs[:87] + "..."
+        lines.append(f"| {name.removeprefix('minigrad.')} | {len(k['signatures'])}: {sigs} "
+                     f"| {k['seconds']:.2f} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.coldstart",
+                                     description=__doc__)
+    parser.add_argument("--lessons", nargs="+", type=int, default=list(range(13)))
+    parser.add_argument("--compiles", action="store_true",
+                        help="also list what the first lesson given compiles")
+    args = parser.parse_args(argv)
+    print("| lesson | Run All, empty cache (s) | warm (s) | cold/warm |")
+    print("| --- | --- | --- | --- |")
+    for n in args.lessons:
+        cold, warm = cold_and_warm(lesson_path(n))
+        print(f"| {lesson_path(n).stem} | {cold:.1f} | {warm:.1f} | {cold / warm:.2f} |",
+              flush=True)
+    if args.compiles:
+        print()
+        print(compile_table(compiles(lesson_path(args.lessons[0]))))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

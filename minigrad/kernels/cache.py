@@ -1,0 +1,109 @@
+"""Where numba keeps minigrad's compiled kernels, and the one line a first compile prints
+(unless `MINIGRAD_COMPILE_NOTICE=off`, as the tests that run the lessons set it).
+
+numba compiles a kernel the first time it runs with a new dtype and keeps the machine
+code on disk (`cache=True`), looked up in this order:
+
+1. `NUMBA_CACHE_DIR`, when set;
+2. `minigrad/kernels/__pycache__/`, when that folder is writable (an install of one's
+   own: a clone, a virtual environment);
+3. otherwise (a read-only install: a hub's shared environment, a system-wide one) a
+   per-user folder, `~/.cache/numba/kernels_<hash of the folder>/`.
+
+In the third case every new user would compile again. So an image builder runs
+`python -m minigrad.warmup` as the install's owner: the kernels land in
+`minigrad/kernels/__pycache__/`, and `seed_user_cache()` (called at `import minigrad`)
+copies them once into the user's folder, where numba finds them.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+KERNELS = Path(__file__).resolve().parent
+PREBUILT = KERNELS / "__pycache__"
+
+
+def user_cache_dir() -> Path:
+    """numba's per-user folder for the kernels of this install (case 3 above)."""
+    from numba.core.caching import UserWideCacheLocator
+
+    subpath = UserWideCacheLocator.get_suitable_cache_subpath(str(KERNELS / "elementwise.py"))
+    from numba.misc.appdirs import AppDirs
+
+    return Path(AppDirs(appname="numba", appauthor=False).user_cache_dir) / subpath
+
+
+def cache_dir() -> Path:
+    """Where numba reads and writes minigrad's kernels in this process."""
+    if os.environ.get("NUMBA_CACHE_DIR"):
+        from numba.core.caching import UserProvidedCacheLocator
+
+        subpath = UserProvidedCacheLocator.get_suitable_cache_subpath(
+            str(KERNELS / "elementwise.py"))
+        return Path(os.environ["NUMBA_CACHE_DIR"]) / subpath
+    if os.access(KERNELS, os.W_OK) and (not PREBUILT.exists() or os.access(PREBUILT, os.W_OK)):
+        return PREBUILT
+    return user_cache_dir()
+
+
+def seed_user_cache() -> int:
+    """On a read-only install whose kernels were compiled ahead (`PREBUILT` holds
+    them), copy them into the user's numba folder once; returns how many files were
+    copied. Cheap when there is nothing to do (one or two `stat`s)."""
+    if os.environ.get("NUMBA_CACHE_DIR") or not PREBUILT.is_dir():
+        return 0
+    if os.access(PREBUILT, os.W_OK):  # numba reads and writes them where they are
+        return 0
+    target = user_cache_dir()
+    stamp = f".seeded-{PREBUILT.stat().st_mtime_ns}"
+    if (target / stamp).exists():
+        return 0
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+        copied = 0
+        for f in PREBUILT.iterdir():
+            if f.suffix in (".nbi", ".nbc") and not (target / f.name).exists():
+                shutil.copy2(f, target / f.name)
+                copied += 1
+        (target / stamp).touch()
+    except OSError:  # (no home folder, a full disk: numba will compile as usual)
+        return 0
+    return copied
+
+
+_announced = False
+
+
+def _announce(event) -> None:
+    """The first time minigrad compiles a kernel in this process, say so once."""
+    global _announced
+    dispatcher = event.data.get("dispatcher")
+    module = getattr(getattr(dispatcher, "py_func", None), "__module__", "") or ""
+    if _announced or not module.startswith("minigrad."):
+        return
+    _announced = True
+    print("minigrad: compiling kernels for this machine on first use (about 0.2 s "
+          "each, a few seconds a lesson, once: they are cached in "
+          f"{cache_dir()}; `python -m minigrad.warmup` compiles them ahead)",
+          file=sys.stderr)
+
+
+def announce_first_compile() -> None:
+    """Print one line on stderr when minigrad first compiles a kernel (numba's compile
+    event, which fires only when the cache has no machine code for the call)."""
+    if os.environ.get("MINIGRAD_COMPILE_NOTICE", "").lower() in ("off", "0", "no"):
+        return
+    from numba.core import event
+
+    class _FirstCompile(event.Listener):
+        def on_start(self, ev) -> None:
+            _announce(ev)
+
+        def on_end(self, ev) -> None:
+            pass
+
+    event.register("numba:compile", _FirstCompile())
