@@ -396,3 +396,32 @@ def wait_for_idle_kernel(notebook_url: str, timeout_s: float = 120.0) -> None:
             return
         time.sleep(0.5)
     raise AssertionError(f"the kernel of {path} was not idle within {timeout_s:.0f} s")
+
+
+def click_through(stepper, steps: int, timeout_ms: float = 90_000) -> list[str]:
+    """Step a displayed stepper (a Playwright locator of `.minigrad-stepper`) the way a
+    learner does: next to the end, checking at each step that the caption names the
+    highlighted node; then previous, last, and the slider to step 2. Returns the nodes'
+    names in the order they ran. `timeout_ms`: how long the stepper may take to appear
+    (its cell runs first)."""
+    from playwright.sync_api import expect
+
+    caption = stepper.locator(".stepper-caption")
+    expect(stepper.locator("svg.stepper-graph")).to_be_visible(timeout=timeout_ms)
+    expect(caption).to_contain_text(f"Before backward (step 0 of {steps})")
+    names = []
+    for n in range(1, steps + 1):
+        stepper.locator("button.stepper-next").click()
+        expect(caption).to_contain_text(f"Step {n} of {steps}: ")
+        current = stepper.locator(".mg-node[data-status='current']")
+        expect(current).to_have_count(1)
+        names.append(current.get_attribute("data-name"))
+        assert caption.inner_text().endswith(": " + names[-1])
+    expect(stepper.locator(".stepper-panel")).to_contain_text("Backward finished")
+    stepper.locator("button.stepper-previous").click()
+    expect(caption).to_contain_text(f"Step {steps - 1} of {steps}: {names[-2]}")
+    stepper.locator("button.stepper-last").click()
+    expect(caption).to_contain_text(f"Step {steps} of {steps}: {names[-1]}")
+    stepper.locator("input.stepper-slider").fill("2")
+    expect(caption).to_contain_text(f"Step 2 of {steps}: {names[1]}")
+    return names

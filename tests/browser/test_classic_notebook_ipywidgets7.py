@@ -14,7 +14,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import _stop, frontend_python, start_server
+from conftest import _stop, click_through, frontend_python, start_server
 
 HERE = Path(__file__).resolve().parent
 NOTEBOOK = HERE / "stepper_demo.ipynb"
@@ -62,24 +62,7 @@ def test_stepper_steps_in_classic_notebook_with_ipywidgets_7(classic_notebook, c
     # (the widget manager first restores saved widget state: let it finish)
     page.wait_for_timeout(3000)
     page.evaluate("Jupyter.notebook.execute_all_cells()")
-    stepper = page.locator(".minigrad-stepper")
-    caption = stepper.locator(".stepper-caption")
-    expect(stepper.locator("svg.stepper-graph")).to_be_visible(timeout=TIMEOUT_MS)
-    expect(caption).to_contain_text(f"Before backward (step 0 of {STEPS})")
-    names = []
-    for n in range(1, STEPS + 1):
-        stepper.locator("button.stepper-next").click()
-        expect(caption).to_contain_text(f"Step {n} of {STEPS}: ")
-        names.append(stepper.locator(".mg-node[data-status='current']").get_attribute(
-            "data-name"))
-        assert caption.inner_text().endswith(": " + names[-1])
-    expect(stepper.locator(".stepper-panel")).to_contain_text("Backward finished")
-    stepper.locator("button.stepper-previous").click()
-    expect(caption).to_contain_text(f"Step {STEPS - 1} of {STEPS}: {names[-2]}")
-    stepper.locator("button.stepper-last").click()
-    expect(caption).to_contain_text(f"Step {STEPS} of {STEPS}: {names[-1]}")
-    stepper.locator("input.stepper-slider").fill("2")
-    expect(caption).to_contain_text(f"Step 2 of {STEPS}: {names[1]}")
+    names = click_through(page.locator(".minigrad-stepper"), STEPS)
     # Python reads the step the browser shows (ipywidgets 7 holds a state update back
     # until the kernel has acknowledged the previous one: give the updates a moment)
     page.wait_for_timeout(2000)

@@ -11,7 +11,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import _stop, frontend_python, start_server
+from conftest import _stop, click_through, frontend_python, start_server
 
 HERE = Path(__file__).resolve().parent
 APP = HERE / "marimo_stepper.py"
@@ -44,21 +44,5 @@ def test_stepper_steps_in_marimo(marimo_app, chromium_page):
     page = chromium_page
     page.set_default_timeout(TIMEOUT_MS)
     page.goto(marimo_app)
-    stepper = page.locator(".minigrad-stepper")
-    caption = stepper.locator(".stepper-caption")
-    expect(stepper.locator("svg.stepper-graph")).to_be_visible(timeout=TIMEOUT_MS)
-    expect(caption).to_contain_text(f"Before backward (step 0 of {STEPS})")
-    names = []
-    for n in range(1, STEPS + 1):
-        stepper.locator("button.stepper-next").click()
-        expect(caption).to_contain_text(f"Step {n} of {STEPS}: ")
-        names.append(stepper.locator(".mg-node[data-status='current']").get_attribute(
-            "data-name"))
-        assert caption.inner_text().endswith(": " + names[-1])
-    stepper.locator("button.stepper-previous").click()
-    expect(caption).to_contain_text(f"Step {STEPS - 1} of {STEPS}: {names[-2]}")
-    stepper.locator("button.stepper-last").click()
-    expect(caption).to_contain_text(f"Step {STEPS} of {STEPS}: {names[-1]}")
-    stepper.locator("input.stepper-slider").fill("2")
-    expect(caption).to_contain_text(f"Step 2 of {STEPS}: {names[1]}")
+    click_through(page.locator(".minigrad-stepper"), STEPS)
     expect(page.get_by_text("python sees step 2: 2")).to_be_visible()

@@ -10,7 +10,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import _stop, frontend_python, start_server, wait_for_idle_kernel
+from conftest import _stop, click_through, frontend_python, start_server, wait_for_idle_kernel
 
 HERE = Path(__file__).resolve().parent
 NOTEBOOK = HERE / "stepper_demo.ipynb"
@@ -50,22 +50,6 @@ def test_stepper_steps_in_notebook_7(notebook7, chromium_page):
     page.wait_for_timeout(1000)  # (the page's kernel connection follows the server's)
     page.locator(".lm-MenuBar-itemLabel", has_text=re.compile("^Run$")).click()
     page.locator(".lm-Menu-itemLabel", has_text=re.compile("^Run All Cells$")).click()
-    stepper = page.locator(".minigrad-stepper")
-    caption = stepper.locator(".stepper-caption")
-    expect(stepper.locator("svg.stepper-graph")).to_be_visible(timeout=TIMEOUT_MS)
-    expect(caption).to_contain_text(f"Before backward (step 0 of {STEPS})")
-    names = []
-    for n in range(1, STEPS + 1):
-        stepper.locator("button.stepper-next").click()
-        expect(caption).to_contain_text(f"Step {n} of {STEPS}: ")
-        names.append(stepper.locator(".mg-node[data-status='current']").get_attribute(
-            "data-name"))
-        assert caption.inner_text().endswith(": " + names[-1])
-    stepper.locator("button.stepper-previous").click()
-    expect(caption).to_contain_text(f"Step {STEPS - 1} of {STEPS}: {names[-2]}")
-    stepper.locator("button.stepper-last").click()
-    expect(caption).to_contain_text(f"Step {STEPS} of {STEPS}: {names[-1]}")
-    stepper.locator("input.stepper-slider").fill("2")
-    expect(caption).to_contain_text(f"Step 2 of {STEPS}: {names[1]}")
+    click_through(page.locator(".minigrad-stepper"), STEPS)
     body = page.locator("body").inner_text()
     assert "Error displaying widget" not in body and "Traceback" not in body
