@@ -1202,6 +1202,19 @@ def _third_derivative_of_sin(t):
     (g3,) = t.autograd.grad(g2.sum(), x)
     return [round(v, 4) for v in g3.tolist()]
 
+def _add_passes_gradient_on(t):
+    """Under create_graph, AddBackward0 hands on the gradient it got: no node recorded."""
+    x = t.tensor([1.0, 2.0], requires_grad=True)
+    loss = ((x.exp() + 1) * x).sum()
+    add = loss.grad_fn.next_functions[0][0].next_functions[0][0]
+    seen = []
+    add.register_hook(lambda grads_in, grads_out: seen.append(
+        [_name(add), grads_out[0].requires_grad, grads_in[0] is grads_out[0]]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        loss.backward(create_graph=True)
+    return seen
+
 CLAIMS = [
     # lesson 0
     Claim("lesson 0, cell 36", "leaves: tensors you made yourself and every tensor that "
@@ -1558,6 +1571,9 @@ CLAIMS = [
           "tensors", _packs_of_sin_exp_product, 4),
     Claim("lesson 11, exercise feedback", "the third derivative of sin at [0, 1] is -cos",
           _third_derivative_of_sin, [-1.0, -0.5403]),
+    Claim("widgets/stepper.py, create_graph", "AddBackward0 passes the gradient on as it "
+          "is: no op runs, no node is recorded, although the gradient requires grad",
+          _add_passes_gradient_on, [["AddBackward0", True, True]]),
 ]
 
 
