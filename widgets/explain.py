@@ -352,8 +352,8 @@ def _inplace_op(tensor: Any) -> str | None:
         return "a change autograd did not record (under no_grad(), e.g. an optimizer step)"
     if _is_leaf_or_view_of_leaf(tensor):  # autograd refuses to record those: it was unseen
         return (
-            "a write through this view of a leaf that autograd did not record (under "
-            "no_grad() or through .data of the view)"
+            "a write through this view of a leaf under no_grad(), which autograd did not "
+            "record (a write through .data would not even move the version)"
         )
     name = type(grad_fn).__name__
     if name in INPLACE_OPS:

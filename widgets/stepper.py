@@ -385,8 +385,8 @@ class BackwardStepper(anywidget.AnyWidget):
                 rows.append((".grad is now", value_text(frame.accumulation.total)))
             if self.create_graph:
                 made = ", ".join(node_display_name(n) for n in frame.recorded)
-                rows.append(("recorded", made or "no node (no input of its formula "
-                                                  "requires grad)"))
+                rows.append(("recorded", made or "no node (no op of its formula ran on "
+                                                  "a tensor that requires grad)"))
             lines.append(_table(rows))
         if frame.error is not None:
             advice = ""

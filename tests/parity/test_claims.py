@@ -989,6 +989,232 @@ def _numpy_write_counts_nothing(t):
     return [x.tolist(), x._version]
 
 
+# -- the widgets' texts (stepper, explain, inspectors, exercise feedback) -----------------
+
+
+def _freed_as_each_node_runs(t):
+    """The next node's pre-hook already finds the saved tensors of the one before freed."""
+    a = t.tensor([1.0, 2.0], requires_grad=True)
+    y = a.exp()
+    z = (y * y).sum()
+    mul = z.grad_fn.next_functions[0][0]
+    seen = []
+    y.grad_fn.register_prehook(lambda grads: seen.append(_first_line(
+        _error(lambda: mul._saved_self))))
+    z.backward()
+    return seen
+
+
+def _accumulate_post_hook_sees_sum(t):
+    a = t.tensor([1.0, 2.0], requires_grad=True)
+    a.grad = t.ones(2)
+    y = (a * 3).sum()
+    acc = y.grad_fn.next_functions[0][0].next_functions[0][0]
+    seen = []
+    acc.register_hook(lambda grads_in, grads_out: seen.append(a.grad.tolist()))
+    y.backward()
+    return [_name(acc), acc.variable is a, seen]
+
+
+def _retain_grad_before_pre_hooks(t):
+    a = t.tensor([1.0, 2.0], requires_grad=True)
+    y = a * 3
+    y.retain_grad()
+    seen = []
+    y.grad_fn.register_prehook(lambda grads: seen.append(None if y.grad is None
+                                                         else y.grad.tolist()))
+    (y * y).sum().backward()
+    return seen
+
+
+def _seed_is_one(t):
+    a = t.tensor([1.0, 2.0], requires_grad=True)
+    y = (a * 3).sum()
+    seen = []
+    y.grad_fn.register_prehook(lambda grads: seen.append(grads[0].tolist()))
+    y.backward()
+    return seen
+
+
+def _infinite_slopes(t):
+    x = t.tensor([0.0, 1.0], requires_grad=True)
+    x.log().sum().backward()
+    a = t.tensor([1.0, 1.0], requires_grad=True)
+    b = t.tensor([0.0, 1.0], requires_grad=True)
+    (a / b).sum().backward()
+    p = t.tensor([0.0, 1.0], requires_grad=True)
+    (p ** 0.5).sum().backward()
+    return [x.grad.tolist(), a.grad.tolist(), b.grad.tolist(), p.grad.tolist()]
+
+
+def _flat_ops(ops):
+    def run(t):
+        out = []
+        for op in ops:
+            x = t.tensor([0.5, 1.5], requires_grad=True)
+            y = getattr(x, op)()
+            y.sum().backward()
+            out.append([_name(y.grad_fn), x.grad.tolist()])
+        return out
+
+    return run
+
+
+def _straight_through(t):
+    x = t.tensor([0.4, 1.6], requires_grad=True)
+    (x + (x.round() - x).detach()).sum().backward()
+    return x.grad.tolist()
+
+
+def _anomaly_names_nan_maker(t):
+    x = t.tensor([0.0, 1.0], requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with t.autograd.detect_anomaly():
+            y = x.sqrt()
+            return _error(lambda: (y * t.tensor([0.0, 1.0])).sum().backward())
+
+
+def _masked_assignment_nan(t):
+    x = t.tensor([0.0, 1.0], requires_grad=True)
+    y = x.sqrt() * 1
+    y[0] = 0.0
+    y.sum().backward()
+    return [math.isnan(x.grad[0].item()), x.grad[1].item()]
+
+
+def _detach_requires_grad_is_leaf(t):
+    w = t.tensor([1.0, 2.0], requires_grad=True)
+    x = (w * 2).double()
+    x = x.detach().requires_grad_()
+    (x * x).sum().backward()
+    return [x.is_leaf, x.grad.tolist()]
+
+
+def _integer_result_no_graph(t):
+    x = t.tensor([1.5, 2.0], requires_grad=True)
+    i = (x * 2).long()
+    return [i.grad_fn, i.requires_grad]
+
+
+def _write_through_view_of_leaf(t):
+    """Under no_grad the write counts on the leaf; through .data of the view it does not."""
+    out = []
+    for how in ("no_grad", "data"):
+        w = t.tensor([1.0, 2.0], requires_grad=True)
+        y = w * w
+        v = w[0:1]
+        if how == "data":
+            v.data.mul_(2)
+        else:
+            with t.no_grad():
+                v.mul_(2)
+        out.append([w._version, _error(y.sum().backward) is not None])
+    return out
+
+
+def _gan_without_bias(t):
+    t.manual_seed(0)
+    disc, gen = t.nn.Linear(2, 1, bias=False), t.nn.Linear(1, 2)
+    opt_d = t.optim.SGD(disc.parameters(), lr=0.1)
+    score = disc(gen(t.ones(4, 1)))
+    (score ** 2).mean().backward(retain_graph=True)
+    without_step = _error((-score).mean().backward)
+    score = disc(gen(t.ones(4, 1)))
+    (score ** 2).mean().backward(retain_graph=True)
+    opt_d.step()
+    loss_g = (-score).mean()
+    failed = _error(loss_g.backward) is not None
+    return [without_step, failed,
+            _name(loss_g.grad_fn.next_functions[0][0].next_functions[0][0])]
+
+
+def _sgd_step_counts_one(t):
+    t.manual_seed(0)
+    model = t.nn.Linear(2, 1)
+    opt = t.optim.SGD(model.parameters(), lr=0.1)
+    for _ in range(3):
+        opt.zero_grad()
+        model(t.ones(1, 2)).sum().backward()
+        opt.step()
+    return model.weight._version
+
+
+def _output_change_after_input_saved(t):
+    class MyExpFromInput(t.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x.exp()
+
+        @staticmethod
+        def backward(ctx, grad):
+            (x,) = ctx.saved_tensors
+            return grad * x.exp()
+
+    x = t.tensor([0.0, 1.0], requires_grad=True)
+    y = MyExpFromInput.apply(x)
+    y.add_(1)
+    err = _error(lambda: y.sum().backward())
+    return [err, [round(v, 5) for v in x.grad.tolist()]]
+
+
+def _detach_write_unsaved(t):
+    a = t.tensor([1.0, 2.0], requires_grad=True)
+    y = a * 3
+    y.detach().zero_()
+    err = _error(lambda: y.sum().backward())
+    return [y._version, err, a.grad.tolist()]
+
+
+def _exp_graph_before_write(t):
+    x = t.tensor([0.0, 0.5], requires_grad=True)
+    u = 2 * x
+    loss = u.exp().sum()
+    u[0] = 666
+    loss.backward()
+    return [round(v, 5) for v in x.grad.tolist()]
+
+
+def _save_nothing_runs_twice(t):
+    ran = []
+    for build in (lambda a: a.exp().sum(), lambda a: (a - 1).mean(),
+                  lambda a: (a * a).sum(), lambda a: (a + a).sum()):
+        a = t.tensor([1.0, 2.0], requires_grad=True)
+        y = build(a)
+        y.backward()
+        ran.append(_error(y.backward) is None)
+    return ran
+
+
+def _packs_of_sin_exp_product(t):
+    a = t.tensor([0.5, 1.0], requires_grad=True)
+    calls = []
+    with t.autograd.graph.saved_tensors_hooks(lambda s: calls.append(s) or s, lambda s: s):
+        (a.sin() * a.exp() * 3.0).sum()
+    return len(calls)
+
+
+def _third_derivative_of_sin(t):
+    x = t.tensor([0.0, 1.0], requires_grad=True)
+    (g1,) = t.autograd.grad(x.sin().sum(), x, create_graph=True)
+    (g2,) = t.autograd.grad(g1.sum(), x, create_graph=True)
+    (g3,) = t.autograd.grad(g2.sum(), x)
+    return [round(v, 4) for v in g3.tolist()]
+
+def _add_passes_gradient_on(t):
+    """Under create_graph, AddBackward0 hands on the gradient it got: no node recorded."""
+    x = t.tensor([1.0, 2.0], requires_grad=True)
+    loss = ((x.exp() + 1) * x).sum()
+    add = loss.grad_fn.next_functions[0][0].next_functions[0][0]
+    seen = []
+    add.register_hook(lambda grads_in, grads_out: seen.append(
+        [_name(add), grads_out[0].requires_grad, grads_in[0] is grads_out[0]]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        loss.backward(create_graph=True)
+    return seen
+
 CLAIMS = [
     # lesson 0
     Claim("lesson 0, cell 36", "leaves: tensors you made yourself and every tensor that "
@@ -1287,6 +1513,67 @@ CLAIMS = [
           "saved-tensor hooks", _save_on_cpu_is_a_hooks_pair, True),
     Claim("docs/instructor.md, lesson 12", "checkpoint gives the same gradients",
           _checkpoint_same_gradients, True),
+    # the widgets' texts
+    Claim("widgets/stepper.py, step panel; exercise 3.5", "the engine frees a node's saved "
+          "tensors as soon as it ran: the next node can no longer read them",
+          _freed_as_each_node_runs, [_SECOND_TIME]),
+    Claim("widgets/stepper.py, step panel", "AccumulateGrad adds into .grad before its "
+          "post-hooks run; its variable is the leaf", _accumulate_post_hook_sees_sum,
+          ["AccumulateGrad", True, [[4.0, 4.0]]]),
+    Claim("widgets/torch_recording.py", "retain_grad fills .grad before the node's "
+          "pre-hooks run", _retain_grad_before_pre_hooks, [[6.0, 12.0]]),
+    Claim("widgets/stepper.py, step 0", "backward() of a scalar seeds d(loss)/d(loss) = 1",
+          _seed_is_one, [1.0]),
+    Claim("widgets/stepper.py", "backward(inputs=[]) is refused",
+          lambda t: _error(lambda: (t.ones(2, requires_grad=True) * 2).sum()
+                           .backward(inputs=[])),
+          "RuntimeError: `inputs` argument to `backward()` cannot be empty."),
+    Claim("widgets/explain.py", "log at 0, a / b at b = 0 and x ** 0.5 at 0 have infinite "
+          "slopes", _infinite_slopes,
+          [[math.inf, 1.0], [math.inf, 1.0], [-math.inf, -1.0], [math.inf, 0.5]]),
+    Claim("widgets/explain.py", "ceil's gradient is zero everywhere", _flat_ops(("ceil",)),
+          [["CeilBackward0", [0.0, 0.0]]]),
+    Claim("widgets/explain.py", "trunc's gradient is zero everywhere",
+          _flat_ops(("trunc",)), [["TruncBackward0", [0.0, 0.0]]], torch_only=True),
+    Claim("widgets/explain.py", "round with decimals is RoundBackward1",
+          lambda t: _name(t.tensor([0.44], requires_grad=True).round(decimals=1).grad_fn),
+          "RoundBackward1", torch_only=True),
+    Claim("widgets/explain.py", "the straight-through estimator x + (x.round() - x).detach() "
+          "passes the gradient 1", _straight_through, [1.0, 1.0]),
+    Claim("widgets/explain.py", "anomaly mode names the node that made a nan",
+          _anomaly_names_nan_maker,
+          "RuntimeError: Function 'SqrtBackward0' returned nan values in its 0th output."),
+    Claim("widgets/explain.py", "a masked assignment after sqrt gives nan at 0 (0 * inf)",
+          _masked_assignment_nan, [True, 0.5]),
+    Claim("widgets/explain.py", "x = x.detach().requires_grad_() makes a leaf that gets "
+          ".grad", _detach_requires_grad_is_leaf, [True, [4.0, 8.0]]),
+    Claim("widgets/explain.py", "an integer result has no grad_fn", _integer_result_no_graph,
+          [None, False]),
+    Claim("widgets/explain.py", "a write to a view of a leaf under no_grad counts on the "
+          "leaf's version; one through .data of the view does not",
+          _write_through_view_of_leaf, [[1, True], [0, False]]),
+    Claim("lesson 10, exercises l10_gan_failing_node and l10_why_gan", "without the step the "
+          "second backward runs; with it, a bias-free discriminator fails at MmBackward0",
+          _gan_without_bias, [None, True, "MmBackward0"]),
+    Claim("lesson 7, exercise feedback", "every SGD step writes the weight in place once",
+          _sgd_step_counts_one, 4),
+    Claim("lesson 8, exercise feedback", "only saved tensors are version-checked: a Function "
+          "that saved its input survives a change of its output", _output_change_after_input_saved,
+          [None, [1.0, 2.71828]]),
+    Claim("lesson 6, exercise feedback", "y = a * 3; y.detach().zero_(): the version moves, "
+          "nothing saved y, no error", _detach_write_unsaved, [1, None, [3.0, 3.0]]),
+    Claim("lesson 4, exercise feedback", "u[0] = 666 after u.exp(): t.grad is 2 * exp(2 * t), "
+          "the graph was recorded before the write", _exp_graph_before_write, [2.0, 5.43656]),
+    Claim("lesson 3, exercise feedback", "exp and a * a save tensors; subtraction, mean and "
+          "addition do not, so those graphs run backward twice", _save_nothing_runs_twice,
+          [False, True, False, True]),
+    Claim("lesson 12, exercise feedback", "(a.sin() * a.exp() * 3.0).sum() packs four "
+          "tensors", _packs_of_sin_exp_product, 4),
+    Claim("lesson 11, exercise feedback", "the third derivative of sin at [0, 1] is -cos",
+          _third_derivative_of_sin, [-1.0, -0.5403]),
+    Claim("widgets/stepper.py, create_graph", "AddBackward0 passes the gradient on as it "
+          "is: no op runs, no node is recorded, although the gradient requires grad",
+          _add_passes_gradient_on, [["AddBackward0", True, True]]),
 ]
 
 
