@@ -409,7 +409,8 @@ def _boundaries(node: GraphNode, step: int | None) -> list[Finding]:
     elif name == "PowBackward0":
         x = _saved_array(obj, "self")
         exponent = getattr(obj, "_saved_exponent", None)
-        if x is not None and isinstance(exponent, (int, float)) and exponent < 1:
+        # (x ** 0 has slope 0, and a negative power's value is itself infinite at 0)
+        if x is not None and isinstance(exponent, (int, float)) and 0 < exponent < 1:
             bad = x == 0
             why = f"x ** {exponent} has slope {exponent} * x ** {exponent - 1}, infinite at 0"
     if name in ZERO_GRADIENT:

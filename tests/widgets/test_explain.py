@@ -283,6 +283,11 @@ def _pow_half_at_zero(lib):
     return dict(loss=(x ** 0.5).sum(), names={"x": x}, expect={"x": x})
 
 
+def _pow_zero_at_zero(lib):  # x ** 0 is flat: no infinite slope at 0
+    x = lib.tensor([0.0, 1.0], requires_grad=True)
+    return dict(loss=(x ** 0).sum(), names={"x": x}, expect={"x": x})
+
+
 def _round_has_zero_gradient(lib):  # clinic: ops without a useful gradient
     x = lib.tensor([0.4, 1.6], requires_grad=True)
     if not hasattr(x, "round"):
@@ -300,7 +305,8 @@ SCENARIOS = [
     _frozen_by_detach, _not_scalar, _not_scalar_with_vector, _leaf_as_loss,
     _scalar_leaf_as_loss, _sqrt_at_zero, _masked_sqrt,
     _masked_sqrt_result_itself, _mask_multiplied, _where_sqrt, _atan2_at_origin,
-    _log_at_zero, _divide_by_zero, _pow_half_at_zero, _round_has_zero_gradient,
+    _log_at_zero, _divide_by_zero, _pow_half_at_zero, _pow_zero_at_zero,
+    _round_has_zero_gradient,
 ]
 
 MESSAGES = {
