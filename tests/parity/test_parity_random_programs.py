@@ -473,6 +473,9 @@ FOUND = {
     # mse_loss of inf against inf: its backward warned of numpy's "invalid value
     # encountered in subtract", where PyTorch is quiet.
     "mse_loss of inf": ([(2, 3)], [("loss", "mse_loss", 0, 0, 0)], 1, True),
+    # batch norm in training then in eval mode: the weight's and bias's gradients
+    # from the two streams were not added in place (their `.grad` stayed version 1)
+    "batch_norm train, eval": ([(3, 1)], [("layer", "batch_norm", 0, 0, 2)], 0, False),
 }
 
 
