@@ -476,6 +476,11 @@ FOUND = {
     # batch norm in training then in eval mode: the weight's and bias's gradients
     # from the two streams were not added in place (their `.grad` stayed version 1)
     "batch_norm train, eval": ([(3, 1)], [("layer", "batch_norm", 0, 0, 2)], 0, False),
+    # a linear layer on an expanded batch (rows no view can flatten): minigrad raised
+    # view's error; PyTorch multiplies, then adds the bias in place
+    "linear of expanded rows": ([(3,), (3,), (2, 3)],
+                                [("nograd_view", "", 0), ("unary", "expand", 2),
+                                 ("layer", "linear", 4, 0, 0)], 0, False),
 }
 
 
