@@ -44,11 +44,13 @@ class MseLossBackward0(Node):
                 Formula("target", "mse_loss_backward(grad, target, self, reduction)"))
 
     def backward(self, grad):
-        diff = self.saved("self") - self.saved("target")
-        mean = self._saved["reduction"] == REDUCTIONS["mean"]
-        scale = 2.0 / diff.size if mean and diff.size else 2.0  # (no elements: no gradient)
-        # (np.asarray: with 0-d operands numpy's arithmetic gives a number, not an array.)
-        g = np.asarray((scale * grad) * diff, grad.dtype)
+        # (inf - inf is nan, quietly as in PyTorch, whichever engine runs this)
+        with np.errstate(all="ignore"):
+            diff = self.saved("self") - self.saved("target")
+            mean = self._saved["reduction"] == REDUCTIONS["mean"]
+            scale = 2.0 / diff.size if mean and diff.size else 2.0  # (no elements: none)
+            # (np.asarray: with 0-d operands numpy's arithmetic gives a number, not an array.)
+            g = np.asarray((scale * grad) * diff, grad.dtype)
         return (g if self.needs_grad(0) else None,
                 unary(K.neg, g) if self.needs_grad(1) else None)
 

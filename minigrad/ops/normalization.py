@@ -137,10 +137,13 @@ def batch_norm_backward_arrays(grad: np.ndarray, x: np.ndarray, weight: np.ndarr
             else:
                 gx = grad * scale
             gx = np.asarray(gx, grad.dtype)
+        # (np.array copies: a gradient owning its memory, not a view of the keepdims
+        # sum, is one a second stream is added into in place, bumping its version,
+        # as PyTorch's)
         if mask[1]:
-            gw = np.asarray((dotp * rstd).reshape(-1), grad.dtype)
+            gw = np.array((dotp * rstd).reshape(-1), grad.dtype)
         if mask[2]:
-            gb = np.asarray(total.reshape(-1), grad.dtype)
+            gb = np.array(total.reshape(-1), grad.dtype)
     return gx, gw, gb
 
 
