@@ -56,18 +56,23 @@ $(TEST_STAMP): $(STAMP)
 test-install: $(TEST_STAMP)
 
 # The project's JupyterLab settings (lab-settings/overrides.json: no news pop-up, no update
-# checks) and the start notebook opened; e.g. make lab LAB_ARGS=--no-browser
+# checks) and the start notebook opened; e.g. make lab LAB_ARGS=--no-browser. JupyterLab
+# opens the learner's own copies of the lessons (LAB_DIR, which git ignores: working
+# through the course never edits the repository's notebooks); an instructor opens the
+# solved ones with make lab LAB_DIR=notebooks.
 LAB_SETTINGS := $(CURDIR)/lab-settings
-LAB_START    := learner/00_start_here.ipynb
+LAB_DIR      ?= my-lessons
+LAB_START    ?= 00_start_here.ipynb
 LAB_ARGS     ?=
 # Jupyter refuses to start as root unless told to: containers and cloud machines run as root.
-LAB_ROOT     := $(if $(filter 0,$(shell id -u)),--allow-root)
+LAB_AS_ROOT  := $(if $(filter 0,$(shell id -u)),--allow-root)
 
 lab: install
 	$(BIN)/python -m minigrad.warmup
-	$(BIN)/jupyter lab --ServerApp.root_dir=notebooks \
+	$(BIN)/python scripts/lab_workspace.py my-lessons
+	$(BIN)/jupyter lab --ServerApp.root_dir=$(LAB_DIR) \
 	    --LabApp.default_url=/lab/tree/$(LAB_START) \
-	    --LabApp.app_settings_dir="$(LAB_SETTINGS)" $(LAB_ROOT) $(LAB_ARGS)
+	    --LabApp.app_settings_dir="$(LAB_SETTINGS)" $(LAB_AS_ROOT) $(LAB_ARGS)
 
 # The static course site, built offline from the notebooks' stored outputs, with every
 # stepper drawn from its saved state: build/site/html/index.html. Its tools are the `site` extra,

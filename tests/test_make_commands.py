@@ -42,3 +42,30 @@ def test_every_notebook_stores_the_kernelspec_make_installs():
     for path in notebooks:
         stored = json.loads(path.read_text(encoding="utf-8"))["metadata"]["kernelspec"]
         assert stored == installed, path.relative_to(REPO)
+
+
+def test_lab_copies_the_learner_lessons_and_keeps_a_learners_work(tmp_path):
+    """`make lab` opens the learner's own copies: missing ones are copied from
+    notebooks/learner/, a copy already there (the learner's answers) is left alone."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("lab_workspace",
+                                                  REPO / "scripts" / "lab_workspace.py")
+    workspace = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(workspace)
+    lessons = sorted(p.name for p in (REPO / "notebooks" / "learner").glob("*.ipynb"))
+    mine = tmp_path / "my-lessons"
+    assert workspace.copy_lessons(mine) == lessons
+    worked = mine / lessons[0]
+    worked.write_text('{"my": "answers"}')
+    (mine / lessons[1]).unlink()
+    assert workspace.copy_lessons(mine) == [lessons[1]]
+    assert worked.read_text() == '{"my": "answers"}'
+    for name in lessons[1:]:
+        assert (mine / name).read_bytes() == (REPO / "notebooks" / "learner" / name).read_bytes()
+
+
+def test_git_ignores_the_learners_lessons():
+    done = subprocess.run(["git", "check-ignore", "-q", "my-lessons/00_start_here.ipynb"],
+                          cwd=REPO)
+    assert done.returncode == 0
