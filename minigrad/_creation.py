@@ -253,9 +253,7 @@ def _flatten(xs):
             yield x
 
 
-def _check_device(device) -> None:
-    if device is not None and str(device) != "cpu":
-        _device.refuse(device)
+_check_device = _device.check
 
 
 def _dt(dtype) -> _dtype.dtype:

@@ -38,7 +38,7 @@ from typing import IO, Any
 
 import numpy as np
 
-from . import _dtype
+from . import _device, _dtype
 from .nn.parameter import Parameter
 from .tensor import Size, Tensor, device
 
@@ -174,10 +174,14 @@ def load(f: str | os.PathLike | IO[bytes], map_location: Any = None,
 
 
 def _check_map_location(map_location: Any) -> None:
-    if map_location is None or isinstance(map_location, device):
-        return
-    if isinstance(map_location, str):
-        device(map_location)  # (anything but the CPU gets minigrad's refusal)
+    if map_location is None or isinstance(map_location, (str, device)):
+        if map_location is not None and device(map_location).type == "cuda":
+            raise RuntimeError(
+                "Attempting to deserialize object on a CUDA device but "
+                "minigrad.cuda.is_available() is False. If you are running on a CPU-only "
+                "machine, please use minigrad.load with map_location=minigrad.device('cpu') "
+                "to map your storages to the CPU.")
+        _device.check(map_location)  # any other device but the CPU: minigrad's refusal
         return
     raise NotImplementedError("minigrad.load takes map_location=None or 'cpu' only (it has "
                               "no other device to map to)")

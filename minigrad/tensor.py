@@ -80,7 +80,7 @@ class ViewInfo:
         self.attr_version = version
 
 
-_CPU = device()
+_CPU = device("cpu")
 # The C++ type names PyTorch's messages use for the dtypes (assigning a .grad)
 _CPP_TYPE = {"float32": "float", "float64": "double", "int64": "long int", "bool": "bool"}
 

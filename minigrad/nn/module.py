@@ -6,9 +6,9 @@ from collections import OrderedDict, namedtuple
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from .. import _dtype
+from .. import _device, _dtype
 from ..grad_mode import no_grad
-from ..tensor import Tensor, device, zero_grad_in_place
+from ..tensor import Tensor, zero_grad_in_place
 from .parameter import Parameter
 
 
@@ -352,9 +352,19 @@ class Module:
     def to(self, dtype) -> Module:
         """`to(minigrad.float64)` converts the parameters; `to("cpu")` does nothing."""
         if isinstance(dtype, str) or type(dtype).__name__ == "device":
-            device(str(dtype))
+            _device.check(dtype)
             return self
         return self._cast(dtype)
+
+    def cpu(self) -> Module:
+        """Does nothing: the parameters are already on the CPU."""
+        return self
+
+    def cuda(self, device: Any = None) -> Module:
+        """Refused as a CPU build of PyTorch refuses it, once there is a tensor to move."""
+        if any(True for _ in self.parameters()) or any(True for _ in self.buffers()):
+            _device.check("cuda" if device is None else device)
+        return self
 
     # -- running ---------------------------------------------------------------------
 

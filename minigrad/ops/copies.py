@@ -10,7 +10,6 @@ new history (see `autograd/inplace.py`).
 from __future__ import annotations
 
 import builtins
-import re
 
 import numpy as np
 
@@ -192,6 +191,12 @@ def cpu(self: Tensor, memory_format=None) -> Tensor:
     return self
 
 
+def cuda(self: Tensor, device=None, non_blocking: bool = False, memory_format=None) -> Tensor:
+    """`x.cuda()`: refused as a CPU build of PyTorch refuses it (minigrad has no GPU)."""
+    _device.check("cuda" if device is None else device)
+    return self
+
+
 # (`float` and `bool` name methods below; these are Python's types.)
 _PYTHON_TYPES = (builtins.float, builtins.int, builtins.bool)
 
@@ -222,27 +227,7 @@ _TO_TAIL = ("bool non_blocking = False, bool copy = False, *, "
             "minigrad.memory_format memory_format = None")
 _TO_HEADS = [f"minigrad.device device = None, minigrad.dtype dtype = None, {_TO_TAIL}",
              f"minigrad.dtype dtype, {_TO_TAIL}", f"Tensor tensor, {_TO_TAIL}"]
-# The device types PyTorch knows by name (only "cpu" is one minigrad has).
-_DEVICE_TYPES = ("cpu, cuda, ipu, xpu, mkldnn, opengl, opencl, ideep, hip, ve, fpga, maia, "
-                 "xla, lazy, vulkan, mps, meta, hpu, mtia, privateuseone")
-
-
-def _check_device(where) -> None:
-    """A device argument, read as PyTorch reads it: "cpu" or "cpu:0" is this machine;
-    a device index, a malformed string or an unknown type gets PyTorch's error; any
-    other device, minigrad's own refusal."""
-    if isinstance(where, int):
-        raise RuntimeError("Device index must not be negative" if where < 0 else
-                           "Cannot access accelerator device when none is available.")
-    text = str(where)
-    found = re.fullmatch(r"([a-zA-Z_]+)(?::([1-9]\d*|0))?", text)
-    if found is None:
-        raise RuntimeError(f"Invalid device string: '{text}'")
-    if found.group(1) not in _DEVICE_TYPES.split(", "):
-        raise RuntimeError(f"Expected one of {_DEVICE_TYPES} device type at start of device "
-                           f"string: {text}")
-    if found.group(1) != "cpu":
-        _device.refuse(where)
+_check_device = _device.check
 
 
 def type_(self: Tensor, dtype=None):
@@ -274,6 +259,7 @@ declare("double", method=_converter(_dtype.float64))
 declare("long", method=_converter(_dtype.int64))
 declare("bool", method=_converter(_dtype.bool_))
 declare("cpu", method=cpu)
+declare("cuda", method=cuda)
 # (factories: a new tensor of this one's dtype)
 declare("new_zeros",
         method=lambda self, *s, **kw: zeros(*s, **{"dtype": self.dtype, **kw}))

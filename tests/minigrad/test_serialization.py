@@ -179,8 +179,10 @@ def test_options_minigrad_does_not_have():
     assert torch.load(buffer, map_location="cpu").tolist() == [1.0]
     buffer.seek(0)
     assert torch.load(buffer, map_location=torch.device("cpu")).tolist() == [1.0]
-    with pytest.raises(RuntimeError, match="minigrad runs on the CPU only"):
+    with pytest.raises(RuntimeError, match="deserialize object on a CUDA device"):
         torch.load(buffer, map_location="cuda")
+    with pytest.raises(RuntimeError, match="minigrad runs on the CPU only"):
+        torch.load(buffer, map_location="mps")
     with pytest.raises(NotImplementedError, match="map_location"):
         torch.load(buffer, map_location={"cuda:0": "cpu"})
     with pytest.raises(NotImplementedError, match="mmap"):
