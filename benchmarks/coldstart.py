@@ -5,7 +5,8 @@
 
 prints, for each lesson, Run All's seconds in a fresh kernel with an empty numba
 cache (`NUMBA_CACHE_DIR` pointed at a new temporary directory) and again with the
-cache that run filled; with `--compiles`, a table of the kernels a cold lesson
+cache that run filled, in wall time and in the kernel process's CPU time (which a
+busy shared host inflates far less); with `--compiles`, a table of the kernels a cold lesson
 compiles (kernel, signatures, seconds), from numba's compile events.
 """
 
@@ -36,22 +37,29 @@ _RUN_ALL = """
 import sys, time, nbformat
 from nbclient import NotebookClient
 nb = nbformat.read(sys.argv[1], as_version=4)
+# a last cell reports the CPU seconds the kernel's process used: on a shared host the
+# wall time grows with the load, the CPU time much less
+nb.cells.append(nbformat.v4.new_code_cell(
+    "import resource as _r\n_u = _r.getrusage(_r.RUSAGE_SELF)\nprint(_u.ru_utime + _u.ru_stime)"))
 start = time.perf_counter()
 NotebookClient(nb, timeout=600, kernel_name="python3",
                resources={"metadata": {"path": sys.argv[2]}}).execute()
-print(time.perf_counter() - start)
+print(time.perf_counter() - start, nb.cells[-1].outputs[0]["text"].strip())
 """
 
 
-def run_all(notebook: Path, cache: str) -> float:
-    """Seconds Run All takes in a fresh kernel (its start included) with `cache`."""
+def run_all(notebook: Path, cache: str) -> tuple[float, float]:
+    """(wall seconds, the kernel's CPU seconds) of Run All in a fresh kernel (its start
+    included) with the numba cache `cache`."""
     done = subprocess.run([sys.executable, "-c", _RUN_ALL, str(notebook), str(notebook.parent)],
                           env=_env(cache), capture_output=True, text=True, check=True)
-    return float(done.stdout.split()[-1])
+    wall, cpu = done.stdout.split()[-2:]
+    return float(wall), float(cpu)
 
 
-def cold_and_warm(notebook: Path) -> tuple[float, float]:
-    """Run All on an empty numba cache, then again on the cache it filled."""
+def cold_and_warm(notebook: Path) -> tuple[tuple[float, float], tuple[float, float]]:
+    """Run All on an empty numba cache, then again on the cache it filled: (wall, CPU)
+    seconds each."""
     with tempfile.TemporaryDirectory() as cache:
         cold = run_all(notebook, cache)
         warm = run_all(notebook, cache)
@@ -131,12 +139,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--compiles", action="store_true",
                         help="also list what the first lesson given compiles")
     args = parser.parse_args(argv)
-    print("| lesson | Run All, empty cache (s) | warm (s) | cold/warm |")
-    print("| --- | --- | --- | --- |")
+    print("| lesson | Run All, empty cache (s) | warm (s) | cold/warm "
+          "| kernel CPU, empty cache (s) | warm (s) | cold/warm |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
     for n in args.lessons:
-        cold, warm = cold_and_warm(lesson_path(n))
-        print(f"| {lesson_path(n).stem} | {cold:.1f} | {warm:.1f} | {cold / warm:.2f} |",
-              flush=True)
+        (cold, cold_cpu), (warm, warm_cpu) = cold_and_warm(lesson_path(n))
+        print(f"| {lesson_path(n).stem} | {cold:.1f} | {warm:.1f} | {cold / warm:.2f} "
+              f"| {cold_cpu:.1f} | {warm_cpu:.1f} | {cold_cpu / warm_cpu:.2f} |", flush=True)
     if args.compiles:
         print()
         print(compile_table(compiles(lesson_path(args.lessons[0]))))
