@@ -40,7 +40,7 @@ nb = nbformat.read(sys.argv[1], as_version=4)
 # a last cell reports the CPU seconds the kernel's process used: on a shared host the
 # wall time grows with the load, the CPU time much less
 nb.cells.append(nbformat.v4.new_code_cell(
-    "import resource as _r\n_u = _r.getrusage(_r.RUSAGE_SELF)\nprint(_u.ru_utime + _u.ru_stime)"))
+    "import resource as _r\\n_u = _r.getrusage(_r.RUSAGE_SELF)\\nprint(_u.ru_utime + _u.ru_stime)"))
 start = time.perf_counter()
 NotebookClient(nb, timeout=600, kernel_name="python3",
                resources={"metadata": {"path": sys.argv[2]}}).execute()
