@@ -11,8 +11,12 @@ The classic Sugiyama recipe, kept small and deterministic:
    through owns a slot as wide as the text it may carry (as Graphviz's dot does);
 4. crossings are reduced by barycentric ordering sweeps, then adjacent swaps;
 5. x coordinates: each vertex is pulled towards its neighbours' mean while keeping the
-   order and the spacing (an isotonic regression per rank, solved exactly by PAV).
+   order and the spacing (an isotonic regression per rank, solved exactly by PAV); the
+   links of a long edge pull hardest (dot's weights), and a long edge whose neighbours
+   leave room is then set in one straight line.
 
+An edge leaves and enters a box right above or below its next bend where the box's
+side reaches it (a port), not only at the side's middle, so it need not slant there.
 Within a rank's band every edge runs straight down at its vertex's x, and the vertices
 of a rank keep their order and spacing, so a label in its slot can touch neither a box,
 nor another label, nor any edge: edges slant only in the gaps between the bands.
