@@ -11,8 +11,12 @@ The classic Sugiyama recipe, kept small and deterministic:
    through owns a slot as wide as the text it may carry (as Graphviz's dot does);
 4. crossings are reduced by barycentric ordering sweeps, then adjacent swaps;
 5. x coordinates: each vertex is pulled towards its neighbours' mean while keeping the
-   order and the spacing (an isotonic regression per rank, solved exactly by PAV).
+   order and the spacing (an isotonic regression per rank, solved exactly by PAV); the
+   links of a long edge pull hardest (dot's weights), and a long edge whose neighbours
+   leave room is then set in one straight line.
 
+An edge leaves and enters a box right above or below its next bend where the box's
+side reaches it (a port), not only at the side's middle, so it need not slant there.
 Within a rank's band every edge runs straight down at its vertex's x, and the vertices
 of a rank keep their order and spacing, so a label in its slot can touch neither a box,
 nor another label, nor any edge: edges slant only in the gaps between the bands.
@@ -33,6 +37,7 @@ COLLAPSE_ABOVE = 150  # graphs with more nodes than this get their chains collap
 MIN_CHAIN = 4  # shortest chain worth collapsing (its two ends stay visible)
 MAX_BOXES = 400  # hard cap on drawn boxes, whatever the graph looks like
 MAX_DUMMIES = 8000  # edges beyond this budget are drawn straight (and get no label slot)
+POLISH_SWEEPS = 16
 NODE_GAP = 22.0  # between neighbours in a rank
 RANK_GAP = 14.0  # between the bands of two ranks: where edges may slant
 EMPTY_BAND = 4.0  # height of a label rank whose slots all stay empty
@@ -512,6 +517,8 @@ def _pair_crossings(upper: list[int], lower: list[int], down: dict[int, list[int
 
 def _assign_x(layers, edges, widths, layer_of) -> dict[int, float]:
     up, down = _neighbours(edges)
+    real = {edge.source for edge in edges} | {edge.target for edge in edges}
+    real.update(key for layer in layers[::2] for key in layer if key not in up and key not in down)
     primary = _primary_children(layers, down)
     primary_of = {child: parent for parent, child in primary.items()}
     x_of: dict[int, float] = {}
@@ -542,8 +549,54 @@ def _assign_x(layers, edges, widths, layer_of) -> dict[int, float]:
                 targets.append(target)
                 weights.append(weight)
             _place_in_order(layer, targets, weights, widths, x_of)
+    pulls = {key: [(n, 10.0 if primary.get(key) == n or primary_of.get(key) == n
+                    else _stiffness(key, n, real))
+                   for n in up.get(key, []) + down.get(key, [])]
+             for layer in layers for key in layer}
+    for sweep in range(POLISH_SWEEPS):
+        for i in order if sweep % 2 == 0 else reversed(order):
+            layer = layers[i]
+            targets, weights = [], []
+            for key in layer:
+                total = sum(w for _, w in pulls[key])
+                targets.append(sum(x_of[n] * w for n, w in pulls[key]) / total
+                               if total else x_of[key])
+                weights.append(total or 1.0)
+            _place_in_order(layer, targets, weights, widths, x_of)
+    _straighten(layers, edges, widths, x_of)
     left = min((x_of[k] - widths[k][0] for k in x_of), default=0.0)
     return {k: x - left for k, x in x_of.items()}
+
+
+def _straighten(layers, edges, widths, x_of) -> None:
+    """Line up each long edge's inner vertices on one x where their neighbours leave
+    room, so it runs down in one straight line instead of jogging from band to band."""
+    place = {key: (layer, j) for layer in layers for j, key in enumerate(layer)}
+    for edge in sorted(edges, key=lambda e: -len(e.path)):
+        inner = edge.path[1:-1]
+        if len(inner) < 2:
+            continue
+        low, high = -float("inf"), float("inf")
+        for key in inner:
+            layer, j = place[key]
+            if j:
+                left = layer[j - 1]
+                low = max(low, x_of[left] + widths[left][1] + widths[key][0] + NODE_GAP)
+            if j + 1 < len(layer):
+                right = layer[j + 1]
+                high = min(high, x_of[right] - widths[right][0] - widths[key][1] - NODE_GAP)
+        if low <= high:
+            mean = sum(x_of[key] for key in inner) / len(inner)
+            for key in inner:
+                x_of[key] = min(max(mean, low), high)
+
+
+def _stiffness(a: int, b: int, real: set[int]) -> float:
+    """How hard the link between two vertices pulls them into line (Graphviz's dot uses
+    the same ratios): a long edge's inner links most, so it runs straight down and the
+    boxes and label slots beside it make way, rather than it bending around them."""
+    dummies = (a not in real) + (b not in real)
+    return (1.0, 2.0, 8.0)[dummies]
 
 
 def _primary_children(layers: list[list[int]], down: dict[int, list[int]]) -> dict[int, int]:
@@ -603,7 +656,7 @@ def _reserve_label_room(edges, layers, widths, rank_of, label_room) -> set[int]:
             continue  # drawn straight (over the dummy budget): no slot
         near_source, near_target = label_room(edge)
         first, last = edge.path[1], edge.path[-2]
-        if near_source and (first != last or not near_target):
+        if near_source:
             fans[edge.source] = fans.get(edge.source, 0) + 1
             place = layers[rank_of[first]].index(first)
             if edge.source not in leftmost or place < leftmost[edge.source][0]:
@@ -619,7 +672,7 @@ def _reserve_label_room(edges, layers, widths, rank_of, label_room) -> set[int]:
             left, right = widths[first]
             widths[first] = (max(left, LABEL_PAD + near_source), right)
             ranks.add(rank_of[first])
-            needs = {last: near_target} if first != last else {}
+            needs = {last: near_target}  # an output index ("#0") stays on the right
         elif first == last and near_source and near_target:
             needs = {first: near_source + LABEL_SPACE + near_target}
         else:
@@ -652,12 +705,26 @@ def _route(edge, positions, sizes, x_of, bands, rank_of) -> list[tuple[float, fl
     """Straight down through every band, slanting only in the gaps between bands."""
     x0, y0 = positions[edge.source]
     x1, y1 = positions[edge.target]
+    if len(edge.path) > 2:  # leave and enter the boxes right above or below the next bend
+        x0 = _port(x0, sizes[edge.source].width, x_of[edge.path[1]])
+        x1 = _port(x1, sizes[edge.target].width, x_of[edge.path[-2]])
     points = [(x0, y0 - sizes[edge.source].height / 2), (x0, bands[rank_of[edge.source]][1])]
     for d in edge.path[1:-1]:
         top, bottom = bands[rank_of[d]]
         points += [(x_of[d], top), (x_of[d], bottom)]
     points += [(x1, bands[rank_of[edge.target]][0]), (x1, y1 + sizes[edge.target].height / 2)]
     return points
+
+
+PORT_INSET = 10.0  # an edge meets a box at least this far from its corners
+
+
+def _port(centre: float, width: float, towards: float) -> float:
+    """Where on a box's top or bottom side an edge heading to x = `towards` meets it:
+    straight above or below that x when the side reaches it (so a neighbouring edge
+    lands without a slant), else the side's nearest point."""
+    reach = max(width / 2 - PORT_INSET, 0.0)
+    return min(max(towards, centre - reach), centre + reach)
 
 
 def _separate_parallel_edges(edges: list[LayoutEdge]) -> None:

@@ -29,6 +29,7 @@ myst_enable_extensions = ["colon_fence"]
 # sections on the right. Its fonts and icons ship with it; no launch, repository or
 # download buttons (they would point off the site, or at the build's own sources).
 html_theme = "sphinx_book_theme"
+LESSON_PAGES = "[0-9][0-9]_*"
 html_title = "minigrad course"
 html_theme_options = {
     "home_page_in_toc": True,
@@ -39,6 +40,15 @@ html_theme_options = {
     "use_source_button": False,
     "navigation_with_keys": False,
     "show_navbar_depth": 1,
+    # Lesson pages: no right sidebar, so the steppers get the page's width (at 1400 px
+    # the three columns left a lesson 770 px); their contents go in the left sidebar.
+    # (Pages no pattern names get no right sidebar; one page under two wildcards warns.)
+    "secondary_sidebar_items": {"index": ["page-toc.html"], "instructor": ["page-toc.html"],
+                                LESSON_PAGES: []},
+}
+html_sidebars = {
+    LESSON_PAGES: ["navbar-logo.html", "icon-links.html", "search-button-field.html",
+                   "sbt-sidebar-nav.html", "page-toc.html"],
 }
 # Light unless the reader picks dark (the theme otherwise logs an error on a first visit).
 html_context = {"default_mode": "light"}

@@ -189,3 +189,161 @@ def test_search_finds_a_lesson(site_url, chromium_page):
     hrefs = [results.nth(i).get_attribute("href") for i in range(results.count())]
     assert any("05_unbind_multi_output" in h for h in hrefs), hrefs
     assert page.console_errors == []
+
+
+# -- light and dark mode -------------------------------------------------------------------
+
+# Every colour an element's text sits on: its own background over its ancestors', back to
+# the page; computed colours come as rgb(), rgba() or color(srgb ...) (color-mix).
+CONTRASTS_JS = """
+(selector) => {
+  const parse = (text) => {
+    const nums = (text.match(/[\\d.]+/g) || []).map(Number);
+    if (text.startsWith("color(")) {
+      return { rgb: nums.slice(0, 3).map((v) => v * 255), a: nums.length > 3 ? nums[3] : 1 };
+    }
+    return { rgb: nums.slice(0, 3), a: nums.length > 3 ? nums[3] : 1 };
+  };
+  const over = (top, under) => top.rgb.map((v, i) => v * top.a + under[i] * (1 - top.a));
+  const background = (el) => {
+    const layers = [];
+    for (let node = el; node; node = node.parentElement) {
+      layers.push(parse(getComputedStyle(node).backgroundColor));
+    }
+    let colour = [255, 255, 255];
+    for (const layer of layers.reverse()) colour = over(layer, colour);
+    return colour;
+  };
+  const luminance = (rgb) => {
+    const [r, g, b] = rgb.map((v) => {
+      const c = v / 255;
+      return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+    });
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+  };
+  return Array.from(document.querySelectorAll(selector))
+    .filter((el) => el.textContent.trim() && el.getClientRects().length)
+    .map((el) => {
+      const bg = background(el);
+      const fg = over(parse(getComputedStyle(el).color), bg);
+      const [hi, lo] = [luminance(fg), luminance(bg)].sort((a, b) => b - a);
+      return [el.textContent.trim().slice(0, 30), (hi + 0.05) / (lo + 0.05), luminance(bg)];
+    });
+}
+"""
+STEPPER_TEXT = ", ".join(f"{STEPPER} {part}" for part in (
+    ".stepper-caption", "button", ".stepper-zoom-level", ".stepper-side td",
+    ".stepper-side code", ".stepper-side b"))
+
+
+def _ratio(a, b) -> float:
+    """WCAG contrast ratio of two RGB colours (0-255)."""
+    def lum(rgb):
+        c = [v / 255 for v in rgb[:3]]
+        c = [v / 12.92 if v <= 0.03928 else ((v + 0.055) / 1.055) ** 2.4 for v in c]
+        return 0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2]
+    hi, lo = sorted((lum(a), lum(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+def _strongest(image, x: float, y: float, against, radius: int = 3) -> float:
+    """The highest contrast against `against` of a pixel near (x, y) (a line or a glyph
+    is a pixel or two wide and blended into its neighbours at its edges)."""
+    best = 1.0
+    for dx in range(-radius, radius + 1):
+        for dy in range(-radius, radius + 1):
+            px, py = int(x) + dx, int(y) + dy
+            if 0 <= px < image.width and 0 <= py < image.height:
+                best = max(best, _ratio(image.getpixel((px, py)), against))
+    return best
+
+
+@pytest.mark.parametrize("mode", ["light", "dark"])
+def test_stepper_reads_in_light_and_dark_mode(site_url, chromium_page, mode):
+    """The theme's light and dark modes: the stepper's text (caption, buttons, step panel)
+    has a contrast of at least 4.5 against what it sits on; the graph's background
+    follows the mode, and its edges stand out from it (3:1, as WCAG asks of graphics),
+    its box labels from their boxes and the gradients written on edges from the
+    background (4.5:1)."""
+    import io
+
+    from PIL import Image
+    from playwright.sync_api import expect
+
+    page = chromium_page
+    page.add_init_script(f"localStorage.setItem('mode', '{mode}');"
+                         f"localStorage.setItem('theme', '{mode}');")
+    page.set_viewport_size({"width": 1400, "height": 900})
+    assert _open(page, f"{site_url}/01_backward_graph.html") == []
+    expect(page.locator(f"html[data-theme='{mode}']")).to_have_count(1)
+    stepper = page.locator(STEPPER).first
+    expect(stepper.locator("svg.stepper-graph")).to_be_visible(timeout=20_000)
+    for _ in range(3):
+        stepper.locator("button.stepper-next").click()
+    expect(stepper.locator(".stepper-caption")).to_contain_text("Step 3 of")
+    stepper.scroll_into_view_if_needed()
+
+    texts = page.evaluate(CONTRASTS_JS, STEPPER_TEXT)
+    assert len(texts) > 10, texts
+    faint = [t for t in texts if t[1] < 4.5]
+    assert not faint, f"text without contrast in {mode} mode: {faint}"
+
+    picture = stepper.locator(".stepper-picture")
+    shot = Image.open(io.BytesIO(picture.screenshot())).convert("RGB")
+    box = picture.bounding_box()
+    background = shot.getpixel((4, 4))
+    dark = _ratio(background, (0, 0, 0)) < _ratio(background, (255, 255, 255))
+    assert dark == (mode == "dark"), (mode, background)
+
+    def local(points):
+        return [(x - box["x"], y - box["y"]) for x, y in points
+                if 2 < x - box["x"] < box["width"] - 2 and 2 < y - box["y"] < box["height"] - 2]
+
+    edge_points = local(page.evaluate(
+        """(sel) => Array.from(document.querySelector(sel).querySelectorAll(
+               '.mg-edge polyline')).map((line) => {
+             const pts = line.points, m = line.getScreenCTM();
+             let best = [0, 0, 0];  // the middle of the edge's longest segment
+             for (let i = 1; i < pts.numberOfItems; i++) {
+               const a = pts.getItem(i - 1), b = pts.getItem(i);
+               const len = Math.hypot(b.x - a.x, b.y - a.y);
+               if (len > best[2]) best = [(a.x + b.x) / 2, (a.y + b.y) / 2, len];
+             }
+             const p = new DOMPoint(best[0], best[1]).matrixTransform(m);
+             return [p.x, p.y];
+           })""", f"{STEPPER} .stepper-picture"))
+    assert len(edge_points) >= 3, edge_points
+    edges = [_strongest(shot, x, y, background) for x, y in edge_points]
+    assert min(edges) >= 3, f"edges fade into the {mode} background: {edges}"
+
+    def text_centres(selector):
+        return local(page.evaluate(
+            """(sel) => Array.from(document.querySelectorAll(sel)).map((el) => {
+                 const r = el.getBoundingClientRect();
+                 return [r.x + r.width / 2, r.y + r.height / 2];
+               })""", selector))
+
+    labels = text_centres(f"{STEPPER} .stepper-edge-labels text")
+    assert labels, "no gradient written on an edge at step 3"
+    written = [max(_strongest(shot, x + dx, y, background, 2) for dx in range(-12, 13, 4))
+               for x, y in labels]
+    assert min(written) >= 4.5, f"gradients on edges hard to read in {mode} mode: {written}"
+    # a box's label against the box: the box's own colour is read beside the text
+    boxes = page.evaluate(
+        """(sel) => Array.from(document.querySelectorAll(sel)).map((g) => {
+             const r = g.querySelector('rect').getBoundingClientRect();
+             const t = g.querySelector('text').getBoundingClientRect();
+             return [t.x + t.width / 2, t.y + t.height / 2, r.x + 7];
+           })""", f"{STEPPER} .mg-node")
+    seen = 0
+    for tx, ty, fx in boxes:
+        inside = local([(tx, ty), (fx, ty)])
+        if len(inside) < 2:
+            continue  # scrolled out of the picture's box
+        (tx, ty), (fx, fy) = inside
+        face = shot.getpixel((int(fx), int(fy)))
+        contrast = max(_strongest(shot, tx + dx, ty, face, 2) for dx in range(-16, 17, 4))
+        assert contrast >= 4.5, f"a box label hard to read in {mode} mode: {contrast}"
+        seen += 1
+    assert seen >= 3
+    assert page.console_errors == []

@@ -80,3 +80,63 @@ def test_exported_page_steps_offline(exported, chromium_page):
     assert stepper.locator(".mg-node[data-status='done']").count() == 2
     assert refused, "the export asks for nothing from the network? (the test would not see it)"
     assert not [e for e in page.console_errors if "widget" in e.lower()], page.console_errors
+
+
+# -- several steppers on one page ------------------------------------------------------
+
+
+@pytest.fixture
+def page_of_steppers(tmp_path) -> Path:
+    """A page of fragments (`stepper_html`, as the course site's lessons are made): two
+    different steppers, the first one shown again in the same state, and the first one
+    again as saved at another step (same model id, another state)."""
+    import minigrad as torch
+    from widgets import BackwardStepper
+    from widgets.player import stepper_html
+
+    a = torch.tensor([1.0, 2.0], requires_grad=True)
+    b = torch.tensor([3.0, 4.0], requires_grad=True)
+    first = BackwardStepper((a * b).sum(), names={"a": a, "b": b})  # 4 steps
+    second = BackwardStepper((a.exp() + b).sum(), names={"a": a, "b": b})  # 5 steps
+    parts = [stepper_html(first, start=0), stepper_html(second, start=0),
+             stepper_html(first, start=0), stepper_html(first, start=3)]
+    page = tmp_path / "steppers.html"
+    page.write_text("<!doctype html><html><body>" + "<hr>".join(parts) + "</body></html>",
+                    encoding="utf-8")
+    return page
+
+
+def test_steppers_on_one_page_step_alone(page_of_steppers, chromium_page):
+    """Two different steppers never move each other. Two views of one widget in one
+    state share it, as two views of one widget model do in Jupyter: they move together.
+    The same widget saved at another step is another widget: it keeps its own step."""
+    from playwright.sync_api import expect
+
+    page = chromium_page
+    page.goto(page_of_steppers.as_uri())
+    steppers = page.locator(".minigrad-stepper")
+    expect(steppers).to_have_count(4, timeout=20_000)
+    captions = [steppers.nth(i).locator(".stepper-caption") for i in range(4)]
+
+    def shown() -> list[str]:
+        return [c.inner_text().split(":")[0] for c in captions]
+
+    expect(captions[3]).to_contain_text("Step 3 of 4")
+    assert shown() == ["Before backward (step 0 of 4)", "Before backward (step 0 of 5)",
+                       "Before backward (step 0 of 4)", "Step 3 of 4"]
+    steppers.nth(0).locator("button.stepper-next").click()
+    steppers.nth(0).locator("button.stepper-next").click()
+    expect(captions[2]).to_contain_text("Step 2 of 4")
+    assert shown() == ["Step 2 of 4", "Before backward (step 0 of 5)", "Step 2 of 4",
+                       "Step 3 of 4"]
+    steppers.nth(1).locator("button.stepper-next").click()
+    expect(captions[1]).to_contain_text("Step 1 of 5")
+    steppers.nth(3).locator("button.stepper-first").click()
+    expect(captions[3]).to_contain_text("Before backward")
+    assert shown() == ["Step 2 of 4", "Step 1 of 5", "Step 2 of 4",
+                       "Before backward (step 0 of 4)"]
+    # the highlighted node follows each one's own step
+    current = [steppers.nth(i).locator(".mg-node[data-status='current']").count()
+               for i in range(4)]
+    assert current == [1, 1, 1, 0]
+    assert not page.console_errors, page.console_errors

@@ -21,6 +21,7 @@ from widgets._exercise_bank import _l8_functions
 from widgets.draw import (
     BODY_TEXT_PX,
     EDGE_FONT,
+    GRADIENT_ROOM,
     MIN_FONT,
     NODE_FONT,
     GraphDrawing,
@@ -432,14 +433,64 @@ def _sideways(edge) -> float:
     return sum(abs(q[0] - p[0]) for p, q in zip(edge.route, edge.route[1:]))
 
 
-@pytest.mark.parametrize("build", [lesson1_k, lesson9_diamond], ids=lambda b: b.__name__)
-def test_edges_take_no_detours(build):
-    """The leftmost edge of a fan writes its gradient on its left, so the edges out of
-    one box need no label's width between them, and an edge passing by a box bends
-    around no label: all edges together travel sideways less than the graph is wide
-    (lesson 1's graph had edges fanning out a label's width and back, 1.9 times)."""
+def detour(edge) -> float:
+    """How far an edge travels sideways beyond the way from its start to its end: a
+    bend out and back (around a box or a label) counts twice its width."""
+    return _sideways(edge) - abs(edge.route[-1][0] - edge.route[0][0])
+
+
+def assert_edges_pass_no_box(drawing: GraphDrawing) -> None:
+    """No edge runs through a box, or a saved tensor's box, other than its own two ends."""
+    boxes = drawing.box_rects()
+    node_of = dict(zip(drawing.box_keys, boxes["node"]))
+    for edge in drawing.layout.edges:
+        ends = (node_of[edge.source], node_of[edge.target])
+        for rect in boxes["node"] + boxes["saved"]:
+            if rect in ends:
+                continue
+            for p, q in zip(edge.route, edge.route[1:]):
+                assert not segment_hits(rect, p, q, 0.5), f"edge {p}-{q} crosses box {rect}"
+
+
+@pytest.mark.parametrize("build", COURSE, ids=lambda b: b.__name__)
+def test_edges_take_direct_routes(build):
+    """Every graph of the course: no edge crosses a box that is not its end, none bends
+    out and back by more than the width of the gradient written beside an edge, and all
+    edges together travel sideways less than 0.75 graph widths. (Edges used to enter a
+    box only at its centre and to bend around other edges' labels: lesson 1's Mul->Div
+    edge went out past Add's labels and back, 1.24 widths in all; lesson 5's unbind edges
+    1.46 widths, one bending 303 points out and back.)"""
     drawing = labelled(*build())
-    assert any(edge.label_left for edge in drawing.layout.edges)
+    assert_edges_pass_no_box(drawing)
+    worst = max(drawing.layout.edges, key=detour)
+    assert detour(worst) <= 1.1 * GRADIENT_ROOM, (worst.route, GRADIENT_ROOM)
     travel = sum(_sideways(edge) for edge in drawing.layout.edges)
-    assert travel <= 1.3 * drawing.layout.width, (travel, drawing.layout.width)
+    assert travel <= 0.75 * drawing.layout.width, (travel, drawing.layout.width)
     assert_reads_well(drawing)
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_random_graphs_edges_pass_no_box(seed):
+    roots, names = random_graph(seed, size_cap(seed))
+    assert_edges_pass_no_box(labelled(roots, names, text=LONG if seed % 2 else SHORT))
+    assert_edges_pass_no_box(GraphDrawing(build_graph(*roots, names=names)))
+
+
+def test_the_box_check_sees_an_edge_through_a_box():
+    drawing = labelled(*lesson1_k())
+    assert_edges_pass_no_box(drawing)
+    edge = drawing.layout.edges[0]
+    x, y = drawing.layout.positions[drawing.layout.edges[-1].target]
+    edge.route = [*edge.route[:-1], (x, y), edge.route[-1]]  # through another box
+    with pytest.raises(AssertionError, match="crosses box"):
+        assert_edges_pass_no_box(drawing)
+
+
+def test_fans_write_the_leftmost_gradient_on_the_left():
+    """The leftmost edge of a fan writes its gradient on its left, so the edges out of
+    one box need no label's width between them (lesson 1's graph had edges fanning out
+    a label's width and back)."""
+    for build in (lesson1_k, lesson5_unbind, lesson9_diamond):
+        drawing = labelled(*build())
+        assert any(edge.label_left for edge in drawing.layout.edges)
+        assert_reads_well(drawing)

@@ -41,7 +41,7 @@
     (this.listeners[name] || []).slice().forEach(function (callback) { callback(); });
   };
 
-  var modules = {}, styled = {}, models = {};
+  var modules = {}, styled = {}, models = {}, copies = new Map();
 
   function widgetModule(esm) {
     if (!modules[esm]) {
@@ -63,35 +63,61 @@
     document.head.appendChild(style);
   }
 
-  function renderView(script, saved) {
-    var view;
-    try { view = JSON.parse(script.textContent); } catch (e) { return null; }
-    var entry = saved[view && view.model_id];
-    if (!entry || entry.model_name !== "AnyModel" || !entry.state || !entry.state._esm) {
+  // A view's model: the one its state script describes. nbconvert's export keeps one
+  // state script for the page, so two views of one widget share a model and step
+  // together, as in Jupyter. A page made of fragments (`state_html`) has a state script
+  // per view: two fragments of the same widget in the same state share a model too, but
+  // two saved at different times (another start step, say) are two models, even under
+  // one model id, and each steps alone.
+  function modelFor(id, states) {
+    var found = null;
+    states.forEach(function (entry) {
+      if (entry.state[id]) found = entry;  // the last one before the view wins
+    });
+    if (!found) return null;
+    var saved = found.state[id];
+    if (!saved || saved.model_name !== "AnyModel" || !saved.state || !saved.state._esm) {
       return null;
     }
-    var state = entry.state;
-    var model = models[view.model_id] = models[view.model_id] || new Model(state);
+    var key = id + " " + found.copy;
+    if (!models[key]) models[key] = { model: new Model(saved.state), state: saved.state };
+    return models[key];
+  }
+
+  function renderView(script, states) {
+    var view;
+    try { view = JSON.parse(script.textContent); } catch (e) { return null; }
+    var before = states.filter(function (entry) {
+      return entry.script.compareDocumentPosition(script) & Node.DOCUMENT_POSITION_FOLLOWING;
+    });
+    var found = view && (modelFor(view.model_id, before) || modelFor(view.model_id, states));
+    if (!found) return null;
+    var state = found.state;
     var el = document.createElement("div");
     el.className = "anywidget-static";
     script.parentNode.insertBefore(el, script.nextSibling);
     script.setAttribute("data-rendered", "1");
     addStyle(state._anywidget_id || view.model_id, state._css);
     return widgetModule(state._esm).then(function (widget) {
-      return widget.render({ model: model, el: el });
+      return widget.render({ model: found.model, el: el });
     }).catch(function (error) {
       el.textContent = "This widget could not be shown: " + error;
     });
   }
 
   function renderAll() {
-    var saved = {};
+    var states = [];
     document.querySelectorAll(STATE).forEach(function (script) {
-      try { Object.assign(saved, JSON.parse(script.textContent).state || {}); } catch (e) {}
+      var text = script.textContent;
+      // scripts of the same text are copies of one saved state
+      if (!copies.has(text)) copies.set(text, copies.size);
+      try {
+        states.push({ script: script, copy: copies.get(text), state: JSON.parse(text).state || {} });
+      } catch (e) {}
     });
     var pending = [];
     document.querySelectorAll(VIEW).forEach(function (script) {
-      if (!script.hasAttribute("data-rendered")) pending.push(renderView(script, saved));
+      if (!script.hasAttribute("data-rendered")) pending.push(renderView(script, states));
     });
     return Promise.all(pending);
   }

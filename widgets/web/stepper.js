@@ -276,6 +276,7 @@ function render({ model, el }) {
       reveal(frame);
     }
     root.dataset.frameMs = (performance.now() - began).toFixed(2);
+    if (timer !== null) played.add(i);
     if (sync && model.get("index") !== i) {
       model.set("index", i);
       model.save_changes();
@@ -283,6 +284,7 @@ function render({ model, el }) {
   }
 
   let timer = null;
+  const played = new Set();  // the steps this view showed while playing
   function stop() {
     if (timer !== null) clearInterval(timer);
     timer = null;
@@ -298,6 +300,8 @@ function render({ model, el }) {
     if (timer !== null) { stop(); return; }
     if (index === last) show(0, true);
     play.innerHTML = "&#x275A;&#x275A; pause";
+    played.clear();
+    played.add(index);
     timer = setInterval(() => {
       show(index + 1, true);
       if (index >= last) stop();
@@ -318,7 +322,15 @@ function render({ model, el }) {
     observer.observe(root);
     root._observer = observer;
   }
-  const onChange = () => show(model.get("index"), false);
+  // Another view of this widget (the same output shown twice), or Python, moved the
+  // step: follow it, and stop playing here rather than fight over the step.
+  // (A step this view sent itself may come back late, as an echo from the kernel: that
+  // does not stop it.)
+  const onChange = () => {
+    const wanted = model.get("index");
+    if (timer !== null && !played.has(wanted)) stop();
+    show(wanted, false);
+  };
   model.on("change:index", onChange);
   show(model.get("index") || 0, false);
   return () => {
