@@ -123,8 +123,10 @@ def convolution_backward_arrays(grad: np.ndarray, x: np.ndarray, w: np.ndarray, 
         cols = _columns(x4, kh, kw, params, oh, ow)
         gw = np.empty((groups, per_group, rows), grad.dtype)
         for k in range(groups):
-            gw[k] = np.tensordot(g[:, k * per_group:(k + 1) * per_group],
-                                 cols[:, k * rows:(k + 1) * rows], axes=([0, 2], [0, 2]))
+            # (one product per image, then their sum: BLAS reads the transposed
+            # columns in place, where one big product would first copy both operands)
+            gw[k] = np.matmul(g[:, k * per_group:(k + 1) * per_group],
+                              cols[:, k * rows:(k + 1) * rows].transpose(0, 2, 1)).sum(axis=0)
         gw = gw.reshape(w.shape)
     if mask[2]:
         gb = np.array(g.sum(axis=(0, 2)), grad.dtype)
