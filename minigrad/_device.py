@@ -33,3 +33,24 @@ def refuse(where) -> None:
     if str(where).split(":")[0] == "cuda":
         raise AssertionError("Torch not compiled with CUDA enabled")
     raise RuntimeError(f"minigrad runs on the CPU only (got device={where!r})")
+
+
+def get_default_device() -> device:
+    """Where new tensors are made: always the CPU in minigrad."""
+    return device("cpu")
+
+
+def set_default_device(where) -> None:
+    """Where new tensors are made by default. minigrad has only the CPU: "cpu" (or
+    None, PyTorch's way to reset it) is accepted and changes nothing; any other device
+    raises the error a CPU-only PyTorch raises (CUDA), or minigrad's own."""
+    if where is None:
+        return
+    name = str(where)
+    if name == "cpu" or (name.startswith("cpu:") and name[4:].isdigit()):
+        return
+    if isinstance(where, int):  # (an accelerator's index)
+        raise RuntimeError("Cannot access accelerator device when none is available.")
+    if name == "mps":
+        raise RuntimeError("PyTorch is not linked with support for mps devices")
+    refuse(where)
