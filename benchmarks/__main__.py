@@ -11,8 +11,8 @@ import time
 
 from ._common import Row
 
-BENCHMARKS = ["overhead", "mlp", "classify", "higher", "elementwise", "startup", "memory",
-              "widgets"]
+BENCHMARKS = ["overhead", "mlp", "classify", "higher", "elementwise", "conv", "startup",
+              "memory", "widgets"]
 # run only when named with --only: they take minutes
 OPT_IN = ["class"]
 

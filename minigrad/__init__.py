@@ -32,6 +32,7 @@ from ._creation import (
     zeros,
     zeros_like,
 )
+from ._device import get_default_device, set_default_device
 from ._dtype import dtype, get_default_dtype
 from ._generator import Generator, default_generator
 from ._random import (
@@ -150,6 +151,7 @@ __all__ = [
     "set_grad_enabled", "is_grad_enabled", "inference_mode", "is_inference_mode_enabled",
     "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "autograd", "nn", "optim",
     "get_default_dtype", "FloatTensor", "DoubleTensor", "LongTensor", "BoolTensor", "cuda",
+    "get_default_device", "set_default_device",
     "accelerator", "backends", "save", "load", "serialization", "linalg",
 ]
 

@@ -113,3 +113,17 @@ def check(where) -> None:
     parsed = where if isinstance(where, device) else device(str(where))
     if parsed.type != "cpu":
         refuse(parsed)
+
+
+def get_default_device() -> device:
+    """Where new tensors are made: always the CPU in minigrad."""
+    return device("cpu")
+
+
+def set_default_device(where) -> None:
+    """Where new tensors are made by default. minigrad has only the CPU: "cpu" (or
+    None, PyTorch's way to reset it) is accepted and changes nothing; any other device
+    raises the error a CPU-only PyTorch raises (CUDA, MPS), or minigrad's own."""
+    if str(where) == "mps":
+        raise RuntimeError("PyTorch is not linked with support for mps devices")
+    check(where)

@@ -16,6 +16,7 @@ EXPECTED_ROWS = [
     "higher-order        Hessian-vector product, MLP 256x64 -> 32 -> 1 tanh",
     "checkpointing       MLP training step 256x64 -> 128 -> 10, float64",
     "large element-wise",
+    "convolution         conv2d fwd+bwd",
     "cold start          import + small backward, numba cache warm",
     "cold start          import + small backward, numba cache empty",
     "cold start          fresh runtime: lesson 1 top to bottom, numba cache empty",

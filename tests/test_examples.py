@@ -27,7 +27,8 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 FLOAT32_RTOL = 1e-5
 # script -> the relative tolerance of its numbers (0: the output must be identical)
 SCRIPTS = {"autograd_basics": 0.0, "custom_function": 0.0, "micrograd_check": 0.0,
-           "two_layer_net": FLOAT32_RTOL, "classifier": FLOAT32_RTOL}
+           "two_layer_net": FLOAT32_RTOL, "classifier": FLOAT32_RTOL,
+           "small_cnn": FLOAT32_RTOL}
 NUMBER = re.compile(r"-?\d+\.\d+(?:e[-+]?\d+)?")
 
 

@@ -12,7 +12,7 @@ from ..grad_mode import (
     set_detect_anomaly,
     set_grad_enabled,
 )
-from . import events, forward_ad, functional, graph
+from . import events, forward_ad, functional, graph, profiler
 from .engine import backward_events
 from .entry_points import backward, grad
 from .function import Function, FunctionCtx
@@ -34,6 +34,7 @@ def Variable(data, requires_grad: bool = False, volatile: bool = False):  # noqa
 __all__ = [
     "Function", "FunctionCtx", "Variable",
     "backward", "backward_events", "grad", "events", "forward_ad", "functional", "graph",
+    "profiler",
     "grad_mode",
     "gradcheck", "gradgradcheck",
     "no_grad",

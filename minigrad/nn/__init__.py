@@ -1,6 +1,7 @@
 """Neural-network building blocks, as in `torch.nn`."""
 
-from . import functional, init, utils
+from . import functional, init, parallel, utils
+from .conv import Conv1d, Conv2d
 from .layers import (
     GELU,
     BatchNorm1d,
@@ -29,11 +30,15 @@ from .loss import (
     SmoothL1Loss,
 )
 from .module import Module
+from .parallel import DataParallel
 from .parameter import Parameter
+from .pooling import AvgPool2d, MaxPool2d
 
 __all__ = [
-    "BatchNorm1d", "BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "Dropout", "Embedding",
-    "Flatten", "functional", "GELU", "HuberLoss", "Identity", "init", "L1Loss", "LayerNorm",
-    "LeakyReLU", "Linear", "LogSoftmax", "Module", "MSELoss", "NLLLoss", "Parameter", "ReLU",
+    "AvgPool2d", "BatchNorm1d", "BCELoss", "BCEWithLogitsLoss", "Conv1d", "Conv2d",
+    "CrossEntropyLoss", "DataParallel", "Dropout", "Embedding", "Flatten", "functional",
+    "GELU", "HuberLoss", "Identity", "init", "L1Loss", "LayerNorm", "LeakyReLU", "Linear",
+    "LogSoftmax",
+    "MaxPool2d", "Module", "MSELoss", "NLLLoss", "parallel", "Parameter", "ReLU",
     "Sequential", "Sigmoid", "SmoothL1Loss", "Softmax", "Tanh", "utils",
 ]

@@ -10,6 +10,7 @@ from ..ops import batched, linalg, views
 from ..ops import softmax as _sm
 from ..ops.activations import embedding, gelu, leaky_relu, leaky_relu_
 from ..ops.arithmetic import mul, mul_
+from ..ops.convolution import conv1d, conv2d
 from ..ops.cross_entropy import cross_entropy, nll_loss
 from ..ops.expand import expanded_shape
 from ..ops.loss import (
@@ -22,13 +23,15 @@ from ..ops.loss import (
     smooth_l1_loss,
 )
 from ..ops.normalization import batch_norm, layer_norm
+from ..ops.pooling import avg_pool2d, max_pool2d, max_pool2d_with_indices
 from ..ops.unary import relu, sigmoid, tanh
 from ..tensor import Tensor
 
-__all__ = ["batch_norm", "binary_cross_entropy", "binary_cross_entropy_with_logits",
-           "cross_entropy", "dropout", "embedding", "gelu", "huber_loss", "l1_loss",
-           "layer_norm", "leaky_relu", "leaky_relu_", "linear", "log_softmax", "mse_loss",
-           "nll_loss", "relu", "sigmoid", "smooth_l1_loss", "softmax", "tanh"]
+__all__ = ["avg_pool2d", "batch_norm", "binary_cross_entropy",
+           "binary_cross_entropy_with_logits", "conv1d", "conv2d", "cross_entropy", "dropout",
+           "embedding", "gelu", "huber_loss", "l1_loss", "layer_norm", "leaky_relu",
+           "leaky_relu_", "linear", "log_softmax", "max_pool2d", "max_pool2d_with_indices",
+           "mse_loss", "nll_loss", "relu", "sigmoid", "smooth_l1_loss", "softmax", "tanh"]
 
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:  # noqa: A002

@@ -1,0 +1,453 @@
+"""conv1d and conv2d: one op, `convolution`, and its node ConvolutionBackward0.
+
+A convolution slides a small weight over the input and takes a dot product at every
+position. The kernels (`kernels/convolution.py`) turn it into one matrix product:
+every window of the input becomes a column (`unfold`), and the weight, one row per
+output channel, multiplies the columns.
+
+**The gradient of a convolution is itself a convolution.** For y = conv(x, w):
+* the gradient of x sends each output gradient back through the weight into the
+  window it came from: a *transposed* convolution of `grad` with the same `w`
+  (`fold(w.T @ grad)`), the windows that overlap adding up;
+* the gradient of w is the input's windows weighted by the output gradient: a
+  convolution of `x` with `grad` playing the kernel (`grad @ unfold(x).T`);
+* the gradient of the bias is `grad` summed over everything but the channels.
+
+So a `create_graph=True` backward calls one op for all three, `convolution_backward`
+(PyTorch's name), which records ConvolutionBackwardBackward0; its own gradients
+(`convolution_double_backward`, below) are made of `convolution` and
+`convolution_backward` again. PyTorch's C++ builds the third derivative's graph from
+transposed convolutions and transposes: the values are the same, the nodes of that
+third graph are not.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..autograd.graph import INPUT, SavedTensor
+from ..autograd.record import record
+from ..kernels import on_demand
+from ..tensor import Tensor
+from .declaration import declare
+from .formulas import Formula, FormulaNode, _helper
+from .normalization import VALUE, _OneCallForSeveral
+
+kernels = on_demand("convolution")  # (loaded at the first convolution: see `on_demand`)
+
+_TYPE = {"float32": "float", "float64": "double", "int64": "long int", "bool": "bool"}
+_TENSOR_TYPE = {"float32": "FloatTensor", "float64": "DoubleTensor", "int64": "LongTensor",
+                "bool": "BoolTensor"}
+
+
+# -- the arithmetic, on arrays -----------------------------------------------------------------
+
+
+def _as_2d(x: np.ndarray, dims: int) -> np.ndarray:
+    """A 1-D convolution's (N, C, L) array as a 2-D one's (N, C, 1, L)."""
+    return x[:, :, None, :] if dims == 1 else x
+
+
+def _pairs(stride: tuple, padding: tuple, dilation: tuple, dims: int) -> tuple:
+    """(sh, sw, ph, pw, dh, dw): the 2-D parameters (a 1-D convolution has a height
+    of 1, stride 1, no padding)."""
+    if dims == 1:
+        return 1, stride[0], 0, padding[0], 1, dilation[0]
+    return stride[0], stride[1], padding[0], padding[1], dilation[0], dilation[1]
+
+
+def output_size(size: int, k: int, s: int, p: int, d: int) -> int:
+    """How many positions a window of `k` elements, `d` apart, takes in `size`
+    elements padded by `p` on each side, moving by `s`."""
+    return (size + 2 * p - d * (k - 1) - 1) // s + 1
+
+
+def _columns(x: np.ndarray, kh: int, kw: int, params: tuple, oh: int, ow: int) -> np.ndarray:
+    """Every window of `x` (N, C, H, W) as a column: (N, C * kh * kw, oh * ow)."""
+    n, c = x.shape[:2]
+    cols = np.empty((n, c * kh * kw, oh * ow), x.dtype)
+    kernels.unfold(np.ascontiguousarray(x), kh, kw, *params, oh, ow, cols)
+    return cols
+
+
+def convolution_arrays(x: np.ndarray, w: np.ndarray, b: np.ndarray | None, stride: tuple,
+                       padding: tuple, dilation: tuple, groups: int) -> np.ndarray:
+    """conv(x, w) + b for (N, C, L) or (N, C, H, W) arrays: per group of channels,
+    the weight's rows times the input's windows."""
+    dims = w.ndim - 2
+    x4, w4 = _as_2d(x, dims), _as_2d(w, dims)
+    params = _pairs(stride, padding, dilation, dims)
+    n, _, h, wd = x4.shape
+    out_ch, in_per_group, kh, kw = w4.shape
+    oh = output_size(h, kh, params[0], params[2], params[4])
+    ow = output_size(wd, kw, params[1], params[3], params[5])
+    cols = _columns(x4, kh, kw, params, oh, ow)
+    rows = in_per_group * kh * kw  # (each group's share of the columns' rows)
+    per_group = out_ch // groups
+    weight = w4.reshape(groups, per_group, rows)
+    out = np.empty((n, out_ch, oh * ow), np.result_type(x, w))
+    for g in range(groups):
+        out[:, g * per_group:(g + 1) * per_group] = np.matmul(
+            weight[g], cols[:, g * rows:(g + 1) * rows])
+    if b is not None:
+        out += b[:, None]
+    return out.reshape((n, out_ch) + ((ow,) if dims == 1 else (oh, ow)))
+
+
+def convolution_backward_arrays(grad: np.ndarray, x: np.ndarray, w: np.ndarray, stride: tuple,
+                                padding: tuple, dilation: tuple, groups: int,
+                                mask: tuple) -> tuple:
+    """The gradients of input, weight and bias (those `mask` asks for) as arrays:
+    the input's a transposed convolution of `grad` with the weight (`fold`), the
+    weight's a product of `grad` with the input's windows, the bias's a sum."""
+    dims = w.ndim - 2
+    x4, w4, g4 = _as_2d(x, dims), _as_2d(w, dims), _as_2d(grad, dims)
+    params = _pairs(stride, padding, dilation, dims)
+    n, channels = x4.shape[:2]
+    out_ch, in_per_group, kh, kw = w4.shape
+    oh, ow = g4.shape[2:]
+    rows = in_per_group * kh * kw
+    per_group = out_ch // groups
+    g = np.ascontiguousarray(g4).reshape(n, out_ch, oh * ow)
+    weight = w4.reshape(groups, per_group, rows)
+    gx = gw = gb = None
+    if mask[0]:
+        grad_cols = np.empty((n, channels * kh * kw, oh * ow), grad.dtype)
+        for k in range(groups):
+            grad_cols[:, k * rows:(k + 1) * rows] = np.matmul(
+                weight[k].T, g[:, k * per_group:(k + 1) * per_group])
+        gx = np.zeros(x4.shape, grad.dtype)
+        kernels.fold(grad_cols, kh, kw, *params, oh, ow, gx)
+        gx = gx.reshape(x.shape)
+    if mask[1]:
+        cols = _columns(x4, kh, kw, params, oh, ow)
+        gw = np.empty((groups, per_group, rows), grad.dtype)
+        for k in range(groups):
+            # (one product per image, then their sum: BLAS reads the transposed
+            # columns in place, where one big product would first copy both operands)
+            gw[k] = np.matmul(g[:, k * per_group:(k + 1) * per_group],
+                              cols[:, k * rows:(k + 1) * rows].transpose(0, 2, 1)).sum(axis=0)
+        gw = gw.reshape(w.shape)
+    if mask[2]:
+        gb = np.array(g.sum(axis=(0, 2)), grad.dtype)
+    return gx, gw, gb
+
+
+# -- PyTorch's checks ----------------------------------------------------------------------------
+
+
+def _dims_list(values: tuple) -> str:
+    return "[" + ", ".join(map(str, values)) + "]"
+
+
+def _expand(name: str, value: tuple, dims: int) -> tuple:
+    """A parameter of one value stands for every dim; otherwise it needs one per dim."""
+    if len(value) == 1:
+        return value * dims
+    if len(value) != dims:
+        raise RuntimeError(f"expected {name} to be a single integer value or a list of {dims} "
+                           f"values to match the convolution dimensions, but got "
+                           f"{name}={_dims_list(value)}")
+    return value
+
+
+def _check(input: Tensor, weight: Tensor, bias: Tensor | None, stride: tuple,  # noqa: A002
+           padding: tuple, dilation: tuple, groups: int) -> None:
+    """PyTorch's checks of a convolution's arguments and shapes, in its order."""
+    x, w = input._data, weight._data
+    dims = w.ndim - 2
+    if any(p < 0 for p in padding):
+        raise RuntimeError("negative padding is not supported")
+    if any(s <= 0 for s in stride):
+        raise RuntimeError("non-positive stride is not supported")
+    if groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+    if any(d < 0 for d in dilation):
+        raise RuntimeError("dilation should be greater than zero")
+    if x.ndim != w.ndim:
+        raise RuntimeError(f"Expected {w.ndim}-dimensional input for {w.ndim}-dimensional "
+                           f"weight {_dims_list(w.shape)}, but got {x.ndim}-dimensional input "
+                           f"of size {_dims_list(x.shape)} instead")
+    sizes = _dims_list(w.shape)
+    if w.shape[0] < groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be at least {groups} at "
+                           f"dimension 0, but got weight of size {sizes} instead")
+    if w.shape[0] % groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} "
+                           f"at dimension 0, but got weight of size [{sizes}] instead")
+    if x.shape[1] != w.shape[1] * groups:
+        raise RuntimeError(f"Given groups={groups}, weight of size {sizes}, expected "
+                           f"input{_dims_list(x.shape)} to have {w.shape[1] * groups} channels, "
+                           f"but got {x.shape[1]} channels instead")
+    if bias is not None and (bias.ndim != 1 or bias.shape[0] != w.shape[0]):
+        raise RuntimeError(f"Given weight of size {sizes}, expected bias to be 1-dimensional "
+                           f"with {w.shape[0]} elements, but got bias of size "
+                           f"{_dims_list(bias.shape)} instead")
+    padded = tuple(x.shape[2 + i] + 2 * padding[i] for i in range(dims))
+    kernel = tuple(dilation[i] * (w.shape[2 + i] - 1) + 1 for i in range(dims))
+    if any(k > p for k, p in zip(kernel, padded)):
+        raise RuntimeError(f"Calculated padded input size per channel: "
+                           f"({' x '.join(map(str, padded))}). Kernel size: "
+                           f"({' x '.join(map(str, kernel))}). Kernel size can't be greater "
+                           f"than actual input size")
+    if input.dtype is not weight.dtype:
+        if input.dtype.name == "float64" or not input.dtype.is_floating_point:
+            raise RuntimeError(f"expected scalar type {input.dtype.type_name} but found "
+                               f"{weight.dtype.type_name}")
+        raise RuntimeError(f"Input type (minigrad.{_TENSOR_TYPE[input.dtype.name]}) and weight "
+                           f"type (minigrad.{_TENSOR_TYPE[weight.dtype.name]}) should be the same "
+                           f"or input should be a MKLDNN tensor and weight is a dense tensor")
+    if bias is not None and bias.dtype is not input.dtype:
+        raise RuntimeError(f"Input type ({_TYPE[input.dtype.name]}) and bias type "
+                           f"({_TYPE[bias.dtype.name]}) should be the same")
+    if any(d == 0 for d in dilation):
+        # (PyTorch's float32 convolutions (oneDNN) and its others check this apart;
+        # the latter see a 1-D convolution as a 2-D one of height 1)
+        if input.dtype.name == "float32":
+            raise RuntimeError("non-positive dilation is not supported")
+        raise RuntimeError(f"dilation should be greater than zero, but got "
+                           f"{_dims_list((1, *dilation) if dims == 1 else dilation)}")
+
+
+# -- the nodes -----------------------------------------------------------------------------------
+
+_BACKWARD = ("convolution_backward(grad, input, weight, bias_sym_sizes_opt, stride, padding, "
+             "dilation, transposed, output_padding, groups, grad_input_mask)")
+_DOUBLE = ("convolution_double_backward(grads[0], grads[1], grads[2], grad_output, weight, "
+           "input, stride, padding, dilation, transposed, output_padding, groups, "
+           "grad_input_mask)")
+
+
+class ConvolutionBackward0(_OneCallForSeveral):
+    """conv(input, weight) + bias: the input's gradient is a transposed convolution of
+    grad with the weight, the weight's a convolution of the input with grad, the
+    bias's grad summed over all but the channels. Saves the INPUT, the WEIGHT and the
+    parameters."""
+
+    saves = {"bias_sym_sizes_opt": VALUE, "dilation": VALUE, "groups": VALUE,
+             "input": INPUT, "output_padding": VALUE, "padding": VALUE, "stride": VALUE,
+             "transposed": VALUE, "weight": INPUT}
+    one_call = Formula("input, weight, bias", _BACKWARD)
+    one_call_inputs = ("input", "weight", "bias")
+    formulas = (Formula("input", _BACKWARD + "[0]"),
+                Formula("weight", "convolution_backward(...)[1]"),
+                Formula("bias", "convolution_backward(...)[2]"))
+
+    def apply(self, grads: list) -> tuple:
+        s = self._saved
+        x, w = self.saved("input"), self.saved("weight")
+        # (PyTorch saves the parameters as given: one value may stand for every dim)
+        full = [s[n] * (w.ndim - 2) if len(s[n]) == 1 else s[n]
+                for n in ("stride", "padding", "dilation")]
+        return convolution_backward_arrays(grads[0], x, w, *full, s["groups"],
+                                           tuple(self.needs_grad(i) for i in range(3)))
+
+
+class ConvolutionBackwardBackward0(_OneCallForSeveral, FormulaNode):
+    """convolution_backward: the gradients of a convolution's input, weight and bias
+    (outputs 0, 1, 2) from grad_output. Each is linear in grad_output and in the
+    weight or input, so their gradients are convolutions again
+    (`convolution_double_backward`). Saves grad_output, input, weight, the parameters."""
+
+    saves = {"dilation": VALUE, "grad_output": INPUT, "groups": VALUE, "input": INPUT,
+             "output_padding": VALUE, "padding": VALUE, "stride": VALUE, "transposed": VALUE,
+             "weight": INPUT}
+    one_call = Formula("grad_output, input, weight", _DOUBLE)
+    one_call_inputs = ("grad_output", "input", "weight")
+    formulas = (Formula("grad_output", _DOUBLE + "[0]"),
+                Formula("input", "convolution_double_backward(...)[1]"),
+                Formula("weight", "convolution_double_backward(...)[2]"))
+
+    def _num_outputs(self) -> int:
+        return 3
+
+
+@_helper
+def convolution_double_backward(ggI: Tensor | None, ggW: Tensor | None, ggb: Tensor | None,  # noqa: N803
+                                gO: Tensor, weight: Tensor, input: Tensor, stride: tuple,  # noqa: A002,N803
+                                padding: tuple, dilation: tuple, transposed: bool,
+                                output_padding: tuple, groups: int, mask: tuple) -> tuple:
+    """The gradients of convolution_backward's grad_output, input and weight, given
+    those of its outputs (ggI, ggW, ggb: the gradients of the input's, weight's and
+    bias's gradients). Each output is linear in grad_output:
+    * grad_output gets conv(ggI, weight) + conv(input, ggW) + ggb on every position;
+    * input gets the input-gradient of a convolution with weight ggW;
+    * weight gets the weight-gradient of a convolution whose input was ggI."""
+    conv, backward = _ops()
+    args = (stride, padding, dilation, transposed, output_padding, groups)
+    ggO = gI = gW = None  # noqa: N806
+    if mask[0]:
+        terms = []
+        if ggI is not None:
+            terms.append(conv(ggI, weight, None, *args))
+        if ggW is not None:
+            terms.append(conv(input, ggW, None, *args))
+        if ggb is not None:
+            shape = (1, ggb.shape[0]) + (1,) * (gO.ndim - 2)
+            terms.append(ggb.reshape(shape).expand(gO.shape))
+        for term in terms:
+            ggO = term if ggO is None else ggO + term  # noqa: N806
+    if mask[1] and ggW is not None:
+        gI = backward(gO, input, ggW, None, *args, (True, False, False))[0]  # noqa: N806
+    if mask[2] and ggI is not None:
+        gW = backward(gO, ggI, weight, None, *args, (False, True, False))[1]  # noqa: N806
+        # PyTorch computes it as a convolution of transposed tensors, transposed back:
+        # laid out (in, out, ...), which AccumulateGrad copies (the copy's version 1)
+        gW = gW.transpose(0, 1).contiguous().transpose(0, 1)  # noqa: N806
+    return ggO, gI, gW
+
+
+def _ops() -> tuple:
+    return convolution, convolution_backward
+
+
+# -- the ops ---------------------------------------------------------------------------------------
+
+
+def _int_tuple(value, name: str, op: str) -> tuple:
+    """An int or a sequence of ints, as a tuple (PyTorch's `int[]` arguments)."""
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        return (int(value),)
+    if isinstance(value, (tuple, list)) and all(
+            isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in value):
+        return tuple(int(v) for v in value)
+    raise TypeError(f"{op}(): argument '{name}' must be tuple of ints, not "
+                    f"{type(value).__name__}")
+
+
+def convolution(input: Tensor, weight: Tensor, bias: Tensor | None, stride, padding,  # noqa: A002
+                dilation, transposed: bool, output_padding, groups: int) -> Tensor:
+    """A 1-D or 2-D convolution of `input` (N, C, ...) with `weight` (O, C / groups,
+    ...) plus `bias` (O); `stride`, `padding`, `dilation` as tuples of ints. Records
+    ConvolutionBackward0 (PyTorch's aten::convolution)."""
+    if transposed:
+        raise NotImplementedError("minigrad's convolution has no transposed form "
+                                  "(conv_transpose1d/2d)")
+    w = weight._data
+    if w.ndim < 3:
+        raise RuntimeError("weight should have at least three dimensions")
+    dims = w.ndim - 2
+    if dims > 2:
+        raise NotImplementedError("minigrad has 1-D and 2-D convolutions only")
+    stride, padding, dilation, output_padding = (
+        tuple(stride), tuple(padding), tuple(dilation), tuple(output_padding))
+    full = [_expand(name, value, dims) for name, value in
+            (("stride", stride), ("padding", padding), ("dilation", dilation),
+             ("output_padding", output_padding))]
+    _check(input, weight, bias, full[0], full[1], full[2], groups)
+    out = Tensor._make(convolution_arrays(input._data, w, None if bias is None else bias._data,
+                                          full[0], full[1], full[2], groups))
+    node = record(ConvolutionBackward0, out, input, weight, bias)
+    if node is not None:
+        node._saved.update({
+            "bias_sym_sizes_opt": (0,) if bias is None else tuple(bias.shape),
+            "dilation": dilation, "groups": groups, "input": SavedTensor(input),
+            "output_padding": output_padding, "padding": padding, "stride": stride,
+            "transposed": False, "weight": SavedTensor(weight)})
+    return out
+
+
+def convolution_backward(grad_output: Tensor, input: Tensor, weight: Tensor,  # noqa: A002
+                         bias_sizes, stride, padding, dilation, transposed: bool,
+                         output_padding, groups: int, output_mask) -> tuple:
+    """The gradients of a convolution's input, weight and bias (those `output_mask`
+    asks for; None for the others), recorded as one node,
+    ConvolutionBackwardBackward0, whose outputs they are (PyTorch's
+    aten::convolution_backward)."""
+    dims = weight._data.ndim - 2
+    full = [_expand(name, tuple(value), dims) for name, value in
+            (("stride", stride), ("padding", padding), ("dilation", dilation))]
+    mask = tuple(bool(m) for m in output_mask)
+    arrays = convolution_backward_arrays(grad_output._data, input._data, weight._data,
+                                         *full, groups, mask)
+    outs = tuple(None if a is None else Tensor._make(a) for a in arrays)
+    node = record(ConvolutionBackwardBackward0, None, grad_output, input, weight)
+    if node is not None:
+        for i, out in enumerate(outs):
+            if out is not None:
+                out._grad_fn, out._output_nr = node, i
+        node._saved.update({
+            "dilation": tuple(dilation), "grad_output": SavedTensor(grad_output),
+            "groups": groups, "input": SavedTensor(input),
+            "output_padding": tuple(output_padding), "padding": tuple(padding),
+            "stride": tuple(stride), "transposed": bool(transposed),
+            "weight": SavedTensor(weight)})
+    return outs
+
+
+def _convolution_nd(op: str, dims: int, input: Tensor, weight: Tensor,  # noqa: A002
+                    bias: Tensor | None, stride, padding, dilation, groups: int) -> Tensor:
+    """conv1d / conv2d: the checks of their argument forms, then `convolution` on the
+    batch (an unbatched input gets a batch dim of 1 there and back, as in PyTorch:
+    UnsqueezeBackward0, SqueezeBackward1)."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{op}() received an invalid combination of arguments - got "
+                        f"({type(input).__name__}, ...)")
+    if input.ndim not in (dims + 1, dims + 2):
+        raise RuntimeError(f"Expected {dims + 1}D (unbatched) or {dims + 2}D (batched) input to "
+                           f"{op}, but got input of size: {_dims_list(input.shape)}")
+
+    def as_param(value, name: str) -> tuple:
+        # (an int stands for every dim of the op's own, `int[2] stride=1`)
+        t = _int_tuple(value, name, op)
+        return t * dims if isinstance(value, (int, np.integer)) else t
+
+    stride_t = as_param(stride, "stride")
+    dilation_t = as_param(dilation, "dilation")
+    output_padding = (0,) * dims
+    if isinstance(padding, str):
+        padding_t, output_padding = _padding_mode(padding, weight, stride_t, dilation_t, dims)
+    else:
+        padding_t = as_param(padding, "padding")
+    batched = input.ndim == dims + 2
+    x = input if batched else input.unsqueeze(0)
+    out = convolution(x, weight, bias, stride_t, padding_t, dilation_t, False, output_padding,
+                      groups)
+    return out if batched else out.squeeze(0)
+
+
+def _padding_mode(padding: str, weight: Tensor, stride: tuple, dilation: tuple,
+                  dims: int) -> tuple:
+    """The padding 'valid' (none) or 'same' (the output as long as the input: half the
+    dilated kernel's extent on each side) stands for, and the output padding PyTorch
+    passes with it."""
+    if padding == "valid":
+        return (0,), (0,)
+    if padding != "same":
+        raise RuntimeError(f"Invalid padding string: '{padding}'")
+    if any(s != 1 for s in stride):
+        raise RuntimeError("padding='same' is not supported for strided convolutions")
+    if weight.ndim != dims + 2:
+        raise RuntimeError(f"expected stride to be a single integer value or a list of "
+                           f"{weight.ndim - 2} values to match the convolution dimensions, "
+                           f"but got stride={_dims_list(stride)}")
+    dil = dilation * dims if len(dilation) == 1 else dilation
+    total = [d * (k - 1) for d, k in zip(dil, weight.shape[2:])]
+    if any(t % 2 for t in total):
+        raise NotImplementedError("minigrad's padding='same' needs the same padding on both "
+                                  "sides (an odd kernel, or an even dilation): PyTorch pads "
+                                  "the input first otherwise, with constant_pad_nd")
+    return tuple(t // 2 for t in total), (0,) * dims
+
+
+def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1,  # noqa: A002
+           padding=0, dilation=1, groups: int = 1) -> Tensor:
+    """A 1-D convolution of `input` (N, C, L) or (C, L) with `weight` (O, C / groups, k),
+    plus `bias` (O); `padding` may be 'valid' or 'same'."""
+    return _convolution_nd("conv1d", 1, input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1,  # noqa: A002
+           padding=0, dilation=1, groups: int = 1) -> Tensor:
+    """A 2-D convolution of `input` (N, C, H, W) or (C, H, W) with `weight`
+    (O, C / groups, kh, kw), plus `bias` (O); `padding` may be 'valid' or 'same'."""
+    return _convolution_nd("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
+
+
+# -- declarations: each op's public names (see `declaration.py`) ----------------------------------
+
+declare("convolution", nodes=(ConvolutionBackward0,), function=convolution)
+declare("conv1d", function=conv1d)  # (both record convolution's node)
+declare("conv2d", function=conv2d)
+declare("convolution_backward", nodes=(ConvolutionBackwardBackward0,),
+        aten=convolution_backward)
