@@ -399,15 +399,18 @@ def arange(*args, start=_args.REQUIRED, end=_args.REQUIRED, step=_args.REQUIRED,
     d, requires_grad = _options("arange", dtype, requires_grad, device)
     if d is _dtype.bool_:
         raise NotImplementedError('"arange_cpu" not implemented for \'Bool\'')
-    if d is _dtype.int64:
-        for v in (start, end, step):
-            _dtype.check_scalar_fits(v, d)
     if not step or step != step:
         raise RuntimeError("step must be nonzero")
     if not all(np.isfinite([start, end])):
         raise RuntimeError(f"unsupported range: {start:g} -> {end:g}")
     if (step > 0 and end < start) or (step < 0 and end > start):
         raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    if d is _dtype.int64:  # checked as given, then PyTorch counts in int64: truncated
+        for v in (start, end, step):
+            _dtype.check_scalar_fits(v, d)
+        if not int(step):  # (a fractional step)
+            raise ValueError("step must be nonzero")
+        start, end, step = int(start), int(end), int(step)
     n = max(int(np.ceil((end - start) / step)), 0)
     shape = (n,)
     if d.is_floating_point:
@@ -430,6 +433,11 @@ def linspace(start=_args.REQUIRED, end=_args.REQUIRED, steps=_args.REQUIRED, *, 
     """`steps` evenly spaced values from `start` to `end`, both included."""
     args = tuple(v for v in (start, end, steps) if v is not _args.REQUIRED)
     given = {k: v for k, v in (("dtype", dtype),) if v is not None}
+    bounds = [(name, v) for name, v in (("start", start), ("end", end)) if isinstance(v, Tensor)]
+    if any(v.dim() for _, v in bounds):
+        got = " and ".join(f"{name} with {v.dim()} dimension(s)" for name, v in bounds)
+        raise RuntimeError("linspace only supports 0-dimensional start and end tensors, "
+                           f"but got {got}.")
     if (len(args) < 3 or not (_args.is_number(start) and _args.is_number(end))
             or not _args.is_int(steps) or (given and not isinstance(dtype, _dtype.dtype))):
         raise _linspace_error(args, given)
@@ -438,8 +446,27 @@ def linspace(start=_args.REQUIRED, end=_args.REQUIRED, steps=_args.REQUIRED, *, 
     d, requires_grad = _options("linspace", dtype, requires_grad, device)
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
-    data = _args.allocate(lambda: np.linspace(start, end, steps).astype(d.np), (steps,), d)
+    if d is _dtype.bool_:
+        raise NotImplementedError('"linspace_cpu" not implemented for \'Bool\'')
+    if d.is_floating_point:
+        data = _args.allocate(lambda: np.linspace(start, end, steps).astype(d.np), (steps,), d)
+    else:
+        data = _args.allocate(lambda: _int_linspace(start, end, steps, d), (steps,), d)
     return _finish(data, requires_grad)
+
+
+def _int_linspace(start, end, steps: int, d: _dtype.dtype) -> np.ndarray:
+    """PyTorch's integer linspace: the bounds truncated to integers, the points computed
+    in float64 from the start for the first half and from the end for the second, each
+    then truncated."""
+    start, end = int(start), int(end)
+    if steps == 1:
+        return np.array([start], dtype=d.np)
+    step = (end - start) / (steps - 1) if steps > 1 else 0.0
+    i = np.arange(steps)
+    half = steps // 2
+    points = np.where(i < half, start + step * i, end - step * (steps - i - 1))
+    return np.trunc(points).astype(d.np)
 
 
 def from_numpy(arr: np.ndarray) -> Tensor:

@@ -1,0 +1,210 @@
+"""PyTorch's own op test database (OpInfo) run against minigrad.
+
+Every OpInfo whose op minigrad exposes (found by `opinfo_harness.exposed_ops`: no test is
+written by hand, a newly exposed op is picked up) runs its sample inputs in both
+libraries, for float64, float32, int64 and bool where PyTorch's op takes them: values,
+dtypes, shapes, `grad_fn` names, errors, warnings, gradients and gradients of gradients
+must match, values as the float policy says (`float_policy.py`). Its error inputs (the
+bad calls PyTorch's OpInfo lists, each with the error PyTorch raises) must raise the same
+error, with the same message.
+
+Two tables say what is left out, and why:
+* `DESIGN_SKIPS`: what minigrad lacks by design (complex dtypes, other devices, ...);
+  a sample using it is not run;
+* `KNOWN_GAPS`: ops or samples minigrad does not yet do as PyTorch does. Each runs as a
+  strict xfail: the day it matches PyTorch the test fails, until the entry is removed.
+
+The default run takes the first `opinfo_harness.CAP` samples of each op and dtype (in
+PyTorch's order, after a fixed seed); MINIGRAD_OPINFO_ALL=1 runs every sample.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+# What minigrad lacks by design, by the feature `opinfo_harness.convert` names.
+DESIGN_SKIPS = {
+    "memory_format": "minigrad tensors have one memory layout (row-major strides); "
+                     "memory_format arguments are PyTorch's alone",
+    "complex dtype": "minigrad has no complex dtypes",
+    "sparse layout": "minigrad has no sparse tensors",
+    "device": "minigrad runs on the CPU only",
+    "generator": "minigrad's random functions take no Generator argument",
+    "dtype": "minigrad's dtypes are float32, float64, int64 and bool",
+    "out=": "minigrad's ops return new tensors; they take no out= argument",
+    "method of a non-tensor": "minigrad's Tensor methods are Python functions: called "
+                              "unbound on a non-tensor (Tensor.__radd__(3, t)) they do not "
+                              "check `self` as PyTorch's C descriptors do",
+}
+
+# What minigrad does not yet do as PyTorch: (OpInfo key, the samples it concerns (a
+# feature of `opinfo_harness.sample_features`, None for all), what differs).
+KNOWN_GAPS = [
+    ("remainder", None, "`%` / remainder is not implemented (NotImplementedError)"),
+    ("__rmod__", None, "`%` / remainder is not implemented (NotImplementedError)"),
+    ("floor_divide", None, "`//` / floor_divide is not implemented (NotImplementedError)"),
+    ("clamp", "tensor args", "clamp with tensor bounds is not implemented"),
+    ("nn.functional.cross_entropy", "ndim>2",
+     "cross_entropy over inputs of more than 2 dimensions is not implemented"),
+    ("nn.functional.nll_loss", "ndim>2",
+     "nll_loss over inputs of more than 2 dimensions is not implemented"),
+    ("norm.nuc", None, "norm(p='nuc') (a matrix norm) is not implemented"),
+    ("linalg.norm", "matrix norm", "linalg.norm's matrix norms (ord 'nuc', 1, 2, inf, ... "
+     "over two dimensions) are not implemented"),
+    ("linalg.norm.subgradients_at_zero", "matrix norm",
+     "linalg.norm's matrix norms are not implemented"),
+    ("einsum", "ellipsis", "einsum with '...' is not implemented"),
+    ("add", "kwarg:alpha", "add(a, b, alpha=) rounds a + alpha * b twice; PyTorch's kernel "
+     "uses one fused multiply-add (one rounding): last-bit differences"),
+    ("sub", "kwarg:alpha", "sub(a, b, alpha=) rounds a - alpha * b twice; PyTorch's kernel "
+     "uses one fused multiply-add (one rounding): last-bit differences"),
+    ("squeeze", "ndim=0", "double backward of squeezing a 0-d tensor: unsqueeze_to's "
+     "`d % len(sizes)` divides by zero (ZeroDivisionError)"),
+    ("squeeze.multiple", "ndim=0", "double backward of squeezing a 0-d tensor: "
+     "ZeroDivisionError in unsqueeze_to"),
+    *[(key, "number input", "a Python number as the input raises AttributeError, not "
+       "PyTorch's TypeError (invalid combination of arguments / must be Tensor)")
+      for key in ("eq", "ne", "lt", "le", "gt", "ge", "bitwise_and", "bitwise_or",
+                  "bitwise_xor", "pow", "atan2", "maximum", "minimum", "max.binary",
+                  "min.binary")],
+    ("mean", "kwarg:dtype", "mean(dtype=) is not taken (TypeError), so neither is "
+     "PyTorch's error for an integer dtype"),
+    ("narrow", "error input", "narrow with a start tensor that is not a 0-d integer "
+     "tensor is accepted (PyTorch: 'start must be an 0-dim integral Tensor.')"),
+    ("nn.functional.embedding", "error input", "embedding does not check that the weight "
+     "is 2-D (PyTorch: \"'weight' must be 2-D\")"),
+]
+
+
+try:  # collection needs the database; without PyTorch the tests below skip (or fail
+    # under MINIGRAD_REQUIRE_TORCH) through the `torch` fixture
+    import opinfo_harness as h
+    import torch as _torch
+
+    import minigrad
+
+    OPS = {op.key: op for op in h.exposed_ops(h.load_op_db(), _torch, minigrad)}
+    MISSING = ""
+except ImportError as exc:
+    OPS, MISSING = {}, str(exc)
+
+_GAP_KEYS = {key for key, _, _ in KNOWN_GAPS}
+CASES = [(key, dtype) for key, op in OPS.items() for dtype in op.dtypes] or [("none", "")]
+_cache: dict = {}
+
+
+@pytest.fixture
+def database(torch) -> None:
+    """PyTorch is there (the `torch` fixture): its OpInfo database must load too (it
+    needs the `expecttest` package, one of the `test` extra's)."""
+    if not OPS:
+        message = f"PyTorch's OpInfo database did not load ({MISSING})"
+        if os.environ.get("MINIGRAD_REQUIRE_TORCH", "").strip().lower() in {"1", "true", "yes",
+                                                                             "on"}:
+            pytest.fail(f"{message} (and MINIGRAD_REQUIRE_TORCH is set)", pytrace=False)
+        pytest.skip(message)
+
+
+def _error_features(key: str, sample, torch) -> set[str]:
+    return h.sample_features(sample, torch, OPS[key].name) | {"error input"}
+
+
+def _in_gap(key: str, features: set[str]) -> bool:
+    return any(k == key and (feat is None or feat in features) for k, feat, _ in KNOWN_GAPS)
+
+
+def _samples(key: str, dtype: str, torch, gap: tuple | None = None) -> list:
+    """The samples of `key` for `dtype` (made once per module): the first CAP outside
+    the known gaps, or, for `gap`, the first CAP it concerns."""
+    if (key, dtype, gap) not in _cache:
+        op = OPS[key]
+
+        def wanted(sample) -> bool:
+            features = h.sample_features(sample, torch, OPS[key].name)
+            if gap is not None:
+                return gap[1] is None or gap[1] in features
+            return not _in_gap(key, features)
+
+        _cache[key, dtype, gap] = h.samples(op, dtype, torch, h.limit(), wanted)
+    return _cache[key, dtype, gap]
+
+
+def _run(op, sample_list: list, torch, label: str) -> tuple[list[str], dict]:
+    """Every sample's differences (outside the float policy), and the reasons of the
+    samples skipped by design."""
+    diffs, skipped = [], {}
+    for i, sample in enumerate(sample_list):
+        try:
+            outcome = h.check_sample(op, sample, torch, minigrad)
+        except h.ByDesign as why:
+            assert str(why) in DESIGN_SKIPS, f"{why}: not in DESIGN_SKIPS (add it with a reason)"
+            skipped[i] = DESIGN_SKIPS[str(why)]
+            continue
+        diffs += [f"{label} sample {i} ({outcome.status}): {d}" for d in outcome.diffs]
+    return diffs, skipped
+
+
+@pytest.mark.parametrize(("key", "dtype"), CASES, ids=[f"{k}-{d}" for k, d in CASES])
+def test_opinfo_samples(torch, database, key, dtype):
+    sample_list = _samples(key, dtype, torch)
+    if not sample_list:
+        assert key in _GAP_KEYS, f"{key} has no {dtype} sample"
+        pytest.skip(f"every {dtype} sample of {key} is a known gap")
+    diffs, skipped = _run(OPS[key], sample_list, torch, f"{key} {dtype}")
+    assert not diffs, "\n".join(diffs)
+    if len(skipped) == len(sample_list):
+        pytest.skip("; ".join(sorted(set(skipped.values()))))
+
+
+GAPS = [pytest.param(gap, id=gap[0] + (f"-{gap[1]}" if gap[1] else ""),
+                     marks=pytest.mark.xfail(strict=True, raises=AssertionError,
+                                             reason=gap[2]))
+        for gap in KNOWN_GAPS]
+
+
+@pytest.mark.parametrize("gap", GAPS)
+def test_opinfo_known_gap(torch, database, gap):
+    """A known gap still differs (the strict xfail); its samples exist (else an error
+    other than AssertionError fails the test: a stale entry)."""
+    key = gap[0]
+    if key not in OPS:
+        raise LookupError(f"{key} is not an exposed OpInfo: remove it from KNOWN_GAPS")
+    diffs, ran = [], 0
+    for dtype in OPS[key].dtypes:
+        sample_list = _samples(key, dtype, torch, gap)
+        ran += len(sample_list)
+        diffs += _run(OPS[key], sample_list, torch, f"{key} {dtype}")[0]
+    for i, sample in enumerate(h.error_inputs(OPS[key], torch) or []):
+        if gap[1] is None or gap[1] in _error_features(key, sample, torch):
+            try:
+                diffs += [f"{key} error input {i}: {d}"
+                          for d in h.check_error(OPS[key], sample, torch, minigrad)]
+            except h.ByDesign:
+                continue
+            ran += 1
+    if not ran:
+        raise LookupError(f"no sample of {key} has {gap[1]}: remove it from KNOWN_GAPS")
+    assert not diffs, "\n".join(diffs)
+
+
+ERROR_CASES = sorted(OPS) or ["none"]
+
+
+@pytest.mark.parametrize("key", ERROR_CASES)
+def test_opinfo_error_inputs(torch, database, key):
+    """PyTorch's error inputs for the op raise the same error, message and all."""
+    errors = h.error_inputs(OPS[key], torch)
+    if errors is None:
+        pytest.skip(f"PyTorch's OpInfo lists no error inputs for {key}")
+    diffs = []
+    for i, sample in enumerate(errors):
+        if _in_gap(key, _error_features(key, sample, torch)):
+            continue
+        try:
+            diffs += [f"{key} error input {i}: {d}"
+                      for d in h.check_error(OPS[key], sample, torch, minigrad)]
+        except h.ByDesign as why:
+            assert str(why) in DESIGN_SKIPS, f"{why}: not in DESIGN_SKIPS (add it with a reason)"
+    assert not diffs, "\n".join(diffs)
