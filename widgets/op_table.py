@@ -13,7 +13,7 @@ import html
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from minigrad.autograd.graph import INPUT, OUTPUT, Node
+from minigrad.autograd.graph import INPUT, OUTPUT, Node, SavedNumber
 
 __all__ = ["OpRow", "OpTable", "op_table", "which_changes_break"]
 
@@ -78,21 +78,32 @@ class OpTable:
 
 
 def _op_nodes() -> dict[type[Node], str]:
-    """Every node class an op declares (`minigrad/ops/declaration.py`), with the op's
-    family, and the nodes of a rewritten view history (CopySlices, AsStridedBackward0),
-    which the in-place machinery in autograd records: in the table they belong with
-    the views."""
+    """Every node class an op declares (`minigrad.ops.declaration.DECLARATIONS`, the
+    public table of op declarations), with the op's family, and the nodes of a
+    rewritten view history (CopySlices, AsStridedBackward0), which the in-place
+    machinery in autograd records: in the table they belong with the views. (Those
+    two are found among the subclasses of the public `Node`.)"""
     import minigrad  # noqa: F401 - importing minigrad runs every declaration
-    from minigrad.autograd import inplace
     from minigrad.ops.declaration import DECLARATIONS
 
     families: dict[type[Node], str] = {}
     for d in DECLARATIONS:
         for cls in d.nodes:
             families.setdefault(cls, d.family)
-    for cls in (inplace.CopySlices, inplace.AsStridedBackward0):
-        families[cls] = "views"
+    for cls in _subclasses(Node):
+        if cls.__name__ in ("CopySlices", "AsStridedBackward0"):
+            families[cls] = "views"
     return families
+
+
+def _subclasses(cls: type) -> list[type]:
+    """Every subclass of `cls`, at any depth."""
+    found, stack = [], list(cls.__subclasses__())
+    while stack:
+        sub = stack.pop()
+        found.append(sub)
+        stack.extend(sub.__subclasses__())
+    return found
 
 
 def op_table(*families: str) -> OpTable:
@@ -132,7 +143,6 @@ def which_changes_break(ops: dict[str, Callable]) -> str:
     (its output), run backward, and tabulate: the node, what the op table says it
     keeps, what it saved in this very run, and whether each change broke backward."""
     import minigrad
-    from minigrad.autograd.graph import SavedNumber
 
     def backward_after_change(op, change: str) -> str:
         t = minigrad.arange(3.0, requires_grad=True)

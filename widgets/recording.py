@@ -1,6 +1,6 @@
 """Frames of a real backward pass, pulled lazily from minigrad's engine events.
 
-`BackwardRecording` wraps `minigrad.autograd.engine.backward_events(...)`. The engine runs
+`BackwardRecording` wraps `minigrad.autograd.backward_events(...)`. The engine runs
 forward only once: each call to `ensure(k)` pulls just enough events for frame `k`, and
 earlier frames stay recorded so a viewer can go back. Frame 0 is "backward started,
 nothing ran yet"; frame k (k >= 1) is the state right after engine step k - 1.

@@ -1,7 +1,7 @@
 """`BackwardStepper`: step through a real backward pass in a notebook.
 
 The stepper never re-enacts backward. On minigrad it drains
-`minigrad.autograd.engine.backward_events`, the generator `Tensor.backward()` itself
+`minigrad.autograd.backward_events`, the generator `Tensor.backward()` itself
 drains; on a torch tensor it records PyTorch's own run (`torch_recording`). The whole
 pass is recorded when the stepper is made, so every tensor is then exactly as
 `loss.backward()` leaves it; when the engine raises, the recording stops at that node
@@ -439,25 +439,11 @@ def _as_inputs(inputs: Any) -> tuple | None:
 def _minigrad_events(loss: Any, grad_tensors: Any, retain_graph: bool, create_graph: bool,
                      inputs: tuple | None) -> Iterator:
     """The events of `loss.backward(grad_tensors, retain_graph, create_graph, inputs)`,
-    one at a time: minigrad's engine, traced, plus (with `inputs`) the leaves' `.grad`
-    filled in at the end, as `backward(inputs=...)` does after the engine (shown as
-    accumulations of the last step)."""
-    from minigrad.autograd import entry_points
-    from minigrad.autograd import events as ev
-    from minigrad.autograd.engine import backward_events
+    one at a time: minigrad's own event stream (`minigrad.autograd.backward_events`),
+    the one `backward()` drains."""
+    from minigrad.autograd import backward_events
 
-    if create_graph:
-        entry_points._warn_of_cycle()  # (PyTorch's warning for backward(create_graph=True))
-    captured: dict = {}
-    for event in backward_events((loss,), grad_tensors, retain_graph, inputs, trace=True,
-                                 captured=captured, create_graph=create_graph):
-        if isinstance(event, ev.BackwardFinished) and inputs is not None:
-            entry_points.accumulate_into_inputs(inputs, captured, create_graph)
-            for x in inputs:
-                if x.grad_fn is None and id(x) in captured:
-                    yield ev.GradAccumulated(event.step, x._grad_accumulator(), x,
-                                             snapshot(captured[id(x)]), x.grad)
-        yield event
+    return backward_events((loss,), grad_tensors, retain_graph, create_graph, inputs)
 
 
 def _table(rows: list[tuple[str, str]]) -> str:

@@ -13,8 +13,7 @@ from ..grad_mode import (
     set_grad_enabled,
 )
 from . import events, forward_ad, functional, graph, profiler
-from .engine import backward_events
-from .entry_points import backward, grad
+from .entry_points import backward, backward_events, grad
 from .function import Function, FunctionCtx
 from .gradcheck import gradcheck, gradgradcheck
 

@@ -1,20 +1,24 @@
-"""The public ways into the engine: `backward()`, `Tensor.backward` and `grad()`.
-Each checks its arguments as PyTorch does, then drains `engine.backward_events`
-untraced. With `create_graph=True` the engine carries tensors and records the
-backward pass as a graph of its own (see `engine.backward_events`).
+"""The public ways into the engine: `backward()`, `Tensor.backward`, `grad()` and
+`backward_events()`. Each checks its arguments as PyTorch does, makes the
+`GraphTask` of one backward call and runs it (`engine.execute`). `backward_events`
+is `backward` as a stream of events (`events.py`), the one the widgets' stepper
+shows; `backward` drains the same stream untraced. With `create_graph=True` the
+engine carries tensors and records the backward pass as a graph of its own.
 """
 
 from __future__ import annotations
 
 import warnings
+from collections.abc import Iterator
 
 import numpy as np
 
 from ..grad_mode import enable_grad
 from ..tensor import Tensor
-from .engine import backward_events
+from . import events as ev
+from .engine import GraphTask, execute
 from .graph import RECORDING, RECORDING_PASSES, first_grad, fits_layout
-from .hook_calls import as_tensor
+from .hook_calls import as_tensor, snapshot
 
 _CYCLE_WARNING = (
     "Using backward() with create_graph=True will create a reference cycle between the "
@@ -49,24 +53,50 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
     """Compute and accumulate gradients of `tensors` into the leaves' `.grad`.
     With `create_graph=True` the gradients have a graph of their own (and the graph
     is kept, unless `retain_graph=False`)."""
+    for _ in backward_events(tensors, grad_tensors, retain_graph, create_graph, inputs,
+                             trace=False):
+        pass
+
+
+def backward_events(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
+                    inputs=None, *, trace: bool = True) -> Iterator[ev.Event]:
+    """`backward(...)` as a stream of events: a generator that runs the real backward
+    pass and yields, between its steps, what the engine does (`minigrad.autograd.events`:
+    `BackwardStarted`, then per node `NodeStarted`, hooks, saved tensors unpacked,
+    `NodeFinished`, ..., and `BackwardFinished`). Pull one event at a time to step
+    through a backward pass; drain it to run backward. `trace=False` yields nothing
+    (what `backward()` does).
+
+    Minigrad's own teaching API (PyTorch has none): the stream the widgets' stepper
+    shows. With `inputs`, the leaves' `.grad` are filled in at the end, as
+    `backward(inputs=...)` does, reported as accumulations of the last step."""
     if retain_graph is None:
         retain_graph = create_graph
     if create_graph:
         _warn_of_cycle()
-    tensors, grad_tensors = _sequence(tensors), _sequence(grad_tensors)
+    tensors, grad_tensors = _sequence(tensors), _sequence(grad_tensors) or ()
     if inputs is not None:
         inputs = _sequence(inputs)
         if not inputs:
             raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
-        captured: dict = {}
-        for _ in backward_events(tensors, grad_tensors, retain_graph, inputs,
-                                 trace=False, captured=captured, create_graph=create_graph):
-            pass
-        accumulate_into_inputs(inputs, captured, create_graph)
-        return
-    for _ in backward_events(tensors, grad_tensors, retain_graph, trace=False,
-                             create_graph=create_graph):
-        pass
+    task = GraphTask(bool(retain_graph), create_graph, trace=trace)
+    for event in execute(task, tensors, grad_tensors, inputs or ()):
+        if isinstance(event, ev.BackwardFinished) and inputs is not None:
+            yield from _accumulate_into_inputs(task, inputs, event.step)
+        yield event
+    if inputs is not None and not trace:
+        yield from _accumulate_into_inputs(task, inputs, -1)
+
+
+def _accumulate_into_inputs(task: GraphTask, inputs: tuple, step: int) -> Iterator[ev.Event]:
+    """`accumulate_into_inputs` for `backward_events`, reported (when traced) as the
+    last step's accumulations."""
+    accumulate_into_inputs(inputs, task.captured, task.create_graph)
+    if task.trace:
+        for x in inputs:
+            if x.grad_fn is None and id(x) in task.captured:
+                yield ev.GradAccumulated(step, x._grad_accumulator(), x,
+                                         snapshot(task.captured[id(x)]), x.grad)
 
 
 def accumulate_into_inputs(inputs: tuple, captured: dict, create_graph: bool) -> None:
@@ -140,10 +170,10 @@ def grad(
     grad_outputs = _sequence(grad_outputs)
     if not inputs_t:
         raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
-    captured: dict = {}
-    for _ in backward_events(outputs, grad_outputs, retain_graph, inputs_t, accumulate=False,
-                             trace=False, captured=captured, create_graph=create_graph):
+    task = GraphTask(bool(retain_graph), create_graph, accumulate=False)
+    for _ in execute(task, outputs, grad_outputs or (), inputs_t):
         pass
+    captured = task.captured
     result = []
     for index, x in enumerate(inputs_t):
         g = captured.get(id(x))

@@ -1,9 +1,11 @@
-"""What the backward engine reports while it runs.
+"""What the backward engine reports while it runs: minigrad's documented event stream.
 
-`minigrad.autograd.engine.backward_events(...)` is a generator: it performs the real
-backward pass and, between its steps, yields these events. `Tensor.backward()` simply
-drains the generator; the widgets' stepper pulls one event at a time. Both therefore
-watch the same engine do the same work.
+`minigrad.autograd.backward_events(...)` (public, in `minigrad.autograd.__all__`) is
+`backward(...)` as a generator: it performs the real backward pass and, between its
+steps, yields these events. `Tensor.backward()` drains the same stream untraced; the
+widgets' stepper pulls one event at a time. Both therefore watch the same engine do
+the same work. The widgets read graphs through minigrad's public surface and this
+stream only (docs/architecture.md).
 
 Every event carries `step`: the index (0, 1, 2, ...) of the node being executed, in
 execution order. `BackwardStarted` comes before any node and has step -1;

@@ -37,19 +37,59 @@ def snapshot(data):
     return None if data is None else as_tensor(np.array(data, copy=True), copy_of=data)
 
 
-def run_hooks(hooks: dict | None, grad, step, node, kind, trace, out_events):
-    """Apply tensor hooks in registration order; each may replace the gradient."""
+def snapshots(grads) -> tuple:
+    """`snapshot` of each gradient in `grads`, for an event."""
+    return tuple(snapshot(g) for g in grads)
+
+
+def run_hooks(hooks: dict | None, grad, node, kind: str, step: int, sink: list | None):
+    """Apply tensor hooks in registration order; each may replace the gradient.
+    `sink`: where the events go (None: an untraced run, no events)."""
     if not hooks or grad is None:
         return grad
     for hook in list(hooks.values()):
-        shown = snapshot(grad) if trace else None  # (what the hook is given, as it is)
+        shown = snapshot(grad) if sink is not None else None  # (what the hook is given)
         before = as_tensor(grad)
         result = hook(before)
         if result is not None:
             grad = hook_grad(hook, grad, result)
-        if trace:
-            out_events.append(ev.HookFired(step, node, kind, hook, shown, snapshot(grad)))
+        if sink is not None:
+            sink.append(ev.HookFired(step, node, kind, hook, shown, snapshot(grad)))
     return grad
+
+
+def run_pre_hooks(node, grads: list, step: int, sink: list | None) -> list:
+    """The node's pre-hooks (`Node.register_prehook`), in registration order; each
+    may return new gradients for the node's outputs. `grads` ends at the last output
+    that received a gradient; a hook sees (and must return) one per output of the
+    node's forward."""
+    count = node._num_outputs()
+    if count is not None and len(grads) < count:
+        grads = [*grads, *([None] * (count - len(grads)))]
+    for hook in list(node._pre_hooks.values()):
+        shown = snapshots(grads) if sink is not None else None
+        result = hook(tuple(as_tensor(g) for g in grads))
+        if result is not None:
+            grads = hook_grads(hook, grads, result, check_count=count is not None)
+        if sink is not None:
+            sink.append(ev.HookFired(step, node, "prehook", hook, shown, snapshots(grads)))
+    # (returning lets go of what the hooks were shown: an AccumulateGrad may keep its
+    # gradient only if nothing else refers to it, see `ENGINE_REFS`)
+    return grads
+
+
+def run_post_hooks(node, grads: list, outputs: list, step: int, sink: list | None) -> list:
+    """The node's hooks (`Node.register_hook`), in registration order, given the
+    gradients the node computed (`outputs`) and those it received (`grads`); each may
+    return new gradients for the node's inputs."""
+    for hook in list(node._post_hooks.values()):
+        shown = snapshots(outputs) if sink is not None else None
+        result = hook(tuple(as_tensor(g) for g in outputs), tuple(as_tensor(g) for g in grads))
+        if result is not None:
+            outputs = hook_grads(hook, outputs, result, check_count=True)
+        if sink is not None:
+            sink.append(ev.HookFired(step, node, "posthook", hook, shown, snapshots(outputs)))
+    return outputs
 
 
 def hook_grad(hook, old, new):

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 import minigrad as torch
+from minigrad.autograd import backward_events
 from minigrad.autograd import events as ev
-from minigrad.autograd.engine import backward_events
 
 
 def _names(events, kind):
@@ -215,7 +215,7 @@ def test_a_custom_function_returning_a_kept_tensor_is_not_taken_over():
 
 
 def test_the_stepper_trace_never_hands_its_recorded_arrays_to_grad():
-    from minigrad.autograd.engine import backward_events
+    from minigrad.autograd import backward_events
 
     x = torch.tensor([1.0, 2.0], requires_grad=True)
     events = list(backward_events((x * 3.0).sum(), trace=True))

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import minigrad as torch
+from minigrad.autograd import backward_events
 from minigrad.autograd import events as ev
-from minigrad.autograd.engine import backward_events
 
 ACC = "minigrad::autograd::AccumulateGrad"
 

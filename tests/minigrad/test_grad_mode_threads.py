@@ -7,7 +7,7 @@ import threading
 import pytest
 
 import minigrad as torch
-from minigrad.autograd.engine import backward_events
+from minigrad.autograd import backward_events
 
 
 def _in_thread(fn):

@@ -828,7 +828,7 @@ def _grad_version(m, program: str, how: str):
         return x.grad._version, seen
     if how == "traced backward (the stepper's)":
         if m.__name__ == "minigrad":
-            from minigrad.autograd.engine import backward_events
+            from minigrad.autograd import backward_events
 
             list(backward_events(out, trace=True))
         else:

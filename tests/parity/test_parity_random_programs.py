@@ -230,7 +230,7 @@ def _run(lib, shapes, steps, seed, edges, traced, higher):
             # Two passes: the second adds into the `.grad` arrays the first one made, so
             # a gradient array shared where it must not be (two leaves, or a leaf and a
             # tensor of the program) shows up as a wrong sum or a changed value.
-            from minigrad.autograd.engine import backward_events
+            from minigrad.autograd import backward_events
 
             list(backward_events(loss, retain_graph=True, trace=True))
             list(backward_events(loss, trace=True))

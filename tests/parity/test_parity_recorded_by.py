@@ -108,8 +108,8 @@ def test_forward_nodes_and_plain_backward_record_no_parent():
 
 
 def test_nodes_made_between_traced_steps_are_not_recorded_by_backward():
+    from minigrad.autograd import backward_events
     from minigrad.autograd import events as ev
-    from minigrad.autograd.engine import backward_events
 
     x = minigrad.tensor([1.0, 2.0], requires_grad=True)
     y = (x**3).sum()
@@ -133,7 +133,7 @@ def test_only_passes_under_way_make_nodes_look_for_a_recording_parent():
     pass is under way (RECORDING_PASSES); a pass dropped half way counts out too."""
     import gc
 
-    from minigrad.autograd.engine import backward_events
+    from minigrad.autograd import backward_events
     from minigrad.autograd.graph import RECORDING_PASSES
 
     x = minigrad.tensor([1.0, 2.0], requires_grad=True)

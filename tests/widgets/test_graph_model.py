@@ -216,7 +216,7 @@ def test_predicted_order_matches_dependencies(textbook):
 
 
 def test_predicted_order_is_the_order_minigrad_runs(mg, mg_textbook):
-    from minigrad.autograd.engine import backward_events
+    from minigrad.autograd import backward_events
 
     for build in (mg_textbook.chain, mg_textbook.unbind_two_muls, mg_textbook.leaf_two_ops):
         roots, names = build()

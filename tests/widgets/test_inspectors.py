@@ -51,7 +51,7 @@ def test_table_after_backward_says_released(textbook):
 
 
 def test_predicted_failure_is_where_minigrad_fails(mg_textbook):
-    from minigrad.autograd.engine import backward_events
+    from minigrad.autograd import backward_events
 
     roots, names = mg_textbook.modified_in_place()
     predicted = saved_tensors_table(*roots).failure
@@ -159,7 +159,7 @@ def test_compare_graphs_with_detach_shares_only_the_parameter(lib):
 
 def test_table_predicts_the_freed_buffers_of_a_reused_subgraph(mg_textbook):
     """Lesson 3: the second iteration reuses y = t @ a, whose buffers the first freed."""
-    from minigrad.autograd.engine import backward_events
+    from minigrad.autograd import backward_events
 
     (first,), names = mg_textbook.retain_graph_loop()
     t, x, y = names["t"], names["x"], names["y"]

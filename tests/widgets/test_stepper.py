@@ -23,7 +23,7 @@ def mlp_loss(mg):
 
 
 def engine_order(mg, loss):
-    from minigrad.autograd.engine import backward_events
+    from minigrad.autograd import backward_events
 
     return [
         str(e.node.name()).rsplit("::", 1)[-1]
