@@ -36,15 +36,25 @@ from ..grad_mode import ANOMALY, STATE
 from ..tensor import Tensor
 from . import events as ev
 from .graph import (
+    ENGINE,
     RECORDING,
     RECORDING_PASSES,
     UNPACKED_FOR_FORMULA,
     AccumulateGrad,
+    GradientEdge,
     Node,
     SavedTensor,
     forget_unpacked,
 )
-from .hook_calls import as_tensor, hook_grads, run_hooks, snapshot
+from .hook_calls import (
+    PASSES,
+    as_tensor,
+    hook_grads,
+    run_hooks,
+    run_post_accumulate_hooks,
+    snapshot,
+    will_execute,
+)
 from .input_buffer import add_to_buffer
 from .tangents import DUAL
 from .validate import root_gradients, validate, validate_recorded
@@ -123,6 +133,11 @@ def current_graph_task_id() -> int:
     return running[-1] if running else -1
 
 
+ENGINE["current_graph_task_id"] = current_graph_task_id
+ENGINE["will_engine_execute_node"] = lambda node: will_execute(
+    PASSES.get(current_graph_task_id()), node)
+
+
 def _one_backward_pass(gen_fn: Callable[..., Iterator]) -> Callable[..., Iterator]:
     """Run each call of generator function `gen_fn` as one backward pass of this
     thread. While the generator runs, not while it waits at a `yield` (a stepper
@@ -169,6 +184,7 @@ def _one_backward_pass(gen_fn: Callable[..., Iterator]) -> Callable[..., Iterato
                         RECORDING.parent, RECORDING.made = outer
                 yield event
         finally:  # (also when the caller drops the generator half way)
+            PASSES.pop(task, None)
             if records:
                 RECORDING_PASSES.add(-1)
 
@@ -223,11 +239,11 @@ def backward_events(
     targets: set = set()
     inputs = as_tuple(inputs)
     for x in inputs:
-        if not isinstance(x, Tensor):
+        if not isinstance(x, (Tensor, GradientEdge)):
             raise RuntimeError("all inputs have to be Tensors or GradientEdges, but got "
                                f"{type(x).__name__}")
     for x in inputs:
-        if accumulate:
+        if accumulate and isinstance(x, Tensor):
             # Like PyTorch, `backward(inputs=...)` retains a non-leaf input's gradient
             # (from now on), which is how its `.grad` gets filled.
             x.retain_grad()
@@ -240,6 +256,7 @@ def backward_events(
     root_nodes = [node for node, _ in roots]
     deps = _dependencies(root_nodes)
     needed = _needed(root_nodes, targets) if targets else None
+    PASSES[current_graph_task_id()] = (deps.keys(), root_nodes, needed, targets, accumulate)
 
     buffers: dict = {}
     for (node, nr), g in zip(roots, root_grads):
@@ -463,7 +480,7 @@ def _run_node(node, grads, step, keep, accumulate, capture_at, captured, trace, 
         leaf = node.variable
         if grad is not None:
             if capture_at and (id(node), 0) in capture_at:
-                _store_capture(captured, leaf, grad, accumulate)
+                _store_capture(captured, capture_at[(id(node), 0)], grad, accumulate)
             else:
                 # A gradient someone else still refers to (a hook's result the user
                 # kept) is copied: see `ENGINE_REFS`.
@@ -471,6 +488,8 @@ def _run_node(node, grads, step, keep, accumulate, capture_at, captured, trace, 
                          else node.accumulate(grad))
                 if trace:
                     pending.append(ev.GradAccumulated(step, node, leaf, snapshot(grad), total))
+                if leaf._post_accumulate_grad_hooks:
+                    run_post_accumulate_hooks(leaf, step, node, trace, pending)
         outputs: list = []
     elif grads[0] is None and (len(grads) == 1 or _all_none(grads)):
         outputs = [None] * len(node.next_functions)

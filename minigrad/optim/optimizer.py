@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from ..autograd.inplace import check_inplace
 from ..grad_mode import no_grad
 from ..ops.copies import to_dtype
 from ..tensor import Tensor, zero_grad_in_place
@@ -249,6 +250,7 @@ class Optimizer:
             for group in self.param_groups:
                 for p in group["params"]:
                     if p.grad is not None:
+                        check_inplace(p)  # (the in-place rules' call: it notes the write)
                         self._update(p, group)
                         p._version_counter.value += 1
         return loss
