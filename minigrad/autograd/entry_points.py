@@ -88,10 +88,12 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
 def accumulate_into_inputs(inputs: tuple, captured: dict, create_graph: bool) -> None:
     """`backward(inputs=...)`'s last step: add the gradients the engine captured for
     the leaves among `inputs` into their `.grad` (a non-leaf's retained gradient is
-    already in its `.grad`; a non-leaf's `GradientEdge` gets nothing), then run their
-    post-accumulate-grad hooks."""
-    for x in inputs:
-        g = captured.get(id(x))
+    already in its `.grad`; a non-leaf's `GradientEdge` gets nothing), each followed by
+    its post-accumulate-grad hooks. In the order the engine reached them (`captured`
+    keeps it), as PyTorch's engine runs the leaves' AccumulateGrads; once each."""
+    by_id = {id(x): x for x in inputs}
+    for key, g in list(captured.items()):
+        x = by_id.get(key)
         if isinstance(x, GradientEdge):
             x = x.node.variable if type(x.node) is AccumulateGrad else None
         if g is None or x is None or x.grad_fn is not None:

@@ -489,3 +489,33 @@ def test_multi_grad_hook_errors_and_order_with_tensor_hooks(torch):
         return seen
 
     _same(torch, scenario)
+
+
+def test_backward_with_inputs_runs_post_accumulate_hooks_in_the_engines_order(torch):
+    def scenario(m):
+        seen = []
+        a = m.ones(2, requires_grad=True)
+        b = m.ones(2, requires_grad=True)
+        a.register_post_accumulate_grad_hook(lambda p: seen.append(("a", _v(b.grad))))
+        b.register_post_accumulate_grad_hook(lambda p: seen.append(("b", _v(a.grad))))
+        (a * 2 + b * 3).sum().backward(inputs=[a, b])
+        (a * 2 + b * 3).sum().backward(inputs=[a, a])  # (a leaf named twice: once)
+        seen.append(_v(a.grad))
+        y = a * 4
+        (y * 2 + b * 3).sum().backward(
+            inputs=[y, a, m.autograd.graph.get_gradient_edge(b)])
+        seen += [_v(a.grad), _v(b.grad), _v(y.grad)]
+        return seen
+
+    _same(torch, scenario)
+
+
+def test_the_edge_of_one_output_of_a_multi_output_node(torch):
+    def scenario(m):
+        x = m.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+        r0, r1 = x.unbind()
+        out = (r1 * 5).sum() + (r0 * 7).sum()
+        edge = m.autograd.graph.get_gradient_edge(r1)
+        return [edge.output_nr, [_v(g) for g in m.autograd.grad(out, [edge, r0])]]
+
+    _same(torch, scenario)
