@@ -663,6 +663,41 @@ def _l4_exp_input_write_raises():
     return _raises(loss.backward)
 
 
+@_value("l4_mutation_allowed_grad",
+        "inside allow_mutation_on_saved_tensors(): t = tensor([1., 2., 3.], "
+        "requires_grad=True); u = t * 1; loss = (u ** 3).sum(); u.add_(1); "
+        "loss.backward(): what is t.grad?",
+        hint="PowBackward0 saved u. Inside the context, which values of u does it get back "
+             "at backward: those before or after add_(1)?",
+        explain="The write found u saved, so u was copied first and PowBackward0 used the "
+                "copy: the gradient 3 * u ** 2 of the values before add_(1).")
+def _l4_mutation_allowed_grad():
+    torch = _mg()
+    with torch.autograd.graph.allow_mutation_on_saved_tensors():
+        t = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        u = t * 1
+        loss = (u ** 3).sum()
+        u.add_(1)
+        loss.backward()
+    return t.grad
+
+
+@_value("l4_increment_version",
+        "base = torch.zeros(4); view = base[2:]; increment_version(view); "
+        "increment_version([base, view]): what is base._version?",
+        hint="increment_version adds one for each tensor it is given, and a view shares "
+             "its base's counter.",
+        explain="One for the view, then one for each tensor of the list: all three land in "
+                "the counter base and view share.")
+def _l4_increment_version():
+    torch = _mg()
+    base = torch.zeros(4)
+    view = base[2:]
+    torch.autograd.graph.increment_version(view)
+    torch.autograd.graph.increment_version([base, view])
+    return base._version
+
+
 @_value("l4_sigmoid_breaks",
         "u = 2 * t; s = u.sigmoid(); loss = s.sum(): which in-place change makes "
         "loss.backward() raise: 'input' (u[0] = 666), 'output' (s[0] = 666), 'both' or "

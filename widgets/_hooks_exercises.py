@@ -165,3 +165,87 @@ def _l12_version_checked_hooks(fn):
         if not error.startswith("RuntimeError"):
             return f"after {case}, raise RuntimeError, not {error}"
     return None
+
+
+@_value("l12_post_accumulate_sees",
+        "w = tensor([1., -1.], requires_grad=True); w.register_hook(lambda g: g * 2); a "
+        "post-accumulate hook records p.grad.tolist(); (3 * w).sum().backward() twice, "
+        ".grad never zeroed: what does the hook record the second time?",
+        hint="The tensor hook changes the gradient before it reaches .grad; the "
+             "post-accumulate hook runs after the addition into .grad.",
+        explain="Each backward brings 3 * 2 = 6 per entry (the tensor hook ran first), and "
+                "the second is added to the first: the hook sees 12.")
+def _l12_post_accumulate_sees():
+    torch = _mg()
+    w = torch.tensor([1.0, -1.0], requires_grad=True)
+    w.register_hook(lambda g: g * 2)
+    recorded = []
+    w.register_post_accumulate_grad_hook(lambda p: recorded.append(p.grad.tolist()))
+    for _ in range(2):
+        (3 * w).sum().backward()
+    return recorded[-1]
+
+
+def _sgd_reference(torch, values, lr, steps):
+    """The parameters after `steps` plain SGD steps on loss(params), step() after
+    backward, `.grad` zeroed each time."""
+    params = [torch.tensor(v, requires_grad=True) for v in values]
+    for _ in range(steps):
+        _loss(params).backward()
+        with torch.no_grad():
+            for p in params:
+                p.sub_(lr * p.grad)
+                p.grad = None
+    return params
+
+
+def _loss(params):
+    w, b = params
+    return ((w * w).sum() * b * b).sum() + (w * b).sum()
+
+
+@_code("l12_sgd_in_backward",
+       "sgd_in_backward(params, lr): register hooks so that every backward through the "
+       "params takes a plain SGD step (p <- p - lr * p.grad) on each of them, inside "
+       "backward, and leaves no gradient behind",
+       hint="One post-accumulate-grad hook per parameter. In it: update p in place without "
+            "recording a graph, then free its gradient.",
+       explain="The step runs as each gradient is ready and each .grad is dropped at once: "
+               "at most one parameter's gradient lives at a time, and the result is the "
+               "usual loop's.")
+def _l12_sgd_in_backward(fn):
+    torch = _mg()
+    values, lr = [[1.0, -2.0, 0.5], [0.25]], 0.05
+    params = [torch.tensor(v, requires_grad=True) for v in values]
+    fn(params, lr)
+    for step in range(1, 3):
+        _loss(params).backward()
+        left = [i for i, p in enumerate(params) if p.grad is not None]
+        if left:
+            return (f"after backward number {step}, params[{left[0]}].grad is "
+                    f"{params[left[0]].grad}: free it in the hook (set it to None).")
+        expected = _sgd_reference(torch, values, lr, step)
+        for p, e in zip(params, expected):
+            if not np.allclose(_values(p), _values(e), rtol=1e-6):
+                return (f"after {step} backward pass(es) a parameter is {p.detach()}, "
+                        f"plain SGD gives {e.detach()}.")
+    return None
+
+
+@_value("l12_multi_grad_count",
+        "a, b leaves; c = a * b; d = b * 2; register_multi_grad_hook((a, b, c, d), fn); "
+        "c.sum().backward(inputs=[b]): how many of the gradients fn receives are not None?",
+        hint="Which of the four does this backward reach, and which of those does it need "
+             "to compute the gradient of b?",
+        explain="d is not in c's graph, and a's gradient is not asked for: fn gets None for "
+                "both. The pass computes c's gradient on its way to b's: two.")
+def _l12_multi_grad_count():
+    torch = _mg()
+    a = torch.ones(2, requires_grad=True)
+    b = torch.ones(2, requires_grad=True)
+    c = a * b
+    d = b * 2
+    got = []
+    torch.autograd.graph.register_multi_grad_hook((a, b, c, d), got.append)
+    c.sum().backward(inputs=[b])
+    return sum(g is not None for g in got[0])

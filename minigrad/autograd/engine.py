@@ -39,15 +39,27 @@ from ..grad_mode import ANOMALY, STATE
 from ..tensor import Tensor
 from . import events as ev
 from .graph import (
+    ENGINE,
     RECORDING,
     RECORDING_PASSES,
     UNPACKED_FOR_FORMULA,
     AccumulateGrad,
+    GradientEdge,
     Node,
     SavedTensor,
     forget_unpacked,
 )
-from .hook_calls import as_tensor, run_hooks, run_post_hooks, run_pre_hooks, snapshot, snapshots
+from .hook_calls import (
+    PASSES,
+    as_tensor,
+    run_hooks,
+    run_post_accumulate_hooks,
+    run_post_hooks,
+    run_pre_hooks,
+    snapshot,
+    snapshots,
+    will_execute,
+)
 from .input_buffer import add_to_buffer
 from .tangents import DUAL
 from .validate import root_gradients, validate, validate_recorded
@@ -157,6 +169,11 @@ def current_graph_task_id() -> int:
     return running[-1] if running else -1
 
 
+ENGINE["current_graph_task_id"] = current_graph_task_id
+ENGINE["will_engine_execute_node"] = lambda node: will_execute(
+    PASSES.get(current_graph_task_id()), node)
+
+
 def _one_backward_pass(gen_fn: Callable[..., Iterator]) -> Callable[..., Iterator]:
     """Run each call of generator function `gen_fn(task, ...)` as one backward pass
     of this thread. While the generator runs, not while it waits at a `yield` (a
@@ -203,6 +220,7 @@ def _one_backward_pass(gen_fn: Callable[..., Iterator]) -> Callable[..., Iterato
                         RECORDING.parent, RECORDING.made = outer
                 yield event
         finally:  # (also when the caller drops the generator half way)
+            PASSES.pop(task.id, None)
             if create_graph:
                 RECORDING_PASSES.add(-1)
 
@@ -271,8 +289,11 @@ def _start(task: GraphTask, tensors: tuple, grad_tensors: tuple, inputs: tuple) 
     _note_inputs(task, inputs)
     root_nodes = [node for node, _ in roots]
     task.dependencies = deps = _dependencies(root_nodes)
-    if task.capture_at:
-        task.needed = _needed(root_nodes, {id(node) for node, _ in task.capture_at.values()})
+    targets = {id(node) for node, _ in task.capture_at.values()}
+    if targets:
+        task.needed = _needed(root_nodes, targets)
+    # (what `register_multi_grad_hook` asks while the pass runs: see `will_execute`)
+    PASSES[task.id] = (deps.keys(), root_nodes, task.needed, targets, task.accumulate)
     for (node, nr), g in zip(roots, root_grads):
         add_to_buffer(task.not_ready, node, nr, g)
     for node in dict.fromkeys(root_nodes):  # (a node can be the root of several outputs)
@@ -285,11 +306,11 @@ def _note_inputs(task: GraphTask, inputs: tuple) -> None:
     """Where to capture the gradients of `inputs` (`grad()`, `backward(inputs=)`):
     `task.capture_at[(id(node), output_nr)]` for the edge of each."""
     for x in inputs:
-        if not isinstance(x, Tensor):
+        if not isinstance(x, (Tensor, GradientEdge)):
             raise RuntimeError("all inputs have to be Tensors or GradientEdges, but got "
                                f"{type(x).__name__}")
     for x in inputs:
-        if task.accumulate:
+        if task.accumulate and isinstance(x, Tensor):
             # Like PyTorch, `backward(inputs=...)` retains a non-leaf input's gradient
             # (from now on), which is how its `.grad` gets filled.
             x.retain_grad()
@@ -506,12 +527,16 @@ def _accumulate(task: GraphTask, node: AccumulateGrad, grad, step: int) -> None:
     result the user kept, is copied, see `ENGINE_REFS`.)"""
     if grad is None:
         return
-    if task.capture_at and (id(node), 0) in task.capture_at:
-        _store_capture(task, node.variable, grad)
+    wanted = task.capture_at.get((id(node), 0)) if task.capture_at else None
+    if wanted is not None:  # (the input as given: the leaf, or its GradientEdge)
+        _store_capture(task, wanted[1], grad)
         return
+    leaf = node.variable
     total = node.accumulate_recorded(grad) if task.tensor_grads else node.accumulate(grad)
     if task.trace:
-        task.events.append(ev.GradAccumulated(step, node, node.variable, snapshot(grad), total))
+        task.events.append(ev.GradAccumulated(step, node, leaf, snapshot(grad), total))
+    if leaf._post_accumulate_grad_hooks:
+        run_post_accumulate_hooks(leaf, node, step, task.events if task.trace else None)
 
 
 def _check_saved_traced(node: Node, step: int, sink: list) -> None:

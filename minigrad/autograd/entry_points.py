@@ -13,12 +13,19 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from ..grad_mode import enable_grad
+from ..grad_mode import enable_grad, set_grad_enabled
 from ..tensor import Tensor
 from . import events as ev
 from .engine import GraphTask, execute
-from .graph import RECORDING, RECORDING_PASSES, first_grad, fits_layout
-from .hook_calls import as_tensor, snapshot
+from .graph import (
+    RECORDING,
+    RECORDING_PASSES,
+    AccumulateGrad,
+    GradientEdge,
+    first_grad,
+    fits_layout,
+)
+from .hook_calls import as_tensor, run_post_accumulate_hooks, snapshot
 
 _CYCLE_WARNING = (
     "Using backward() with create_graph=True will create a reference cycle between the "
@@ -45,7 +52,16 @@ def _sequence(x) -> tuple:
     iterable". (None stays None: no gradients given.)"""
     if x is None:
         return None
-    return (x,) if isinstance(x, Tensor) else tuple(x)
+    return (x,) if isinstance(x, (Tensor, GradientEdge)) else tuple(x)
+
+
+def _tensors_only(outputs: tuple) -> tuple:
+    """PyTorch also differentiates a `GradientEdge` as an output; minigrad does not
+    (yet): it says so rather than fail obscurely."""
+    if any(isinstance(t, GradientEdge) for t in outputs):
+        raise NotImplementedError("minigrad does not take a GradientEdge as an output of "
+                                  "backward() or grad(); pass the tensor itself")
+    return outputs
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
@@ -74,7 +90,7 @@ def backward_events(tensors, grad_tensors=None, retain_graph=None, create_graph=
         retain_graph = create_graph
     if create_graph:
         _warn_of_cycle()
-    tensors, grad_tensors = _sequence(tensors), _sequence(grad_tensors) or ()
+    tensors, grad_tensors = _tensors_only(_sequence(tensors)), _sequence(grad_tensors) or ()
     if inputs is not None:
         inputs = _sequence(inputs)
         if not inputs:
@@ -102,10 +118,15 @@ def _accumulate_into_inputs(task: GraphTask, inputs: tuple, step: int) -> Iterat
 def accumulate_into_inputs(inputs: tuple, captured: dict, create_graph: bool) -> None:
     """`backward(inputs=...)`'s last step: add the gradients the engine captured for
     the leaves among `inputs` into their `.grad` (a non-leaf's retained gradient is
-    already in its `.grad`)."""
-    for x in inputs:
-        g = captured.get(id(x))
-        if g is None or x.grad_fn is not None:
+    already in its `.grad`; a non-leaf's `GradientEdge` gets nothing), each followed by
+    its post-accumulate-grad hooks. In the order the engine reached them (`captured`
+    keeps it), as PyTorch's engine runs the leaves' AccumulateGrads; once each."""
+    by_id = {id(x): x for x in inputs}
+    for key, g in list(captured.items()):
+        x = by_id.get(key)
+        if isinstance(x, GradientEdge):
+            x = x.node.variable if type(x.node) is AccumulateGrad else None
+        if g is None or x is None or x.grad_fn is not None:
             continue
         if create_graph:
             accumulator = x._grad_accumulator()
@@ -125,6 +146,9 @@ def accumulate_into_inputs(inputs: tuple, captured: dict, create_graph: bool) ->
         else:
             x._grad._data += g
             x._grad._version_counter.value += 1
+        if x._post_accumulate_grad_hooks:
+            with set_grad_enabled(create_graph):  # (as inside the engine)
+                run_post_accumulate_hooks(x, None, -1, None)
 
 
 def tensor_backward(self: Tensor, gradient: Tensor | None = None,
@@ -165,8 +189,8 @@ def grad(
     # (as PyTorch reads them: a tensor, or an iterable of them, so `grad(3.0, x)` is
     # Python's "'float' object is not iterable"; the engine checks the outputs, then
     # the inputs)
-    outputs = _sequence(outputs)
-    inputs_t = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
+    outputs = _tensors_only(_sequence(outputs))
+    inputs_t = (inputs,) if isinstance(inputs, (Tensor, GradientEdge)) else tuple(inputs)
     grad_outputs = _sequence(grad_outputs)
     if not inputs_t:
         raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
@@ -179,6 +203,9 @@ def grad(
         g = captured.get(id(x))
         if g is None:
             if materialize_grads:
+                if isinstance(x, GradientEdge):
+                    raise RuntimeError("materialize_grads cannot be used when the given "
+                                       "input is a GradientEdge")
                 result.append(as_tensor(np.zeros(x._data.shape, x._data.dtype)))
                 continue
             if not allow_unused:

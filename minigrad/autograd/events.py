@@ -56,8 +56,10 @@ class NodeStarted:
 @dataclass(frozen=True, slots=True)
 class HookFired:
     """A hook ran. `kind` is "tensor" (a `Tensor.register_hook`), "prehook" or
-    "posthook" (`Node.register_prehook` / `Node.register_hook`). `before` and
-    `after` are the gradients the hook saw and the ones that flow on."""
+    "posthook" (`Node.register_prehook` / `Node.register_hook`), or
+    "postaccumulate" (`Tensor.register_post_accumulate_grad_hook`). `before` and
+    `after` are the gradients the hook saw and the ones that flow on (for
+    "postaccumulate", the leaf's `.grad` before and after the hook)."""
 
     step: int
     node: Any

@@ -16,22 +16,25 @@ last reference to a graph's output frees the whole graph by reference counting.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import sys
 import threading
 import traceback
 import weakref
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from ..arrays.layout import is_dense
+from ..grad_mode import enable_grad
 from ..tensor import Tensor
 from ..utils.hooks import RemovableHandle
 
 # Imported from here by the engine and the ops; and the hooks are where PyTorch has
 # them (`torch.autograd.graph.saved_tensors_hooks`).
+from .mutation import allow_mutation_on_saved_tensors  # noqa: F401
 from .saved import (  # noqa: F401
     FREED_MESSAGE,
     INPUT,
@@ -305,8 +308,8 @@ class AccumulateGrad(Node):
     """The node that adds incoming gradients into its leaf tensor's `.grad`.
 
     Its "formula" is `accumulate`. It is plain (the engine's short path) until a hook
-    is registered on it or on its leaf: the leaf's tensor hooks run first, and only
-    the engine's long path runs hooks."""
+    is registered on it or on its leaf: the leaf's tensor hooks run first, its
+    post-accumulate hooks last, and only the engine's long path runs hooks."""
 
     __slots__ = ("variable",)
     _display_name = "minigrad::autograd::AccumulateGrad"
@@ -320,7 +323,7 @@ class AccumulateGrad(Node):
         self._saved = {}
         self._input_meta = None  # (no inputs: nothing for the engine to check)
         self.variable = variable
-        if variable._hooks:
+        if variable._hooks or variable._post_accumulate_grad_hooks:
             self._plain = False
 
     def apply(self, grads: list) -> tuple:
@@ -529,3 +532,180 @@ def capture_forward_trace() -> str:
 
 def weak(obj) -> weakref.ref:
     return weakref.ref(obj)
+
+
+# -- the graph APIs of `torch.autograd.graph` -----------------------------------------
+
+
+class GradientEdge(NamedTuple):
+    """Where a tensor's gradient arrives in the graph: the node that receives it (the
+    tensor's `grad_fn`, or a leaf's `AccumulateGrad`) and at which of that node's
+    inputs (`output_nr`: the tensor was output number `output_nr` of its op). It can
+    stand for the tensor in `autograd.grad(..., inputs=)`: useful when the tensor
+    itself is gone, or was modified in place, but its place in the graph is what
+    you mean. (`ownership_token` keeps a custom Function's graph alive in PyTorch.)"""
+
+    node: Node
+    output_nr: int
+    ownership_token: Node | None = None
+
+    def _edge(self) -> tuple:
+        """The `(node, output_nr)` pair the engine uses, as `Tensor._edge` gives."""
+        if not isinstance(self.node, Node):
+            raise RuntimeError("GradientEdge's first object must be an autograd.graph.Node "
+                               f"but got {type(self.node).__name__}")
+        return (self.node, self.output_nr)
+
+
+def get_gradient_edge(tensor: Tensor) -> GradientEdge:
+    """The `GradientEdge` where `tensor`'s gradient will be computed:
+    `autograd.grad(loss, get_gradient_edge(x))` equals `autograd.grad(loss, x)`."""
+    if not tensor.requires_grad:
+        raise RuntimeError("It is not possible to get the gradient edge for a Tensor "
+                           "that does not require gradients")
+    node = grad_fn_or_accumulator(tensor)
+    token = None
+    if hasattr(node, "save_for_backward"):  # (a custom Function's node: see above)
+        with enable_grad():
+            token = tensor.view_as(tensor).grad_fn
+    return GradientEdge(node, tensor._output_nr, ownership_token=token)
+
+
+def grad_fn_or_accumulator(t: Tensor | GradientEdge) -> Node:
+    """The node a gradient for `t` goes to: its `grad_fn`, or for a leaf that
+    requires grad its `AccumulateGrad` (an edge's node, for an edge)."""
+    if isinstance(t, GradientEdge):
+        return t.node
+    node = t.grad_fn
+    if node is None and t.requires_grad:
+        node = t._grad_accumulator()
+    if node is None:
+        raise AssertionError("Expected gradient function to be set")
+    return node
+
+
+def increment_version(tensor) -> None:
+    """Tell autograd that `tensor` (or each tensor of an iterable) was modified in
+    place behind its back (through numpy, say): its version goes up by one, so a
+    backward that saved it refuses to use it. A view and its base share one count."""
+    if isinstance(tensor, Tensor):
+        tensor = (tensor,)
+    try:
+        items = iter(tensor)
+    except TypeError:
+        raise RuntimeError("increment_version expect a Iterable[Tensor] as input") from None
+    for t in items:  # (as PyTorch: those before a non-tensor were counted already)
+        if not isinstance(t, Tensor):
+            raise RuntimeError(
+                "increment_version expects each element of the iterable to be a tensor")
+        t._version_counter.value += 1
+
+
+def register_post_accumulate_grad_hook(self: Tensor, hook: Callable) -> RemovableHandle:
+    """`hook(tensor)` runs after a backward pass has added into this leaf's `.grad`
+    (it returns nothing). The hook sees the updated `.grad`, so it can take an
+    optimizer step for this parameter right there, inside backward, and free `.grad`.
+    Only leaves have one (a non-leaf's gradient is never accumulated).
+    (`Tensor.register_post_accumulate_grad_hook`.)"""
+    if not self.requires_grad:
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    if self.grad_fn is not None:
+        raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf "
+                           "tensors")
+    hooks = self._post_accumulate_grad_hooks
+    if hooks is None:
+        hooks = self._post_accumulate_grad_hooks = {}
+        acc = self._grad_acc() if self._grad_acc is not None else None
+        if acc is not None:  # (the engine's short path would skip the hooks)
+            acc._plain = False
+    handle = RemovableHandle(hooks)
+    hooks[handle._key] = hook
+    return handle
+
+
+Tensor._post_accumulate_grad_hooks = None  # (a dict, once a hook is registered)
+Tensor.register_post_accumulate_grad_hook = register_post_accumulate_grad_hook
+
+
+class _MultiHandle(RemovableHandle):
+    """The handle of a multi-grad hook: removing it removes its hook on every tensor."""
+
+    def __init__(self, handles: tuple) -> None:
+        self.handles = handles
+
+    def remove(self) -> None:
+        for handle in self.handles:
+            handle.remove()
+
+    def __enter__(self) -> _MultiHandle:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.remove()
+
+
+# Set by the engine (which stands above this module): `current_graph_task_id()`, the
+# backward pass running in this thread (-1: none), and
+# `will_engine_execute_node(node)`, whether that pass runs `node`.
+ENGINE: dict[str, Callable] = {}
+
+
+def _current_pass() -> int:
+    task = ENGINE["current_graph_task_id"]()
+    if task == -1:
+        raise AssertionError("expected this hook to be called inside a backward call")
+    return task
+
+
+def register_multi_grad_hook(tensors, fn: Callable, *, mode: str = "all") -> _MultiHandle:
+    """One hook over several tensors' gradients, built from tensor hooks.
+
+    `mode="all"`: `fn(grads)` runs once per backward pass, when the gradient of
+    every tensor this pass computes has arrived, with one entry per tensor (None
+    for those the pass does not reach: not in its graph, or not needed for the
+    `inputs` asked for). `mode="any"`: `fn(grad)` runs once per pass, with the first
+    of those gradients to arrive. `fn` should not modify what it is given."""
+    supported_modes = ("all", "any")
+    if mode not in supported_modes:
+        raise ValueError(f"Expects mode to be one of {supported_modes} but got {mode}")
+    lock = threading.Lock()
+    if mode == "all":
+        nodes = [grad_fn_or_accumulator(t) for t in tensors]
+        arrived: dict[int, list] = {}  # per pass: the gradients so far
+        expected: dict[int, int] = {}  # per pass: how many will come
+
+        def hook_for(index: int) -> Callable:
+            def inner_hook(grad: Tensor) -> None:
+                task = _current_pass()
+                with lock:
+                    if task not in arrived:  # (the first of this pass: count them)
+                        arrived[task] = [None] * len(nodes)
+                        will_run = ENGINE["will_engine_execute_node"]
+                        expected[task] = sum(1 for node in nodes if will_run(node))
+                    grads = arrived[task]
+                    grads[index] = grad
+                    expected[task] -= 1
+                    done = expected[task] == 0
+                    if done:
+                        del arrived[task], expected[task]
+                if done:
+                    fn(grads)
+
+            return inner_hook
+
+        handles = tuple(t.register_hook(hook_for(i)) for i, t in enumerate(tensors))
+    else:
+        ran: set = set()  # the passes in which `fn` ran
+
+        @functools.wraps(fn)
+        def first_only(grad: Tensor) -> None:
+            task = _current_pass()
+            with lock:
+                if task in ran:
+                    return
+                ran.add(task)
+            fn(grad)
+
+        handles = tuple(t.register_hook(first_only) for t in tensors if t.requires_grad)
+    return _MultiHandle(handles)
+

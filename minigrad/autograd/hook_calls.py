@@ -126,3 +126,49 @@ def hook_grads(hook, old: list, new, check_count: bool) -> list:
             f"number of values (got {len(new)}, but expected {len(old)})"
         )
     return [hook_grad(hook, g, r) for g, r in zip(old, new)]
+
+
+def run_post_accumulate_hooks(leaf, node, step: int, sink: list | None) -> None:
+    """`leaf`'s post-accumulate-grad hooks, in registration order, once its `.grad`
+    has taken the new gradient: each is given the leaf and must return None. (An
+    event shows `.grad` before and after each hook: a hook may step the parameter
+    and set `.grad` to None.) `sink`: where the events go (None: no events)."""
+    for hook in list(leaf._post_accumulate_grad_hooks.values()):
+        shown = snapshot(leaf._grad) if sink is not None else None
+        result = hook(leaf)
+        if result is not None:
+            if isinstance(result, Tensor):
+                raise RuntimeError("Tensor post accumulate grad hooks should return None.")
+            raise TypeError(f"expected Variable, but hook returned '{type(result).__name__}'")
+        if sink is not None:
+            sink.append(ev.HookFired(step, node, "postaccumulate", hook, shown,
+                                     snapshot(leaf._grad)))
+
+
+# What each backward pass under way runs, by its id (`current_graph_task_id`): the
+# nodes it reaches, its roots, the nodes that lead to wanted gradients (None: all)
+# and those whose gradients are wanted, and whether it accumulates (`backward`) or
+# only captures (`grad`). The engine adds an entry as a pass starts and drops it as
+# the pass ends. (`register_multi_grad_hook` asks: how many of its tensors will get
+# a gradient in this pass?)
+PASSES: dict[int, tuple] = {}
+
+
+def will_execute(task: tuple | None, node) -> bool:
+    """Whether the pass `task` runs `node` (PyTorch's `_will_engine_execute_node`)."""
+    if task is None:
+        raise RuntimeError("_will_engine_execute_node should only be called during the "
+                           "backward pass")
+    reached, roots, needed, targets, accumulate = task
+    if node not in reached and node not in roots:
+        return False
+    if needed is None:
+        return True
+    if id(node) not in needed:
+        return False
+    if (not accumulate and id(node) in targets
+            and all(n is None for n, _ in node.next_functions)):
+        raise RuntimeError("A leaf node was passed to _will_engine_execute_node but we are "
+                           "currently running autograd.grad(). This is currently not "
+                           "supported.")
+    return True

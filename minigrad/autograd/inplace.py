@@ -24,6 +24,7 @@ from ..tensor import (
     Tensor,
     element_strides,
 )
+from . import mutation
 from .graph import FREED_MESSAGE, Node, bump_version, move_retained_grad, short_name
 from .record import record
 from .tangents import DUAL, finish_tangent
@@ -74,7 +75,11 @@ def view_rebase_error(t: Tensor, indirect: bool) -> RuntimeError:
 
 
 def check_inplace(t: Tensor, other_requires_grad: bool = False) -> None:
-    """PyTorch's rules for modifying a tensor in place while grad mode records."""
+    """PyTorch's rules for modifying a tensor in place while grad mode records.
+    Every in-place op calls this before it writes, so inside
+    `allow_mutation_on_saved_tensors` a saved tensor about to change is cloned here."""
+    if mutation.watching:
+        mutation.before_write(t)
     if not STATE.grad_enabled:
         return
     if not (t.requires_grad or other_requires_grad):

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from ..autograd import mutation
 from ..grad_mode import no_grad
 from ..ops.copies import to_dtype
 from ..tensor import Tensor, zero_grad_in_place
@@ -259,7 +260,11 @@ class Optimizer:
 
     @staticmethod
     def _flat(p: Tensor) -> tuple[np.ndarray, np.ndarray]:
-        """The parameter's and its gradient's memory as flat arrays the kernels update."""
+        """The parameter's and its gradient's memory as flat arrays the kernels update.
+        (The update writes into `p` in place: as before every in-place op, inside
+        `allow_mutation_on_saved_tensors` a saved `p` is copied first.)"""
+        if mutation.watching:
+            mutation.before_write(p)
         data = p._data
         if not data.flags.c_contiguous:
             raise NotImplementedError("minigrad's optimizers need contiguous parameters")

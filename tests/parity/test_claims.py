@@ -1215,6 +1215,89 @@ def _add_passes_gradient_on(t):
         loss.backward(create_graph=True)
     return seen
 
+# -- lessons 4 and 12: the newer graph APIs ---------------------------------------------------
+
+
+def _copy_before_write(t):
+    """exp saves its output; += 1 inside the context: copies made, and x.grad."""
+    x = t.tensor([0.5, 1.0, 2.0], requires_grad=True)
+    with t.autograd.graph.allow_mutation_on_saved_tensors() as ctx:
+        y = x.exp()
+        z = x * 2  # (saves nothing that is written: no copy)
+        y += 1
+        copies = len(ctx.cloned)
+        (y.sum() + z.sum()).backward()
+    return [copies, [round(v, 4) for v in x.grad.tolist()]]
+
+
+def _backward_after_the_context(t):
+    x = t.tensor([0.5, 1.0, 2.0], requires_grad=True)
+    with t.autograd.graph.allow_mutation_on_saved_tensors():
+        y = x.exp()
+        y += 1
+    return _error(lambda: y.sum().backward()).split(":")[0]
+
+
+def _mutation_allowed_grad(t):
+    with t.autograd.graph.allow_mutation_on_saved_tensors():
+        x = t.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        u = x * 1
+        loss = (u ** 3).sum()
+        u.add_(1)
+        loss.backward()
+    return x.grad.tolist()
+
+
+def _increment_version_counts(t):
+    base = t.zeros(4)
+    view = base[2:]
+    t.autograd.graph.increment_version(view)
+    after_view = base._version
+    t.autograd.graph.increment_version([base, view])
+    return [after_view, base._version]
+
+
+def _mutation_context_packs_with_hooks(t):
+    x = t.tensor([0.5, 1.0], requires_grad=True)
+    with t.autograd.graph.allow_mutation_on_saved_tensors():
+        y = x.exp()
+        return y.grad_fn._raw_saved_result.unpack_hook is not None
+
+
+def _post_accumulate_after_tensor_hook(t):
+    w = t.tensor([1.0, -1.0], requires_grad=True)
+    w.register_hook(lambda g: g * 2)
+    seen = []
+    w.register_post_accumulate_grad_hook(lambda p: seen.append(p.grad.tolist()))
+    for _ in range(2):
+        (3 * w).sum().backward()
+    return seen
+
+
+def _grad_calls_no_post_accumulate_hook(t):
+    w = t.tensor([1.0, -1.0], requires_grad=True)
+    seen = []
+    w.register_post_accumulate_grad_hook(lambda p: seen.append("hook"))
+    (g,) = t.autograd.grad((3 * w).sum(), w)
+    return [seen, w.grad, g.tolist()]
+
+
+def _non_leaf_post_accumulate(t):
+    w = t.ones(2, requires_grad=True)
+    return _error(lambda: (w * 2).register_post_accumulate_grad_hook(print))
+
+
+def _multi_grad_count(t):
+    a = t.ones(2, requires_grad=True)
+    b = t.ones(2, requires_grad=True)
+    c = a * b
+    d = b * 2
+    got = []
+    handle = t.autograd.graph.register_multi_grad_hook((a, b, c, d), got.append)
+    c.sum().backward(inputs=[b])
+    return [len(handle.handles), [g is not None for g in got[0]]]
+
+
 CLAIMS = [
     # lesson 0
     Claim("lesson 0, cell 36", "leaves: tensors you made yourself and every tensor that "
@@ -1571,6 +1654,31 @@ CLAIMS = [
           "tensors", _packs_of_sin_exp_product, 4),
     Claim("lesson 11, exercise feedback", "the third derivative of sin at [0, 1] is -cos",
           _third_derivative_of_sin, [-1.0, -0.5403]),
+    Claim("lesson 4, allow_mutation_on_saved_tensors", "inside the context a saved tensor "
+          "is copied just before an in-place op writes into it, backward gets the values as "
+          "saved, and only saved tensors that are written are copied", _copy_before_write,
+          [1, [3.6487, 4.7183, 9.3891]]),
+    Claim("lesson 4, allow_mutation_on_saved_tensors", "a backward after the context closed "
+          "is refused", _backward_after_the_context, "AssertionError"),
+    Claim("lesson 4, exercise feedback", "inside the context, (u ** 3).sum() then u.add_(1): "
+          "t.grad is 3 * u ** 2 of the values before the write", _mutation_allowed_grad,
+          [3.0, 12.0, 27.0]),
+    Claim("lesson 4, increment_version", "increment_version adds one to the counter a view "
+          "shares with its base, one for each tensor of a list", _increment_version_counts,
+          [1, 3]),
+    Claim("lesson 12, allow_mutation_on_saved_tensors", "the context is a pair of saved-tensor "
+          "hooks", _mutation_context_packs_with_hooks, True),
+    Claim("lesson 12, post-accumulate hooks", "the hook runs after the tensor hooks and "
+          "after the addition into .grad: it sees the sum, with what .grad held before",
+          _post_accumulate_after_tensor_hook, [[6.0, 6.0], [12.0, 12.0]]),
+    Claim("lesson 12, post-accumulate hooks", "autograd.grad accumulates nothing and calls no "
+          "post-accumulate hook", _grad_calls_no_post_accumulate_hook, [[], None, [3.0, 3.0]]),
+    Claim("lesson 12, post-accumulate hooks", "a tensor that is not a leaf cannot have one",
+          _non_leaf_post_accumulate, "RuntimeError: post accumulate grad hooks cannot be "
+          "registered on non-leaf tensors"),
+    Claim("lesson 12, multi-grad hooks", "one tensor hook per tensor; a tensor the pass does "
+          "not reach or does not need gets None", _multi_grad_count,
+          [4, [False, True, True, False]]),
     Claim("widgets/stepper.py, create_graph", "AddBackward0 passes the gradient on as it "
           "is: no op runs, no node is recorded, although the gradient requires grad",
           _add_passes_gradient_on, [["AddBackward0", True, True]]),

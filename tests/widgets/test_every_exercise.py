@@ -290,6 +290,27 @@ def _engines():
     return _solution_engine, _recursive_engine
 
 
+def sgd_in_backward(params, lr):
+    """The step inside backward, by hand: update, then free the gradient."""
+    def step(p):
+        with _mg().no_grad():
+            p.sub_(lr * p.grad)
+        p.grad = None
+
+    for p in params:
+        p.register_post_accumulate_grad_hook(step)
+
+
+def sgd_in_backward_keeping_grads(params, lr):
+    """Steps, but leaves .grad to accumulate: the second step is too big."""
+    def step(p):
+        with _mg().no_grad():
+            p.sub_(lr * p.grad)
+
+    for p in params:
+        p.register_post_accumulate_grad_hook(step)
+
+
 def _code_answers():
     square, square_no_grad, my_tanh, my_tanh_input = _functions()
     engine, recursive = _engines()
@@ -315,6 +336,7 @@ def _code_answers():
         "l11_grad_norm_grad": (grad_norm_grad, grad_norm_grad_without_graph),
         "l12_version_checked_hooks": (version_checked_hooks,
                                       lambda: (lambda t: t, lambda t: t)),
+        "l12_sgd_in_backward": (sgd_in_backward, sgd_in_backward_keeping_grads),
     }
 
 
