@@ -25,8 +25,8 @@ import numpy as np
 from . import _dtype
 from ._device import device
 from ._dtype import dtype as DType
+from ._hooks import RemovableHandle
 from .grad_mode import STATE
-from .utils.hooks import RemovableHandle
 
 if TYPE_CHECKING:
     from .autograd.graph import Node

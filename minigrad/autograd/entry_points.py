@@ -10,6 +10,7 @@ import warnings
 
 import numpy as np
 
+from .._registry import attach
 from ..grad_mode import enable_grad
 from ..tensor import Tensor
 from .engine import backward_events
@@ -105,7 +106,7 @@ def tensor_backward(self: Tensor, gradient: Tensor | None = None,
     backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
 
-Tensor.backward = tensor_backward
+attach(Tensor, "backward", tensor_backward)
 
 
 def grad(

@@ -26,9 +26,10 @@ from typing import Any
 
 import numpy as np
 
+from .._hooks import RemovableHandle
+from .._registry import attach
 from ..arrays.layout import is_dense
 from ..tensor import Tensor
-from ..utils.hooks import RemovableHandle
 
 # Imported from here by the engine and the ops; and the hooks are where PyTorch has
 # them (`torch.autograd.graph.saved_tensors_hooks`).
@@ -385,7 +386,7 @@ def grad_accumulator(self: Tensor) -> AccumulateGrad:
     return acc
 
 
-Tensor._grad_accumulator = grad_accumulator
+attach(Tensor, "_grad_accumulator", grad_accumulator)
 
 
 # The versions gradient arrays have collected, by the array's id, for as long as the

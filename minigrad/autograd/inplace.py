@@ -14,6 +14,7 @@ import math
 
 import numpy as np
 
+from .._registry import attach
 from ..arrays.layout import is_dense, memory_order
 from ..grad_mode import STATE
 from ..tensor import (
@@ -216,7 +217,7 @@ def refresh_view_grad_fn(self: Tensor) -> None:
     move_retained_grad(self, old_fn, old_nr)
 
 
-Tensor._refresh_view_grad_fn = refresh_view_grad_fn
+attach(Tensor, "_refresh_view_grad_fn", refresh_view_grad_fn)
 
 
 # -- the nodes of a rewritten history --------------------------------------------------------
