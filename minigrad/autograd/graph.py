@@ -38,6 +38,7 @@ from .saved import (  # noqa: F401
     INPUT,
     OUTPUT,
     UNPACKED_FOR_FORMULA,
+    VALUE,
     NoneSaved,
     SavedNumber,
     SavedTensor,

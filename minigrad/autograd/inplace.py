@@ -25,11 +25,9 @@ from ..tensor import (
     Tensor,
     element_strides,
 )
-from .graph import FREED_MESSAGE, Node, bump_version, move_retained_grad, short_name
+from .graph import FREED_MESSAGE, VALUE, Node, bump_version, move_retained_grad, short_name
 from .record import record
 from .tangents import DUAL, finish_tangent
-
-VALUE = "value"
 
 
 def view_rebase_error(t: Tensor, indirect: bool) -> RuntimeError:

@@ -159,3 +159,13 @@ def test_utils_checkpoint_is_a_real_submodule():
     assert minigrad.utils.checkpoint is checkpoint
     assert checkpoint.__name__ == "minigrad.utils.checkpoint"
     assert hooks.RemovableHandle.__module__ == "minigrad.utils.hooks"
+
+
+def test_saved_roles_are_defined_once():
+    """`INPUT`, `OUTPUT`, `VALUE` (what a node saves, `saves = {"alpha": VALUE}`) are
+    defined in `autograd/saved.py` only, and imported everywhere else."""
+    defined = sorted((rel, target.id) for rel, tree in _modules() for node in ast.walk(tree)
+                     if isinstance(node, ast.Assign) for target in node.targets
+                     if isinstance(target, ast.Name) and target.id in ("INPUT", "OUTPUT", "VALUE"))
+    assert defined == [("autograd/saved.py", "INPUT"), ("autograd/saved.py", "OUTPUT"),
+                       ("autograd/saved.py", "VALUE")]
