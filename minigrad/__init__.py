@@ -11,7 +11,7 @@ import importlib as _importlib
 import os as _os
 import sys as _sys
 
-from . import _dtype
+from . import _dtype, _registry
 from . import ops as _ops
 from ._creation import (
     BoolTensor,
@@ -63,6 +63,10 @@ from .grad_mode import (
 from .ops import declaration as _declared
 from .tensor import Size, Tensor, device, is_tensor, numel  # noqa: F401
 
+# The layers below call what only the namespace has through `_registry` (never by
+# looking the package up): gradcheck's `allclose`, the names a formula's text uses.
+_registry.register_namespace(_sys.modules[__name__])
+
 float32 = float = _dtype.float32
 float64 = double = _dtype.float64
 int64 = long = _dtype.int64
@@ -86,8 +90,8 @@ globals().update(_declared.namespace())
 
 def _attach_methods() -> None:
     for name, fn in _declared.methods().items():
-        setattr(Tensor, name, fn)
-    Tensor.__getattr__ = _missing_tensor_attribute
+        _registry.attach(Tensor, name, fn)
+    _registry.attach(Tensor, "__getattr__", _missing_tensor_attribute)
 
 
 def _missing_tensor_attribute(self: Tensor, name: str):
@@ -123,7 +127,6 @@ def _subset_hint(name: str) -> str:
 
 
 from . import (  # noqa: E402,F401
-    _checkpoint,
     accelerator,
     autograd,
     backends,
@@ -135,11 +138,7 @@ from . import (  # noqa: E402,F401
     utils,
 )
 from .serialization import load, save  # noqa: E402
-
-# `minigrad.utils.checkpoint` is `_checkpoint`: it stands above autograd, while the rest
-# of `minigrad.utils` sits at the bottom of minigrad's layers (docs/architecture.md).
-utils.checkpoint = _checkpoint
-_sys.modules["minigrad.utils.checkpoint"] = _checkpoint
+from .utils import checkpoint as _checkpoint  # noqa: E402,F401 - `minigrad.utils.checkpoint`
 
 __all__ = [
     "Size", "Tensor", "device", "dtype", "float32", "float64", "int64", "bool", "float",

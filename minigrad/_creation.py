@@ -7,6 +7,7 @@ import warnings
 import numpy as np
 
 from . import _args, _device, _dtype
+from ._registry import attach
 from .arrays.layout import copy_like, layout_matters
 from .tensor import Tensor, warn_scalar_conversion
 
@@ -556,7 +557,7 @@ def _options_text(d: _dtype.dtype) -> str:
             "(default), pinned_memory=false (default), memory_format=(nullopt))")
 
 
-Tensor._legacy_new = staticmethod(legacy_tensor)
+attach(Tensor, "_legacy_new", staticmethod(legacy_tensor))
 
 
 def _typed_constructor(name: str, d: _dtype.dtype):

@@ -71,11 +71,6 @@ def from_numpy_dtype(np_dtype: np.dtype) -> dtype:
         ) from None
 
 
-def of_array(a: np.ndarray) -> dtype:
-    """The minigrad dtype of an array minigrad made (so its dtype is supported)."""
-    return _BY_NUMPY[a.dtype]
-
-
 def to_dtype(spec) -> dtype:
     """Accept a minigrad dtype, a numpy dtype or a Python type (float, int, bool)."""
     if isinstance(spec, dtype):

@@ -9,8 +9,8 @@ The autograd-relevant state, as in PyTorch:
   in-place op. Saved tensors remember it so backward can refuse stale values.
 * `_base`: for a view, the tensor whose memory it looks at.
 
-Ops live in `minigrad.ops`; they are attached as methods at the bottom of
-`minigrad/__init__.py` so this file stays about the mechanism.
+Ops live in `minigrad.ops`; `minigrad/__init__.py` attaches them as methods (through
+`_registry.attach`, the one registration point) so this file stays about the mechanism.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ import numpy as np
 from . import _dtype
 from ._device import device
 from ._dtype import dtype as DType
+from ._hooks import RemovableHandle
 from .grad_mode import STATE
-from .utils.hooks import RemovableHandle
 
 if TYPE_CHECKING:
     from .autograd.graph import Node
@@ -135,8 +135,8 @@ class Tensor:
 
     def __new__(cls, *args, **kwargs) -> Tensor:
         """`minigrad.Tensor(data)` / `Tensor(*sizes)`: PyTorch's legacy constructor
-        (float32). It is `_creation.legacy_tensor`, attached when minigrad is imported:
-        the factories sit above this module."""
+        (float32). It is `_creation.legacy_tensor`, attached by `_creation.py` (through
+        `_registry.attach`): the factories sit above this module."""
         return cls._legacy_new(*args, **kwargs)
 
     def __init__(self, *args, **kwargs) -> None:  # (everything happens in __new__)
@@ -500,8 +500,8 @@ class Tensor:
 
     # -- supplied by the layers above -------------------------------------------------------
     # This module sits beneath the graph and the engine and imports neither. What a
-    # tensor needs from them is attached to the class when they are imported (as the
-    # ops are attached as methods by `minigrad/__init__.py`):
+    # tensor needs from them is attached to the class when they are imported, through
+    # `_registry.attach` (as the ops' methods are, by `minigrad/__init__.py`):
     #   backward(gradient, retain_graph, create_graph, inputs)   autograd/entry_points.py
     #   _grad_accumulator()  a leaf's one AccumulateGrad          autograd/graph.py
     #   _refresh_view_grad_fn()  a view's history after its base

@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from .exercises import EXERCISES, _choice, _code, _value, node_name, raised
+from ._exercise_kit import EXERCISES, _choice, _code, _value, node_name, raised
 
 
 def _mg():

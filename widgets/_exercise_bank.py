@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .exercises import _choice, _code, _value, next_names, node_name, raised
+from ._exercise_kit import _choice, _code, _value, next_names, node_name, raised
 
 
 def _mg():

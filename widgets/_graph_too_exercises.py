@@ -11,7 +11,7 @@ import functools
 
 import numpy as np
 
-from .exercises import _choice, _code, _value
+from ._exercise_kit import _choice, _code, _value
 
 
 def _mg():

@@ -44,11 +44,25 @@ import json
 import math
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from ._exercise_kit import (  # noqa: F401 - the exercises' parts, public here too
+    EXERCISES,
+    Choice,
+    Exercise,
+    NotSolvedYet,
+    WrongAnswer,
+    _choice,
+    _code,
+    _is_tensor,
+    _value,
+    next_names,
+    node_name,
+    raised,
+)
 
 __all__ = [
     "EXERCISES",
@@ -66,87 +80,7 @@ __all__ = [
 ]
 
 
-class _ShortError(Exception):
-    """Shown in a notebook as one line, `Name: message`, without a traceback through
-    the checking code: the message is all a learner needs."""
-
-    def _render_traceback_(self) -> list[str]:  # IPython's hook for custom display
-        return [f"{type(self).__name__}: {self}"]
-
-
-class NotSolvedYet(_ShortError):
-    """The exercise still holds the learner stub (raised by helpers; ``check`` prints
-    "not yet solved" instead, so Run All goes on)."""
-
-
-class WrongAnswer(_ShortError):
-    """The answer was checked and is not right; the message says why."""
-
-
-@dataclass(frozen=True)
-class Choice:
-    """One option of a multiple-choice question, and what to tell a learner who picks
-    it when it is wrong."""
-
-    key: str
-    text: str
-    feedback: str = ""
-
-
-@dataclass(frozen=True)
-class Exercise:
-    name: str
-    question: str
-    hint: str
-    explain: str
-    expected: Callable[[], Any] | None = None  # value exercises: runs minigrad
-    verify: Callable[[Callable], str | None] | None = None  # coding exercises
-    choices: tuple[Choice, ...] = ()  # multiple choice: the options
-    correct: str = ""  # multiple choice: the key of the right option
-
-    @property
-    def lesson(self) -> int:
-        return int(self.name.split("_")[0][1:])
-
-
-EXERCISES: dict[str, Exercise] = {}
-
-
-def _value(name: str, question: str, hint: str, explain: str):
-    def register(fn: Callable[[], Any]) -> Callable[[], Any]:
-        EXERCISES[name] = Exercise(name, question, hint, explain, expected=fn)
-        return fn
-
-    return register
-
-
-def _code(name: str, question: str, hint: str, explain: str):
-    def register(fn: Callable[[Callable], str | None]) -> Callable:
-        EXERCISES[name] = Exercise(name, question, hint, explain, verify=fn)
-        return fn
-
-    return register
-
-
-def _choice(name: str, question: str, options: list[tuple[str, str, str]], correct: str,
-            explain: str) -> None:
-    """Register a multiple-choice question: `options` are (key, text, feedback) with
-    feedback for every wrong option (why it is wrong)."""
-    choices = tuple(Choice(k, t, f) for k, t, f in options)
-    if correct not in {c.key for c in choices}:
-        raise ValueError(f"{name}: the right answer {correct!r} is not an option")
-    missing = [c.key for c in choices if c.key != correct and not c.feedback]
-    if missing:
-        raise ValueError(f"{name}: wrong options without feedback: {missing}")
-    EXERCISES[name] = Exercise(name, question, hint="", explain=explain, choices=choices,
-                               correct=correct)
-
-
 # -- comparing answers ------------------------------------------------------------------
-
-
-def _is_tensor(x: Any) -> bool:
-    return hasattr(x, "detach") and hasattr(x, "shape") and hasattr(x, "numpy")
 
 
 def _as_array(x: Any) -> np.ndarray | None:
@@ -487,15 +421,6 @@ def show_error(*expected: type[BaseException]):
             raise WrongAnswer(f"expected {names} here, but the code ran without error")
 
 
-def raised(fn: Callable[[], Any]) -> str | None:
-    """Run `fn`; return "Type: message" of the error it raises, or None."""
-    try:
-        fn()
-    except Exception as exc:
-        return f"{type(exc).__name__}: {exc}"
-    return None
-
-
 def _plain(value: Any, module_name: str) -> Any:
     """Results in a form both libraries produce identically."""
     if _is_tensor(value):
@@ -544,20 +469,8 @@ def same_as_torch(scenario: Callable[[Any], dict]) -> None:
           f"{len(mine)} results.")
 
 
-def node_name(obj: Any) -> str | None:
-    """The class name of a node (or of a tensor's grad_fn); None for None."""
-    if obj is None:
-        return None
-    node = obj.grad_fn if _is_tensor(obj) else obj
-    return None if node is None else type(node).__name__
-
-
-def next_names(node: Any) -> list:
-    """`next_functions` as (class name or None, index) pairs: easy to compare."""
-    return [(node_name(n), i) for n, i in node.next_functions]
-
-
-# Exercises of every lesson are in their own module to keep this one short.
+# Exercises of every lesson are in their own module to keep this one short (they import
+# `_exercise_kit`, not this module).
 from . import _clinic_exercises as _lesson_10  # noqa: E402,F401
 from . import _exercise_bank  # noqa: E402,F401  (registers the exercises)
 from . import _graph_too_exercises as _lesson_11  # noqa: E402,F401

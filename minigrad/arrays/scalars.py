@@ -47,12 +47,6 @@ def scalar_of(value, dtype) -> np.generic | float:
 _F32_OVERFLOW = 2.0**128 * (1 - 2.0**-25)
 
 
-def float_dtype(x: Tensor):
-    """The dtype a floating op computes in: integer inputs become the default float."""
-    d = x.dtype
-    return d if d.is_floating_point else float32
-
-
 def as_float_data(x: Tensor) -> np.ndarray:
     d = x._data
     return d if d.dtype.kind == "f" else d.astype(np.float32)

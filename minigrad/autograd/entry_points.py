@@ -13,6 +13,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from .._registry import attach
 from ..grad_mode import enable_grad, set_grad_enabled
 from ..tensor import Tensor
 from . import events as ev
@@ -159,7 +160,7 @@ def tensor_backward(self: Tensor, gradient: Tensor | None = None,
     backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
 
-Tensor.backward = tensor_backward
+attach(Tensor, "backward", tensor_backward)
 
 
 def grad(

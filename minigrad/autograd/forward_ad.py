@@ -14,7 +14,6 @@ pass per output. As in PyTorch there is one level at a time.
 from __future__ import annotations
 
 import contextlib
-import sys
 from typing import NamedTuple
 
 from ..tensor import Tensor, make_view
@@ -48,11 +47,6 @@ def exit_dual_level(*, level: int | None = None) -> None:
     clear_level()
     DUAL.active = False
     DUAL.level = -1
-
-
-def _ops():
-    """minigrad's namespace, finished (the ops stand above autograd)."""
-    return sys.modules["minigrad"]
 
 
 def _no_tangents(fn, *args):
@@ -92,7 +86,7 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
             f"[{', '.join(map(str, tensor.shape))}] while the given forward gradient is of "
             f"size [{', '.join(map(str, tangent.shape))}]."
         )
-    dual = _no_tangents(_ops().Tensor.view, tensor, tensor.shape)
+    dual = _no_tangents(Tensor.view, tensor, tensor.shape)
     set_tangent(dual, tangent)
     return dual
 

@@ -23,20 +23,14 @@ raise `NotImplementedError`. (For a Jacobian-vector product by forward mode, use
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 
+from .._registry import namespace
 from ..grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
 from ..tensor import Tensor
 from .entry_points import grad as autograd_grad
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]
-
-
-def _namespace():
-    """`minigrad` itself, for `stack` and `zeros_like`: this module is imported while
-    `minigrad` is (autograd sits below the ops), and runs only once it is complete."""
-    return sys.modules["minigrad"]
 
 
 # -- packing arguments and answers ---------------------------------------------------------
@@ -170,7 +164,7 @@ def _fill_in_zeros(grads: tuple, refs: tuple, strict: bool, create_graph: bool,
         if g is None:
             if strict:
                 raise RuntimeError(_NO_GRADIENT[stage].format(i=i))
-            g = _namespace().zeros_like(refs[i])
+            g = namespace().zeros_like(refs[i])
         elif strict and create_graph and not g.requires_grad:
             what = "hessian" if "double" in stage else "jacobian"
             raise RuntimeError(f"The {what} of the user-provided function is independent of "
@@ -233,7 +227,7 @@ def jvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
                        "function is a single Tensor with a single element.")
         is_outputs_tuple, outputs = _call(func, inputs, "jvp", strict)
         # u^T J is linear in u, so u's value does not matter (zeros: no inf or nan).
-        dummies = tuple(_namespace().zeros_like(out, requires_grad=True) for out in outputs)
+        dummies = tuple(namespace().zeros_like(out, requires_grad=True) for out in outputs)
         grad_inputs = _grad(outputs, inputs, dummies, create_graph=True)
         _check_requires_grad(grad_inputs, "grad_inputs", strict)
     with set_grad_enabled(True if create_graph else is_grad_enabled()):
@@ -309,8 +303,8 @@ def jacobian(func: Callable, inputs, create_graph: bool = False, strict: bool = 
                             raise RuntimeError(
                                 f"Output {i} of the user-provided function is independent "
                                 f"of input {j}. This is not allowed in strict mode.")
-                        rows[j].append(_namespace().zeros_like(inp))
-            jac.append(tuple(_namespace().stack(r, dim=0).view(out.shape + inp.shape)
+                        rows[j].append(namespace().zeros_like(inp))
+            jac.append(tuple(namespace().stack(r, dim=0).view(out.shape + inp.shape)
                              for r, inp in zip(rows, inputs)))
         return _unpack(_detach_unless(tuple(jac), create_graph),
                        (is_outputs_tuple, is_inputs_tuple))
@@ -387,7 +381,7 @@ def hvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
     with enable_grad():
         is_inputs_tuple, inputs, v, is_outputs_tuple, outputs, jac = \
             _scalar_function_gradient(func, inputs, v, create_graph, strict, "hvp")
-        dummies = tuple(_namespace().zeros_like(inp, requires_grad=True) for inp in inputs)
+        dummies = tuple(namespace().zeros_like(inp, requires_grad=True) for inp in inputs)
         double_back = _grad(jac, inputs, dummies, create_graph=True)
         _check_requires_grad(jac, "hessian", strict)  # (jac: as PyTorch checks)
     with set_grad_enabled(True if create_graph else is_grad_enabled()):

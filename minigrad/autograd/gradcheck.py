@@ -31,12 +31,14 @@ fast mode raise `NotImplementedError`.
 from __future__ import annotations
 
 import itertools
-import sys
 import warnings
 from collections.abc import Callable
 
 import numpy as np
 
+from .._dtype import float64
+from .._generator import Generator
+from .._registry import namespace
 from ..tensor import Tensor
 from . import forward_ad
 from .entry_points import grad as autograd_grad
@@ -48,12 +50,6 @@ __all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
 
 class GradcheckError(RuntimeError):
     """Raised by `gradcheck` and `gradgradcheck` when a check fails."""
-
-
-def _namespace():
-    """`minigrad` itself (for `allclose`, `zeros_like`, `empty`): this module is
-    imported while `minigrad` is, and runs only once it is complete."""
-    return sys.modules["minigrad"]
 
 
 def _as_tuple(x) -> tuple:
@@ -170,8 +166,8 @@ def _random_like(t: Tensor, noncontiguous: bool) -> Tensor:
     floating point), requiring grad: PyTorch's `testing.make_tensor(low=-1, high=1)`,
     which doubles the last dim and keeps every second column for a non-contiguous
     one."""
-    mg = _namespace()
-    dtype = t.dtype if t.is_floating_point() else mg.float64
+    mg = namespace()
+    dtype = t.dtype if t.is_floating_point() else float64
     shape = tuple(t.shape)
     noncontiguous = noncontiguous and int(np.prod(shape)) > 1
     if noncontiguous:
@@ -216,7 +212,7 @@ def _check_inputs(inputs: tuple) -> None:
     any_requires_grad = False
     for idx, inp in enumerate(inputs):
         if isinstance(inp, Tensor) and inp.requires_grad:
-            if inp.dtype is not _namespace().float64:
+            if inp.dtype is not float64:
                 warnings.warn(
                     f"Input #{idx} requires gradient and is not a double precision floating "
                     "point or complex. This check will likely fail if all the inputs are not "
@@ -238,7 +234,7 @@ def _compare_jacobians(func, inputs, func_out, outputs, eps, atol, rtol, nondet_
     """The numerical and analytical Jacobian of each output with respect to each input
     must be close (`allclose`, with their dtypes promoted). The analytical one comes
     from backward passes, or with `forward` from forward-mode AD."""
-    mg = _namespace()
+    mg = namespace()
     numerical = _numerical_jacobians(func, inputs, func_out, eps)
     numerical = [n for o, n in zip(func_out, numerical) if o.requires_grad]
     by_tangents = _forward_jacobians(func, inputs, func_out, check_grad_dtypes) \
@@ -250,7 +246,7 @@ def _compare_jacobians(func, inputs, func_out, outputs, eps, atol, rtol, nondet_
         else:
             analytical = _analytical_jacobians(inputs, o, nondet_tol, check_grad_dtypes)
         for j, (a, n) in enumerate(zip(analytical, numerical[i])):
-            dtype = a.dtype if a.dtype is n.dtype else mg.float64  # (both floating point)
+            dtype = a.dtype if a.dtype is n.dtype else float64  # (both floating point)
             if not mg.allclose(a.to(dtype), n.to(dtype), rtol, atol):
                 raise GradcheckError(
                     f"Jacobian {mode}mismatch for output {i:d} with respect to input {j:d},\n"
@@ -360,7 +356,7 @@ def _analytical_jacobians(inputs: tuple, output: Tensor, nondet_tol: float,
 
 def _jacobian_rows(output: Tensor, diff_inputs: list) -> list:
     """`rows[i][j]`: the gradient of input i for output element j (None if unused)."""
-    seed = _namespace().zeros(output.shape, dtype=output.dtype)  # (contiguous)
+    seed = namespace().zeros(output.shape, dtype=output.dtype)  # (contiguous)
     flat = seed.view(-1)
     rows: list = [[] for _ in diff_inputs]
     for j in range(flat.numel()):
@@ -401,7 +397,7 @@ def _float_outputs(outputs: tuple) -> list:
 def _dual_inputs(inputs: tuple) -> tuple[list, list]:
     """Each input that requires grad made dual with a zero tangent (its value detached),
     the others as they are; and those tangents, read back from the dual tensors."""
-    zeros_like = _namespace().zeros_like
+    zeros_like = namespace().zeros_like
     duals, tangents = [], []
     for inp in inputs:
         if isinstance(inp, Tensor) and inp.requires_grad:
@@ -443,8 +439,8 @@ def _check_undefined_tangents(func, inputs: tuple) -> None:
     zero: for each input in turn, its tangent is made a tensor of zeros, then left out
     (a plain tensor), the others keeping random tangents; both runs must give the
     same output tangents."""
-    mg = _namespace()
-    generator = mg.Generator()  # (its own, as PyTorch's: the global one is left alone)
+    mg = namespace()
+    generator = Generator()  # (its own, as PyTorch's: the global one is left alone)
     with forward_ad.dual_level():
         duals, tangents = _dual_inputs(inputs)
         for tangent in tangents:
@@ -477,7 +473,7 @@ def _check_backward_multiplies_by_grad_output(outputs: tuple, inputs: tuple) -> 
     diff_inputs = _inputs_requiring_grad(inputs)
     if not diff_inputs:
         raise GradcheckError("no Tensors requiring grad found in input")
-    zeros = [_namespace().zeros_like(o) for o in outputs]
+    zeros = [namespace().zeros_like(o) for o in outputs]
     grads = autograd_grad(outputs, diff_inputs, zeros, allow_unused=True)
     for gi, di in zip(grads, diff_inputs):
         if gi is None:
@@ -525,7 +521,7 @@ def _check_undefined_output_grads(func, inputs: tuple) -> None:
             checks.append([_undefined_grad(o) if k == undefined else o
                            for k, o in enumerate(again)])
     for outs in checks:
-        zeros = [_namespace().zeros_like(o) for o in outs]
+        zeros = [namespace().zeros_like(o) for o in outs]
         try:
             grads = autograd_grad(outs, diff_inputs, zeros, allow_unused=True)
         except RuntimeError as e:

@@ -27,10 +27,11 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from .._hooks import RemovableHandle
+from .._registry import attach
 from ..arrays.layout import is_dense
 from ..grad_mode import enable_grad
 from ..tensor import Tensor
-from ..utils.hooks import RemovableHandle
 
 # Imported from here by the engine and the ops; and the hooks are where PyTorch has
 # them (`torch.autograd.graph.saved_tensors_hooks`).
@@ -40,6 +41,7 @@ from .saved import (  # noqa: F401
     INPUT,
     OUTPUT,
     UNPACKED_FOR_FORMULA,
+    VALUE,
     NoneSaved,
     SavedNumber,
     SavedTensor,
@@ -388,7 +390,7 @@ def grad_accumulator(self: Tensor) -> AccumulateGrad:
     return acc
 
 
-Tensor._grad_accumulator = grad_accumulator
+attach(Tensor, "_grad_accumulator", grad_accumulator)
 
 
 # The versions gradient arrays have collected, by the array's id, for as long as the
@@ -623,8 +625,8 @@ def register_post_accumulate_grad_hook(self: Tensor, hook: Callable) -> Removabl
     return handle
 
 
-Tensor._post_accumulate_grad_hooks = None  # (a dict, once a hook is registered)
-Tensor.register_post_accumulate_grad_hook = register_post_accumulate_grad_hook
+attach(Tensor, "_post_accumulate_grad_hooks", None)  # (a dict, once a hook is registered)
+attach(Tensor, "register_post_accumulate_grad_hook", register_post_accumulate_grad_hook)
 
 
 class _MultiHandle(RemovableHandle):

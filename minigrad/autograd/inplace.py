@@ -14,6 +14,7 @@ import math
 
 import numpy as np
 
+from .._registry import attach
 from ..arrays.layout import is_dense, memory_order
 from ..grad_mode import STATE
 from ..tensor import (
@@ -25,11 +26,9 @@ from ..tensor import (
     element_strides,
 )
 from . import mutation
-from .graph import FREED_MESSAGE, Node, bump_version, move_retained_grad, short_name
+from .graph import FREED_MESSAGE, VALUE, Node, bump_version, move_retained_grad, short_name
 from .record import record
 from .tangents import DUAL, finish_tangent
-
-VALUE = "value"
 
 
 def view_rebase_error(t: Tensor, indirect: bool) -> RuntimeError:
@@ -221,7 +220,7 @@ def refresh_view_grad_fn(self: Tensor) -> None:
     move_retained_grad(self, old_fn, old_nr)
 
 
-Tensor._refresh_view_grad_fn = refresh_view_grad_fn
+attach(Tensor, "_refresh_view_grad_fn", refresh_view_grad_fn)
 
 
 # -- the nodes of a rewritten history --------------------------------------------------------

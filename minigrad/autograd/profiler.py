@@ -20,11 +20,11 @@ recorded calls inside it (a Linear's addmm inside `F.linear`).
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from .. import _registry
 from .graph import Node
 
 __all__ = ["EventList", "FunctionEvent", "FunctionEventAvg", "profile"]
@@ -166,7 +166,8 @@ class profile:  # noqa: N801 - PyTorch's name
     def _install(self) -> None:
         """Put a timer around every declared op's public forms and every node's
         backward, remembering the originals."""
-        declaration = sys.modules["minigrad.ops.declaration"]
+        namespace = _registry.namespace()
+        declaration = namespace.ops.declaration
         wrapped: dict[int, Callable] = {}
 
         def swap(owner, name: str, fn, label: str) -> None:
@@ -177,9 +178,8 @@ class profile:  # noqa: N801 - PyTorch's name
                                   name in owner.__dict__))
             setattr(owner, name, wrapped[key])
 
-        namespace = sys.modules["minigrad"]
-        functional = sys.modules["minigrad.nn.functional"]
-        tensor_cls = sys.modules["minigrad.tensor"].Tensor
+        functional = namespace.nn.functional
+        tensor_cls = namespace.Tensor
         labels = {}
         for d in declaration.DECLARATIONS:
             for name, fn in d.functions.items():

@@ -26,6 +26,7 @@ if TYPE_CHECKING:  # (graph.py stands on this module; the hints only name its No
 # Saved-tensor roles, used by the "what does each op save?" table.
 INPUT = "input"
 OUTPUT = "output"
+VALUE = "value"  # (a number or a list of them, saved as it is: `SavedNumber`)
 
 FREED_MESSAGE = (
     "Trying to backward through the graph a second time (or directly access saved "

@@ -33,6 +33,7 @@ import weakref
 
 import numpy as np
 
+from .._registry import attach
 from ..grad_mode import STATE
 from ..tensor import DEFAULT, Tensor, make_view
 from . import saved
@@ -108,7 +109,7 @@ def share_tangent(source: Tensor, target: Tensor) -> None:
         _keep(target, tangent)
 
 
-saved.SHARE_TANGENT = share_tangent
+attach(saved, "SHARE_TANGENT", share_tangent)
 
 
 def same_views(x: Tensor, views: tuple) -> None:

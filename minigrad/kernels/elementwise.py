@@ -123,13 +123,6 @@ def rsub_scalar(s, a, out):
         out[i] = s - a[i]
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
-def rdiv_scalar(s, a, out):
-    """s / a."""
-    for i in range(out.size):
-        out[i] = s / a[i]
-
-
 @njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def power_of_number(x, p):
     """x ** p for a number p, as PyTorch computes it: a few exponents by their own
@@ -477,13 +470,6 @@ def div_backward_other(grad, a, b, out):
     -grad * ((a / b) / b), so that it rounds as PyTorch's does."""
     for i in range(out.size):
         out[i] = -grad[i] * ((a[i] / b[i]) / b[i])
-
-
-@njit(cache=True, nogil=True, error_model="numpy")
-def rdiv_scalar_backward(grad, s, a, out):
-    """d(s / a)/da = -s / a**2."""
-    for i in range(out.size):
-        out[i] = -grad[i] * s / (a[i] * a[i])
 
 
 # -- log1p, expm1, atan2 -------------------------------------------------------------

@@ -18,15 +18,13 @@ import numpy as np
 from .._args import type_name
 from .._creation import full
 from ..arrays.scalars import u64
-from ..autograd.graph import INPUT, OUTPUT, Node, SavedTensor
+from ..autograd.graph import INPUT, OUTPUT, VALUE, Node, SavedTensor
 from ..autograd.inplace import begin_inplace, finish_inplace
 from ..autograd.record import record
 from ..kernels import elementwise as K
 from ..tensor import Tensor
 from .declaration import declare
 from .formulas import Formula, FormulaNode, Scalar
-
-VALUE = "value"
 
 
 def _where_positive(x: np.ndarray, grad: np.ndarray, slope: float) -> np.ndarray:

@@ -26,7 +26,7 @@ from ..arrays.broadcasting import broadcast_shape, check_inplace_shape
 from ..arrays.dispatch import binary, scalar_op, unary
 from ..arrays.layout import fresh_result
 from ..arrays.scalars import scalar_of
-from ..autograd.graph import INPUT, Node, SavedNumber, SavedTensor
+from ..autograd.graph import INPUT, VALUE, Node, SavedNumber, SavedTensor
 from ..autograd.inplace import begin_inplace, finish_inplace
 from ..autograd.record import record, record_elementwise
 from ..kernels import elementwise as K
@@ -35,8 +35,6 @@ from .declaration import binary_op, declare, functions_declared_in, unary_op
 from .formulas import Formula
 from .public_forms import as_method, not_with_ndarray, number_first
 from .tangent_formulas import AUTO_ELEMENT_WISE, Tangent
-
-VALUE = "value"
 
 
 def _alike(a: Tensor, b: Tensor) -> bool:

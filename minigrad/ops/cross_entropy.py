@@ -14,7 +14,7 @@ import numpy as np
 
 from .._args import type_name
 from ..arrays.scalars import u64
-from ..autograd.graph import INPUT, Node, SavedTensor, bump_version
+from ..autograd.graph import INPUT, VALUE, Node, SavedTensor, bump_version
 from ..autograd.record import record, refuse_grad_for
 from ..kernels import on_demand
 from ..tensor import Tensor
@@ -30,8 +30,6 @@ from .softmax import log_softmax
 from .tangent_formulas import Tangent
 
 losses = on_demand("losses")  # (loaded at the first nll_loss: see `on_demand`)
-
-VALUE = "value"
 
 
 class NllLossBackward0(Node):

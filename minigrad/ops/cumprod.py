@@ -17,7 +17,7 @@ import numpy as np
 
 from .._creation import ones, zeros
 from ..arrays.scalars import u64
-from ..autograd.graph import INPUT, OUTPUT, Node, SavedTensor
+from ..autograd.graph import INPUT, OUTPUT, VALUE, Node, SavedTensor
 from ..autograd.record import record
 from ..grad_mode import STATE
 from ..tensor import Tensor, _wrap_dim
@@ -30,8 +30,6 @@ from .views import SliceBackward0, slice_dim
 
 # (The op table, `widgets.op_table` and docs/ops.md, lists it with the statistics.)
 OP_FAMILY = "statistics"
-
-VALUE = "value"
 
 
 class CumprodBackward0(Node):

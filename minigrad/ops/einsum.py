@@ -15,7 +15,7 @@ import numpy as np
 
 from .._args import type_name
 from ..arrays.scalars import u64
-from ..autograd.graph import Node
+from ..autograd.graph import VALUE, Node
 from ..autograd.record import record
 from ..tensor import Tensor, _wrap_dim
 from . import batched, views
@@ -24,9 +24,6 @@ from .declaration import declare
 from .formulas import Formula, FormulaNode
 from .reductions import sum as _sum
 from .tangent_formulas import SAME_VIEW, Tangent
-
-VALUE = "value"
-
 
 # -- diagonal ---------------------------------------------------------------------------------
 

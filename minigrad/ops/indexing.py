@@ -18,7 +18,7 @@ import numpy as np
 from .._creation import tensor, zeros
 from .._dtype import check_scalar_fits, result_type
 from ..arrays.scalars import u64
-from ..autograd.graph import INPUT, Node, SavedTensor, bump_version
+from ..autograd.graph import INPUT, VALUE, Node, SavedTensor, bump_version
 from ..autograd.inplace import begin_inplace, finish_inplace
 from ..autograd.record import record
 from ..tensor import Tensor, _wrap_dim
@@ -26,8 +26,6 @@ from . import copies, expand, multi_output, views
 from .declaration import declare
 from .formulas import Formula
 from .tangent_formulas import Tangent
-
-VALUE = "value"
 
 
 def _is_advanced(item) -> bool:

@@ -13,14 +13,12 @@ import numpy as np
 from .._args import type_name
 from .._dtype import result_type
 from ..arrays.scalars import u64
-from ..autograd.graph import Node, bump_version
+from ..autograd.graph import VALUE, Node, bump_version
 from ..autograd.record import record
 from ..tensor import Tensor, _wrap_dim
 from .declaration import declare
 from .formulas import Formula
 from .tangent_formulas import Tangent
-
-VALUE = "value"
 
 
 class _JoinNode(Node):

@@ -8,15 +8,13 @@ import numpy as np
 from .. import _dtype
 from ..arrays.broadcasting import broadcast_shape
 from ..arrays.quiet import quietly
-from ..autograd.graph import INPUT, Node, SavedTensor
+from ..autograd.graph import INPUT, VALUE, Node, SavedTensor
 from ..autograd.record import record
 from ..tensor import Tensor, element_strides
 from . import views, views_in_place
 from .declaration import declare
 from .formulas import Formula
 from .tangent_formulas import Tangent
-
-VALUE = "value"
 
 
 def _check_float(a: Tensor, b: Tensor, kernel: str = "addmm_impl_cpu_") -> None:

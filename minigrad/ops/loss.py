@@ -12,7 +12,7 @@ from .._dtype import result_type
 from ..arrays.broadcasting import broadcast_shape
 from ..arrays.dispatch import binary, unary, unary_into
 from ..arrays.summing import add_up
-from ..autograd.graph import INPUT, Node, SavedTensor, bump_version
+from ..autograd.graph import INPUT, VALUE, Node, SavedTensor, bump_version
 from ..autograd.record import record, refuse_grad_for
 from ..kernels import elementwise as K
 from ..tensor import Size, Tensor
@@ -23,8 +23,6 @@ from .formulas import Formula, FormulaNode
 from .reductions import average, mean
 from .reductions import sum as sum_
 from .unary import abs as abs_
-
-VALUE = "value"
 
 # PyTorch stores the reduction as an enum number in `_saved_reduction`.
 REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}

@@ -19,7 +19,7 @@ import math
 import numpy as np
 
 from .._creation import full, ones_like
-from ..autograd.graph import INPUT, OUTPUT, Node, SavedTensor
+from ..autograd.graph import INPUT, OUTPUT, VALUE, Node, SavedTensor
 from ..autograd.record import record
 from ..grad_mode import no_grad
 from ..tensor import Tensor
@@ -29,7 +29,6 @@ from .indexing import where
 from .loss import REDUCTIONS, bce_slope, huber_slope, log_sigmoid_and_buffer, smooth_l1_slope
 from .scalar_overloads import add_scalar, div_scalar, div_scalar_
 
-VALUE = "value"
 MEAN = REDUCTIONS["mean"]
 NONE = REDUCTIONS["none"]
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..arrays.scalars import u64
-from ..autograd.graph import Node
+from ..autograd.graph import VALUE, Node
 from ..autograd.record import record
 from ..autograd.tangents import DUAL, same_views
 from ..tensor import MULTI_OUTPUT_NODE, Tensor, _wrap_dim, make_view
@@ -19,7 +19,6 @@ from .formulas import Formula
 from .tangent_formulas import SAME_VIEW
 
 OP_FAMILY = "views"
-VALUE = "value"
 
 
 class UnbindBackward0(Node):

@@ -19,13 +19,11 @@ from __future__ import annotations
 import numpy as np
 
 from .._dtype import float32
-from ..autograd.graph import INPUT, OUTPUT, Node, SavedTensor
+from ..autograd.graph import INPUT, OUTPUT, VALUE, Node, SavedTensor
 from ..autograd.record import record
 from ..tensor import Tensor
 from .declaration import declare
 from .formulas import Formula, formula_values
-
-VALUE = "value"
 
 
 class _OneCallForSeveral(Node):

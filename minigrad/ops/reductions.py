@@ -13,15 +13,13 @@ from ..arrays.broadcasting import broadcast_shape, spread
 from ..arrays.layout import fresh_result
 from ..arrays.scalars import u64
 from ..arrays.summing import add_up, whole_sum
-from ..autograd.graph import INPUT, OUTPUT, Node, SavedTensor, bump_version
+from ..autograd.graph import INPUT, OUTPUT, VALUE, Node, SavedTensor, bump_version
 from ..autograd.record import record
 from ..kernels import reductions as R
 from ..tensor import Tensor, _wrap_dim
 from .declaration import declare
 from .formulas import Formula
 from .tangent_formulas import Tangent
-
-VALUE = "value"
 
 
 class _AllDims:

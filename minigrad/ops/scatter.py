@@ -22,7 +22,7 @@ import numpy as np
 from .._creation import zeros
 from ..arrays.broadcasting import broadcast_shape
 from ..arrays.scalars import u64
-from ..autograd.graph import INPUT, SavedTensor
+from ..autograd.graph import INPUT, VALUE, SavedTensor
 from ..autograd.inplace import begin_inplace, finish_inplace
 from ..autograd.record import record
 from ..tensor import Tensor, _wrap_dim
@@ -33,8 +33,6 @@ from .tangent_formulas import Tangent
 
 # (The op table, `widgets.op_table` and docs/ops.md, lists them with the indexing ops.)
 OP_FAMILY = "indexing"
-
-VALUE = "value"
 
 
 def _places(index: np.ndarray, dim: int) -> tuple:

@@ -21,7 +21,7 @@ from .. import _dtype
 from .._args import is_int, type_name
 from .._cpu import CAPABILITY, FUSED_MULTIPLY_ADD, THREADS
 from ..arrays.scalars import u64
-from ..autograd.graph import INPUT, OUTPUT, Node, SavedTensor
+from ..autograd.graph import INPUT, OUTPUT, VALUE, Node, SavedTensor
 from ..autograd.record import record
 from ..kernels import on_demand
 from ..tensor import Tensor, _wrap_dim
@@ -30,7 +30,6 @@ from .declaration import declare
 from .formulas import Formula, FormulaNode
 from .tangent_formulas import Tangent
 
-VALUE = "value"
 kernels = on_demand("softmax")  # (loaded at the first softmax: see `on_demand`)
 
 

@@ -19,7 +19,7 @@ import numpy as np
 from .. import _dtype
 from .._args import combination_error, is_int, is_number, type_name
 from ..arrays.scalars import u64
-from ..autograd.graph import INPUT, OUTPUT, Node, SavedTensor
+from ..autograd.graph import INPUT, OUTPUT, VALUE, Node, SavedTensor
 from ..autograd.record import record
 from ..grad_mode import STATE
 from ..tensor import Tensor, _wrap_dim
@@ -28,7 +28,6 @@ from .formulas import BACKWARD_OPS, Formula, Scalar
 from .reductions import _dims, _saved_dim
 from .tangent_formulas import Tangent
 
-VALUE = "value"
 _NOT_GIVEN = object()
 
 

@@ -22,7 +22,7 @@ from ..arrays.dispatch import (
     sin_backward_in_passes,
 )
 from ..arrays.layout import fresh_result
-from ..autograd.graph import INPUT, Node, SavedTensor
+from ..autograd.graph import INPUT, VALUE, Node, SavedTensor
 from ..autograd.inplace import begin_inplace, finish_inplace
 from ..autograd.record import record, record_elementwise
 from ..kernels import elementwise as K
@@ -33,8 +33,6 @@ from .tangent_formulas import AUTO_ELEMENT_WISE, Tangent
 
 # 1 - y*y with one rounding where this machine's PyTorch fuses it (see `minigrad._cpu`)
 TANH_BACKWARD = K.tanh_backward if FUSED_MULTIPLY_ADD else K.tanh_backward_rounded_twice
-
-VALUE = "value"
 
 
 # -- declared ops: see `declaration.py` -----------------------------------------------------

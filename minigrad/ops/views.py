@@ -20,7 +20,7 @@ from .._args import (
     view_shape,
 )
 from ..arrays.scalars import u64
-from ..autograd.graph import Node
+from ..autograd.graph import VALUE, Node
 from ..autograd.record import record
 from ..tensor import Tensor, _wrap_dim, make_view
 from .copies import clone
@@ -28,7 +28,6 @@ from .declaration import declare
 from .formulas import Formula, FormulaNode
 from .tangent_formulas import SAME_VIEW, Tangent
 
-VALUE = "value"
 INT64_MAX = 2**63 - 1
 
 

@@ -1,26 +1,5 @@
 """Handles for registered hooks (PyTorch's `torch.utils.hooks`)."""
 
-from __future__ import annotations
+from .._hooks import RemovableHandle
 
-import itertools
-
-
-class RemovableHandle:
-    """Returned by `register_hook`: call `remove()` to take the hook off again."""
-
-    __slots__ = ("_hooks", "_key")
-
-    _ids = itertools.count()
-
-    def __init__(self, hooks: dict) -> None:
-        self._hooks = hooks
-        self._key = next(self._ids)
-
-    def remove(self) -> None:
-        self._hooks.pop(self._key, None)
-
-    def __enter__(self) -> RemovableHandle:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.remove()
+__all__ = ["RemovableHandle"]

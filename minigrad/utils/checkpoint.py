@@ -11,8 +11,8 @@ handed out once. Recomputation stops as soon as every holder has its tensor
 (`early_stop`). Once per backward pass: a second backward (with retain_graph) runs
 `fn` again.
 
-(This module is `minigrad.utils.checkpoint`; it lives here, above autograd, because
-`minigrad.utils` sits at the bottom of minigrad's layers: see docs/architecture.md.)
+(It stands above autograd, while `minigrad.utils.hooks` sits at the bottom of
+minigrad's layers: `minigrad.utils` itself imports neither, see docs/architecture.md.)
 """
 
 from __future__ import annotations
@@ -25,11 +25,11 @@ from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
 
-from . import _generator
-from .autograd.engine import current_graph_task_id
-from .autograd.graph import SavedTensor, saved_tensors_hooks
-from .grad_mode import enable_grad, is_grad_enabled, no_grad
-from .tensor import Tensor
+from .. import _generator
+from ..autograd.engine import current_graph_task_id
+from ..autograd.graph import SavedTensor, saved_tensors_hooks
+from ..grad_mode import enable_grad, is_grad_enabled, no_grad
+from ..tensor import Tensor
 
 __all__ = ["checkpoint", "CheckpointError"]
 
