@@ -25,6 +25,14 @@ exercise not done fails. nbgrader's grade cells do not call it (a learner's cell
 replace it): they grade with ``widgets/_grader.py``, which loads a private copy of this
 module (see there and scripts/nbgrader_course.py).
 
+The answer key: in the repository (the instructor's source) every value exercise runs
+its scenario, every question names its right option, and a coding exercise's reference
+results come from functions declared with ``_reference``. A learner's install holds none
+of that: scripts/seal_answers.py writes ``widgets/_answer_key.py`` into the built package
+(a wheel, docs/hub/install.sh) with a seal of every answer (digests, see ``_sealed.py``)
+and strips the scenarios, the right options, the explanations and the reference
+functions from the banks. With that module present this one checks against the seals.
+
 ``progress()`` lists every exercise of the course and which ones are solved (solved
 exercises are remembered across notebooks in a small JSON file, see ``progress_file``);
 ``reset_exercise(name)`` puts an exercise's starter code back into the current cell.
@@ -49,6 +57,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from . import _sealed
 
 __all__ = [
     "EXERCISES",
@@ -103,18 +113,42 @@ class Exercise:
     verify: Callable[[Callable], str | None] | None = None  # coding exercises
     choices: tuple[Choice, ...] = ()  # multiple choice: the options
     correct: str = ""  # multiple choice: the key of the right option
+    sealed: dict | None = None  # a learner's install: the seal of the answer (_sealed.py)
 
     @property
     def lesson(self) -> int:
         return int(self.name.split("_")[0][1:])
 
+    @property
+    def kind(self) -> str:
+        """'value', 'code' or 'choice'."""
+        if self.choices:
+            return "choice"
+        return "code" if self.verify is not None else "value"
+
 
 EXERCISES: dict[str, Exercise] = {}
 
+try:  # present in a learner's install only (scripts/seal_answers.py)
+    from ._answer_key import KEY as _KEY
+except ImportError:
+    _KEY = None
+SEALED = _KEY is not None  # the answers are digests here, not values
 
-def _value(name: str, question: str, hint: str, explain: str):
+
+def _sealed_entry(name: str) -> dict | None:
+    if _KEY is None:
+        return None
+    if name not in _KEY:
+        raise KeyError(f"{name}: not in the installed answer key (run scripts/seal_answers.py)")
+    return _KEY[name]
+
+
+def _value(name: str, question: str, hint: str, explain: str = ""):
     def register(fn: Callable[[], Any]) -> Callable[[], Any]:
-        EXERCISES[name] = Exercise(name, question, hint, explain, expected=fn)
+        sealed = _sealed_entry(name)
+        EXERCISES[name] = Exercise(name, question, hint, explain,
+                                   expected=None if sealed else fn, sealed=sealed)
         return fn
 
     return register
@@ -128,11 +162,16 @@ def _code(name: str, question: str, hint: str, explain: str):
     return register
 
 
-def _choice(name: str, question: str, options: list[tuple[str, str, str]], correct: str,
-            explain: str) -> None:
+def _choice(name: str, question: str, options: list[tuple[str, str, str]], correct: str = "",
+            explain: str = "") -> None:
     """Register a multiple-choice question: `options` are (key, text, feedback) with
     feedback for every wrong option (why it is wrong)."""
     choices = tuple(Choice(k, t, f) for k, t, f in options)
+    sealed = _sealed_entry(name)
+    if sealed is not None:
+        EXERCISES[name] = Exercise(name, question, hint="", explain="", choices=choices,
+                                   sealed=sealed)
+        return
     if correct not in {c.key for c in choices}:
         raise ValueError(f"{name}: the right answer {correct!r} is not an option")
     missing = [c.key for c in choices if c.key != correct and not c.feedback]
@@ -140,6 +179,54 @@ def _choice(name: str, question: str, options: list[tuple[str, str, str]], corre
         raise ValueError(f"{name}: wrong options without feedback: {missing}")
     EXERCISES[name] = Exercise(name, question, hint="", explain=explain, choices=choices,
                                correct=correct)
+
+
+# A coding exercise's reference results: name -> (the reference, its cases, tolerances).
+REFERENCES: dict[str, tuple[Callable[..., dict], tuple, dict[str, tuple[float, float]]]] = {}
+
+
+def _reference(name: str, cases: tuple, tolerance: dict[str, tuple[float, float]]):
+    """Declare the reference implementation of coding exercise `name`: ``fn(*case)``
+    returns named numeric results for each of `cases`, which the checker compares with
+    the learner's within ``tolerance[result] = (rtol, atol)`` (``reference_result``).
+    A learner's install holds the results' seals instead of the function."""
+    def register(fn: Callable[..., dict]) -> Callable[..., dict]:
+        REFERENCES[name] = (fn, tuple(cases), dict(tolerance))
+        return fn
+
+    return register
+
+
+@dataclass(frozen=True)
+class Reference:
+    """One reference result: its values (the repository) or their seal (an install)."""
+
+    rtol: float
+    atol: float
+    values: Any = None
+    sealed: dict | None = None
+
+    def close(self, got: Any) -> bool:
+        """``numpy.allclose(got, values, rtol, atol)``, with the same shape."""
+        if self.sealed is not None:
+            return _sealed.close_to_sealed(self.sealed, got)
+        arr = _as_array(got) if _is_tensor(got) else np.asarray(got, np.float64)
+        want = np.asarray(self.values, np.float64)
+        return arr.shape == want.shape and np.allclose(arr, want, self.rtol, self.atol)
+
+    def __str__(self) -> str:
+        if self.sealed is not None:
+            return "the reference's values"
+        return str(np.round(np.asarray(self.values, np.float64), 5).tolist())
+
+
+def reference_result(name: str, case: int) -> dict[str, Reference]:
+    """The results of coding exercise `name`'s reference on its case number `case`."""
+    fn, cases, tolerance = REFERENCES[name]
+    if _KEY is not None:
+        sealed = _KEY[name]["references"][case]
+        return {k: Reference(*tolerance[k], sealed=v) for k, v in sealed.items()}
+    return {k: Reference(*tolerance[k], values=v) for k, v in fn(*cases[case]).items()}
 
 
 # -- comparing answers ------------------------------------------------------------------
@@ -232,8 +319,10 @@ def same(expected: Any, answer: Any) -> bool:
 def expected_answer(name: str) -> Any:
     """The answer of value exercise `name`, computed by running minigrad now."""
     ex = _exercise(name)
+    if ex.kind != "value":
+        raise TypeError(f"exercise {name!r} is not a value exercise")
     if ex.expected is None:
-        raise TypeError(f"exercise {name!r} is a coding exercise: pass it your function")
+        raise LookupError("the answers are not installed with the course (only their seals)")
     return ex.expected()
 
 
@@ -264,7 +353,9 @@ def _verdict(name: str, answer: Any) -> str | None:
     if answer is NotImplemented or answer is Ellipsis:
         return None
     if ex.choices:
-        _check_choice(ex, answer)
+        secret = _check_choice(ex, answer)
+        if secret is not None:
+            return f"Correct! {_sealed.decrypt(ex.sealed['explain'], secret)}"
     elif ex.verify is not None:
         if not callable(answer):
             raise WrongAnswer(
@@ -285,6 +376,12 @@ def _verdict(name: str, answer: Any) -> str | None:
             ) from exc
         if problem:
             raise WrongAnswer(f"Exercise {name!r}: {problem}\nHint: {ex.hint}")
+    elif ex.sealed is not None:
+        secret = _sealed.opens(ex.sealed["seal"], answer)
+        if secret is None:
+            raise WrongAnswer(
+                f"Exercise {name!r}: {_describe(answer)} is not right.\nHint: {ex.hint}")
+        return f"Correct! {_sealed.decrypt(ex.sealed['explain'], secret)}"
     else:
         with _quiet_warnings():
             expected = ex.expected()
@@ -334,7 +431,9 @@ def _quiet_warnings():
         yield
 
 
-def _check_choice(ex: Exercise, answer: Any) -> None:
+def _check_choice(ex: Exercise, answer: Any) -> bytes | None:
+    """Raises WrongAnswer unless `answer` is the right option; for a sealed question
+    returns the seal's secret (the explanation's key)."""
     keys = [c.key for c in ex.choices]
     given = answer.strip().lower() if isinstance(answer, str) else answer
     chosen = next((c for c in ex.choices if c.key.lower() == given), None)
@@ -343,9 +442,16 @@ def _check_choice(ex: Exercise, answer: Any) -> None:
             f"Exercise {ex.name!r}: answer with one of {', '.join(map(repr, keys))} "
             f"(see show_choices({ex.name!r})), got {_describe(answer)}."
         )
-    if chosen.key != ex.correct:
+    secret = None
+    if ex.correct:
+        right = chosen.key == ex.correct
+    else:
+        secret = _sealed.opens(ex.sealed["seal"], chosen.key)
+        right = secret is not None
+    if not right:
         raise WrongAnswer(f"Exercise {ex.name!r}: ({chosen.key}) is not right. "
                           f"{chosen.feedback}")
+    return secret
 
 
 def show_choices(name: str) -> None:
