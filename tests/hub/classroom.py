@@ -236,6 +236,15 @@ def instructor_runs(kernel: Kernel, argv: list[str], cwd: str) -> dict:
             "output": ran["text"][-20000:], "seconds": ran["seconds"]}
 
 
+def _in_a_kernel(account: Account, argv: list[str], cwd: str) -> dict:
+    """`argv` run in a kernel of its own, shut down after."""
+    kernel = account.kernel()
+    try:
+        return instructor_runs(kernel, argv, cwd)
+    finally:
+        kernel.shutdown()
+
+
 def learner_works(plan: dict, who: dict, report: dict, released: threading.Event) -> None:
     """A learner's day: a server and the course pulled while the instructor prepares the
     assignment; once it is released, fetch, answer, run, and hand in (or not)."""
@@ -322,20 +331,33 @@ def main(plan_file: str, report_file: str) -> int:
         nbgrader("collect", lesson)
         nbgrader("autograde", lesson)
         phase("autograded")
+        # exporting the grades only reads the gradebook: in a second kernel (a second
+        # terminal) while the feedback is made and released
+        exporter = threading.Thread(target=lambda: report["instructor"].update(
+            export=_in_a_kernel(teacher, ["nbgrader", "export"], "~/minigrad-grading")))
+        exporter.start()
         nbgrader("generate_feedback", lesson)
         nbgrader("release_feedback", lesson)
-        nbgrader("export")
+        exporter.join()
+        commands.append(report["instructor"].pop("export"))
         grades = teacher.get("api/contents/minigrad-grading/grades.csv?content=1&format=text")
         report["instructor"]["grades_csv"] = grades.json().get("content") if grades.ok else None
     finally:
         kernel.shutdown()
 
-    for name, me in report["_accounts"].items():
+    def fetch_feedback(name: str, me: Account) -> None:
         mine = report["learners"][name]
         mine["fetch_feedback"] = me.assignment_action("fetch_feedback", course, lesson)
         listing = me.read(f"{lesson}/feedback")["content"]
         mine["feedback"] = [f["path"] for stamp in listing
                             for f in me.read(stamp["path"])["content"]]
+
+    fetching = [threading.Thread(target=fetch_feedback, args=item)
+                for item in report["_accounts"].items()]
+    for thread in fetching:
+        thread.start()
+    for thread in fetching:
+        thread.join()
     del report["_accounts"]
     phase("feedback fetched")
     Path(report_file).write_text(json.dumps(report, indent=1))

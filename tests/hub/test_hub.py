@@ -17,6 +17,7 @@ between runs and installed again when the course's code or the hub's files chang
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import hashlib
 import importlib.util
@@ -26,6 +27,7 @@ import os
 import re
 import secrets
 import shutil
+import signal
 import socket
 import stat
 import subprocess
@@ -78,7 +80,7 @@ def _digest(paths: list[Path]) -> str:
 
 
 @pytest.fixture(scope="module")
-def installed(hub_machine) -> Path:
+def installed(hub_machine, timings) -> Path:
     """The course installed for the hub (docs/hub/install.sh), in build/hub."""
     prefix = ROOT / "build" / "hub"
     if not _reachable_by_all(prefix.parent.parent):
@@ -93,30 +95,64 @@ def installed(hub_machine) -> Path:
             old.unlink()
         env = dict(os.environ, PREFIX=str(prefix), EXCHANGE=str(prefix / "exchange"),
                    COURSE_ID=COURSE_ID, PYTHON=hub_machine, WARM_LESSONS=LESSON[:2])
-        done = subprocess.run(["bash", str(HUB_DOCS / "install.sh")], env=env,
-                              capture_output=True, text=True, timeout=1800)
+        with timings("install.sh"):
+            done = subprocess.run(["bash", str(HUB_DOCS / "install.sh")], env=env,
+                                  capture_output=True, text=True, timeout=1800)
         assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
         stamp.touch()
     return prefix
 
 
+class _Timings:
+    """Seconds of the set-up and tear-down steps, printed at the end (-s shows them)."""
+
+    def __init__(self):
+        self.seconds: dict[str, float] = {}
+
+    @contextlib.contextmanager
+    def __call__(self, step: str):
+        start = time.monotonic()
+        try:
+            yield
+        finally:
+            self.seconds[step] = round(time.monotonic() - start, 1)
+
+
 @pytest.fixture(scope="module")
-def accounts():
+def timings():
+    steps = _Timings()
+    yield steps
+    print(f"hub test steps (s): {steps.seconds}")
+
+
+@pytest.fixture(scope="module")
+def accounts(timings):
     """Local accounts with homes of their own: name -> password."""
     names = [f"{PREFIX_NAME}-instructor"] + [f"{PREFIX_NAME}-learner{i}" for i in CLASS]
     made = {}
     try:
-        for name in names:
-            subprocess.run(["userdel", "-r", name], capture_output=True)  # a run cut short
-            subprocess.run(["useradd", "-m", "-s", "/bin/bash", name], check=True)
-            made[name] = secrets.token_urlsafe(12)
-        subprocess.run(["chpasswd"], check=True, text=True,
-                       input="".join(f"{n}:{p}\n" for n, p in made.items()))
+        with timings("accounts made"):
+            for name in names:
+                subprocess.run(["userdel", "-r", name], capture_output=True)  # a run cut short
+                subprocess.run(["useradd", "-m", "-s", "/bin/bash", name], check=True)
+                made[name] = secrets.token_urlsafe(12)
+            subprocess.run(["chpasswd"], check=True, text=True,
+                           input="".join(f"{n}:{p}\n" for n, p in made.items()))
         yield made
     finally:
-        for name in made:
-            subprocess.run(["pkill", "-KILL", "-u", name], capture_output=True)
-            subprocess.run(["userdel", "-r", name], capture_output=True)
+        with timings("accounts removed"):
+            # the accounts go now; their homes are moved aside and deleted in the background
+            trash = Path(f"/home/.{PREFIX_NAME}-trash-{os.getpid()}")
+            trash.mkdir(exist_ok=True)
+            for name in made:
+                subprocess.run(["pkill", "-KILL", "-u", name], capture_output=True)
+                home = Path(f"~{name}").expanduser()
+                if home.is_dir():
+                    home.rename(trash / name)
+                subprocess.run(["userdel", name], capture_output=True)
+                subprocess.run(["rm", "-rf", f"/var/mail/{name}"], capture_output=True)
+            subprocess.Popen(["rm", "-rf", str(trash)], start_new_session=True,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
 def _seal_answers():
@@ -128,28 +164,29 @@ def _seal_answers():
 
 
 @pytest.fixture(scope="module")
-def course_repo(tmp_path_factory):
+def course_repo(tmp_path_factory, timings):
     """The course in two git repositories, served on the loopback by `git daemon` (what
     they are on a real hub): the learners' (`python scripts/seal_answers.py learner-tree`:
     no solved lessons, no tests, the answer key sealed) and the instructor's (this
     checkout's files)."""
     base = Path(f"/var/tmp/{PREFIX_NAME}-git-{os.getpid()}")
-    _seal_answers().learner_tree(base / "minigrad-course")
-    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=ROOT,
-                           capture_output=True, text=True, check=True).stdout.split("\n")
-    for name in filter(None, files):
-        if (ROOT / name).is_file():
-            (base / "minigrad-source" / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(ROOT / name, base / "minigrad-source" / name)
-    git = ["git", "-c", "user.name=course", "-c", "user.email=course@localhost"]
-    for work in (base / "minigrad-course", base / "minigrad-source"):
-        subprocess.run([*git, "init", "-q", "-b", "main"], cwd=work, check=True)
-        subprocess.run([*git, "add", "-A"], cwd=work, check=True)
-        subprocess.run([*git, "commit", "-q", "-m", "the course"], cwd=work, check=True)
-    port = _free_port()
-    daemon = subprocess.Popen(["git", "daemon", "--export-all", "--reuseaddr",
-                               f"--base-path={base}", "--listen=127.0.0.1", f"--port={port}",
-                               str(base)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    with timings("course repositories"):
+        _seal_answers().learner_tree(base / "minigrad-course")
+        files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=ROOT,
+                               capture_output=True, text=True, check=True).stdout.split("\n")
+        for name in filter(None, files):
+            if (ROOT / name).is_file():
+                (base / "minigrad-source" / name).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(ROOT / name, base / "minigrad-source" / name)
+        git = ["git", "-c", "user.name=course", "-c", "user.email=course@localhost"]
+        for work in (base / "minigrad-course", base / "minigrad-source"):
+            subprocess.run([*git, "init", "-q", "-b", "main"], cwd=work, check=True)
+            subprocess.run([*git, "add", "-A"], cwd=work, check=True)
+            subprocess.run([*git, "commit", "-q", "-m", "the course"], cwd=work, check=True)
+        port = _free_port()
+        daemon = subprocess.Popen(["git", "daemon", "--export-all", "--reuseaddr",
+                                   f"--base-path={base}", "--listen=127.0.0.1", f"--port={port}",
+                                   str(base)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         yield {"learners": f"git://127.0.0.1:{port}/minigrad-course",
                "instructor": f"git://127.0.0.1:{port}/minigrad-source"}
@@ -160,7 +197,7 @@ def course_repo(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def hub(installed, accounts):
+def hub(installed, accounts, timings):
     """A JupyterHub running docs/hub/jupyterhub_config.py on the installed course."""
     state = Path(f"/var/tmp/{PREFIX_NAME}-state-{os.getpid()}")
     state.mkdir(mode=0o700)
@@ -177,10 +214,13 @@ def hub(installed, accounts):
                MINIGRAD_HUB_LEARNERS=",".join(n for n in accounts if "learner" in n),
                PATH=f"{installed / 'env' / 'bin'}:{os.environ['PATH']}")
     log = (state / "hub.log").open("wb")
+    # in a process group of its own, with the proxy and the idle culler it starts
     process = subprocess.Popen([str(installed / "env/bin/jupyterhub"),
                                 "-f", str(HUB_DOCS / "jupyterhub_config.py")],
-                               cwd=state, env=env, stdout=log, stderr=subprocess.STDOUT)
+                               cwd=state, env=env, stdout=log, stderr=subprocess.STDOUT,
+                               start_new_session=True)
     url = f"http://127.0.0.1:{port}"
+    started = time.monotonic()
     try:
         for _ in range(240):
             try:
@@ -192,15 +232,19 @@ def hub(installed, accounts):
             time.sleep(0.5)
         else:
             pytest.fail("the hub did not answer: " + (state / "hub.log").read_text()[-4000:])
+        timings.seconds["hub started"] = round(time.monotonic() - started, 1)
         yield {"url": url, "prefix": installed, "log": state / "hub.log"}
     finally:
-        for name in accounts:  # the servers first: the hub then stops them at once
-            subprocess.run(["pkill", "-KILL", "-u", name], capture_output=True)
-        process.terminate()
-        try:
-            process.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            process.kill()
+        with timings("hub stopped"):
+            # nothing of the hub is kept: the learners' servers, the proxy and the culler
+            # (the hub's children) and the hub are killed, not stopped one by one (the
+            # hub's own shutdown takes over 20 s)
+            for name in accounts:
+                subprocess.run(["pkill", "-KILL", "-u", name], capture_output=True)
+            subprocess.run(["pkill", "-KILL", "-P", str(process.pid)], capture_output=True)
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
         log.close()
         shutil.rmtree(state, ignore_errors=True)
 
