@@ -245,10 +245,12 @@ def _in_a_kernel(account: Account, argv: list[str], cwd: str) -> dict:
         kernel.shutdown()
 
 
-def learner_works(plan: dict, who: dict, report: dict, released: threading.Event) -> None:
+def learner_works(plan: dict, who: dict, report: dict, instructor_up: threading.Event,
+                  released: threading.Event) -> None:
     """A learner's day: a server and the course pulled while the instructor prepares the
     assignment; once it is released, fetch, answer, run, and hand in (or not)."""
     lesson, course = plan["lesson"], plan["course_id"]
+    instructor_up.wait(timeout=600)
     me = Account(plan["hub"], who["name"], who["password"])
     mine: dict[str, Any] = {"server_s": me.start_server()}
     report["learners"][who["name"]] = mine
@@ -286,13 +288,14 @@ def main(plan_file: str, report_file: str) -> int:
         phases[name] = round(time.monotonic() - started, 1)
 
     # the learners log in, start their servers and pull the course while the instructor
-    # prepares the assignment (as a class would); they fetch it once it is released
-    released = threading.Event()
+    # prepares the assignment (as a class would); they fetch it once it is released. The
+    # instructor's server starts first: the assignment is the class's critical path
+    instructor_up, released = threading.Event(), threading.Event()
     threads = []
     for who in plan["learners"]:
         def work(who=who):
             try:
-                learner_works(plan, who, report, released)
+                learner_works(plan, who, report, instructor_up, released)
             except Exception as exc:  # reported, and the test fails on it
                 report["errors"].append(f"{who['name']}: {type(exc).__name__}: {exc}")
         threads.append(threading.Thread(target=work))
@@ -304,6 +307,8 @@ def main(plan_file: str, report_file: str) -> int:
         teacher = Account(plan["hub"], plan["instructor"]["name"],
                           plan["instructor"]["password"])
         report["instructor"]["server_s"] = teacher.start_server()
+        instructor_up.set()
+        phase("instructor's server")
         report["instructor"]["pull"] = teacher.git_pull(
             plan.get("instructor_repo", plan["repo"]), plan["branch"], "minigrad")[-1]
         report["instructor"]["formgrader_status"] = teacher.get("formgrader").status_code
@@ -323,6 +328,7 @@ def main(plan_file: str, report_file: str) -> int:
         nbgrader("release_assignment", lesson)
         phase("released")
     finally:
+        instructor_up.set()
         released.set()  # learners go on (and fail to fetch if the release failed)
         for thread in threads:
             thread.join()
