@@ -147,12 +147,15 @@ def answer_key(name: str) -> str | None:
     """What the grade cell of exercise `name` holds: the answer of a value exercise or
     the right option of a multiple-choice question (as source); None for a coding
     exercise (its checker runs the learner's function)."""
-    from widgets.exercises import EXERCISES, expected_answer
+    from widgets.exercises import EXERCISES, SEALED, expected_answer
 
+    if SEALED:
+        raise AnnotationError("this Python's widgets is a built package, whose answer key is "
+                              "sealed: annotate from the course's checkout (make install)")
     exercise = EXERCISES[name]
-    if exercise.choices:
+    if exercise.kind == "choice":
         return repr(exercise.correct)
-    if exercise.expected is None:
+    if exercise.kind == "code":
         return None
     return key_literal(expected_answer(name))
 

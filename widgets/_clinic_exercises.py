@@ -10,7 +10,16 @@ import math
 
 import numpy as np
 
-from ._exercise_kit import EXERCISES, _choice, _code, _value, node_name, raised
+from ._exercise_kit import (
+    EXERCISES,
+    _choice,
+    _code,
+    _reference,
+    _value,
+    node_name,
+    raised,
+    reference_result,
+)
 
 
 def _mg():
@@ -202,6 +211,13 @@ def _rnn_inputs(torch):
     return w, xs
 
 
+@_reference("l10_rnn_detach", [()], {"losses": (1e-5, 1e-8), "w.grad": (1e-5, 1e-8)})
+def _l10_rnn_detach_reference() -> dict:
+    torch = _mg()
+    w, xs = _rnn_inputs(torch)
+    return {"losses": reference_rnn(torch, w, xs), "w.grad": _values(w.grad)}
+
+
 @_code("l10_rnn_detach",
        "run(torch, w, xs): h = tanh(h @ w + x) over xs, one backward per step of "
        "(h ** 2).sum(); return the losses as floats",
@@ -218,13 +234,12 @@ def _l10_rnn_detach(fn):
         if "second time" in str(error):
             return "the second step went back through the first step's freed graph."
         raise
-    ref_w, ref_xs = _rnn_inputs(torch)
-    want = reference_rnn(torch, ref_w, ref_xs)
+    want = reference_result("l10_rnn_detach", 0)
     if not isinstance(got, list) or len(got) != len(xs) or any(type(v) is not float for v in got):
         return f"return one Python float per step ({len(xs)} here), got {got!r}."
-    if not np.allclose(got, want, rtol=1e-5):
-        return f"the losses are {got}, expected {want}."
-    if w.grad is None or not np.allclose(_values(w.grad), _values(ref_w.grad), rtol=1e-5):
+    if not want["losses"].close(got):
+        return f"the losses are {got}, expected {want['losses']}."
+    if w.grad is None or not want["w.grad"].close(_values(w.grad)):
         return "w.grad differs from one backward per step through that step's graph only."
     return None
 

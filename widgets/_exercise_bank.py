@@ -9,7 +9,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._exercise_kit import _choice, _code, _value, next_names, node_name, raised
+from ._exercise_kit import (
+    _choice,
+    _code,
+    _reference,
+    _value,
+    next_names,
+    node_name,
+    raised,
+    reference_result,
+)
 
 
 def _mg():
@@ -517,6 +526,14 @@ _L3_TRAIN_CASES = (
 )
 
 
+@_reference("l3_fix_loop", _L3_TRAIN_CASES, {"losses": (1e-5, 1e-7), "w": (1e-5, 1e-6)})
+def _l3_fix_loop_reference(w_values, rows, lr) -> dict:
+    torch = _mg()
+    w = torch.tensor(w_values, requires_grad=True)
+    losses = reference_l3_train(w, torch.tensor(rows), lr)
+    return {"losses": losses, "w": w.detach().numpy().tolist()}
+
+
 @_code("l3_fix_loop",
        "train(w, xs, lr): one SGD step per row x of xs on ((w.exp() * x).sum() - 1) ** 2, "
        "without the error of a hoisted s = w.exp(); return the losses as floats",
@@ -526,12 +543,11 @@ _L3_TRAIN_CASES = (
                "losses follow the updates.")
 def _l3_fix_loop(fn):
     torch = _mg()
-    for w_values, rows, lr in _L3_TRAIN_CASES:
+    for case, (w_values, rows, lr) in enumerate(_L3_TRAIN_CASES):
         w = torch.tensor(w_values, requires_grad=True)
         xs = torch.tensor(rows)
         got = fn(w, xs, lr)
-        w_ref = torch.tensor(w_values, requires_grad=True)
-        want = reference_l3_train(w_ref, torch.tensor(rows), lr)
+        want = reference_result("l3_fix_loop", case)
         if not isinstance(got, list) or len(got) != len(rows):
             return (f"return a list with one loss per row of xs ({len(rows)} here), "
                     f"got {got!r}.")
@@ -539,14 +555,14 @@ def _l3_fix_loop(fn):
         if kinds:
             return (f"the list holds {', '.join(kinds)} values: return Python floats "
                     "(loss.item()); a loss tensor keeps its iteration's whole graph alive.")
-        if not np.allclose(got, want, rtol=1e-5, atol=1e-7):
+        if not want["losses"].close(got):
             return (f"for w = {w_values}, lr = {lr}: the losses are "
-                    f"{[round(v, 5) for v in got]}, expected {[round(v, 5) for v in want]}."
+                    f"{[round(v, 5) for v in got]}, expected {want['losses']}."
                     " Is s recomputed from the current w, and is lr used?")
-        if not _close(w, w_ref):
+        if not want["w"].close(w):
             return (f"for w = {w_values}, lr = {lr}: w ends at "
                     f"{np.round(w.detach().numpy(), 5).tolist()}, expected "
-                    f"{np.round(w_ref.detach().numpy(), 5).tolist()}: one SGD step per row.")
+                    f"{want['w']}: one SGD step per row.")
     return None
 
 
@@ -1081,6 +1097,14 @@ def reference_l7_train(torch, model, x, y, steps, lr):
     return losses
 
 
+@_reference("l7_fix_loop", [(5, 0.05)], {"losses": (1e-5, 1e-8), "weight": (1e-5, 1e-6)})
+def _l7_fix_loop_reference(steps, lr) -> dict:
+    torch = _mg()
+    model, x, y = _l7_model(torch)
+    losses = reference_l7_train(torch, model, x, y, steps, lr)
+    return {"losses": losses, "weight": model.weight.detach().numpy().tolist()}
+
+
 @_code("l7_fix_loop",
        "train(model, x, y, steps, lr): SGD on the MSE loss; return the losses as floats",
        hint="Inside the loop: opt.zero_grad(), then the prediction and the loss from "
@@ -1096,8 +1120,7 @@ def _l7_fix_loop(fn):
             return ("backward() ran through an old graph a second time: compute the "
                     "prediction inside the loop, so each step records its own graph.")
         raise
-    ref_model, ref_x, ref_y = _l7_model(torch)
-    want = reference_l7_train(torch, ref_model, ref_x, ref_y, 5, 0.05)
+    want = reference_result("l7_fix_loop", 0)
     if not isinstance(got, list) or len(got) != 5:
         return f"return a list with one loss per step (5 here), got {got!r}."
     if any(type(v) is not float for v in got):
@@ -1105,10 +1128,10 @@ def _l7_fix_loop(fn):
     if len(set(got)) == 1:
         return (f"the loss never changes ({got[0]:.5f} every step): is the prediction "
                 "computed from the current weights, inside the loop?")
-    if not np.allclose(got, want, rtol=1e-5):
+    if not want["losses"].close(got):
         return (f"the losses are {[round(v, 5) for v in got]}, expected "
-                f"{[round(v, 5) for v in want]}: is zero_grad() called every step?")
-    if not _close(model.weight, ref_model.weight):
+                f"{want['losses']}: is zero_grad() called every step?")
+    if not want["weight"].close(model.weight):
         return "the final weights differ from plain SGD on the MSE loss."
     return None
 

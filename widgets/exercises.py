@@ -25,6 +25,14 @@ exercise not done fails. nbgrader's grade cells do not call it (a learner's cell
 replace it): they grade with ``widgets/_grader.py``, which loads a private copy of this
 module (see there and scripts/nbgrader_course.py).
 
+The answer key: in the repository (the instructor's source) every value exercise runs
+its scenario, every question names its right option, and a coding exercise's reference
+results come from functions declared with ``_reference``. A learner's install holds none
+of that: scripts/seal_answers.py writes ``widgets/_answer_key.py`` into the built package
+(a wheel, docs/hub/install.sh) with a seal of every answer (digests, see ``_sealed.py``)
+and strips the scenarios, the right options, the explanations and the reference
+functions from the banks. With that module present this one checks against the seals.
+
 ``progress()`` lists every exercise of the course and which ones are solved (solved
 exercises are remembered across notebooks in a small JSON file, see ``progress_file``);
 ``reset_exercise(name)`` puts an exercise's starter code back into the current cell.
@@ -49,20 +57,28 @@ from typing import Any
 
 import numpy as np
 
+from . import _sealed
 from ._exercise_kit import (  # noqa: F401 - the exercises' parts, public here too
     EXERCISES,
+    REFERENCES,
+    SEALED,
     Choice,
     Exercise,
     NotSolvedYet,
+    Reference,
     WrongAnswer,
+    _as_array,
     _choice,
     _code,
     _is_tensor,
+    _reference,
     _value,
     next_names,
     node_name,
     raised,
+    reference_result,
 )
+from ._sealed import _numbers
 
 __all__ = [
     "EXERCISES",
@@ -83,21 +99,6 @@ __all__ = [
 # -- comparing answers ------------------------------------------------------------------
 
 
-def _as_array(x: Any) -> np.ndarray | None:
-    if _is_tensor(x):
-        return np.asarray(x.detach().numpy(), dtype=np.float64)
-    if isinstance(x, np.ndarray):
-        return x.astype(np.float64)
-    if isinstance(x, (list, tuple)) and x and all(
-        isinstance(v, (int, float, list, tuple)) and not isinstance(v, bool) for v in x
-    ):
-        try:
-            return np.asarray(x, dtype=np.float64)
-        except (TypeError, ValueError):
-            return None
-    return None
-
-
 def _describe(x: Any) -> str:
     if _is_tensor(x):
         return f"tensor {np.round(np.asarray(x.detach().numpy(), np.float64), 4).tolist()}"
@@ -108,21 +109,6 @@ def _text(value: str) -> str:
     """A string answer as compared: case and spacing do not matter ("(a-1).mean()" is
     "(a - 1).mean()")."""
     return "".join(value.split()).lower()
-
-
-def _numbers(x: Any) -> np.ndarray | None:
-    """`x` as an array of floats when it is numbers in any form (a tensor, an array, or
-    a list / tuple of numbers, tensors or such lists, nested), else None."""
-    if _is_tensor(x) or isinstance(x, np.ndarray):
-        return _as_array(x)
-    if isinstance(x, (list, tuple)) and x:
-        parts = [_numbers(v) if isinstance(v, (list, tuple, np.ndarray)) or _is_tensor(v)
-                 else (np.asarray(float(v)) if isinstance(v, (int, float, np.number))
-                       and not isinstance(v, (bool, np.bool_)) else None) for v in x]
-        if any(p is None for p in parts) or len({p.shape for p in parts}) != 1:
-            return None
-        return np.stack(parts)
-    return None
 
 
 def same(expected: Any, answer: Any) -> bool:
@@ -166,8 +152,10 @@ def same(expected: Any, answer: Any) -> bool:
 def expected_answer(name: str) -> Any:
     """The answer of value exercise `name`, computed by running minigrad now."""
     ex = _exercise(name)
+    if ex.kind != "value":
+        raise TypeError(f"exercise {name!r} is not a value exercise")
     if ex.expected is None:
-        raise TypeError(f"exercise {name!r} is a coding exercise: pass it your function")
+        raise LookupError("the answers are not installed with the course (only their seals)")
     return ex.expected()
 
 
@@ -198,7 +186,9 @@ def _verdict(name: str, answer: Any) -> str | None:
     if answer is NotImplemented or answer is Ellipsis:
         return None
     if ex.choices:
-        _check_choice(ex, answer)
+        secret = _check_choice(ex, answer)
+        if secret is not None:
+            return f"Correct! {_sealed.decrypt(ex.sealed['explain'], secret)}"
     elif ex.verify is not None:
         if not callable(answer):
             raise WrongAnswer(
@@ -219,6 +209,12 @@ def _verdict(name: str, answer: Any) -> str | None:
             ) from exc
         if problem:
             raise WrongAnswer(f"Exercise {name!r}: {problem}\nHint: {ex.hint}")
+    elif ex.sealed is not None:
+        secret = _sealed.opens(ex.sealed["seal"], answer)
+        if secret is None:
+            raise WrongAnswer(
+                f"Exercise {name!r}: {_describe(answer)} is not right.\nHint: {ex.hint}")
+        return f"Correct! {_sealed.decrypt(ex.sealed['explain'], secret)}"
     else:
         with _quiet_warnings():
             expected = ex.expected()
@@ -268,7 +264,9 @@ def _quiet_warnings():
         yield
 
 
-def _check_choice(ex: Exercise, answer: Any) -> None:
+def _check_choice(ex: Exercise, answer: Any) -> bytes | None:
+    """Raises WrongAnswer unless `answer` is the right option; for a sealed question
+    returns the seal's secret (the explanation's key)."""
     keys = [c.key for c in ex.choices]
     given = answer.strip().lower() if isinstance(answer, str) else answer
     chosen = next((c for c in ex.choices if c.key.lower() == given), None)
@@ -277,9 +275,16 @@ def _check_choice(ex: Exercise, answer: Any) -> None:
             f"Exercise {ex.name!r}: answer with one of {', '.join(map(repr, keys))} "
             f"(see show_choices({ex.name!r})), got {_describe(answer)}."
         )
-    if chosen.key != ex.correct:
+    secret = None
+    if ex.correct:
+        right = chosen.key == ex.correct
+    else:
+        secret = _sealed.opens(ex.sealed["seal"], chosen.key)
+        right = secret is not None
+    if not right:
         raise WrongAnswer(f"Exercise {ex.name!r}: ({chosen.key}) is not right. "
                           f"{chosen.feedback}")
+    return secret
 
 
 def show_choices(name: str) -> None:

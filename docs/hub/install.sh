@@ -28,10 +28,15 @@ echo "== the course's environment: $ENV"
 mkdir -p "$PREFIX"
 [ -x "$ENV/bin/python" ] || "$PYTHON" -m venv "$ENV"
 chmod -R u+w "$ENV"
-# the course, nbgrader and the hub's packages (pinned in pyproject.toml's extras), then
-# the course itself again from this checkout (pip would keep an older copy of 0.1.0)
-"$ENV/bin/pip" install -qq "$REPO[course,nbgrader,hub]"
-"$ENV/bin/pip" install -qq --no-deps --force-reinstall "$REPO"
+# The course built once as a wheel: what learners get holds the answer key sealed (no
+# answers, see scripts/seal_answers.py). Then nbgrader and the hub's packages (pinned in
+# pyproject.toml's extras), and the course itself again (pip keeps an older copy of 0.1.0)
+WHEELS=$(mktemp -d)
+"$ENV/bin/pip" wheel -q --no-deps -w "$WHEELS" "$REPO"
+WHEEL=$(ls "$WHEELS"/*.whl)
+"$ENV/bin/pip" install -qq "$WHEEL[course,nbgrader,hub]"
+"$ENV/bin/pip" install -qq --no-deps --force-reinstall "$WHEEL"
+rm -rf "$WHEELS"
 
 echo "== JupyterHub's proxy (npm)"
 mkdir -p "$PREFIX/proxy"

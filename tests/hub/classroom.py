@@ -236,12 +236,26 @@ def instructor_runs(kernel: Kernel, argv: list[str], cwd: str) -> dict:
             "output": ran["text"][-20000:], "seconds": ran["seconds"]}
 
 
-def learner_works(plan: dict, who: dict, report: dict) -> None:
+def _in_a_kernel(account: Account, argv: list[str], cwd: str) -> dict:
+    """`argv` run in a kernel of its own, shut down after."""
+    kernel = account.kernel()
+    try:
+        return instructor_runs(kernel, argv, cwd)
+    finally:
+        kernel.shutdown()
+
+
+def learner_works(plan: dict, who: dict, report: dict, instructor_up: threading.Event,
+                  released: threading.Event) -> None:
+    """A learner's day: a server and the course pulled while the instructor prepares the
+    assignment; once it is released, fetch, answer, run, and hand in (or not)."""
     lesson, course = plan["lesson"], plan["course_id"]
+    instructor_up.wait(timeout=600)
     me = Account(plan["hub"], who["name"], who["password"])
     mine: dict[str, Any] = {"server_s": me.start_server()}
     report["learners"][who["name"]] = mine
     mine["pull"] = me.git_pull(plan["repo"], plan["branch"], "minigrad")[-1]
+    released.wait(timeout=600)
     mine["fetch"] = me.assignment_action("fetch", course, lesson)
     path = f"{lesson}/{lesson}.ipynb"
     fetched = me.read(path)["content"]
@@ -256,9 +270,10 @@ def learner_works(plan: dict, who: dict, report: dict) -> None:
         mine["run"] = run_notebook(kernel, nb)
     finally:
         kernel.shutdown()
-    mine["submit"] = me.assignment_action("submit", course, lesson)
+    if who.get("hands_in", True):
+        mine["submit"] = me.assignment_action("submit", course, lesson)
+        report["_accounts"][who["name"]] = me
     mine["formgrader_status"] = me.get("formgrader").status_code
-    report["_accounts"][who["name"]] = me
 
 
 def main(plan_file: str, report_file: str) -> int:
@@ -266,55 +281,91 @@ def main(plan_file: str, report_file: str) -> int:
     report: dict[str, Any] = {"learners": {}, "instructor": {"commands": []}, "_accounts": {},
                               "errors": []}
     lesson, course = plan["lesson"], plan["course_id"]
-    teacher = Account(plan["hub"], plan["instructor"]["name"], plan["instructor"]["password"])
-    report["instructor"]["server_s"] = teacher.start_server()
-    report["instructor"]["pull"] = teacher.git_pull(plan["repo"], plan["branch"], "minigrad")[-1]
-    report["instructor"]["formgrader_status"] = teacher.get("formgrader").status_code
-    services = teacher.http.get(f"{teacher.hub}/hub/api/services", timeout=60)
-    report["instructor"]["services"] = services.json() if services.ok else services.status_code
-    kernel = teacher.kernel()
-    commands = report["instructor"]["commands"]
+    started = time.monotonic()
+    phases = report["phases"] = {}
 
-    def nbgrader(*args: str) -> None:
-        commands.append(instructor_runs(kernel, ["nbgrader", *args], "~/minigrad-grading"))
+    def phase(name: str) -> None:  # seconds since the start, for the test's timings
+        phases[name] = round(time.monotonic() - started, 1)
 
+    # the learners log in, start their servers and pull the course while the instructor
+    # prepares the assignment (as a class would); they fetch it once it is released. The
+    # instructor's server starts first: the assignment is the class's critical path
+    instructor_up, released = threading.Event(), threading.Event()
+    threads = []
+    for who in plan["learners"]:
+        def work(who=who):
+            try:
+                learner_works(plan, who, report, instructor_up, released)
+            except Exception as exc:  # reported, and the test fails on it
+                report["errors"].append(f"{who['name']}: {type(exc).__name__}: {exc}")
+        threads.append(threading.Thread(target=work))
+    for thread in threads:
+        thread.start()
+
+    kernel = None
     try:
+        teacher = Account(plan["hub"], plan["instructor"]["name"],
+                          plan["instructor"]["password"])
+        report["instructor"]["server_s"] = teacher.start_server()
+        instructor_up.set()
+        phase("instructor's server")
+        report["instructor"]["pull"] = teacher.git_pull(
+            plan.get("instructor_repo", plan["repo"]), plan["branch"], "minigrad")[-1]
+        report["instructor"]["formgrader_status"] = teacher.get("formgrader").status_code
+        services = teacher.http.get(f"{teacher.hub}/hub/api/services", timeout=60)
+        report["instructor"]["services"] = (services.json() if services.ok
+                                            else services.status_code)
+        kernel = teacher.kernel()
+        commands = report["instructor"]["commands"]
+
+        def nbgrader(*args: str) -> None:
+            commands.append(instructor_runs(kernel, ["nbgrader", *args], "~/minigrad-grading"))
+
         commands.append(instructor_runs(
             kernel, [plan["python"], "minigrad/scripts/nbgrader_course.py", "course",
                      "minigrad-grading", lesson.split("_")[0]], "~"))
         nbgrader("generate_assignment", lesson)
         nbgrader("release_assignment", lesson)
-
-        threads = []
-        for who in plan["learners"]:
-            def work(who=who):
-                try:
-                    learner_works(plan, who, report)
-                except Exception as exc:  # reported, and the test fails on it
-                    report["errors"].append(f"{who['name']}: {type(exc).__name__}: {exc}")
-            threads.append(threading.Thread(target=work))
-        for thread in threads:
-            thread.start()
+        phase("released")
+    finally:
+        instructor_up.set()
+        released.set()  # learners go on (and fail to fetch if the release failed)
         for thread in threads:
             thread.join()
-
+        phase("handed in")
+    try:
         nbgrader("collect", lesson)
         nbgrader("autograde", lesson)
+        phase("autograded")
+        # exporting the grades only reads the gradebook: in a second kernel (a second
+        # terminal) while the feedback is made and released
+        exporter = threading.Thread(target=lambda: report["instructor"].update(
+            export=_in_a_kernel(teacher, ["nbgrader", "export"], "~/minigrad-grading")))
+        exporter.start()
         nbgrader("generate_feedback", lesson)
         nbgrader("release_feedback", lesson)
-        nbgrader("export")
+        exporter.join()
+        commands.append(report["instructor"].pop("export"))
         grades = teacher.get("api/contents/minigrad-grading/grades.csv?content=1&format=text")
         report["instructor"]["grades_csv"] = grades.json().get("content") if grades.ok else None
     finally:
         kernel.shutdown()
 
-    for name, me in report["_accounts"].items():
+    def fetch_feedback(name: str, me: Account) -> None:
         mine = report["learners"][name]
         mine["fetch_feedback"] = me.assignment_action("fetch_feedback", course, lesson)
         listing = me.read(f"{lesson}/feedback")["content"]
         mine["feedback"] = [f["path"] for stamp in listing
                             for f in me.read(stamp["path"])["content"]]
+
+    fetching = [threading.Thread(target=fetch_feedback, args=item)
+                for item in report["_accounts"].items()]
+    for thread in fetching:
+        thread.start()
+    for thread in fetching:
+        thread.join()
     del report["_accounts"]
+    phase("feedback fetched")
     Path(report_file).write_text(json.dumps(report, indent=1))
     return 1 if report["errors"] else 0
 
