@@ -34,6 +34,7 @@ from ..tensor import Tensor
 from .declaration import declare
 from .formulas import Formula, FormulaNode, _helper
 from .normalization import VALUE, _OneCallForSeveral
+from .tangent_formulas import HELPERS, ZERO, Tangent, dense
 
 kernels = on_demand("convolution")  # (loaded at the first convolution: see `on_demand`)
 
@@ -279,6 +280,8 @@ class ConvolutionBackward0(_OneCallForSeveral):
     bias's grad summed over all but the channels. Saves the INPUT, the WEIGHT and the
     parameters."""
 
+    tangent = Tangent("convolution_jvp(input_p, input_t, weight_p, weight_t, bias_p, bias_t, "
+                      "stride, padding, dilation, transposed, output_padding, groups)")
     saves = {"bias_sym_sizes_opt": VALUE, "dilation": VALUE, "groups": VALUE,
              "input": INPUT, "output_padding": VALUE, "padding": VALUE, "stride": VALUE,
              "transposed": VALUE, "weight": INPUT}
@@ -408,6 +411,26 @@ def _subvariable(t: Tensor, groups: int, g: int) -> Tensor:
 
 def _ops_cat():
     return sys.modules["minigrad"].cat
+
+
+def convolution_jvp(input_p: Tensor, input_t, weight_p: Tensor, weight_t, bias_p, bias_t,  # noqa: ARG001
+                    stride: tuple, padding: tuple, dilation: tuple, transposed: bool,
+                    output_padding: tuple, groups: int):
+    """The tangent of a convolution (forward mode): it is linear in the input and in
+    the weight and bias together, so conv(input_t, weight) + conv(input, weight_t) +
+    bias_t; ZERO for an input without a tangent."""
+    args = (stride, padding, dilation, transposed, output_padding, groups)
+    out = ZERO
+    if input_t is not ZERO:
+        out = convolution(input_t, weight_p, None, *args)
+    if weight_t is not ZERO or bias_t is not ZERO:
+        term = convolution(input_p, dense(weight_t, weight_p), None if bias_t is ZERO else bias_t,
+                           *args)
+        out = term if out is ZERO else out + term
+    return out
+
+
+HELPERS["convolution_jvp"] = convolution_jvp
 
 
 def _ops() -> tuple:

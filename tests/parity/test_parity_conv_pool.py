@@ -442,3 +442,33 @@ def test_gradcheck_and_gradgradcheck(case):
     fn = make(minigrad)
     assert minigrad.autograd.gradcheck(fn, inputs)
     assert minigrad.autograd.gradgradcheck(fn, inputs)
+
+
+# -- forward mode ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("which", ["input", "weight", "bias", "all", "weight and bias"])
+def test_forward_mode_tangents(torch, which):
+    """make_dual on some of the inputs: each op's tangent is PyTorch's (convolution's
+    within the chain tolerance of a few sums, pooling's exactly)."""
+    import minigrad
+
+    rng = np.random.default_rng(4)
+    primals = [rng.standard_normal(s) for s in ((2, 4, 6, 5), (6, 2, 3, 3), (6,))]
+    tangents = [rng.standard_normal(p.shape) for p in primals]
+    dual = {"input": (0,), "weight": (1,), "bias": (2,), "all": (0, 1, 2),
+            "weight and bias": (1, 2)}[which]
+    results = []
+    for lib in (torch, minigrad):
+        fa = lib.autograd.forward_ad
+        with fa.dual_level():
+            x, w, b = (fa.make_dual(lib.tensor(p), lib.tensor(t)) if i in dual
+                       else lib.tensor(p) for i, (p, t) in enumerate(zip(primals, tangents)))
+            F = lib.nn.functional
+            outs = [F.conv2d(x, w, b, stride=2, padding=1, groups=2), F.max_pool2d(x, 3, 2, 1),
+                    F.avg_pool2d(x, 3, 2, 1, True, False)]
+            results.append([fa.unpack_dual(o).tangent for o in outs])
+    for i, (want, got) in enumerate(zip(*results)):
+        assert (want is None) == (got is None)
+        if want is not None:
+            assert_floats(got.numpy(), want.numpy(), CHAIN if i == 0 else EXACT)
