@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._creation import empty, zeros
-from ..autograd.graph import INPUT, SavedTensor
+from ..autograd.graph import INPUT, OUTPUT, SavedTensor
 from ..autograd.record import record
 from ..kernels import on_demand
 from ..tensor import Tensor
@@ -125,11 +125,13 @@ def _floats_only(input: Tensor, op: str) -> None:  # noqa: A002
 class MaxPool2DWithIndicesBackward0(FormulaNode):
     """max_pool2d: each output's gradient goes to the element its window's maximum
     came from (`result1`, the indices), added up where windows share a maximum.
-    Saves the INPUT and the indices."""
+    Saves the INPUT and the indices (its second OUTPUT)."""
 
     tangent = Tangent("max_pool_jvp(self_t, result1, result)")
+    # (result1, the indices, is the op's second output; it needs no gradient, so it is
+    # kept as a plain tensor and comes back without a grad_fn, as PyTorch's)
     saves = {"ceil_mode": VALUE, "dilation": VALUE, "kernel_size": VALUE, "padding": VALUE,
-             "result1": INPUT, "self": INPUT, "stride": VALUE}
+             "result1": OUTPUT, "self": INPUT, "stride": VALUE}
     formulas = (Formula("self", "max_pool2d_with_indices_backward(grad, self, kernel_size, "
                                 "stride, padding, dilation, ceil_mode, result1)"),)
 
