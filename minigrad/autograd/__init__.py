@@ -12,10 +12,19 @@ from ..grad_mode import (
     set_detect_anomaly,
     set_grad_enabled,
 )
-from . import events, forward_ad, functional, graph, profiler
+from . import events, forward_ad, functional, graph
 from .entry_points import backward, backward_events, grad
 from .function import Function, FunctionCtx
 from .gradcheck import gradcheck, gradgradcheck
+
+
+def __getattr__(name: str):
+    # `autograd.profiler` is imported when first used: most programs never profile.
+    if name == "profiler":
+        import importlib
+
+        return importlib.import_module(f"{__name__}.profiler")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def Variable(data, requires_grad: bool = False, volatile: bool = False):  # noqa: N802

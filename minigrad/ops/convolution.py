@@ -15,13 +15,15 @@ output channel, multiplies the columns.
 
 So a `create_graph=True` backward calls one op for all three, `convolution_backward`
 (PyTorch's name), which records ConvolutionBackwardBackward0; its own gradients
-(`convolution_double_backward`, below) are made of `convolution` and
-`convolution_backward` again. PyTorch's C++ builds the third derivative's graph from
-transposed convolutions and transposes: the values are the same, the nodes of that
-third graph are not.
+(`convolution_double_backward`, below) are convolutions again, built as PyTorch's C++
+builds them (a transposed convolution for the input, a convolution over the batch
+for the weight), so even a third derivative records PyTorch's graph. Transposed
+convolutions exist here for that only (there is no conv_transpose2d).
 """
 
 from __future__ import annotations
+
+import sys
 
 import numpy as np
 
@@ -32,6 +34,7 @@ from ..tensor import Tensor
 from .declaration import declare
 from .formulas import Formula, FormulaNode, _helper
 from .normalization import VALUE, _OneCallForSeveral
+from .tangent_formulas import HELPERS, ZERO, Tangent, dense
 
 kernels = on_demand("convolution")  # (loaded at the first convolution: see `on_demand`)
 
@@ -92,6 +95,42 @@ def convolution_arrays(x: np.ndarray, w: np.ndarray, b: np.ndarray | None, strid
     if b is not None:
         out += b[:, None]
     return out.reshape((n, out_ch) + ((ow,) if dims == 1 else (oh, ow)))
+
+
+def transposed_arrays(x: np.ndarray, w: np.ndarray, b: np.ndarray | None, stride: tuple,
+                      padding: tuple, dilation: tuple, output_padding: tuple,
+                      groups: int) -> np.ndarray:
+    """The transposed convolution of `x` (N, C_in, ...) with `w` (C_in, C_out / groups,
+    ...): what a convolution with weight `w` sends back to its input, the input's
+    gradient of `convolution_arrays` (each side `output_padding` longer)."""
+    dims = w.ndim - 2
+    size = tuple((x.shape[2 + i] - 1) * stride[i] - 2 * padding[i]
+                 + dilation[i] * (w.shape[2 + i] - 1) + output_padding[i] + 1
+                 for i in range(dims))
+    shape = (x.shape[0], w.shape[1] * groups) + size
+    like = np.broadcast_to(np.zeros((), x.dtype), shape)  # (its shape is all that is read)
+    out = convolution_backward_arrays(x, like, w, stride, padding, dilation, groups,
+                                      (True, False, False))[0]
+    if b is not None:
+        out += b.reshape((1, -1) + (1,) * dims)
+    return out
+
+
+def transposed_backward_arrays(grad: np.ndarray, x: np.ndarray, w: np.ndarray, stride: tuple,
+                               padding: tuple, dilation: tuple, groups: int,
+                               mask: tuple) -> tuple:
+    """The gradients of a transposed convolution: the input's is a convolution of
+    `grad` with the weight, the weight's that of a convolution of `grad` whose output
+    gradient was `x`."""
+    gx = gw = gb = None
+    if mask[0]:
+        gx = convolution_arrays(grad, w, None, stride, padding, dilation, groups)
+    if mask[1]:
+        gw = convolution_backward_arrays(x, grad, w, stride, padding, dilation, groups,
+                                         (False, True, False))[1]
+    if mask[2]:
+        gb = np.array(grad.sum(axis=(0,) + tuple(range(2, grad.ndim))), grad.dtype)
+    return gx, gw, gb
 
 
 def convolution_backward_arrays(grad: np.ndarray, x: np.ndarray, w: np.ndarray, stride: tuple,
@@ -209,6 +248,23 @@ def _check(input: Tensor, weight: Tensor, bias: Tensor | None, stride: tuple,  #
                            f"{_dims_list((1, *dilation) if dims == 1 else dilation)}")
 
 
+def _check_transposed(input: Tensor, weight: Tensor, bias: Tensor | None,  # noqa: A002
+                      output_padding: tuple, stride: tuple, dilation: tuple,
+                      groups: int) -> None:
+    """The checks of a transposed convolution minigrad makes (it has no public
+    conv_transpose: only a double backward makes one)."""
+    x, w = input._data, weight._data
+    if x.ndim != w.ndim or x.shape[1] != w.shape[0] or w.shape[0] % groups:
+        raise RuntimeError(f"Given transposed=1, weight of size {_dims_list(w.shape)}, expected "
+                           f"input{_dims_list(x.shape)} to have {w.shape[0]} channels, but got "
+                           f"{x.shape[1]} channels instead")
+    if bias is not None and bias.shape != (w.shape[1] * groups,):
+        raise RuntimeError("a transposed convolution's bias must have one value per "
+                           "output channel")
+    if any(p >= max(s, d) for p, s, d in zip(output_padding, stride, dilation)):
+        raise RuntimeError("output padding must be smaller than either stride or dilation")
+
+
 # -- the nodes -----------------------------------------------------------------------------------
 
 _BACKWARD = ("convolution_backward(grad, input, weight, bias_sym_sizes_opt, stride, padding, "
@@ -224,6 +280,8 @@ class ConvolutionBackward0(_OneCallForSeveral):
     bias's grad summed over all but the channels. Saves the INPUT, the WEIGHT and the
     parameters."""
 
+    tangent = Tangent("convolution_jvp(input_p, input_t, weight_p, weight_t, bias_p, bias_t, "
+                      "stride, padding, dilation, transposed, output_padding, groups)")
     saves = {"bias_sym_sizes_opt": VALUE, "dilation": VALUE, "groups": VALUE,
              "input": INPUT, "output_padding": VALUE, "padding": VALUE, "stride": VALUE,
              "transposed": VALUE, "weight": INPUT}
@@ -239,8 +297,9 @@ class ConvolutionBackward0(_OneCallForSeveral):
         # (PyTorch saves the parameters as given: one value may stand for every dim)
         full = [s[n] * (w.ndim - 2) if len(s[n]) == 1 else s[n]
                 for n in ("stride", "padding", "dilation")]
-        return convolution_backward_arrays(grads[0], x, w, *full, s["groups"],
-                                           tuple(self.needs_grad(i) for i in range(3)))
+        arrays = transposed_backward_arrays if s["transposed"] else convolution_backward_arrays
+        return arrays(grads[0], x, w, *full, s["groups"],
+                      tuple(self.needs_grad(i) for i in range(3)))
 
 
 class ConvolutionBackwardBackward0(_OneCallForSeveral, FormulaNode):
@@ -269,32 +328,109 @@ def convolution_double_backward(ggI: Tensor | None, ggW: Tensor | None, ggb: Ten
                                 output_padding: tuple, groups: int, mask: tuple) -> tuple:
     """The gradients of convolution_backward's grad_output, input and weight, given
     those of its outputs (ggI, ggW, ggb: the gradients of the input's, weight's and
-    bias's gradients). Each output is linear in grad_output:
-    * grad_output gets conv(ggI, weight) + conv(input, ggW) + ggb on every position;
-    * input gets the input-gradient of a convolution with weight ggW;
-    * weight gets the weight-gradient of a convolution whose input was ggI."""
-    conv, backward = _ops()
+    bias's gradients), each one a convolution again, as PyTorch's C++ computes them:
+    * grad_output: conv(ggI, weight) + conv(input, ggW) + ggb at every position;
+    * weight: a convolution of ggI with gO over the batch (both transposed so the batch
+      is the dim summed over; stride and dilation swap roles), one per group;
+    * input: a transposed convolution of gO with ggW."""
+    conv, _ = _ops()
+    dims = weight.ndim - 2
+    stride, padding, dilation = (tuple(v) * dims if len(v) == 1 else tuple(v)
+                                 for v in (stride, padding, dilation))
+    output_padding = tuple(output_padding) * dims if len(output_padding) == 1 \
+        else tuple(output_padding)
     args = (stride, padding, dilation, transposed, output_padding, groups)
     ggO = gI = gW = None  # noqa: N806
-    if mask[0]:
-        terms = []
+    if input.numel() != 0:
         if ggI is not None:
-            terms.append(conv(ggI, weight, None, *args))
+            ggO = conv(ggI, weight, None, *args)  # noqa: N806
         if ggW is not None:
-            terms.append(conv(input, ggW, None, *args))
-        if ggb is not None:
-            shape = (1, ggb.shape[0]) + (1,) * (gO.ndim - 2)
-            terms.append(ggb.reshape(shape).expand(gO.shape))
-        for term in terms:
+            term = conv(input, ggW, None, *args)
             ggO = term if ggO is None else ggO + term  # noqa: N806
-    if mask[1] and ggW is not None:
-        gI = backward(gO, input, ggW, None, *args, (True, False, False))[0]  # noqa: N806
-    if mask[2] and ggI is not None:
-        gW = backward(gO, ggI, weight, None, *args, (False, True, False))[1]  # noqa: N806
-        # PyTorch computes it as a convolution of transposed tensors, transposed back:
-        # laid out (in, out, ...), which AccumulateGrad copies (the copy's version 1)
-        gW = gW.transpose(0, 1).contiguous().transpose(0, 1)  # noqa: N806
+    if ggb is not None:
+        shape = (1, ggb.shape[0]) + (1,) * (gO.ndim - 2)
+        expanded = ggb.contiguous().view(shape).expand(tuple(gO.shape))
+        ggO = expanded if ggO is None else ggO + expanded  # noqa: N806
+    if ggI is not None:
+        gW = _weight_term(conv, ggI, gO, weight, padding, stride, dilation, transposed,  # noqa: N806
+                          output_padding, groups, input.numel() != 0)
+    if ggW is not None and input.numel() != 0:
+        gI = _input_term(conv, gO, ggW, weight, input, stride, padding, dilation,  # noqa: N806
+                         transposed, output_padding, groups)
     return ggO, gI, gW
+
+
+def _weight_term(conv, ggI: Tensor, gO: Tensor, weight: Tensor, padding: tuple,  # noqa: N803
+                 stride: tuple, dilation: tuple, transposed: bool, output_padding: tuple,
+                 groups: int, any_input: bool) -> Tensor | None:
+    """conv(ggI, gO) over the batch: the batch becomes the channels (transpose 0, 1),
+    stride and dilation swap, each group on its own; then transposed back and cut to
+    the weight's size (a stride leaves the convolution a little larger)."""
+    if not any_input:
+        return None
+    gOt, ggIt = gO.transpose(0, 1), ggI.transpose(0, 1)  # noqa: N806
+    params = (dilation, padding, stride, False, output_padding, 1)
+    if groups == 1:
+        gWt = conv(gOt, ggIt, None, *params) if transposed else conv(ggIt, gOt, None, *params)  # noqa: N806
+    else:
+        parts = []
+        for g in range(groups):
+            ggIt_g, gOt_g = _subvariable(ggIt, groups, g), _subvariable(gOt, groups, g)  # noqa: N806
+            parts.append(conv(gOt_g, ggIt_g, None, *params) if transposed
+                         else conv(ggIt_g, gOt_g, None, *params))
+        gWt = _ops_cat()(parts, 1)  # noqa: N806
+    gW = gWt.transpose(0, 1)  # noqa: N806
+    for i in range(2, gW.ndim):
+        if gW.shape[i] > weight.shape[i]:
+            gW = gW.narrow(i, 0, weight.shape[i])  # noqa: N806
+    return gW
+
+
+def _input_term(conv, gO: Tensor, ggW: Tensor, weight: Tensor, input: Tensor,  # noqa: A002,N803
+                stride: tuple, padding: tuple, dilation: tuple, transposed: bool,
+                output_padding: tuple, groups: int) -> Tensor:
+    """A transposed convolution of gO with ggW (an ordinary one for a transposed
+    convolution), its output padded to the input's size where the strides left it
+    short."""
+    if transposed:
+        return conv(gO, ggW, None, stride, padding, dilation, False, output_padding, groups)
+    extra = []
+    for i in range(weight.ndim - 2):
+        expected = ((weight.shape[2 + i] - 1) * dilation[i] - 2 * padding[i]
+                    + stride[i] * (gO.shape[2 + i] - 1) + 1)
+        extra.append(input.shape[2 + i] - expected if expected != input.shape[2 + i]
+                     else output_padding[i])
+    return conv(gO, ggW, None, stride, padding, dilation, True, tuple(extra), groups)
+
+
+def _subvariable(t: Tensor, groups: int, g: int) -> Tensor:
+    """Group `g`'s share of dim 0 (as a narrow, as PyTorch's)."""
+    n = t.shape[0] // groups
+    return t.narrow(0, n * g, n)
+
+
+def _ops_cat():
+    return sys.modules["minigrad"].cat
+
+
+def convolution_jvp(input_p: Tensor, input_t, weight_p: Tensor, weight_t, bias_p, bias_t,  # noqa: ARG001
+                    stride: tuple, padding: tuple, dilation: tuple, transposed: bool,
+                    output_padding: tuple, groups: int):
+    """The tangent of a convolution (forward mode): it is linear in the input and in
+    the weight and bias together, so conv(input_t, weight) + conv(input, weight_t) +
+    bias_t; ZERO for an input without a tangent."""
+    args = (stride, padding, dilation, transposed, output_padding, groups)
+    out = ZERO
+    if input_t is not ZERO:
+        out = convolution(input_t, weight_p, None, *args)
+    if weight_t is not ZERO or bias_t is not ZERO:
+        term = convolution(input_p, dense(weight_t, weight_p), None if bias_t is ZERO else bias_t,
+                           *args)
+        out = term if out is ZERO else out + term
+    return out
+
+
+HELPERS["convolution_jvp"] = convolution_jvp
 
 
 def _ops() -> tuple:
@@ -320,9 +456,6 @@ def convolution(input: Tensor, weight: Tensor, bias: Tensor | None, stride, padd
     """A 1-D or 2-D convolution of `input` (N, C, ...) with `weight` (O, C / groups,
     ...) plus `bias` (O); `stride`, `padding`, `dilation` as tuples of ints. Records
     ConvolutionBackward0 (PyTorch's aten::convolution)."""
-    if transposed:
-        raise NotImplementedError("minigrad's convolution has no transposed form "
-                                  "(conv_transpose1d/2d)")
     w = weight._data
     if w.ndim < 3:
         raise RuntimeError("weight should have at least three dimensions")
@@ -334,16 +467,20 @@ def convolution(input: Tensor, weight: Tensor, bias: Tensor | None, stride, padd
     full = [_expand(name, value, dims) for name, value in
             (("stride", stride), ("padding", padding), ("dilation", dilation),
              ("output_padding", output_padding))]
-    _check(input, weight, bias, full[0], full[1], full[2], groups)
-    out = Tensor._make(convolution_arrays(input._data, w, None if bias is None else bias._data,
-                                          full[0], full[1], full[2], groups))
+    b = None if bias is None else bias._data
+    if transposed:  # (only a double backward makes one: see convolution_double_backward)
+        _check_transposed(input, weight, bias, full[3], full[0], full[2], groups)
+        out = Tensor._make(transposed_arrays(input._data, w, b, *full[:3], full[3], groups))
+    else:
+        _check(input, weight, bias, full[0], full[1], full[2], groups)
+        out = Tensor._make(convolution_arrays(input._data, w, b, *full[:3], groups))
     node = record(ConvolutionBackward0, out, input, weight, bias)
     if node is not None:
         node._saved.update({
             "bias_sym_sizes_opt": (0,) if bias is None else tuple(bias.shape),
             "dilation": dilation, "groups": groups, "input": SavedTensor(input),
             "output_padding": output_padding, "padding": padding, "stride": stride,
-            "transposed": False, "weight": SavedTensor(weight)})
+            "transposed": bool(transposed), "weight": SavedTensor(weight)})
     return out
 
 
@@ -358,8 +495,8 @@ def convolution_backward(grad_output: Tensor, input: Tensor, weight: Tensor,  # 
     full = [_expand(name, tuple(value), dims) for name, value in
             (("stride", stride), ("padding", padding), ("dilation", dilation))]
     mask = tuple(bool(m) for m in output_mask)
-    arrays = convolution_backward_arrays(grad_output._data, input._data, weight._data,
-                                         *full, groups, mask)
+    compute = transposed_backward_arrays if transposed else convolution_backward_arrays
+    arrays = compute(grad_output._data, input._data, weight._data, *full, groups, mask)
     outs = tuple(None if a is None else Tensor._make(a) for a in arrays)
     node = record(ConvolutionBackwardBackward0, None, grad_output, input, weight)
     if node is not None:

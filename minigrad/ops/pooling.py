@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._creation import empty, zeros
-from ..autograd.graph import INPUT, SavedTensor
+from ..autograd.graph import INPUT, OUTPUT, SavedTensor
 from ..autograd.record import record
 from ..kernels import on_demand
 from ..tensor import Tensor
@@ -27,6 +27,7 @@ from .declaration import declare
 from .formulas import Formula, FormulaNode, _helper
 from .normalization import VALUE
 from .scatter import gather
+from .tangent_formulas import HELPERS, ZERO, Tangent
 
 kernels = on_demand("pooling")  # (loaded at the first pooling: see `on_demand`)
 
@@ -124,10 +125,13 @@ def _floats_only(input: Tensor, op: str) -> None:  # noqa: A002
 class MaxPool2DWithIndicesBackward0(FormulaNode):
     """max_pool2d: each output's gradient goes to the element its window's maximum
     came from (`result1`, the indices), added up where windows share a maximum.
-    Saves the INPUT and the indices."""
+    Saves the INPUT and the indices (its second OUTPUT)."""
 
+    tangent = Tangent("max_pool_jvp(self_t, result1, result)")
+    # (result1, the indices, is the op's second output; it needs no gradient, so it is
+    # kept as a plain tensor and comes back without a grad_fn, as PyTorch's)
     saves = {"ceil_mode": VALUE, "dilation": VALUE, "kernel_size": VALUE, "padding": VALUE,
-             "result1": INPUT, "self": INPUT, "stride": VALUE}
+             "result1": OUTPUT, "self": INPUT, "stride": VALUE}
     formulas = (Formula("self", "max_pool2d_with_indices_backward(grad, self, kernel_size, "
                                 "stride, padding, dilation, ceil_mode, result1)"),)
 
@@ -255,6 +259,8 @@ class AvgPool2DBackward0(FormulaNode):
     """avg_pool2d: each output's gradient, divided as forward divided, spread over its
     window. Saves the INPUT (for its shape) and the parameters."""
 
+    tangent = Tangent("avg_pool_jvp(self_t, kernel_size, stride, padding, ceil_mode, "
+                      "count_include_pad, divisor_override)", linear=True)
     saves = {"ceil_mode": VALUE, "count_include_pad": VALUE, "divisor_override": VALUE,
              "kernel_size": VALUE, "padding": VALUE, "self": INPUT, "stride": VALUE}
     formulas = (Formula("self", "avg_pool2d_backward(grad, self, kernel_size, stride, padding, "
@@ -332,6 +338,29 @@ def avg_pool2d_backward(grad_output: Tensor, input: Tensor, kernel_size, stride,
                             "stride": tuple(stride),
                             "_self_info": (tuple(input.shape), input.dtype)})
     return out
+
+
+# -- forward mode ---------------------------------------------------------------------------------
+
+
+def max_pool_jvp(self_t, indices: Tensor, result: Tensor):
+    """max pooling's tangent: the input's tangent at each maximum's place."""
+    if self_t is ZERO:
+        return ZERO
+    picked = gather(self_t.flatten(-2), -1, indices.flatten(-2))
+    return picked.view(tuple(result.shape))
+
+
+def avg_pool_jvp(self_t, kernel_size, stride, padding, ceil_mode: bool,
+                 count_include_pad: bool, divisor_override):
+    """average pooling's tangent: average pooling of the input's tangent (it is linear)."""
+    if self_t is ZERO:
+        return ZERO
+    return avg_pool2d(self_t, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                      divisor_override)
+
+
+HELPERS.update(max_pool_jvp=max_pool_jvp, avg_pool_jvp=avg_pool_jvp)
 
 
 # -- declarations: each op's public names (see `declaration.py`) ---------------------------------
