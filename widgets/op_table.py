@@ -13,7 +13,7 @@ import html
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from minigrad.autograd.graph import INPUT, OUTPUT, Node, SavedNumber
+from minigrad.autograd.graph import INPUT, OUTPUT, Node
 
 __all__ = ["OpRow", "OpTable", "op_table", "which_changes_break"]
 
@@ -143,6 +143,7 @@ def which_changes_break(ops: dict[str, Callable]) -> str:
     (its output), run backward, and tabulate: the node, what the op table says it
     keeps, what it saved in this very run, and whether each change broke backward."""
     import minigrad
+    from minigrad.autograd.graph import SavedNumber
 
     def backward_after_change(op, change: str) -> str:
         t = minigrad.arange(3.0, requires_grad=True)

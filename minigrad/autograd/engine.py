@@ -15,9 +15,9 @@ It is a loop over a queue, not a recursion, so a 100 000-node chain is fine.
 (`entry_points.py`) drain it.
 
 A node's turn is `_node_turn` and `_run_node` (the long way: hooks, retained
-gradients, captured inputs, events). Its pieces (`_check_saved`, `_apply_formula`,
-`_release`) also make up the engine's fast path, `_run_plain_node`, the turn of a
-node without hooks in a run that neither traces nor captures; `_check_saved` is
+gradients, captured inputs, events). Its pieces (`_check_saved`, the formula on
+arrays, `_release`) also make up the engine's fast path, `_run_plain_node`, the turn
+of a node without hooks in a run that neither traces nor captures; `_check_saved` is
 itself a fast version of the check the traced path makes. Each is measured where it
 is written. The other parts live in their own modules: the input buffers
 (`input_buffer.py`), the checks of gradients (`validate.py`) and the calls of hooks
@@ -146,7 +146,7 @@ class GraphTask:
         self.dependencies: dict = {}  # node -> how many streams it still waits for
         self.not_ready: dict = {}  # node -> its input buffer, one slot per output
         self.ready: list = []  # a heap of nodes, the one to run next on top (`Node.__lt__`)
-        self.capture_at: dict = {}  # (id(node), output_nr) -> an input tensor
+        self.capture_at: dict = {}  # (id(node), output_nr) -> (node, an input tensor)
         self.captured: dict = {}  # id(input tensor) -> its gradient
         self.needed: set | None = None  # ids of the nodes that lead to an input
         self.events: list = []  # the event sink: a node's events, yielded after its turn
@@ -329,8 +329,8 @@ def _takes_short_path(task: GraphTask) -> bool:
 def _run_plain_node(task: GraphTask, node: Node, grads: list) -> list:
     """Fast path 1, the short path: a plain node's turn (no hooks, no retained
     gradient) when `_takes_short_path`. It is `_run_node` with the steps that find
-    nothing to do left out: the same pieces (`_check_saved`, `_formula_on_arrays`,
-    `_release`), without looking for hooks, retained gradients, captured inputs or
+    nothing to do left out: the same pieces (`_check_saved`, `_formula_on_arrays`
+    written out, `_release`), without looking for hooks, retained gradients, captured inputs or
     events, and without the generator `_node_turn` wraps around `_run_node`.
 
     Measured with `benchmarks/bench_overhead.py`'s chain of 200 element-wise ops on

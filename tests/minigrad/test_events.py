@@ -5,6 +5,8 @@ the nodes torch's own engine runs; checked with torch hooks on the same programs
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -120,3 +122,29 @@ def test_error_event_names_the_node_and_the_generator_stops():
     assert x.grad is None  # the leaf was never reached
     assert not any(isinstance(e, ev.NodeStarted) and e.node.name() == "SinBackward0"
                    for e in seen)
+
+
+def test_the_public_stream_is_backward_with_inputs_and_defaults_included():
+    # `backward_events` is `backward()` as a stream: with `inputs` the leaves' .grad are
+    # filled in at the end (reported as accumulations of the last step), and
+    # `retain_graph` defaults to `create_graph`, as backward's does.
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    w = torch.tensor([3.0, 4.0], requires_grad=True)
+    events = list(backward_events((x * w).sum(), inputs=[x]))
+    accumulated = [e for e in events if isinstance(e, ev.GradAccumulated)]
+    assert [e.tensor is x for e in accumulated] == [True]
+    assert isinstance(events[-1], ev.BackwardFinished)
+    assert accumulated[0].step == events[-1].step
+    assert x.grad.tolist() == [3.0, 4.0] and w.grad is None
+
+    y = (x * x).sum()
+    with warnings.catch_warnings():  # (backward's reference-cycle warning, once a process)
+        warnings.simplefilter("ignore")
+        started = next(iter(backward_events(y, create_graph=True)))
+    assert started.retain_graph is True
+
+
+def test_an_untraced_stream_yields_nothing_and_runs_backward():
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    assert list(backward_events((x * x).sum(), trace=False)) == []
+    assert x.grad.tolist() == [2.0, 4.0]
