@@ -23,17 +23,16 @@ convolutions exist here for that only (there is no conv_transpose2d).
 
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 
-from ..autograd.graph import INPUT, SavedTensor
+from ..autograd.graph import INPUT, VALUE, SavedTensor
 from ..autograd.record import record
 from ..kernels import on_demand
 from ..tensor import Tensor
 from .declaration import declare
 from .formulas import Formula, FormulaNode, _helper
-from .normalization import VALUE, _OneCallForSeveral
+from .joining import cat
+from .normalization import _OneCallForSeveral
 from .tangent_formulas import HELPERS, ZERO, Tangent, dense
 
 kernels = on_demand("convolution")  # (loaded at the first convolution: see `on_demand`)
@@ -378,7 +377,7 @@ def _weight_term(conv, ggI: Tensor, gO: Tensor, weight: Tensor, padding: tuple, 
             ggIt_g, gOt_g = _subvariable(ggIt, groups, g), _subvariable(gOt, groups, g)  # noqa: N806
             parts.append(conv(gOt_g, ggIt_g, None, *params) if transposed
                          else conv(ggIt_g, gOt_g, None, *params))
-        gWt = _ops_cat()(parts, 1)  # noqa: N806
+        gWt = cat(parts, 1)  # noqa: N806
     gW = gWt.transpose(0, 1)  # noqa: N806
     for i in range(2, gW.ndim):
         if gW.shape[i] > weight.shape[i]:
@@ -407,10 +406,6 @@ def _subvariable(t: Tensor, groups: int, g: int) -> Tensor:
     """Group `g`'s share of dim 0 (as a narrow, as PyTorch's)."""
     n = t.shape[0] // groups
     return t.narrow(0, n * g, n)
-
-
-def _ops_cat():
-    return sys.modules["minigrad"].cat
 
 
 def convolution_jvp(input_p: Tensor, input_t, weight_p: Tensor, weight_t, bias_p, bias_t,  # noqa: ARG001

@@ -18,14 +18,13 @@ from __future__ import annotations
 import numpy as np
 
 from .._creation import empty, zeros
-from ..autograd.graph import INPUT, OUTPUT, SavedTensor
+from ..autograd.graph import INPUT, OUTPUT, VALUE, SavedTensor
 from ..autograd.record import record
 from ..kernels import on_demand
 from ..tensor import Tensor
 from .copies import zero_
 from .declaration import declare
 from .formulas import Formula, FormulaNode, _helper
-from .normalization import VALUE
 from .scatter import gather
 from .tangent_formulas import HELPERS, ZERO, Tangent
 
