@@ -22,7 +22,7 @@ from ..autograd.record import record
 from ..grad_mode import STATE
 from ..tensor import Tensor, _wrap_dim
 from .declaration import declare
-from .formulas import Formula, _helper
+from .formulas import Formula, helper
 from .joining import cat
 from .statistics import flip, prod
 from .tangent_formulas import Tangent
@@ -79,7 +79,7 @@ def _slice_from(x: Tensor, dim: int, start: int) -> Tensor:
     return out
 
 
-@_helper
+@helper
 def cumprod_backward(grad: Tensor, input: Tensor, dim: int,  # noqa: A002 - PyTorch's name
                      output: Tensor) -> Tensor:
     """cumprod's gradient as PyTorch's cumprod_backward computes it, in minigrad ops.

@@ -19,7 +19,7 @@ from ..tensor import Size, Tensor
 from .arithmetic import sub
 from .declaration import declare
 from .expand import expand
-from .formulas import Formula, FormulaNode
+from .formulas import BACKWARD_OPS, Formula, FormulaNode, Scalar, helper
 from .reductions import average, mean
 from .reductions import sum as sum_
 from .unary import abs as abs_
@@ -522,3 +522,16 @@ declare("huber_loss", nodes=(HuberLossBackward0,))
 declare("binary_cross_entropy", nodes=(BinaryCrossEntropyBackward0,))
 declare("binary_cross_entropy_with_logits", nodes=(BinaryCrossEntropyWithLogitsBackward0,))
 declare("mse_loss_backward", nodes=(MseLossBackwardBackward0,), aten=mse_loss_backward)
+
+
+# -- the helpers this family's formulas call (PyTorch's FunctionsManual) --------------
+
+
+@helper
+def mse_loss_double_backward(grad: Tensor, input: Tensor, reduction: int) -> Tensor:  # noqa: A002
+    """The slope of mse_loss_backward in self: 2 * grad, divided in place by the
+    number of elements for "mean" (reduction 1)."""
+    grad_input = Scalar(2) * grad
+    if reduction == 1:
+        BACKWARD_OPS["div_scalar_"](grad_input, input.numel())
+    return grad_input

@@ -18,7 +18,7 @@ from ..autograd.record import record
 from ..kernels import reductions as R
 from ..tensor import Tensor, _wrap_dim
 from .declaration import declare
-from .formulas import Formula
+from .formulas import Formula, Scalar, helper
 from .tangent_formulas import Tangent
 
 VALUE = "value"
@@ -560,3 +560,37 @@ declare("argmax", function=argmax, method=True)
 declare("argmin", function=argmin, method=True)
 declare("maximum", nodes=(MaximumBackward0,), function=maximum, method=True)
 declare("minimum", nodes=(MinimumBackward0,), function=minimum, method=True)
+
+
+# -- the helpers this family's formulas call (PyTorch's FunctionsManual) --------------
+
+
+@helper
+def sum_backward(grad: Tensor, sizes: tuple, dims, keepdim: bool) -> Tensor:
+    """The gradient of a sum over `dims`: the reduced dims put back (unless kept),
+    then expanded to the input's sizes."""
+    if not keepdim and sizes:
+        for d in sorted(d % len(sizes) for d in dims):
+            grad = grad.unsqueeze(d)
+    return grad.expand(sizes)
+
+
+@helper
+def mean_backward(grad: Tensor, sizes: tuple, dims, numel: int, keepdim: bool) -> Tensor:
+    """The gradient of a mean over `dims` (all of them when empty): the sum's,
+    divided by how many elements each mean took."""
+    if not dims:
+        return grad.expand(sizes) / Scalar(numel)
+    count = 1
+    for d in dims if sizes else ():  # (a 0-d input's dim 0 averaged its one element)
+        count *= sizes[d % len(sizes)]
+    return sum_backward(grad, sizes, dims, keepdim) / Scalar(count)
+
+
+@helper
+def evenly_distribute_backward(grad: Tensor, input: Tensor, value: Tensor) -> Tensor:  # noqa: A002
+    """The gradient of max()/min() of a whole tensor: shared evenly by the elements
+    equal to the result (the NaNs, when the result is NaN)."""
+    # (x != x: whether x is NaN)
+    mask = input != input if bool(value != value) else input == value
+    return grad.new_zeros(tuple(input.shape)).masked_fill_(mask, grad / mask.sum())

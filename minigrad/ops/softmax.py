@@ -27,7 +27,7 @@ from ..kernels import on_demand
 from ..tensor import Tensor, _wrap_dim
 from .copies import to_dtype
 from .declaration import declare
-from .formulas import Formula, FormulaNode
+from .formulas import Formula, FormulaNode, helper
 from .tangent_formulas import Tangent
 
 VALUE = "value"
@@ -344,3 +344,20 @@ declare("_softmax_backward_data", nodes=(SoftmaxBackwardDataBackward0,),
         aten=softmax_backward_data)
 declare("_log_softmax_backward_data", nodes=(LogSoftmaxBackwardDataBackward0,),
         aten=log_softmax_backward_data)
+
+
+# -- the helpers this family's formulas call (PyTorch's FunctionsManual) --------------
+
+
+# softmax_backward_data's slope in its output, applied to `grad` (C++'s order of
+# evaluation, as in a formula: see `_AsInCpp`).
+_SOFTMAX_DOUBLE_BACKWARD = Formula(
+    "output", "grad_output * grad - (output * grad_output).sum(dim, True) * grad "
+              "- grad_output * (output * grad).sum(dim, True)")
+
+
+@helper
+def softmax_double_backward(grad: Tensor, grad_output: Tensor, dim: int,
+                            output: Tensor) -> Tensor:
+    """The gradient of _softmax_backward_data for its output."""
+    return _SOFTMAX_DOUBLE_BACKWARD(grad, grad_output=grad_output, dim=dim, output=output)

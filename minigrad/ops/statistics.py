@@ -24,7 +24,7 @@ from ..autograd.record import record
 from ..grad_mode import STATE
 from ..tensor import Tensor, _wrap_dim
 from .declaration import declare
-from .formulas import BACKWARD_OPS, Formula, Scalar
+from .formulas import BACKWARD_OPS, Formula, Scalar, helper
 from .reductions import _dims, _saved_dim
 from .tangent_formulas import Tangent
 
@@ -570,3 +570,71 @@ declare("var_backward", aten=var_backward)
 declare("prod_backward", aten=prod_backward)
 declare("where_scalars", aten=_where_scalars)
 declare("flip", nodes=(FlipBackward0,), aten=flip)
+
+
+# -- the helpers this family's formulas call (PyTorch's FunctionsManual) --------------
+
+
+@helper
+def std_backward(result: Tensor, grad: Tensor, self: Tensor, dim, correction,
+                 keepdim: bool) -> Tensor:
+    """The gradient of std: var's, of grad / (2 * std), zeroed in place where the std
+    is zero."""
+    grad_var = (grad / (result * Scalar(2))).masked_fill_(result == 0, 0)
+    return BACKWARD_OPS["var_backward"](grad_var, self, dim, correction, keepdim)
+
+
+@helper
+def cumsum_backward(grad: Tensor, dim: int) -> Tensor:
+    """The gradient of cumsum: a cumulative sum from the end (flip, cumsum, flip)."""
+    if grad.numel() <= 1 or grad.shape[dim] == 1:
+        return grad
+    flip = BACKWARD_OPS["flip"]
+    return flip(flip(grad, (dim,)).cumsum(dim), (dim,))
+
+
+def _unsqueeze_multiple(t: Tensor, dims, ndim: int) -> Tensor:
+    """`t` with the reduced `dims` (all, when None or empty) put back as size 1."""
+    if dims is None or dims == ():
+        return t
+    dims = dims if isinstance(dims, tuple) else (dims,)
+    for d in sorted(d % ndim for d in dims):
+        t = t.unsqueeze(d)
+    return t
+
+
+@helper
+def linalg_vector_norm_backward(grad: Tensor, self: Tensor, ord, norm: Tensor, dim,  # noqa: A002
+                                keepdim: bool) -> Tensor | None:
+    """The gradient of a vector norm of order `ord` (PyTorch's norm_backward)."""
+    p = float(ord)
+    if not keepdim and self.dim() != 0:
+        grad = _unsqueeze_multiple(grad, dim, self.dim())
+        norm = _unsqueeze_multiple(norm, dim, self.dim())
+    if p == 0.0:
+        return None
+    if p == 1.0:
+        return self.sgn() * grad
+    if p == 2.0:
+        return grad * (self / norm).masked_fill_(norm == 0, 0)
+    if math.isinf(p):
+        self_abs = self.abs()
+        mask = (self_abs == norm) | (self_abs != self_abs)  # (or NaN)
+        dims = tuple(range(self.dim())) if dim is None or dim == () else dim
+        # (C++ evaluates the right operand of `*` first: so does this, for the nodes'
+        # numbers)
+        shared = (grad / mask.sum(dims, True)) * mask
+        return self.sgn() * shared
+    if p < 1.0:
+        powered = self.abs().pow_(p - 1).masked_fill_(self == 0, 0)
+        self_scaled = self.sgn() * powered
+        scale = norm.pow(1 - p)
+        return self_scaled * grad * scale
+    if p < 2.0:
+        powered = self.abs().pow_(p - 1)
+        self_scaled = self.sgn() * powered
+    else:
+        self_scaled = self * self.abs().pow_(p - 2)
+    scale_v = grad / norm.pow(p - 1)
+    scale_v.masked_fill_(norm == 0, 0)
+    return self_scaled * scale_v

@@ -2,35 +2,22 @@
 and the like, in minigrad code, so that a tangent computed while grad mode records
 has a graph of its own.
 
-Each is registered by name in `tangent_formulas.HELPERS`, which `apply_tangent` puts
-beside a formula's names. A helper receives `ZERO` for an input without a tangent.
+Each is registered with `formulas.helper`, in the one table backward formulas use too.
+A helper receives `ZERO` for an input without a tangent.
 """
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Callable
-
 import numpy as np
 
-from .._dtype import result_type
+from .._dtype import bool_, result_type
 from ..grad_mode import STATE
 from ..tensor import Tensor
-from .activations import GeluBackward0, LeakyReluBackward1
-from .formulas import BACKWARD_OPS, mse_loss_double_backward
+from .activations import LeakyReluBackward1, embedding
+from .formulas import BACKWARD_OPS, helper, named
+from .loss import mse_loss_double_backward
 from .statistics import ProdBackward0
-from .tangent_formulas import HELPERS, ZERO, dense
-
-
-def _helper(fn: Callable) -> Callable:
-    HELPERS[fn.__name__] = fn
-    return fn
-
-
-def _ns():
-    """minigrad's namespace (the ops sit below it, so it is looked up, not imported)."""
-    return sys.modules["minigrad"]
-
+from .tangent_formulas import ZERO, dense
 
 # -- element-wise -------------------------------------------------------------------------
 
@@ -46,33 +33,15 @@ class _SavedOn:
         return self._arrays[name]
 
 
-@_helper
-def gelu_backward(grad: Tensor, self: Tensor, approximate: str) -> Tensor:
-    """aten::gelu_backward: `grad` times gelu's derivative at `self`. The op itself
-    where minigrad has it (it records its own node); until then, gelu's backward
-    kernel, which records nothing, so it refuses a `self` whose graph it would lose."""
-    op = BACKWARD_OPS.get("gelu_backward")
-    if op is not None:
-        return op(grad, self, approximate)
-    if STATE.grad_enabled and self.requires_grad:
-        raise NotImplementedError(
-            "the tangent of gelu for an input that requires grad needs gelu_backward's "
-            "own node, which minigrad does not have yet")
-    ones = np.ones(self._data.shape, self._data.dtype)
-    slope = GeluBackward0.backward(_SavedOn({"self": self._data}, {"approximate": approximate}),
-                                   ones)[0]
-    return grad * Tensor._make(np.ascontiguousarray(slope))
-
-
-@_helper
+@helper
 def share(wins: Tensor, self: Tensor, other: Tensor) -> Tensor:
     """maximum's and minimum's share of `self_t - other_t` in the tangent: 1 where
     self wins, 0.5 where it ties, else 0 (`where(self_p == other_p, 0.5, (self_p >
     other_p).to(result.scalar_type()))`, PyTorch's formula)."""
-    return _ns().where(self == other, 0.5, wins.to(result_type(self, other)))
+    return named("where")(self == other, 0.5, wins.to(result_type(self, other)))
 
 
-@_helper
+@helper
 def leaky_relu_result_backward(grad: Tensor, result: Tensor, negative_slope: float) -> Tensor:
     """`leaky_relu_backward(grad, result, negative_slope, True)` (leaky_relu_'s
     tangent), which PyTorch refuses for a negative slope, with the error of
@@ -93,7 +62,7 @@ def sum_over(t: Tensor, dims: tuple, keepdim: bool) -> Tensor:
     return t.sum(tuple(dims), keepdim)
 
 
-@_helper
+@helper
 def evenly_read_jvp(fw_grad: Tensor, input: Tensor, value: Tensor) -> Tensor:  # noqa: A002
     """max()/min() of a whole tensor: the mean of the tangent over the elements equal
     to the extreme value."""
@@ -102,7 +71,7 @@ def evenly_read_jvp(fw_grad: Tensor, input: Tensor, value: Tensor) -> Tensor:  #
     return (mask * (fw_grad / count)).sum()
 
 
-@_helper
+@helper
 def gather_with_keepdimed_indices(input: Tensor, dims: tuple, indices: Tensor,  # noqa: A002
                                   keepdim: bool) -> Tensor:
     """max(dim)/min(dim): the tangent at the selected indices (PyTorch gathers them;
@@ -113,18 +82,18 @@ def gather_with_keepdimed_indices(input: Tensor, dims: tuple, indices: Tensor,  
     idx = indices._data if keepdim else np.expand_dims(indices._data, d)
     grid = list(np.ogrid[tuple(slice(0, n) for n in idx.shape)])
     grid[d] = idx
-    out = input[tuple(_ns().tensor(np.broadcast_to(g, idx.shape)) for g in grid)]
+    out = input[tuple(named("tensor")(np.broadcast_to(g, idx.shape)) for g in grid)]
     return out if keepdim else out.squeeze(d)
 
 
-@_helper
+@helper
 def prod_jvp(self_t: Tensor, self_p: Tensor, result: Tensor, dims: tuple | None = None,
              keepdim: bool = False) -> Tensor:
     """prod's tangent: `(prod_backward(ones, self_p, result[, dim, keepdim]) *
     self_t).sum([dim, keepdim])`. prod_backward records only for factors none of
     which is zero (minigrad's recordable form); with a zero factor and nothing to
     record, prod's own backward kernel gives the same slope."""
-    ones = _ns().ones((), dtype=result.dtype).expand_as(result)
+    ones = named("ones")((), dtype=result.dtype).expand_as(result)
     dim = None if dims is None else dims[0]
     records = STATE.grad_enabled and (self_p.requires_grad or self_t.requires_grad)
     if records or not (self_p._data == 0).any():
@@ -140,7 +109,7 @@ def prod_jvp(self_t: Tensor, self_p: Tensor, result: Tensor, dims: tuple | None 
     return (slope * self_t).sum(dim, keepdim) if self_p.dim() else (slope * self_t).sum()
 
 
-@_helper
+@helper
 def var_jvp(self_t: Tensor, self_p: Tensor, dim, correction, dims: tuple,
             keepdim: bool) -> Tensor:
     """var's tangent: var_backward of the tangent (its dims kept), summed over them."""
@@ -148,13 +117,13 @@ def var_jvp(self_t: Tensor, self_p: Tensor, dim, correction, dims: tuple,
     return sum_over(slope, dims, keepdim)
 
 
-@_helper
+@helper
 def norm_jvp(self_p: Tensor, self_t: Tensor, ord, norm: Tensor, dims: tuple,  # noqa: A002
              keepdim: bool) -> Tensor:
     """vector_norm's tangent, PyTorch's `norm_jvp` for real tensors."""
     p = float(ord)
     if p == 0.0:
-        return _ns().zeros_like(norm)
+        return named("zeros_like")(norm)
     if p == 1.0:
         return sum_over(self_p.sgn() * self_t, dims, keepdim)
     if p == 2.0:
@@ -183,7 +152,7 @@ def _unsqueeze_dims(t: Tensor, dims: tuple, ndim: int) -> Tensor:
     return t
 
 
-@_helper
+@helper
 def logsumexp_jvp(self_p: Tensor, self_t: Tensor, dim: int, keepdim: bool) -> Tensor:
     """The tangent of logsumexp along `dim` (softmax's and log_softmax's formulas use
     it): the tangent averaged with the weights exp(x - max) / their sum. In place, as
@@ -203,19 +172,19 @@ def logsumexp_jvp(self_p: Tensor, self_t: Tensor, dim: int, keepdim: bool) -> Te
 # -- joining, indexing --------------------------------------------------------------------
 
 
-@_helper
+@helper
 def cat_jvp(tensors_t: list, tensors: list, dim: int) -> Tensor:
     """cat's tangent: the inputs' tangents joined (zeros for an input without one)."""
-    return _ns().cat([dense(t, p) for t, p in zip(tensors_t, tensors)], dim)
+    return named("cat")([dense(t, p) for t, p in zip(tensors_t, tensors)], dim)
 
 
-@_helper
+@helper
 def stack_jvp(tensors_t: list, tensors: list, dim: int) -> Tensor:
     """stack's tangent: the inputs' tangents stacked (zeros for an input without one)."""
-    return _ns().stack([dense(t, p) for t, p in zip(tensors_t, tensors)], dim)
+    return named("stack")([dense(t, p) for t, p in zip(tensors_t, tensors)], dim)
 
 
-@_helper
+@helper
 def index_put_jvp(self_t, self_p: Tensor, values_t, values_p: Tensor, where: tuple,
                   accumulate: bool) -> Tensor:
     """index_put's tangent: `self_t.index_put(indices, values_t, accumulate)` (zeros
@@ -226,11 +195,10 @@ def index_put_jvp(self_t, self_p: Tensor, values_t, values_p: Tensor, where: tup
                                      dense(values_t, values_p), accumulate)
 
 
-@_helper
+@helper
 def embedding_jvp(weight_t: Tensor, indices: Tensor, padding_idx: int) -> Tensor:
     """embedding's tangent (`auto_linear`): the looked-up rows of the weight's tangent."""
-    return _ns().nn.functional.embedding(indices, weight_t,
-                                         None if padding_idx < 0 else padding_idx)
+    return embedding(indices, weight_t, None if padding_idx < 0 else padding_idx)
 
 
 # -- losses -------------------------------------------------------------------------------
@@ -239,7 +207,7 @@ def embedding_jvp(weight_t: Tensor, indices: Tensor, padding_idx: int) -> Tensor
 # ZERO for an input without a tangent.
 
 
-@_helper
+@helper
 def apply_loss_reduction(t: Tensor, reduction: int) -> Tensor:
     """The unreduced loss's tangent reduced as the loss was (0 none, 1 mean, 2 sum)."""
     if reduction == 1:
@@ -247,7 +215,7 @@ def apply_loss_reduction(t: Tensor, reduction: int) -> Tensor:
     return t.sum() if reduction == 2 else t
 
 
-@_helper
+@helper
 def mse_part(grad, input: Tensor, target: Tensor, reduction: int = 0) -> Tensor:  # noqa: A002
     """`mse_loss_backward(grad, input, target, reduction)`: 2 (input - target) grad
     (/ numel for "mean")."""
@@ -256,7 +224,7 @@ def mse_part(grad, input: Tensor, target: Tensor, reduction: int = 0) -> Tensor:
     return BACKWARD_OPS["mse_loss_backward"](grad, input, target, reduction)
 
 
-@_helper
+@helper
 def mse_double_part(tangent, grad_output: Tensor, input: Tensor,  # noqa: A002
                     reduction: int) -> Tensor:
     """`mse_loss_double_backward(tangent * grad_output, input, reduction)` (the slope
@@ -270,23 +238,23 @@ def mse_double_part(tangent, grad_output: Tensor, input: Tensor,  # noqa: A002
     return mse_loss_double_backward(tangent * grad_output, input, reduction)
 
 
-@_helper
+@helper
 def smooth_l1_part(grad, input: Tensor, target: Tensor, beta: float) -> Tensor:  # noqa: A002
     """`smooth_l1_loss_backward(grad, input, target, None, beta)`: grad times the
     slope: -1 below -beta, 1 above beta, (input - target) / beta between."""
     if grad is ZERO:
         return ZERO
-    where, x = _ns().where, input - target
+    where, x = named("where"), input - target
     return where(x <= -beta, -grad, where(x >= beta, grad, x * grad / beta))
 
 
-@_helper
+@helper
 def huber_part(grad, input: Tensor, target: Tensor, delta: float) -> Tensor:  # noqa: A002
     """`huber_loss_backward(grad, input, target, None, delta)`: grad times the slope:
     -delta below -delta, delta above it, input - target between."""
     if grad is ZERO:
         return ZERO
-    where, x = _ns().where, input - target
+    where, x = named("where"), input - target
     return where(x <= -delta, -grad * delta, where(x >= delta, grad * delta, x * grad))
 
 
@@ -297,7 +265,7 @@ def _weighted(t: Tensor, weight) -> Tensor:
     return t if weight is None else t * weight
 
 
-@_helper
+@helper
 def bce_part(grad, input: Tensor, target: Tensor, weight) -> Tensor:  # noqa: A002
     """`binary_cross_entropy_backward(grad, input, target, weight, None)`:
     grad (input - target) / max((1 - input) input, EPSILON), weighted."""
@@ -306,7 +274,7 @@ def bce_part(grad, input: Tensor, target: Tensor, weight) -> Tensor:  # noqa: A0
     return _weighted(grad * (input - target) / ((1 - input) * input).clamp(min=_EPSILON), weight)
 
 
-@_helper
+@helper
 def bce_target_part(grad, input: Tensor, weight) -> Tensor:  # noqa: A002
     """`binary_cross_entropy_target_backward(grad, input, ...)`: -logit(input) grad,
     weighted."""
@@ -320,7 +288,7 @@ def _log_sigmoid(x: Tensor) -> Tensor:
     return x.clamp(max=0.0) - (-x.abs()).exp().log1p()
 
 
-@_helper
+@helper
 def bce_logits_part(grad, input: Tensor, target: Tensor, weight, pos_weight) -> Tensor:  # noqa: A002
     """`binary_cross_entropy_with_logits_backward(grad, ...)`: (sigmoid(input) -
     target) grad; with pos_weight pw, ((pw target + 1 - target) sigmoid(input) - pw
@@ -335,7 +303,7 @@ def bce_logits_part(grad, input: Tensor, target: Tensor, weight, pos_weight) -> 
     return _weighted(slope * grad, weight)
 
 
-@_helper
+@helper
 def bce_logits_target_part(grad, input: Tensor, weight, pos_weight) -> Tensor:  # noqa: A002
     """`binary_cross_entropy_with_logits_target_backward(grad, ...)`: -input grad;
     with pos_weight, (log_sigmoid(-input) - pw log_sigmoid(input)) grad; weighted."""
@@ -358,7 +326,7 @@ def _centred_tangent(input_p: Tensor, input_t: Tensor, mean_p: Tensor, invstd_p:
     return centred_t * invstd_p + (input_p - mean_p) * invstd_t
 
 
-@_helper
+@helper
 def batch_norm_jvp(input_p: Tensor, input_t, weight_p, weight_t, bias_t, running_mean,
                    running_var, saved_mean: Tensor, saved_invstd: Tensor, train: bool,
                    eps: float) -> Tensor:
@@ -394,7 +362,7 @@ def _affine(result_t: Tensor, input_p: Tensor, mean_p: Tensor, invstd_p: Tensor,
     return result_t
 
 
-@_helper
+@helper
 def layer_norm_jvp(input_p: Tensor, input_t, weight_p, weight_t, bias_t,
                    saved_mean: Tensor, saved_invstd: Tensor, normalized_shape) -> Tensor:
     """layer_norm's tangent (PyTorch's `layer_norm_jvp`): the statistics are those of
@@ -414,7 +382,7 @@ def layer_norm_jvp(input_p: Tensor, input_t, weight_p, weight_t, bias_t,
 # -- the gradients of softmax and log_softmax -----------------------------------------------
 
 
-@_helper
+@helper
 def softmax_backward_data_jvp(grad_output_t, output_t, grad_output: Tensor, output: Tensor,
                               dim: int) -> Tensor:
     """The tangent of `output * (grad_output - sum(grad_output * output, dim))`."""
@@ -427,7 +395,7 @@ def softmax_backward_data_jvp(grad_output_t, output_t, grad_output: Tensor, outp
     return out
 
 
-@_helper
+@helper
 def log_softmax_backward_data_jvp(grad_output_t, output_t, grad_output: Tensor,
                                   output: Tensor, dim: int) -> Tensor:
     """The tangent of `grad_output - exp(output) * sum(grad_output, dim)`."""
@@ -440,18 +408,18 @@ def log_softmax_backward_data_jvp(grad_output_t, output_t, grad_output: Tensor,
     return out
 
 
-@_helper
+@helper
 def cumprod_jvp(self_t: Tensor, self_p: Tensor, result: Tensor, dim: int) -> Tensor:
     """cumprod's tangent (PyTorch's cumprod_jvp): `cumsum(self_t / self_p) * result`
     where no zero came before; from the first zero on (where that formula divides by
     zero), the cumprod of the factors with the first zero's tangent in its place:
     for x = (a, 0, b, 0, c) and t = (t0, ..., t4), (., a*t1, a*b*t1, 0, 0)."""
-    ns = _ns()
+    where = named("where")
     gradient = (self_t / self_p).cumsum(dim) * result
     if self_p.dim() == 0:
         return gradient.masked_fill_(self_p == 0, self_t)
     mask_zeros = self_p == 0
     mask_first_zero = mask_zeros & (mask_zeros.cumsum(dim) == 1)
-    new_grad = BACKWARD_OPS["cumprod"](ns.where(mask_first_zero, self_t, self_p), dim)
+    new_grad = BACKWARD_OPS["cumprod"](where(mask_first_zero, self_t, self_p), dim)
     mask_after_first_zero = mask_first_zero.cumsum(dim)
-    return ns.where(mask_after_first_zero.to(ns.bool), new_grad, gradient)
+    return where(mask_after_first_zero.to(bool_), new_grad, gradient)

@@ -14,6 +14,7 @@ import numpy as np
 
 from .._args import CLAMP_HEADS, clamp_bounds, combination_error
 from .._cpu import FUSED_MULTIPLY_ADD
+from .._creation import zeros, zeros_like
 from .._dtype import result_type
 from ..arrays.dispatch import (
     backward2,
@@ -28,7 +29,7 @@ from ..autograd.record import record, record_elementwise
 from ..kernels import elementwise as K
 from ..tensor import Tensor
 from .declaration import declare, functions_declared_in, unary_op
-from .formulas import Formula, FormulaNode
+from .formulas import Formula, FormulaNode, helper, named
 from .tangent_formulas import AUTO_ELEMENT_WISE, Tangent
 
 # 1 - y*y with one rounding where this machine's PyTorch fuses it (see `minigrad._cpu`)
@@ -381,3 +382,25 @@ declare("threshold_backward", nodes=(ThresholdBackwardBackward0,), aten=threshol
 # The functions built from this module's declarations (`exp`, `exp_`, ...), under
 # their public names, for the modules that call them directly (nn).
 globals().update(functions_declared_in(__name__))
+
+
+# -- the helpers this family's formulas call (PyTorch's FunctionsManual) --------------
+
+
+@helper
+def sgn_backward(self: Tensor, grad: Tensor, result: Tensor) -> Tensor:
+    """The gradient of `sgn` for real tensors: zero (its Jacobian is zero wherever it
+    has one)."""
+    return zeros_like(grad)
+
+
+@helper
+def clamp_backward(grad: Tensor, self: Tensor, min, max) -> Tensor:  # noqa: A002
+    """The gradient of clamp with number bounds: `grad` where `self` is within them
+    (at a bound too), else 0."""
+    if min is None and max is None:
+        return grad
+    zero = zeros((), dtype=grad.dtype)
+    if min is not None and max is not None:
+        return named("where")((self >= min) & (self <= max), grad, zero)
+    return named("where")(self >= min if max is None else self <= max, grad, zero)

@@ -25,7 +25,7 @@ from ..autograd.record import record
 from ..tensor import Tensor, _wrap_dim, make_view
 from .copies import clone
 from .declaration import declare
-from .formulas import Formula, FormulaNode
+from .formulas import BACKWARD_OPS, Formula, FormulaNode, helper
 from .tangent_formulas import SAME_VIEW, Tangent
 
 VALUE = "value"
@@ -539,3 +539,36 @@ declare("alias", nodes=(AliasBackward0,))
 declare("select_backward", nodes=(SelectBackwardBackward0,), aten=select_backward)
 declare("slice_backward", nodes=(SliceBackwardBackward0,), aten=slice_backward)
 declare("slice_dim", aten=slice_dim)  # (PyTorch's aten::slice)
+
+
+# -- the helpers this family's formulas call (PyTorch's FunctionsManual) --------------
+
+
+@helper
+def unsqueeze_to(grad: Tensor, sizes: tuple, dims=None) -> Tensor:
+    """The gradient of a squeeze: the squeezed dims (those of `dims`, or all) put back
+    where the input had a 1."""
+    if dims is not None:
+        dims = {d % len(sizes) for d in (dims if isinstance(dims, tuple) else (dims,))}
+    for d, n in enumerate(sizes):
+        if n == 1 and (dims is None or d in dims):
+            grad = grad.unsqueeze(d)
+    return grad
+
+
+@helper
+def permute_backwards(grad: Tensor, dims: tuple) -> Tensor:
+    """The gradient of `permute(dims)`: the inverse permutation."""
+    inverse = [0] * len(dims)
+    for i, d in enumerate(dims):
+        inverse[d % len(dims)] = i
+    return grad.permute(inverse)
+
+
+@helper
+def slice_backward_wrapper(grad: Tensor, sizes: tuple, dim: int, start: int, end: int,
+                           step: int) -> Tensor:
+    """The gradient of a slice: `slice_backward`, the bounds as the slice kept them
+    (an end not given, None, as INT64_MAX)."""
+    end = 2**63 - 1 if end is None else end  # (INT64_MAX)
+    return BACKWARD_OPS["slice_backward"](grad, sizes, dim, start, end, step)
