@@ -24,7 +24,7 @@ from ..autograd.record import record
 from ..kernels import elementwise as K
 from ..tensor import Tensor
 from .declaration import declare
-from .formulas import BACKWARD_OPS, Formula, FormulaNode, Scalar, helper
+from .formulas import BACKWARD_OPS, Formula, FormulaNode, SavedOn, Scalar, helper
 
 VALUE = "value"
 
@@ -379,3 +379,22 @@ def embedding_dense_double_backward(grad: Tensor, indices: Tensor, padding_idx: 
     if padding_idx >= 0:
         gg_weight.masked_fill_((indices == padding_idx).reshape(-1, 1), 0)
     return gg_weight.view(*indices.shape, -1)
+
+
+# -- the helpers this family's tangent formulas call (PyTorch's `*_jvp`) -----------------
+
+
+@helper
+def leaky_relu_result_backward(grad: Tensor, result: Tensor, negative_slope: float) -> Tensor:
+    """`leaky_relu_backward(grad, result, negative_slope, True)` (leaky_relu_'s
+    tangent), which PyTorch refuses for a negative slope, with the error of
+    leaky_relu_'s own backward."""
+    if negative_slope < 0:  # (the node's backward raises that error before reading)
+        LeakyReluBackward1.backward(SavedOn({}, {"negative_slope": negative_slope}), None)
+    return BACKWARD_OPS["leaky_relu_backward"](grad, result, negative_slope, True)
+
+
+@helper
+def embedding_jvp(weight_t: Tensor, indices: Tensor, padding_idx: int) -> Tensor:
+    """embedding's tangent (`auto_linear`): the looked-up rows of the weight's tangent."""
+    return embedding(indices, weight_t, None if padding_idx < 0 else padding_idx)

@@ -357,3 +357,12 @@ def _with_version(t: Tensor) -> np.ndarray:
     return t._data
 
 
+class SavedOn:
+    """What a node's numpy backward reads off the node (`saved(name)`, `_saved`), for
+    running it on values a tangent formula has."""
+
+    def __init__(self, arrays: dict, values: dict) -> None:
+        self._arrays, self._saved = arrays, values
+
+    def saved(self, name: str) -> np.ndarray:
+        return self._arrays[name]

@@ -8,6 +8,7 @@ import numpy as np
 
 from .. import _dtype
 from .._args import combination_error, is_int, type_name, unpack_error, view_shape
+from .._creation import tensor
 from .._dtype import result_type
 from ..arrays.broadcasting import broadcast_shape, spread
 from ..arrays.layout import fresh_result
@@ -18,7 +19,7 @@ from ..autograd.record import record
 from ..kernels import reductions as R
 from ..tensor import Tensor, _wrap_dim
 from .declaration import declare
-from .formulas import Formula, Scalar, helper
+from .formulas import Formula, Scalar, helper, named
 from .tangent_formulas import Tangent
 
 VALUE = "value"
@@ -594,3 +595,46 @@ def evenly_distribute_backward(grad: Tensor, input: Tensor, value: Tensor) -> Te
     # (x != x: whether x is NaN)
     mask = input != input if bool(value != value) else input == value
     return grad.new_zeros(tuple(input.shape)).masked_fill_(mask, grad / mask.sum())
+
+
+# -- the helpers this family's tangent formulas call (PyTorch's `*_jvp`) -----------------
+
+
+@helper
+def share(wins: Tensor, self: Tensor, other: Tensor) -> Tensor:
+    """maximum's and minimum's share of `self_t - other_t` in the tangent: 1 where
+    self wins, 0.5 where it ties, else 0 (`where(self_p == other_p, 0.5, (self_p >
+    other_p).to(result.scalar_type()))`, PyTorch's formula)."""
+    return named("where")(self == other, 0.5, wins.to(result_type(self, other)))
+
+
+def sum_over(t: Tensor, dims: tuple, keepdim: bool) -> Tensor:
+    """PyTorch's `t.sum(dim.value_or({}), keepdim)`: over `dims` (the wrapped dims the
+    op saved, every dim when none were given)."""
+    if t.dim() == 0 or not dims:
+        return t.sum()
+    return t.sum(tuple(dims), keepdim)
+
+
+@helper
+def evenly_read_jvp(fw_grad: Tensor, input: Tensor, value: Tensor) -> Tensor:  # noqa: A002
+    """max()/min() of a whole tensor: the mean of the tangent over the elements equal
+    to the extreme value."""
+    mask = input == value
+    count = mask.sum()
+    return (mask * (fw_grad / count)).sum()
+
+
+@helper
+def gather_with_keepdimed_indices(input: Tensor, dims: tuple, indices: Tensor,  # noqa: A002
+                                  keepdim: bool) -> Tensor:
+    """max(dim)/min(dim): the tangent at the selected indices (PyTorch gathers them;
+    minigrad indexes with the index grid a gather reads)."""
+    if input.dim() == 0:
+        return input.clone()
+    d = dims[0]
+    idx = indices._data if keepdim else np.expand_dims(indices._data, d)
+    grid = list(np.ogrid[tuple(slice(0, n) for n in idx.shape)])
+    grid[d] = idx
+    out = input[tuple(tensor(np.broadcast_to(g, idx.shape)) for g in grid)]
+    return out if keepdim else out.squeeze(d)

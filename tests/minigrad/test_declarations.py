@@ -248,6 +248,8 @@ def test_one_table_of_helpers_each_beside_its_op():
     assert formulas.HELPERS["unbind_backward"].__module__ == "minigrad.ops.multi_output"
     assert formulas.HELPERS["sum_backward"].__module__ == "minigrad.ops.reductions"
     assert formulas.HELPERS["pow_backward"].__module__ == "minigrad.ops.powers"
+    assert formulas.HELPERS["cumprod_jvp"].__module__ == "minigrad.ops.cumprod"
+    assert formulas.HELPERS["batch_norm_jvp"].__module__ == "minigrad.ops.normalization"
     assert not set(formulas.HELPERS) & set(formulas.BACKWARD_OPS)
     with pytest.raises(ValueError, match="registered already"):
         formulas.helper(formulas.HELPERS["sum_backward"])
