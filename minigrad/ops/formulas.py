@@ -366,3 +366,139 @@ class SavedOn:
 
     def saved(self, name: str) -> np.ndarray:
         return self._arrays[name]
+
+
+# -- formulas run on arrays: the plain backward of a node that has no other ---------------
+
+# The array versions of what formulas call, for a plain backward (numpy arrays in,
+# numpy arrays out, no tensor made, nothing recorded): a tensor method by its name
+# (`grad.t()`), and a helper by its name (`unsqueeze_to`), registered with
+# `@on_arrays`, each computing what the tensor op computes, laid out as it lays it out.
+ARRAY_METHODS: dict[str, Callable] = {}
+ARRAY_HELPERS: dict[str, Callable] = {}
+
+
+def on_arrays(name: str, *, method: bool = False) -> Callable:
+    """Register the function below as the array version of helper `name` (or, with
+    `method`, of the tensor method `name`): what a formula compiled for arrays calls."""
+    def register(fn: Callable) -> Callable:
+        (ARRAY_METHODS if method else ARRAY_HELPERS)[name] = fn
+        return fn
+    return register
+
+
+class NotOnArrays(ValueError):
+    """A formula uses something that has no array version (`compile_on_arrays`)."""
+
+
+class _OnArrays(ast.NodeTransformer):
+    """A formula as a call of array functions: `grad.t()` becomes `_M["t"](grad)`,
+    `unsqueeze_to(grad, sizes)` `_H["unsqueeze_to"](grad, sizes)`, and each value the
+    node saved the expression `values[name]` reads it with. Only calls, names and
+    constants: arithmetic stays with the fused kernels and the hand-written
+    backwards, which know the dtype rules."""
+
+    def __init__(self, values: dict[str, str]) -> None:
+        self.values = values
+
+    def visit_Call(self, node: ast.Call) -> ast.expr:
+        args = [self.visit(a) for a in node.args]
+        if node.keywords:
+            raise NotOnArrays("keyword arguments")
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr in ARRAY_METHODS:
+            table, name, args = "_M", func.attr, [self.visit(func.value), *args]
+        elif isinstance(func, ast.Name) and func.id in ARRAY_HELPERS:
+            table, name = "_H", func.id
+        else:
+            raise NotOnArrays(ast.unparse(func))
+        return ast.Call(ast.Subscript(ast.Name(table, ast.Load()), ast.Constant(name),
+                                      ast.Load()), args, [])
+
+    def visit_Name(self, node: ast.Name) -> ast.expr:
+        if node.id == "grad":
+            return node
+        if node.id not in self.values:
+            raise NotOnArrays(f"{node.id} is not a value the node saved")
+        return ast.parse(self.values[node.id], mode="eval").body
+
+    def visit_Constant(self, node: ast.Constant) -> ast.expr:
+        return node
+
+    def generic_visit(self, node: ast.AST) -> ast.AST:
+        raise NotOnArrays(type(node).__name__)
+
+
+def _signed(value):
+    """A saved value as a formula reads it: `signed_dims`, quick for a plain int."""
+    if type(value) is int:
+        return value - 2**64 if value >= 2**63 else value
+    return signed_dims(value) if type(value) is tuple else value
+
+
+def compile_on_arrays(cls: type[Node]) -> Callable:
+    """The plain backward of node class `cls`: its formulas compiled into one Python
+    function on arrays, `backward(node, *grads)`, which computes each input's gradient
+    that is wanted and reads the node's saved values as `apply_recording` reads them
+    (a saved tensor's data version-checked, a dim signed). `NotOnArrays` if a formula
+    calls anything without an array version."""
+    values = {}
+    for name in cls.saves:
+        if name in ROLES:
+            values[name] = f"node.saved({name!r})"
+        elif name in cls.saved_defaults:
+            values[name] = f"_signed(s.get({name!r}, _D[{name!r}]))"
+        else:
+            values[name] = f"_signed(s[{name!r}])"
+    parts = []
+    for i, formula in enumerate(cls.formulas):
+        body = _OnArrays(values).visit(ast.parse(formula.text, mode="eval").body)
+        parts.append(f"({ast.unparse(body)}) if e[{i}][0] is not None else None")
+    source = ("def backward(node, *grads):\n"
+              "    grad, s, e = grads[0], node._saved, node.next_functions\n"
+              f"    return ({', '.join(parts)},)\n")
+    scope = {"_M": ARRAY_METHODS, "_H": ARRAY_HELPERS, "_signed": _signed,
+             "_D": cls.saved_defaults}
+    exec(compile(source, f"<plain backward of {cls.__name__}>", "exec"), scope)  # noqa: S102
+    return scope["backward"]
+
+
+class ArrayFormulaNode(Node):
+    """A node whose plain backward is its formulas themselves, compiled when the
+    class is made into one plain Python function on arrays (`compile_on_arrays`): the
+    derivative is written once, and a `create_graph=True` backward runs the same
+    formulas on tensors (`apply_recording`). A formula outside what arrays can run
+    fails when its class is made, not when it first runs."""
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.backward = compile_on_arrays(cls)
+
+
+@on_arrays("t", method=True)
+def _t(a: np.ndarray) -> np.ndarray:
+    return a.T
+
+
+@on_arrays("transpose", method=True)
+def _transpose(a: np.ndarray, dim0: int, dim1: int) -> np.ndarray:
+    # (a 0-d array's transpose(0, 0) has no axes to swap: itself, as a new view)
+    return np.swapaxes(a, dim0, dim1) if a.ndim else a.view()
+
+
+@on_arrays("squeeze", method=True)
+def _squeeze(a: np.ndarray, dim: int) -> np.ndarray:
+    return np.squeeze(a, dim)
+
+
+@on_arrays("reshape", method=True)
+def _reshape(a: np.ndarray, shape: tuple) -> np.ndarray:
+    try:
+        return np.reshape(a, shape, copy=False)  # a view, where one can be
+    except ValueError:
+        # A copy that owns its memory, as PyTorch's reshape makes (numpy's own copy
+        # would be a view of a temporary, which an input buffer could not add into in
+        # place as PyTorch's does).
+        out = np.empty(shape, a.dtype)
+        out.reshape(a.shape)[...] = a
+        return out

@@ -25,7 +25,7 @@ from ..autograd.record import record
 from ..tensor import Tensor, _wrap_dim, make_view
 from .copies import clone
 from .declaration import declare
-from .formulas import BACKWARD_OPS, Formula, FormulaNode, helper
+from .formulas import BACKWARD_OPS, ArrayFormulaNode, Formula, FormulaNode, helper, on_arrays
 from .tangent_formulas import SAME_VIEW, Tangent
 
 VALUE = "value"
@@ -43,25 +43,28 @@ def _view_of(x: Tensor, data: np.ndarray, node_cls, creation_meta=None, **saved)
 # -- reshaping views ----------------------------------------------------------------------
 
 
-class _ReshapeBack(Node):
+@on_arrays("unsqueeze_to")
+def _unsqueeze_to(grad: np.ndarray, sizes: tuple, dims=None) -> np.ndarray:
+    """`unsqueeze_to` on an array: the squeezed dims are the 1s of `sizes`."""
+    return grad if grad.shape == sizes else grad.reshape(sizes)
+
+
+@on_arrays("permute_backwards")
+def _permute_backwards(grad: np.ndarray, dims: tuple) -> np.ndarray:
+    """`permute_backwards` on an array: the inverse permutation."""
+    return np.transpose(grad, np.argsort([d % len(dims) for d in dims]))
+
+
+# The view ops' plain backwards are their formulas, run on arrays (`ArrayFormulaNode`).
+
+
+class _ReshapeBack(ArrayFormulaNode):
     """The gradient is the incoming one reshaped back to the input's shape."""
 
     tangent = SAME_VIEW
 
     saves = {"self_sym_sizes": VALUE}
     formulas = (Formula("self", "grad.reshape(self_sym_sizes)"),)
-
-    def backward(self, grad):
-        shape = self._saved["self_sym_sizes"]
-        try:
-            return (np.reshape(grad, shape, copy=False),)  # a view, where one can be
-        except ValueError:
-            # A copy that owns its memory, as PyTorch's reshape makes (numpy's own
-            # copy would be a view of a temporary, which an input buffer could not
-            # add into in place as PyTorch's does).
-            out = np.empty(shape, grad.dtype)
-            out.reshape(grad.shape)[...] = grad
-            return (out,)
 
 
 class ViewBackward0(_ReshapeBack):
@@ -82,10 +85,6 @@ class _UnsqueezeBack(_ReshapeBack):
     """The gradient with the squeezed dims put back (itself when there were none)."""
 
     formulas = (Formula("self", "unsqueeze_to(grad, self_sym_sizes)"),)
-
-    def backward(self, grad):
-        shape = self._saved["self_sym_sizes"]
-        return (grad if grad.shape == shape else grad.reshape(shape),)
 
 
 class SqueezeBackward0(_UnsqueezeBack):
@@ -198,7 +197,7 @@ def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     return reshape(x, *new)
 
 
-class TransposeBackward0(Node):
+class TransposeBackward0(ArrayFormulaNode):
     """transpose(dim0, dim1): transpose the gradient back."""
 
     tangent = SAME_VIEW
@@ -206,12 +205,8 @@ class TransposeBackward0(Node):
     saves = {"dim0": VALUE, "dim1": VALUE}
     formulas = (Formula("self", "grad.transpose(dim0, dim1)"),)
 
-    def backward(self, grad):
-        # (a 0-d tensor's transpose(0, 0) has no axes to swap)
-        return (np.swapaxes(grad, *self._saved["_dims"]) if grad.ndim else grad.view(),)
 
-
-class TBackward0(Node):
+class TBackward0(ArrayFormulaNode):
     """t(): transpose the gradient back. Nothing saved."""
 
     tangent = SAME_VIEW
@@ -219,20 +214,14 @@ class TBackward0(Node):
     formulas = (Formula("self", "grad.t()"),)
     exact = True
 
-    def backward(self, grad):
-        return (grad.T,)
 
-
-class PermuteBackward0(Node):
+class PermuteBackward0(ArrayFormulaNode):
     """permute(dims): apply the inverse permutation to the gradient."""
 
     tangent = SAME_VIEW
 
     saves = {"dims": VALUE}
     formulas = (Formula("self", "permute_backwards(grad, dims)"),)
-
-    def backward(self, grad):
-        return (np.transpose(grad, np.argsort(self._saved["_perm"])),)
 
 
 _MISSING = object()
@@ -248,7 +237,7 @@ def transpose(x: Tensor, dim0: int = _MISSING, dim1: int = _MISSING) -> Tensor:
     d0 = _wrap_dim(dim0, x._data.ndim)
     d1 = _wrap_dim(dim1, x._data.ndim)
     data = np.swapaxes(x._data, d0, d1) if x._data.ndim else x._data.view()
-    return _view_of(x, data, TransposeBackward0, dim0=u64(dim0), dim1=u64(dim1), _dims=(d0, d1))
+    return _view_of(x, data, TransposeBackward0, dim0=u64(dim0), dim1=u64(dim1))
 
 
 def t(x: Tensor) -> Tensor:
@@ -283,7 +272,7 @@ def permute(x: Tensor, *dims) -> Tensor:
     if len(set(perm)) != len(perm):
         raise RuntimeError("permute(): duplicate dims are not allowed.")
     return _view_of(x, np.transpose(x._data, perm), PermuteBackward0,
-                    dims=tuple(u64(d) for d in dims), _perm=perm)
+                    dims=tuple(u64(d) for d in dims))
 
 
 def T(x: Tensor) -> Tensor:  # noqa: N802 - the attribute is called T
@@ -297,7 +286,7 @@ def T(x: Tensor) -> Tensor:  # noqa: N802 - the attribute is called T
     return permute(x, 1, 0)
 
 
-class UnsqueezeBackward0(Node):
+class UnsqueezeBackward0(ArrayFormulaNode):
     """unsqueeze(dim): squeeze that dim out of the gradient."""
 
     tangent = SAME_VIEW
@@ -305,14 +294,11 @@ class UnsqueezeBackward0(Node):
     saves = {"dim": VALUE}
     formulas = (Formula("self", "grad.squeeze(dim)"),)
 
-    def backward(self, grad):
-        return (np.squeeze(grad, self._saved["_dim"]),)
-
 
 def unsqueeze(x: Tensor, dim: int) -> Tensor:
     dim = int_arg(dim, "unsqueeze", "dim", 1)
     d = _wrap_dim(dim, x._data.ndim + 1)
-    return _view_of(x, np.expand_dims(x._data, d), UnsqueezeBackward0, dim=u64(dim), _dim=d)
+    return _view_of(x, np.expand_dims(x._data, d), UnsqueezeBackward0, dim=u64(dim))
 
 
 def _squeezed(shape: tuple, dims) -> tuple:
@@ -387,14 +373,11 @@ class SliceBackward0(Node):
         return (out,)
 
 
-class AliasBackward0(Node):
+class AliasBackward0(ArrayFormulaNode):
     """x[...]: the same tensor again; the gradient passes unchanged."""
 
     tangent = SAME_VIEW
     formulas = (Formula("self", "grad"),)
-
-    def backward(self, grad):
-        return (grad,)
 
 
 class SelectBackwardBackward0(FormulaNode):
