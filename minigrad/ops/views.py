@@ -20,7 +20,6 @@ from .._args import (
     view_shape,
 )
 from ..arrays.scalars import u64
-from ..autograd.graph import Node
 from ..autograd.record import record
 from ..tensor import Tensor, _wrap_dim, make_view
 from .copies import clone
@@ -344,7 +343,25 @@ def _squeeze_dim(args: tuple, dim, fn: str = "squeeze"):
 # -- selecting views -----------------------------------------------------------------------
 
 
-class SelectBackward0(Node):
+@on_arrays("select_backward")
+def _select_backward(grad: np.ndarray, sizes: tuple, dim: int, index: int) -> np.ndarray:
+    """`select_backward` on an array: `grad` in row `index` of zeros of `sizes`."""
+    out = np.zeros(sizes, grad.dtype)
+    out[(slice(None),) * (dim % len(sizes)) + (index, Ellipsis)] = grad
+    return out
+
+
+@on_arrays("slice_backward_wrapper")
+def _slice_backward(grad: np.ndarray, sizes: tuple, dim: int, start: int, end: int,
+                    step: int) -> np.ndarray:
+    """`slice_backward_wrapper` on an array: `grad` in those rows of zeros of `sizes`
+    (the bounds as the slice kept them, which Python's slice reads the same way)."""
+    out = np.zeros(sizes, grad.dtype)
+    out[(slice(None),) * (dim % len(sizes)) + (slice(start, end, step),)] = grad
+    return out
+
+
+class SelectBackward0(ArrayFormulaNode):
     """x[i] along a dim: the gradient lands in row i of a zero tensor."""
 
     tangent = SAME_VIEW
@@ -352,13 +369,8 @@ class SelectBackward0(Node):
     saves = {"dim": VALUE, "index": VALUE, "self_sym_sizes": VALUE}
     formulas = (Formula("self", "select_backward(grad, self_sym_sizes, dim, index)"),)
 
-    def backward(self, grad):
-        out = np.zeros(self._saved["self_sym_sizes"], grad.dtype)
-        out[self._saved["_where"]] = grad
-        return (out,)
 
-
-class SliceBackward0(Node):
+class SliceBackward0(ArrayFormulaNode):
     """x[a:b:s] along a dim: the gradient lands in those rows of a zero tensor."""
 
     tangent = SAME_VIEW
@@ -366,11 +378,6 @@ class SliceBackward0(Node):
     saves = {"dim": VALUE, "start": VALUE, "end": VALUE, "step": VALUE, "self_sym_sizes": VALUE}
     formulas = (Formula("self", "slice_backward_wrapper(grad, self_sym_sizes, dim, start, end, "
                                 "step)"),)
-
-    def backward(self, grad):
-        out = np.zeros(self._saved["self_sym_sizes"], grad.dtype)
-        out[self._saved["_where"]] = grad
-        return (out,)
 
 
 class AliasBackward0(ArrayFormulaNode):
@@ -448,7 +455,7 @@ def select(x: Tensor, dim: int, index: int, _index_pos: int | None = None) -> Te
         )
     where = (slice(None),) * d + (index, Ellipsis)
     return _view_of(x, x._data[where], SelectBackward0, dim=u64(dim), index=u64(index),
-                    self_sym_sizes=x._data.shape, _where=where)
+                    self_sym_sizes=x._data.shape)
 
 
 def slice_dim(x: Tensor, dim: int, start, stop, step) -> Tensor:
@@ -462,7 +469,7 @@ def slice_dim(x: Tensor, dim: int, start, stop, step) -> Tensor:
     return _view_of(
         x, x._data[where], SliceBackward0, dim=u64(dim), start=0 if start is None else u64(start),
         end=INT64_MAX if stop is None else u64(stop), step=1 if step is None else step,
-        self_sym_sizes=x._data.shape, _where=where,
+        self_sym_sizes=x._data.shape,
     )
 
 

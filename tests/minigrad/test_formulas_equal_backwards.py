@@ -160,7 +160,8 @@ def test_every_hand_written_backward_is_compared_with_its_formulas():
 
 def test_the_view_ops_backwards_are_their_formulas():
     for name in ("ViewBackward0", "TBackward0", "TransposeBackward0", "PermuteBackward0",
-                 "UnsqueezeBackward0", "SqueezeBackward1", "AliasBackward0"):
+                 "UnsqueezeBackward0", "SqueezeBackward1", "AliasBackward0", "SelectBackward0",
+                 "SliceBackward0"):
         cls = next(c for c in _all_classes() if c.__name__ == name)
         assert issubclass(cls, ArrayFormulaNode), name
         assert "backward" not in vars(cls) or vars(cls)["backward"].__code__.co_filename \
