@@ -37,6 +37,7 @@ from collections.abc import Callable
 import numpy as np
 
 from .. import _creation
+from ..arrays.broadcasting import spread
 from ..arrays.scalars import signed_dims
 from ..autograd.forward_ad import Identity
 from ..autograd.graph import (
@@ -425,6 +426,9 @@ class _OnArrays(ast.NodeTransformer):
     def visit_Constant(self, node: ast.Constant) -> ast.expr:
         return node
 
+    def visit_Tuple(self, node: ast.Tuple) -> ast.expr:
+        return ast.Tuple([self.visit(e) for e in node.elts], ast.Load())
+
     def generic_visit(self, node: ast.AST) -> ast.AST:
         raise NotOnArrays(type(node).__name__)
 
@@ -484,6 +488,11 @@ def _t(a: np.ndarray) -> np.ndarray:
 def _transpose(a: np.ndarray, dim0: int, dim1: int) -> np.ndarray:
     # (a 0-d array's transpose(0, 0) has no axes to swap: itself, as a new view)
     return np.swapaxes(a, dim0, dim1) if a.ndim else a.view()
+
+
+@on_arrays("expand", method=True)
+def _expand(a: np.ndarray, shape: tuple) -> np.ndarray:
+    return spread(a, shape)
 
 
 @on_arrays("squeeze", method=True)

@@ -41,6 +41,9 @@ def _programs():
         "clamp": lambda: a.clamp(-0.5, 0.5),
         "sum": lambda: a.sum(), "sum_dim": lambda: a.sum(1), "sum_keep": lambda: a.sum(0, True),
         "mean": lambda: a.mean(), "mean_dim": lambda: a.mean(1),
+        "mean_dims_keep": lambda: s.mean((0, -1), True), "mean_all_dims": lambda: s.mean(None),
+        "sum_all_dims": lambda: s.sum(()), "sum_dims": lambda: s.sum((-1, 0)),
+        "mean_empty": lambda: _x(0, 3).mean(0), "sum_0d": lambda: _x().sum(0),
         "max": lambda: a.max(), "max_dim": lambda: a.max(1)[0],
         "prod": lambda: p.prod(1), "var": lambda: a.var(1), "std": lambda: a.std(),
         "cumsum": lambda: a.cumsum(1), "norm": lambda: a.norm(),
@@ -161,7 +164,8 @@ def test_every_hand_written_backward_is_compared_with_its_formulas():
 def test_the_view_ops_backwards_are_their_formulas():
     for name in ("ViewBackward0", "TBackward0", "TransposeBackward0", "PermuteBackward0",
                  "UnsqueezeBackward0", "SqueezeBackward1", "AliasBackward0", "SelectBackward0",
-                 "SliceBackward0"):
+                 "SliceBackward0", "SumBackward0", "SumBackward1", "MeanBackward0",
+                 "MeanBackward1"):
         cls = next(c for c in _all_classes() if c.__name__ == name)
         assert issubclass(cls, ArrayFormulaNode), name
         assert "backward" not in vars(cls) or vars(cls)["backward"].__code__.co_filename \
