@@ -5,7 +5,9 @@ differentiable ops, so that a `create_graph=True` backward records a graph of it
 own, which can be differentiated again. minigrad's formulas are the same thing in
 minigrad code: a `Formula` is a string such as `"grad * result"`, and
 `apply_recording` runs a node's formulas on tensors, with grad mode on, when the
-engine carries tensors.
+engine carries tensors. A plain backward (numpy arrays, nothing recorded) runs a
+fused kernel, a hand-written fast path, or, for an `ArrayFormulaNode`, the same
+formulas compiled once into a plain function on arrays (`compile_on_arrays`).
 
 Three details make the recorded graph PyTorch's, node for node:
 

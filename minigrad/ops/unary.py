@@ -16,12 +16,7 @@ from .._args import CLAMP_HEADS, clamp_bounds, combination_error
 from .._cpu import FUSED_MULTIPLY_ADD
 from .._creation import zeros, zeros_like
 from .._dtype import result_type
-from ..arrays.dispatch import (
-    backward2,
-    cos_backward_in_passes,
-    sigmoid_in_passes,
-    sin_backward_in_passes,
-)
+from ..arrays.dispatch import backward2
 from ..arrays.layout import fresh_result
 from ..autograd.graph import INPUT, Node, SavedTensor
 from ..autograd.inplace import begin_inplace, finish_inplace
@@ -36,6 +31,34 @@ from .tangent_formulas import AUTO_ELEMENT_WISE, Tangent
 TANH_BACKWARD = K.tanh_backward if FUSED_MULTIPLY_ADD else K.tanh_backward_rounded_twice
 
 VALUE = "value"
+
+
+# Long arrays run these instead of the kernels (`vectorised=`, `vectorised_fused=`).
+
+
+def sigmoid_in_passes(x: np.ndarray, out: np.ndarray) -> None:
+    """1 / (1 + exp(-x)) in vectorised passes, for long arrays."""
+    with np.errstate(all="ignore"):
+        np.negative(x, out=out)
+        np.exp(out, out=out)
+        np.add(out, 1, out=out)
+        np.divide(1, out, out=out)
+
+
+def sin_backward_in_passes(grad: np.ndarray, x: np.ndarray, out: np.ndarray) -> None:
+    """grad * cos(x), in two vectorised passes (the same two roundings as the kernel)."""
+    with np.errstate(all="ignore"):
+        np.cos(x, out=out)
+        np.multiply(grad, out, out=out)
+
+
+def cos_backward_in_passes(grad: np.ndarray, x: np.ndarray, out: np.ndarray) -> None:
+    """-grad * sin(x), in vectorised passes (negating is exact, so its place does not
+    matter)."""
+    with np.errstate(all="ignore"):
+        np.sin(x, out=out)
+        np.multiply(grad, out, out=out)
+        np.negative(out, out=out)
 
 
 # -- declared ops: see `declaration.py` -----------------------------------------------------
