@@ -470,15 +470,22 @@ def compile_on_arrays(cls: type[Node]) -> Callable:
 
 
 class ArrayFormulaNode(Node):
-    """A node whose plain backward is its formulas themselves, compiled when the
-    class is made into one plain Python function on arrays (`compile_on_arrays`): the
-    derivative is written once, and a `create_graph=True` backward runs the same
-    formulas on tensors (`apply_recording`). A formula outside what arrays can run
-    fails when its class is made, not when it first runs."""
+    """A node whose plain backward is its formulas themselves, compiled into one plain
+    Python function on arrays (`compile_on_arrays`) the first time a node of the
+    class runs a plain backward (at import, the classes a program never uses would
+    cost every program milliseconds): the derivative is written once, and a
+    `create_graph=True` backward runs the same formulas on tensors
+    (`apply_recording`). `tests/minigrad/test_formulas_equal_backwards.py` compiles
+    every such class, so a formula outside what arrays can run fails there."""
 
     def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)
+        cls.backward = ArrayFormulaNode._compiled_first  # (each class its own formulas)
+
+    def _compiled_first(self, *grads):
+        cls = type(self)
         cls.backward = compile_on_arrays(cls)
+        return cls.backward(self, *grads)
 
 
 @on_arrays("t", method=True)
