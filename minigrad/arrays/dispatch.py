@@ -97,31 +97,6 @@ def quietly(ufunc):
     return run
 
 
-def sigmoid_in_passes(x: np.ndarray, out: np.ndarray) -> None:
-    """1 / (1 + exp(-x)) in vectorised passes, for long arrays."""
-    with np.errstate(all="ignore"):
-        np.negative(x, out=out)
-        np.exp(out, out=out)
-        np.add(out, 1, out=out)
-        np.divide(1, out, out=out)
-
-
-def sin_backward_in_passes(grad: np.ndarray, x: np.ndarray, out: np.ndarray) -> None:
-    """grad * cos(x), in two vectorised passes (the same two roundings as the kernel)."""
-    with np.errstate(all="ignore"):
-        np.cos(x, out=out)
-        np.multiply(grad, out, out=out)
-
-
-def cos_backward_in_passes(grad: np.ndarray, x: np.ndarray, out: np.ndarray) -> None:
-    """-grad * sin(x), in vectorised passes (negating is exact, so its place does not
-    matter)."""
-    with np.errstate(all="ignore"):
-        np.sin(x, out=out)
-        np.multiply(grad, out, out=out)
-        np.negative(out, out=out)
-
-
 # numba calls the C library once per element for these (the pip build of llvmlite
 # has no vector math library), numpy's ufuncs run several elements per instruction:
 # 3-12x faster on long float arrays. Short arrays keep the numba kernel, whose call

@@ -24,7 +24,7 @@ from ..autograd.record import record
 from ..kernels import elementwise as K
 from ..tensor import Tensor
 from .declaration import declare
-from .formulas import Formula, FormulaNode, Scalar
+from .formulas import BACKWARD_OPS, Formula, FormulaNode, SavedOn, Scalar, helper
 
 
 def _where_positive(x: np.ndarray, grad: np.ndarray, slope: float) -> np.ndarray:
@@ -355,3 +355,44 @@ declare("embedding", nodes=(EmbeddingBackward0,))
 declare("leaky_relu_backward", nodes=(LeakyReluBackwardBackward0,), aten=leaky_relu_backward)
 declare("embedding_dense_backward", nodes=(EmbeddingDenseBackwardBackward0,),
         aten=embedding_dense_backward)
+
+
+# -- the helpers this family's formulas call (PyTorch's FunctionsManual) --------------
+
+
+@helper
+def embedding_backward(grad: Tensor, indices: Tensor, num_weights: int, padding_idx: int,
+                       scale_grad_by_freq: bool, sparse: bool) -> Tensor:
+    """The gradient of embedding for its weight: the dense one (minigrad has no
+    sparse gradients)."""
+    return BACKWARD_OPS["embedding_dense_backward"](grad, indices, num_weights, padding_idx,
+                                                    scale_grad_by_freq)
+
+
+@helper
+def embedding_dense_double_backward(grad: Tensor, indices: Tensor, padding_idx: int) -> Tensor:
+    """The gradient of embedding_dense_backward: the looked-up rows of `grad` (zero
+    for the padding index), shaped like the embedding's output."""
+    gg_weight = BACKWARD_OPS["index_select"](grad, 0, indices.reshape(-1))
+    if padding_idx >= 0:
+        gg_weight.masked_fill_((indices == padding_idx).reshape(-1, 1), 0)
+    return gg_weight.view(*indices.shape, -1)
+
+
+# -- the helpers this family's tangent formulas call (PyTorch's `*_jvp`) -----------------
+
+
+@helper
+def leaky_relu_result_backward(grad: Tensor, result: Tensor, negative_slope: float) -> Tensor:
+    """`leaky_relu_backward(grad, result, negative_slope, True)` (leaky_relu_'s
+    tangent), which PyTorch refuses for a negative slope, with the error of
+    leaky_relu_'s own backward."""
+    if negative_slope < 0:  # (the node's backward raises that error before reading)
+        LeakyReluBackward1.backward(SavedOn({}, {"negative_slope": negative_slope}), None)
+    return BACKWARD_OPS["leaky_relu_backward"](grad, result, negative_slope, True)
+
+
+@helper
+def embedding_jvp(weight_t: Tensor, indices: Tensor, padding_idx: int) -> Tensor:
+    """embedding's tangent (`auto_linear`): the looked-up rows of the weight's tangent."""
+    return embedding(indices, weight_t, None if padding_idx < 0 else padding_idx)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtype
+from .._creation import zeros_like
 from .._dtype import _BY_NUMPY
 from ..arrays.broadcasting import broadcast_shape, check_inplace_shape
 from ..arrays.dispatch import binary, scalar_op, unary
@@ -32,7 +33,7 @@ from ..autograd.record import record, record_elementwise
 from ..kernels import elementwise as K
 from ..tensor import Tensor, as_tensor_arg, operand
 from .declaration import binary_op, declare, functions_declared_in, unary_op
-from .formulas import Formula
+from .formulas import Formula, Scalar, helper
 from .public_forms import as_method, not_with_ndarray, number_first
 from .tangent_formulas import AUTO_ELEMENT_WISE, Tangent
 
@@ -661,3 +662,29 @@ declare("atan2_backward", aten=atan2_backward)
 
 # The functions built from this module's declarations, under their public names.
 globals().update(functions_declared_in(__name__))
+
+
+# -- the helpers this family's formulas call (PyTorch's FunctionsManual) --------------
+
+
+@helper
+def maybe_multiply(t: Tensor, s) -> Tensor:
+    """`t * s`, or `t` itself when the Scalar `s` is 1 (add's and sub's alpha)."""
+    return t if s == 1 else t * Scalar(s)
+
+
+@helper
+def div_tensor_self_backward(grad: Tensor, other, self_dtype, rounding_mode) -> Tensor:
+    """The gradient of `self / other` for self: zeros for a rounded quotient."""
+    if rounding_mode is not None:
+        return zeros_like(grad, dtype=self_dtype)
+    return grad / other
+
+
+@helper
+def div_tensor_other_backward(grad: Tensor, self: Tensor, other: Tensor,
+                              rounding_mode) -> Tensor:
+    """The gradient of `self / other` for other: zeros for a rounded quotient."""
+    if rounding_mode is not None:
+        return zeros_like(grad, dtype=other.dtype)
+    return -grad * ((self / other) / other)

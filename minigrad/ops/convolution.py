@@ -30,10 +30,10 @@ from ..autograd.record import record
 from ..kernels import on_demand
 from ..tensor import Tensor
 from .declaration import declare
-from .formulas import Formula, FormulaNode, _helper
+from .formulas import Formula, FormulaNode, helper
 from .joining import cat
 from .normalization import _OneCallForSeveral
-from .tangent_formulas import HELPERS, ZERO, Tangent, dense
+from .tangent_formulas import ZERO, Tangent, dense
 
 kernels = on_demand("convolution")  # (loaded at the first convolution: see `on_demand`)
 
@@ -320,7 +320,7 @@ class ConvolutionBackwardBackward0(_OneCallForSeveral, FormulaNode):
         return 3
 
 
-@_helper
+@helper
 def convolution_double_backward(ggI: Tensor | None, ggW: Tensor | None, ggb: Tensor | None,  # noqa: N803
                                 gO: Tensor, weight: Tensor, input: Tensor, stride: tuple,  # noqa: A002,N803
                                 padding: tuple, dilation: tuple, transposed: bool,
@@ -408,6 +408,7 @@ def _subvariable(t: Tensor, groups: int, g: int) -> Tensor:
     return t.narrow(0, n * g, n)
 
 
+@helper
 def convolution_jvp(input_p: Tensor, input_t, weight_p: Tensor, weight_t, bias_p, bias_t,  # noqa: ARG001
                     stride: tuple, padding: tuple, dilation: tuple, transposed: bool,
                     output_padding: tuple, groups: int):
@@ -425,7 +426,6 @@ def convolution_jvp(input_p: Tensor, input_t, weight_p: Tensor, weight_t, bias_p
     return out
 
 
-HELPERS["convolution_jvp"] = convolution_jvp
 
 
 def _ops() -> tuple:

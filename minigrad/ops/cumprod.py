@@ -8,7 +8,7 @@ from the other end, flipped back). With `create_graph=True` those steps are
 recorded (CatBackward0, CumprodBackward0, FlipBackward0, ...), so the second
 derivative of a product with a zero factor is PyTorch's; and CumprodBackward0's own
 formula, `cumprod_backward`, records PyTorch's O(n^2) graph in turn, so the third one is
-too. Forward mode goes through `cumprod_jvp` (tangent_helpers).
+too. Forward mode goes through `cumprod_jvp` (below).
 """
 
 from __future__ import annotations
@@ -16,13 +16,14 @@ from __future__ import annotations
 import numpy as np
 
 from .._creation import ones, zeros
+from .._dtype import bool_
 from ..arrays.scalars import u64
 from ..autograd.graph import INPUT, OUTPUT, VALUE, Node, SavedTensor
 from ..autograd.record import record
 from ..grad_mode import STATE
 from ..tensor import Tensor, _wrap_dim
 from .declaration import declare
-from .formulas import Formula, _helper
+from .formulas import BACKWARD_OPS, Formula, helper, named
 from .joining import cat
 from .statistics import flip, prod
 from .tangent_formulas import Tangent
@@ -77,7 +78,7 @@ def _slice_from(x: Tensor, dim: int, start: int) -> Tensor:
     return out
 
 
-@_helper
+@helper
 def cumprod_backward(grad: Tensor, input: Tensor, dim: int,  # noqa: A002 - PyTorch's name
                      output: Tensor) -> Tensor:
     """cumprod's gradient as PyTorch's cumprod_backward computes it, in minigrad ops.
@@ -154,3 +155,23 @@ def prod_safe_zeros_backward(grad: Tensor, inp: Tensor, dim: int) -> Tensor:
 
 declare("cumprod", nodes=(CumprodBackward0,), aten=cumprod)
 declare("prod_safe_zeros_backward", aten=prod_safe_zeros_backward)
+
+
+# -- the helpers this family's tangent formulas call (PyTorch's `*_jvp`) -----------------
+
+
+@helper
+def cumprod_jvp(self_t: Tensor, self_p: Tensor, result: Tensor, dim: int) -> Tensor:
+    """cumprod's tangent (PyTorch's cumprod_jvp): `cumsum(self_t / self_p) * result`
+    where no zero came before; from the first zero on (where that formula divides by
+    zero), the cumprod of the factors with the first zero's tangent in its place:
+    for x = (a, 0, b, 0, c) and t = (t0, ..., t4), (., a*t1, a*b*t1, 0, 0)."""
+    where = named("where")
+    gradient = (self_t / self_p).cumsum(dim) * result
+    if self_p.dim() == 0:
+        return gradient.masked_fill_(self_p == 0, self_t)
+    mask_zeros = self_p == 0
+    mask_first_zero = mask_zeros & (mask_zeros.cumsum(dim) == 1)
+    new_grad = BACKWARD_OPS["cumprod"](where(mask_first_zero, self_t, self_p), dim)
+    mask_after_first_zero = mask_first_zero.cumsum(dim)
+    return where(mask_after_first_zero.to(bool_), new_grad, gradient)

@@ -50,7 +50,7 @@ from ..autograd.graph import Node, SavedTensor, efficient_zeros
 from ..autograd.inplace import begin_inplace, finish_inplace
 from ..autograd.record import record, record_elementwise
 from ..tensor import Tensor
-from .formulas import BACKWARD_OPS, ROLES, Formula
+from .formulas import ROLES, Formula, register_ops
 from .tangent_formulas import AUTO_ELEMENT_WISE, Tangent
 
 
@@ -260,6 +260,7 @@ def unary_op(name: str, *, node: str, kernel, formula: str, fused, doc: str,
                               functions=functions, methods=methods,
                               attributes={operator: op} if operator else {})
     DECLARATIONS.append(declaration)
+    register_ops(functions, {})
     return declaration
 
 
@@ -362,6 +363,7 @@ def binary_op(name: str, *, node: str, kernel, formulas: dict[str, str], fused: 
     declaration = Declaration(name, family, node_cls, parsed, doc,
                               functions={name: op}, methods=public)
     DECLARATIONS.append(declaration)
+    register_ops(declaration.functions, {})
     return declaration
 
 
@@ -404,8 +406,7 @@ def declare(name: str, *, nodes: tuple[type[Node], ...] = (), function: Callable
             methods[n + "_"] = inplace
         if function_inplace:
             functions[name + "_"] = inplace
-    if aten is not None:
-        BACKWARD_OPS[name] = aten
+    register_ops(functions, {name: aten} if aten is not None else {})
     first = nodes[0] if nodes else None
     declaration = Declaration(
         name, family, first, first.formulas if first is not None else (),

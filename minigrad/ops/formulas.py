@@ -5,7 +5,9 @@ differentiable ops, so that a `create_graph=True` backward records a graph of it
 own, which can be differentiated again. minigrad's formulas are the same thing in
 minigrad code: a `Formula` is a string such as `"grad * result"`, and
 `apply_recording` runs a node's formulas on tensors, with grad mode on, when the
-engine carries tensors.
+engine carries tensors. A plain backward (numpy arrays, nothing recorded) runs a
+fused kernel, a hand-written fast path, or, for an `ArrayFormulaNode`, the same
+formulas compiled once into a plain function on arrays (`compile_on_arrays`).
 
 Three details make the recorded graph PyTorch's, node for node:
 
@@ -15,9 +17,12 @@ Three details make the recorded graph PyTorch's, node for node:
   written in a formula, and the values a node saved as Scalars (`Node.scalars`:
   pow's exponent, add's alpha), are `Scalar`s here.
 * The helpers PyTorch's formulas call (its "FunctionsManual": `pow_backward`,
-  `maybe_multiply`, ...) are written below in minigrad code, and the ops that only
-  backward formulas call (`tanh_backward`, which has a node of its own,
-  TanhBackwardBackward0) are registered in `BACKWARD_OPS` by their family modules.
+  `maybe_multiply`, ...) are written in minigrad code beside their op, in its family's
+  module, and registered with `@helper` in one table (`HELPERS`) that backward and
+  tangent formulas share; the ops that only backward formulas call (`tanh_backward`,
+  which has a node of its own, TanhBackwardBackward0) are registered in `BACKWARD_OPS`
+  by their declarations. A formula reaches no further than these tables (`names()`):
+  the ops sit below minigrad's namespace and never look it up.
 * In `a * b`, PyTorch's build evaluates `b` first (C++ leaves the order of an
   operator's operands open, and its compiler takes the right one first), so the
   nodes `b` records are numbered before those of `a`; the numbers decide which
@@ -28,15 +33,13 @@ from __future__ import annotations
 
 import ast
 import keyword
-import math
 import re
-import sys
 from collections.abc import Callable
 
 import numpy as np
 
-from .._creation import zeros, zeros_like
-from .._dtype import result_type
+from .. import _creation
+from ..arrays.broadcasting import spread
 from ..arrays.scalars import signed_dims
 from ..autograd.forward_ad import Identity
 from ..autograd.graph import (
@@ -190,32 +193,83 @@ class Formula:
         # and the few hundred of them would add tens of milliseconds to `import minigrad`.
         self._code = None
 
-    def __call__(self, grad: Tensor, /, **saved) -> Tensor:
-        """Evaluate the formula on tensors (`self=x, result=y`)."""
+    def compile(self):
+        """The formula parsed, evaluated as C++ does (see `_AsInCpp`), and compiled
+        (once)."""
         code = self._code
         if code is None:
             tree = ast.fix_missing_locations(_AsInCpp().visit(ast.parse(self.text, mode="eval")))
             code = self._code = compile(tree, f"<gradient of {self.input}: {self.text}>",
                                         "eval")
-        return eval(code, _names(), {"grad": grad, **saved})  # noqa: S307
+        return code
+
+    def __call__(self, grad: Tensor, /, **saved) -> Tensor:
+        """Evaluate the formula on tensors (`self=x, result=y`)."""
+        return eval(self._code or self.compile(), names(), {"grad": grad, **saved})  # noqa: S307
 
     def __repr__(self) -> str:
         return f"{self.input}: {self.text}"
 
 
+# -- the names a formula can call -------------------------------------------------------
+
+# The helpers PyTorch's formulas call (its FunctionsManual: `pow_backward`,
+# `sum_backward`, `prod_jvp`, ...), for backward and tangent formulas alike, written in
+# minigrad code beside their op in its family's module and registered there with
+# `@helper`.
+HELPERS: dict[str, Callable] = {}
+
+# The public functions of every declared op (`where`, `cat`, `mm`, ...), filled by
+# `ops/declaration.py` as each op is declared: the namespace as a learner's code sees it.
+OPS: dict[str, Callable] = {}
+
+# The factories formulas call (`zeros`, `zeros_like`, ...): they stand below the ops.
+_FACTORIES = {name: fn for name, fn in vars(_creation).items()
+              if callable(fn) and not name.startswith("_")
+              and getattr(fn, "__module__", None) == _creation.__name__}
+
 _NAMES: dict | None = None
 
 
-def _names() -> dict:
-    """The names a formula can call: minigrad's namespace, as a learner's code sees
-    it, the backward ops and the helpers below. (Formulas run only once `import
-    minigrad` has finished, so this looks the package up rather than importing it:
-    the ops sit below the namespace.)"""
+def helper(fn: Callable) -> Callable:
+    """Make `fn` callable by its name from every backward and tangent formula.
+
+    PyTorch's formulas call helpers from its FunctionsManual (`pow_backward`,
+    `sum_backward`, `prod_jvp`); minigrad's are written in minigrad code, in the module
+    of the op they serve, each under this decorator. A name is registered once."""
+    global _NAMES
+    name = fn.__name__
+    if name in HELPERS or name in BACKWARD_OPS:
+        raise ValueError(f"a formula helper named {name!r} is registered already")
+    HELPERS[name] = fn
+    _NAMES = None
+    return fn
+
+
+def register_ops(functions: dict[str, Callable], aten: dict[str, Callable]) -> None:
+    """Make declared ops callable from formulas: `functions` by their public names,
+    `aten` as the ops only formulas call (`BACKWARD_OPS`). `ops/declaration.py` calls
+    this for each declaration."""
+    global _NAMES
+    OPS.update(functions)
+    BACKWARD_OPS.update(aten)
+    _NAMES = None
+
+
+def names() -> dict:
+    """Every name a formula can call: the factories, the declared ops, the backward
+    ops, the helpers (and the two names a formula compiled as C++ is evaluated with)."""
     global _NAMES
     if _NAMES is None:
-        _NAMES = {**vars(sys.modules["minigrad"]), **BACKWARD_OPS, **_HELPERS,
+        _NAMES = {**_FACTORIES, **OPS, **BACKWARD_OPS, **HELPERS,
                   "Scalar": Scalar, "_RIGHT_FIRST": _RIGHT_FIRST}
     return _NAMES
+
+
+def named(name: str) -> Callable:
+    """The op or helper a formula would call as `name`, for a helper that needs an op
+    of a family it cannot import (`named("where")`)."""
+    return names()[name]
 
 
 # -- running a node's formulas ------------------------------------------------------------
@@ -306,323 +360,163 @@ def _with_version(t: Tensor) -> np.ndarray:
     return t._data
 
 
-# -- the helpers PyTorch's formulas call, in minigrad code ------------------------------------
+class SavedOn:
+    """What a node's numpy backward reads off the node (`saved(name)`, `_saved`), for
+    running it on values a tangent formula has."""
 
-_HELPERS: dict[str, Callable] = {}
+    def __init__(self, arrays: dict, values: dict) -> None:
+        self._arrays, self._saved = arrays, values
 
-
-def _helper(fn: Callable) -> Callable:
-    _HELPERS[fn.__name__] = fn
-    return fn
-
-
-@_helper
-def maybe_multiply(t: Tensor, s) -> Tensor:
-    """`t * s`, or `t` itself when the Scalar `s` is 1 (add's and sub's alpha)."""
-    return t if s == 1 else t * Scalar(s)
+    def saved(self, name: str) -> np.ndarray:
+        return self._arrays[name]
 
 
-@_helper
-def pow_backward(grad: Tensor, self: Tensor, exponent) -> Tensor:
-    """The gradient of `self ** exponent` for a number: zero for the exponent 0, else
-    `grad * (exponent * self ** (exponent - 1))`, computed in double as PyTorch."""
-    if exponent == 0:
-        return zeros_like(self)
-    p = Scalar(float(_value(exponent)))
-    return grad * (p * self ** (p - 1))
+# -- formulas run on arrays: the plain backward of a node that has no other ---------------
+
+# The array versions of what formulas call, for a plain backward (numpy arrays in,
+# numpy arrays out, no tensor made, nothing recorded): a tensor method by its name
+# (`grad.t()`), and a helper by its name (`unsqueeze_to`), registered with
+# `@on_arrays`, each computing what the tensor op computes, laid out as it lays it out.
+ARRAY_METHODS: dict[str, Callable] = {}
+ARRAY_HELPERS: dict[str, Callable] = {}
 
 
-@_helper
-def sgn_backward(self: Tensor, grad: Tensor, result: Tensor) -> Tensor:
-    """The gradient of `sgn` for real tensors: zero (its Jacobian is zero wherever it
-    has one)."""
-    return zeros_like(grad)
+def on_arrays(name: str, *, method: bool = False) -> Callable:
+    """Register the function below as the array version of helper `name` (or, with
+    `method`, of the tensor method `name`): what a formula compiled for arrays calls."""
+    def register(fn: Callable) -> Callable:
+        (ARRAY_METHODS if method else ARRAY_HELPERS)[name] = fn
+        return fn
+    return register
 
 
-@_helper
-def sum_backward(grad: Tensor, sizes: tuple, dims, keepdim: bool) -> Tensor:
-    """The gradient of a sum over `dims`: the reduced dims put back (unless kept),
-    then expanded to the input's sizes."""
-    if not keepdim and sizes:
-        for d in sorted(d % len(sizes) for d in dims):
-            grad = grad.unsqueeze(d)
-    return grad.expand(sizes)
+class NotOnArrays(ValueError):
+    """A formula uses something that has no array version (`compile_on_arrays`)."""
 
 
-@_helper
-def mean_backward(grad: Tensor, sizes: tuple, dims, numel: int, keepdim: bool) -> Tensor:
-    """The gradient of a mean over `dims` (all of them when empty): the sum's,
-    divided by how many elements each mean took."""
-    if not dims:
-        return grad.expand(sizes) / Scalar(numel)
-    count = 1
-    for d in dims if sizes else ():  # (a 0-d input's dim 0 averaged its one element)
-        count *= sizes[d % len(sizes)]
-    return sum_backward(grad, sizes, dims, keepdim) / Scalar(count)
+class _OnArrays(ast.NodeTransformer):
+    """A formula as a call of array functions: `grad.t()` becomes `_M["t"](grad)`,
+    `unsqueeze_to(grad, sizes)` `_H["unsqueeze_to"](grad, sizes)`, and each value the
+    node saved the expression `values[name]` reads it with. Only calls, names and
+    constants: arithmetic stays with the fused kernels and the hand-written
+    backwards, which know the dtype rules."""
+
+    def __init__(self, values: dict[str, str]) -> None:
+        self.values = values
+
+    def visit_Call(self, node: ast.Call) -> ast.expr:
+        args = [self.visit(a) for a in node.args]
+        if node.keywords:
+            raise NotOnArrays("keyword arguments")
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr in ARRAY_METHODS:
+            table, name, args = "_M", func.attr, [self.visit(func.value), *args]
+        elif isinstance(func, ast.Name) and func.id in ARRAY_HELPERS:
+            table, name = "_H", func.id
+        else:
+            raise NotOnArrays(ast.unparse(func))
+        return ast.Call(ast.Subscript(ast.Name(table, ast.Load()), ast.Constant(name),
+                                      ast.Load()), args, [])
+
+    def visit_Name(self, node: ast.Name) -> ast.expr:
+        if node.id == "grad":
+            return node
+        if node.id not in self.values:
+            raise NotOnArrays(f"{node.id} is not a value the node saved")
+        return ast.parse(self.values[node.id], mode="eval").body
+
+    def visit_Constant(self, node: ast.Constant) -> ast.expr:
+        return node
+
+    def visit_Tuple(self, node: ast.Tuple) -> ast.expr:
+        return ast.Tuple([self.visit(e) for e in node.elts], ast.Load())
+
+    def generic_visit(self, node: ast.AST) -> ast.AST:
+        raise NotOnArrays(type(node).__name__)
 
 
-@_helper
-def mm_mat1_backward(grad: Tensor, mat2: Tensor, sizes: tuple, strides: tuple,
-                     alpha) -> Tensor:
-    """The gradient of the first matrix of a product: grad @ mat2.T, or, when that
-    matrix was column-major, (mat2 @ grad.T).T, which comes out column-major too."""
-    if len(sizes) == 2 and strides[0] == 1 and strides[1] == sizes[0]:
-        return maybe_multiply(mat2.mm(grad.t()).t(), alpha)
-    return maybe_multiply(grad.mm(mat2.t()), alpha)
+def _signed(value):
+    """A saved value as a formula reads it: `signed_dims`, quick for a plain int."""
+    if type(value) is int:
+        return value - 2**64 if value >= 2**63 else value
+    return signed_dims(value) if type(value) is tuple else value
 
 
-@_helper
-def mm_mat2_backward(grad: Tensor, mat1: Tensor, sizes: tuple, strides: tuple,
-                     alpha) -> Tensor:
-    """The gradient of the second matrix of a product: mat1.T @ grad, or (grad.T @
-    mat1).T when that matrix was column-major."""
-    if len(sizes) == 2 and strides[0] == 1 and strides[1] == sizes[0]:
-        return maybe_multiply(grad.t().mm(mat1).t(), alpha)
-    return maybe_multiply(mat1.t().mm(grad), alpha)
+def compile_on_arrays(cls: type[Node]) -> Callable:
+    """The plain backward of node class `cls`: its formulas compiled into one Python
+    function on arrays, `backward(node, *grads)`, which computes each input's gradient
+    that is wanted and reads the node's saved values as `apply_recording` reads them
+    (a saved tensor's data version-checked, a dim signed). `NotOnArrays` if a formula
+    calls anything without an array version."""
+    values = {}
+    for name in cls.saves:
+        if name in ROLES:
+            values[name] = f"node.saved({name!r})"
+        elif name in cls.saved_defaults:
+            values[name] = f"_signed(s.get({name!r}, _D[{name!r}]))"
+        else:
+            values[name] = f"_signed(s[{name!r}])"
+    parts = []
+    for i, formula in enumerate(cls.formulas):
+        body = _OnArrays(values).visit(ast.parse(formula.text, mode="eval").body)
+        parts.append(f"({ast.unparse(body)}) if e[{i}][0] is not None else None")
+    source = ("def backward(node, *grads):\n"
+              "    grad, s, e = grads[0], node._saved, node.next_functions\n"
+              f"    return ({', '.join(parts)},)\n")
+    scope = {"_M": ARRAY_METHODS, "_H": ARRAY_HELPERS, "_signed": _signed,
+             "_D": cls.saved_defaults}
+    exec(compile(source, f"<plain backward of {cls.__name__}>", "exec"), scope)  # noqa: S102
+    return scope["backward"]
 
 
-@_helper
-def unsqueeze_to(grad: Tensor, sizes: tuple, dims=None) -> Tensor:
-    """The gradient of a squeeze: the squeezed dims (those of `dims`, or all) put back
-    where the input had a 1."""
-    if dims is not None:
-        dims = {d % len(sizes) for d in (dims if isinstance(dims, tuple) else (dims,))}
-    for d, n in enumerate(sizes):
-        if n == 1 and (dims is None or d in dims):
-            grad = grad.unsqueeze(d)
-    return grad
+class ArrayFormulaNode(Node):
+    """A node whose plain backward is its formulas themselves, compiled into one plain
+    Python function on arrays (`compile_on_arrays`) the first time a node of the
+    class runs a plain backward (at import, the classes a program never uses would
+    cost every program milliseconds): the derivative is written once, and a
+    `create_graph=True` backward runs the same formulas on tensors
+    (`apply_recording`). `tests/minigrad/test_formulas_equal_backwards.py` compiles
+    every such class, so a formula outside what arrays can run fails there."""
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.backward = ArrayFormulaNode._compiled_first  # (each class its own formulas)
+
+    def _compiled_first(self, *grads):
+        cls = type(self)
+        cls.backward = compile_on_arrays(cls)
+        return cls.backward(self, *grads)
 
 
-@_helper
-def permute_backwards(grad: Tensor, dims: tuple) -> Tensor:
-    """The gradient of `permute(dims)`: the inverse permutation."""
-    inverse = [0] * len(dims)
-    for i, d in enumerate(dims):
-        inverse[d % len(dims)] = i
-    return grad.permute(inverse)
+@on_arrays("t", method=True)
+def _t(a: np.ndarray) -> np.ndarray:
+    return a.T
 
 
-@_helper
-def slice_backward_wrapper(grad: Tensor, sizes: tuple, dim: int, start: int, end: int,
-                           step: int) -> Tensor:
-    """The gradient of a slice: `slice_backward`, the bounds as the slice kept them
-    (an end not given, None, as INT64_MAX)."""
-    end = 2**63 - 1 if end is None else end  # (INT64_MAX)
-    return BACKWARD_OPS["slice_backward"](grad, sizes, dim, start, end, step)
+@on_arrays("transpose", method=True)
+def _transpose(a: np.ndarray, dim0: int, dim1: int) -> np.ndarray:
+    # (a 0-d array's transpose(0, 0) has no axes to swap: itself, as a new view)
+    return np.swapaxes(a, dim0, dim1) if a.ndim else a.view()
 
 
-@_helper
-def split_with_sizes_backward(grads: list, split_sizes: tuple, dim: int,
-                              sizes: tuple) -> Tensor:
-    """The gradient of split: the pieces' gradients joined again (`cat`), zeros for a
-    piece that got none."""
-    dim %= len(sizes)
-    dtype = next(g.dtype for g in grads if g is not None)
-    pieces = []
-    for g, length in zip(grads, split_sizes):
-        if g is None:
-            g = zeros(sizes[:dim] + (length,) + sizes[dim + 1:], dtype=dtype)
-        pieces.append(g)
-    return _names()["cat"](pieces, dim)
+@on_arrays("expand", method=True)
+def _expand(a: np.ndarray, shape: tuple) -> np.ndarray:
+    return spread(a, shape)
 
 
-@_helper
-def split_backward(grads: list, split_size: int, dim: int, sizes: tuple) -> Tensor:
-    """The gradient of split into pieces of `split_size` (the last may be smaller)."""
-    n = sizes[dim % len(sizes)]
-    lengths = tuple(min(split_size, n - s) for s in range(0, n, split_size)) if n else (0,)
-    return split_with_sizes_backward(grads, lengths, dim, sizes)
+@on_arrays("squeeze", method=True)
+def _squeeze(a: np.ndarray, dim: int) -> np.ndarray:
+    return np.squeeze(a, dim)
 
 
-@_helper
-def unbind_backward(grads: list, dim: int) -> Tensor:
-    """The gradient of unbind: the slices' gradients stacked again, zeros (expanded
-    from one) for a slice that got none."""
-    like = next(g for g in grads if g is not None)
-    zero = zeros((), dtype=like.dtype).expand(like.shape)
-    return _names()["stack"]([zero if g is None else g for g in grads], dim)
-
-
-@_helper
-def clamp_backward(grad: Tensor, self: Tensor, min, max) -> Tensor:  # noqa: A002
-    """The gradient of clamp with number bounds: `grad` where `self` is within them
-    (at a bound too), else 0."""
-    if min is None and max is None:
-        return grad
-    zero = zeros((), dtype=grad.dtype)
-    if min is not None and max is not None:
-        return _names()["where"]((self >= min) & (self <= max), grad, zero)
-    return _names()["where"](self >= min if max is None else self <= max, grad, zero)
-
-
-@_helper
-def div_tensor_self_backward(grad: Tensor, other, self_dtype, rounding_mode) -> Tensor:
-    """The gradient of `self / other` for self: zeros for a rounded quotient."""
-    if rounding_mode is not None:
-        return zeros_like(grad, dtype=self_dtype)
-    return grad / other
-
-
-@_helper
-def div_tensor_other_backward(grad: Tensor, self: Tensor, other: Tensor,
-                              rounding_mode) -> Tensor:
-    """The gradient of `self / other` for other: zeros for a rounded quotient."""
-    if rounding_mode is not None:
-        return zeros_like(grad, dtype=other.dtype)
-    return -grad * ((self / other) / other)
-
-
-@_helper
-def pow_backward_self(grad: Tensor, self: Tensor, exponent: Tensor) -> Tensor:
-    """The gradient of `self ** exponent` for self (two tensors): exponent * self **
-    (exponent - 1), and 0 where the exponent is 0."""
-    slope = grad * (exponent * self.pow(exponent - Scalar(1)))
-    return _names()["where"](exponent == 0.0, zeros((), dtype=grad.dtype), slope)
-
-
-def _log(number) -> float:
-    """C++'s Scalar.log(): -inf at 0 and nan below (where math.log raises)."""
-    if number > 0 or number != number:
-        return math.log(number)
-    return -math.inf if number == 0 else math.nan
-
-
-@_helper
-def pow_backward_exponent(grad: Tensor, self, exponent: Tensor, result: Tensor) -> Tensor:
-    """The gradient of `self ** exponent` for the exponent: result * log(self), and 0
-    where self is 0 and the exponent not negative (0 ** p is flat in p there).
-    `self` is a tensor, or a number (`2 ** x`: a Scalar)."""
-    where = _names()["where"]
-    zero = zeros((), dtype=grad.dtype)
-    if isinstance(self, Scalar):
-        slope = result * Scalar(_log(self.value))
-        if self.value == 0:
-            return grad * where(exponent >= 0, zero, slope)
-        return grad * slope
-    dtype = result_type(self, exponent)
-    self_ = self if self.dtype is dtype else self.to(dtype)
-    return grad * where((self == 0) & (exponent >= 0), zero, result * self_.log())
-
-
-@_helper
-def ger(vec1: Tensor, vec2: Tensor) -> Tensor:
-    """The outer product of two vectors, as PyTorch computes it: vec1 as a column
-    times vec2 (broadcast)."""
-    return vec1.reshape(vec1.shape[0], 1) * vec2
-
-
-@_helper
-def evenly_distribute_backward(grad: Tensor, input: Tensor, value: Tensor) -> Tensor:  # noqa: A002
-    """The gradient of max()/min() of a whole tensor: shared evenly by the elements
-    equal to the result (the NaNs, when the result is NaN)."""
-    # (x != x: whether x is NaN)
-    mask = input != input if bool(value != value) else input == value
-    return grad.new_zeros(tuple(input.shape)).masked_fill_(mask, grad / mask.sum())
-
-
-@_helper
-def mse_loss_double_backward(grad: Tensor, input: Tensor, reduction: int) -> Tensor:  # noqa: A002
-    """The slope of mse_loss_backward in self: 2 * grad, divided in place by the
-    number of elements for "mean" (reduction 1)."""
-    grad_input = Scalar(2) * grad
-    if reduction == 1:
-        BACKWARD_OPS["div_scalar_"](grad_input, input.numel())
-    return grad_input
-
-
-# softmax_backward_data's slope in its output, applied to `grad` (C++'s order of
-# evaluation, as in a formula: see `_AsInCpp`).
-_SOFTMAX_DOUBLE_BACKWARD = Formula(
-    "output", "grad_output * grad - (output * grad_output).sum(dim, True) * grad "
-              "- grad_output * (output * grad).sum(dim, True)")
-
-
-@_helper
-def softmax_double_backward(grad: Tensor, grad_output: Tensor, dim: int,
-                            output: Tensor) -> Tensor:
-    """The gradient of _softmax_backward_data for its output."""
-    return _SOFTMAX_DOUBLE_BACKWARD(grad, grad_output=grad_output, dim=dim, output=output)
-
-
-@_helper
-def std_backward(result: Tensor, grad: Tensor, self: Tensor, dim, correction,
-                 keepdim: bool) -> Tensor:
-    """The gradient of std: var's, of grad / (2 * std), zeroed in place where the std
-    is zero."""
-    grad_var = (grad / (result * Scalar(2))).masked_fill_(result == 0, 0)
-    return BACKWARD_OPS["var_backward"](grad_var, self, dim, correction, keepdim)
-
-
-@_helper
-def cumsum_backward(grad: Tensor, dim: int) -> Tensor:
-    """The gradient of cumsum: a cumulative sum from the end (flip, cumsum, flip)."""
-    if grad.numel() <= 1 or grad.shape[dim] == 1:
-        return grad
-    flip = BACKWARD_OPS["flip"]
-    return flip(flip(grad, (dim,)).cumsum(dim), (dim,))
-
-
-def _unsqueeze_multiple(t: Tensor, dims, ndim: int) -> Tensor:
-    """`t` with the reduced `dims` (all, when None or empty) put back as size 1."""
-    if dims is None or dims == ():
-        return t
-    dims = dims if isinstance(dims, tuple) else (dims,)
-    for d in sorted(d % ndim for d in dims):
-        t = t.unsqueeze(d)
-    return t
-
-
-@_helper
-def linalg_vector_norm_backward(grad: Tensor, self: Tensor, ord, norm: Tensor, dim,  # noqa: A002
-                                keepdim: bool) -> Tensor | None:
-    """The gradient of a vector norm of order `ord` (PyTorch's norm_backward)."""
-    p = float(ord)
-    if not keepdim and self.dim() != 0:
-        grad = _unsqueeze_multiple(grad, dim, self.dim())
-        norm = _unsqueeze_multiple(norm, dim, self.dim())
-    if p == 0.0:
-        return None
-    if p == 1.0:
-        return self.sgn() * grad
-    if p == 2.0:
-        return grad * (self / norm).masked_fill_(norm == 0, 0)
-    if math.isinf(p):
-        self_abs = self.abs()
-        mask = (self_abs == norm) | (self_abs != self_abs)  # (or NaN)
-        dims = tuple(range(self.dim())) if dim is None or dim == () else dim
-        # (C++ evaluates the right operand of `*` first: so does this, for the nodes'
-        # numbers)
-        shared = (grad / mask.sum(dims, True)) * mask
-        return self.sgn() * shared
-    if p < 1.0:
-        powered = self.abs().pow_(p - 1).masked_fill_(self == 0, 0)
-        self_scaled = self.sgn() * powered
-        scale = norm.pow(1 - p)
-        return self_scaled * grad * scale
-    if p < 2.0:
-        powered = self.abs().pow_(p - 1)
-        self_scaled = self.sgn() * powered
-    else:
-        self_scaled = self * self.abs().pow_(p - 2)
-    scale_v = grad / norm.pow(p - 1)
-    scale_v.masked_fill_(norm == 0, 0)
-    return self_scaled * scale_v
-
-
-@_helper
-def embedding_backward(grad: Tensor, indices: Tensor, num_weights: int, padding_idx: int,
-                       scale_grad_by_freq: bool, sparse: bool) -> Tensor:
-    """The gradient of embedding for its weight: the dense one (minigrad has no
-    sparse gradients)."""
-    return BACKWARD_OPS["embedding_dense_backward"](grad, indices, num_weights, padding_idx,
-                                                    scale_grad_by_freq)
-
-
-@_helper
-def embedding_dense_double_backward(grad: Tensor, indices: Tensor, padding_idx: int) -> Tensor:
-    """The gradient of embedding_dense_backward: the looked-up rows of `grad` (zero
-    for the padding index), shaped like the embedding's output."""
-    gg_weight = BACKWARD_OPS["index_select"](grad, 0, indices.reshape(-1))
-    if padding_idx >= 0:
-        gg_weight.masked_fill_((indices == padding_idx).reshape(-1, 1), 0)
-    return gg_weight.view(*indices.shape, -1)
+@on_arrays("reshape", method=True)
+def _reshape(a: np.ndarray, shape: tuple) -> np.ndarray:
+    try:
+        return np.reshape(a, shape, copy=False)  # a view, where one can be
+    except ValueError:
+        # A copy that owns its memory, as PyTorch's reshape makes (numpy's own copy
+        # would be a view of a temporary, which an input buffer could not add into in
+        # place as PyTorch's does).
+        out = np.empty(shape, a.dtype)
+        out.reshape(a.shape)[...] = a
+        return out

@@ -24,8 +24,8 @@ from ..autograd.record import record
 from ..tensor import Tensor, _wrap_dim
 from . import copies, expand, multi_output, views
 from .declaration import declare
-from .formulas import Formula
-from .tangent_formulas import Tangent
+from .formulas import BACKWARD_OPS, Formula, helper
+from .tangent_formulas import Tangent, dense
 
 
 def _is_advanced(item) -> bool:
@@ -548,3 +548,17 @@ declare("index_select", nodes=(IndexSelectBackward0,), aten=index_select)
 declare("index_put", aten=index_put)
 declare("index_backward", aten=index_backward)
 declare("zeros_of", aten=zeros_of)
+
+
+# -- the helpers this family's tangent formulas call (PyTorch's `*_jvp`) -----------------
+
+
+@helper
+def index_put_jvp(self_t, self_p: Tensor, values_t, values_p: Tensor, where: tuple,
+                  accumulate: bool) -> Tensor:
+    """index_put's tangent: `self_t.index_put(indices, values_t, accumulate)` (zeros
+    for a missing tangent), the indices rebuilt from the numpy index the op saved."""
+    indices = tuple(None if isinstance(i, slice) else Tensor._make(np.asarray(i))
+                    for i in where)
+    return BACKWARD_OPS["index_put"](dense(self_t, self_p), indices,
+                                     dense(values_t, values_p), accumulate)

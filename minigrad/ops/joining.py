@@ -17,8 +17,8 @@ from ..autograd.graph import VALUE, Node, bump_version
 from ..autograd.record import record
 from ..tensor import Tensor, _wrap_dim
 from .declaration import declare
-from .formulas import Formula
-from .tangent_formulas import Tangent
+from .formulas import Formula, helper
+from .tangent_formulas import Tangent, dense
 
 
 class _JoinNode(Node):
@@ -181,3 +181,18 @@ declare("cat", nodes=(CatBackward0,), function=cat, aliases=("concat", "concaten
 declare("stack", nodes=(StackBackward0,), function=stack)
 declare("cat_tensors_backward", aten=cat_tensors_backward)
 declare("stack_tensors_backward", aten=stack_tensors_backward)
+
+
+# -- the helpers this family's tangent formulas call (PyTorch's `*_jvp`) -----------------
+
+
+@helper
+def cat_jvp(tensors_t: list, tensors: list, dim: int) -> Tensor:
+    """cat's tangent: the inputs' tangents joined (zeros for an input without one)."""
+    return cat([dense(t, p) for t, p in zip(tensors_t, tensors)], dim)
+
+
+@helper
+def stack_jvp(tensors_t: list, tensors: list, dim: int) -> Tensor:
+    """stack's tangent: the inputs' tangents stacked (zeros for an input without one)."""
+    return stack([dense(t, p) for t, p in zip(tensors_t, tensors)], dim)

@@ -12,8 +12,9 @@ from ..autograd.graph import INPUT, VALUE, Node, SavedTensor
 from ..autograd.record import record
 from ..tensor import Tensor, element_strides
 from . import views, views_in_place
+from .arithmetic import maybe_multiply
 from .declaration import declare
-from .formulas import Formula
+from .formulas import Formula, helper
 from .tangent_formulas import Tangent
 
 
@@ -432,3 +433,33 @@ declare("mm", nodes=(MmBackward0,), function=mm, method=True)
 declare("mv", nodes=(MvBackward0,), function=mv, method=True)
 declare("dot", nodes=(DotBackward0,), function=dot, method=True)
 declare("addmm", nodes=(AddmmBackward0,))  # (nn.functional.linear's)
+
+
+# -- the helpers this family's formulas call (PyTorch's FunctionsManual) --------------
+
+
+@helper
+def mm_mat1_backward(grad: Tensor, mat2: Tensor, sizes: tuple, strides: tuple,
+                     alpha) -> Tensor:
+    """The gradient of the first matrix of a product: grad @ mat2.T, or, when that
+    matrix was column-major, (mat2 @ grad.T).T, which comes out column-major too."""
+    if len(sizes) == 2 and strides[0] == 1 and strides[1] == sizes[0]:
+        return maybe_multiply(mat2.mm(grad.t()).t(), alpha)
+    return maybe_multiply(grad.mm(mat2.t()), alpha)
+
+
+@helper
+def mm_mat2_backward(grad: Tensor, mat1: Tensor, sizes: tuple, strides: tuple,
+                     alpha) -> Tensor:
+    """The gradient of the second matrix of a product: mat1.T @ grad, or (grad.T @
+    mat1).T when that matrix was column-major."""
+    if len(sizes) == 2 and strides[0] == 1 and strides[1] == sizes[0]:
+        return maybe_multiply(grad.t().mm(mat1).t(), alpha)
+    return maybe_multiply(mat1.t().mm(grad), alpha)
+
+
+@helper
+def ger(vec1: Tensor, vec2: Tensor) -> Tensor:
+    """The outer product of two vectors, as PyTorch computes it: vec1 as a column
+    times vec2 (broadcast)."""
+    return vec1.reshape(vec1.shape[0], 1) * vec2

@@ -19,9 +19,10 @@ from ..tensor import Size, Tensor
 from .arithmetic import sub
 from .declaration import declare
 from .expand import expand
-from .formulas import Formula, FormulaNode
+from .formulas import BACKWARD_OPS, Formula, FormulaNode, Scalar, helper, named
 from .reductions import average, mean
 from .reductions import sum as sum_
+from .tangent_formulas import ZERO
 from .unary import abs as abs_
 
 # PyTorch stores the reduction as an enum number in `_saved_reduction`.
@@ -520,3 +521,129 @@ declare("huber_loss", nodes=(HuberLossBackward0,))
 declare("binary_cross_entropy", nodes=(BinaryCrossEntropyBackward0,))
 declare("binary_cross_entropy_with_logits", nodes=(BinaryCrossEntropyWithLogitsBackward0,))
 declare("mse_loss_backward", nodes=(MseLossBackwardBackward0,), aten=mse_loss_backward)
+
+
+# -- the helpers this family's formulas call (PyTorch's FunctionsManual) --------------
+
+
+@helper
+def mse_loss_double_backward(grad: Tensor, input: Tensor, reduction: int) -> Tensor:  # noqa: A002
+    """The slope of mse_loss_backward in self: 2 * grad, divided in place by the
+    number of elements for "mean" (reduction 1)."""
+    grad_input = Scalar(2) * grad
+    if reduction == 1:
+        BACKWARD_OPS["div_scalar_"](grad_input, input.numel())
+    return grad_input
+
+
+# -- the helpers this family's tangent formulas call (PyTorch's `*_jvp`) -----------------
+
+
+# A loss's tangent is PyTorch's `apply_loss_reduction(<backward of the unreduced loss>
+# (self_t, ...) + <the same for the target>(target_t, ...), reduction)`: each part is
+# ZERO for an input without a tangent.
+@helper
+def apply_loss_reduction(t: Tensor, reduction: int) -> Tensor:
+    """The unreduced loss's tangent reduced as the loss was (0 none, 1 mean, 2 sum)."""
+    if reduction == 1:
+        return t.mean()
+    return t.sum() if reduction == 2 else t
+
+
+@helper
+def mse_part(grad, input: Tensor, target: Tensor, reduction: int = 0) -> Tensor:  # noqa: A002
+    """`mse_loss_backward(grad, input, target, reduction)`: 2 (input - target) grad
+    (/ numel for "mean")."""
+    if grad is ZERO:
+        return ZERO
+    return BACKWARD_OPS["mse_loss_backward"](grad, input, target, reduction)
+
+
+@helper
+def mse_double_part(tangent, grad_output: Tensor, input: Tensor,  # noqa: A002
+                    reduction: int) -> Tensor:
+    """`mse_loss_double_backward(tangent * grad_output, input, reduction)` (the slope
+    of mse_loss_backward in its input), ZERO for a missing tangent. (For "mean",
+    PyTorch divides its efficient zero tensor in place, which it refuses.)"""
+    if tangent is ZERO:
+        if reduction == 1:
+            raise RuntimeError("ZeroTensors are immutable. Please use the materialized zero "
+                               "tensor obtained using .clone() if you want a mutable tensor.")
+        return ZERO
+    return mse_loss_double_backward(tangent * grad_output, input, reduction)
+
+
+@helper
+def smooth_l1_part(grad, input: Tensor, target: Tensor, beta: float) -> Tensor:  # noqa: A002
+    """`smooth_l1_loss_backward(grad, input, target, None, beta)`: grad times the
+    slope: -1 below -beta, 1 above beta, (input - target) / beta between."""
+    if grad is ZERO:
+        return ZERO
+    where, x = named("where"), input - target
+    return where(x <= -beta, -grad, where(x >= beta, grad, x * grad / beta))
+
+
+@helper
+def huber_part(grad, input: Tensor, target: Tensor, delta: float) -> Tensor:  # noqa: A002
+    """`huber_loss_backward(grad, input, target, None, delta)`: grad times the slope:
+    -delta below -delta, delta above it, input - target between."""
+    if grad is ZERO:
+        return ZERO
+    where, x = named("where"), input - target
+    return where(x <= -delta, -grad * delta, where(x >= delta, grad * delta, x * grad))
+
+
+_EPSILON = float(np.float32(1e-12))  # (PyTorch's EPSILON is a C++ float)
+
+
+def _weighted(t: Tensor, weight) -> Tensor:
+    return t if weight is None else t * weight
+
+
+@helper
+def bce_part(grad, input: Tensor, target: Tensor, weight) -> Tensor:  # noqa: A002
+    """`binary_cross_entropy_backward(grad, input, target, weight, None)`:
+    grad (input - target) / max((1 - input) input, EPSILON), weighted."""
+    if grad is ZERO:
+        return ZERO
+    return _weighted(grad * (input - target) / ((1 - input) * input).clamp(min=_EPSILON), weight)
+
+
+@helper
+def bce_target_part(grad, input: Tensor, weight) -> Tensor:  # noqa: A002
+    """`binary_cross_entropy_target_backward(grad, input, ...)`: -logit(input) grad,
+    weighted."""
+    if grad is ZERO:
+        return ZERO
+    return _weighted(-(input / (1 - input)).log() * grad, weight)
+
+
+def _log_sigmoid_of(x: Tensor) -> Tensor:
+    """log(sigmoid(x)) as PyTorch's kernel computes it: min(x, 0) - log1p(exp(-|x|))."""
+    return x.clamp(max=0.0) - (-x.abs()).exp().log1p()
+
+
+@helper
+def bce_logits_part(grad, input: Tensor, target: Tensor, weight, pos_weight) -> Tensor:  # noqa: A002
+    """`binary_cross_entropy_with_logits_backward(grad, ...)`: (sigmoid(input) -
+    target) grad; with pos_weight pw, ((pw target + 1 - target) sigmoid(input) - pw
+    target) grad; weighted."""
+    if grad is ZERO:
+        return ZERO
+    if pos_weight is None:
+        slope = input.sigmoid() - target
+    else:
+        t = pos_weight * target
+        slope = (t + 1 - target) * input.sigmoid() - t
+    return _weighted(slope * grad, weight)
+
+
+@helper
+def bce_logits_target_part(grad, input: Tensor, weight, pos_weight) -> Tensor:  # noqa: A002
+    """`binary_cross_entropy_with_logits_target_backward(grad, ...)`: -input grad;
+    with pos_weight, (log_sigmoid(-input) - pw log_sigmoid(input)) grad; weighted."""
+    if grad is ZERO:
+        return ZERO
+    if pos_weight is None:
+        return _weighted(-input * grad, weight)
+    return _weighted((_log_sigmoid_of(-input) - pos_weight * _log_sigmoid_of(input)) * grad, weight)

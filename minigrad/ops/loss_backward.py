@@ -24,7 +24,7 @@ from ..autograd.record import record
 from ..grad_mode import no_grad
 from ..tensor import Tensor
 from .declaration import declare
-from .formulas import _HELPERS, Formula, FormulaNode, Scalar
+from .formulas import Formula, FormulaNode, Scalar, helper
 from .indexing import where
 from .loss import REDUCTIONS, bce_slope, huber_slope, log_sigmoid_and_buffer, smooth_l1_slope
 from .scalar_overloads import add_scalar, div_scalar, div_scalar_
@@ -34,12 +34,6 @@ NONE = REDUCTIONS["none"]
 
 # The eps PyTorch's double-backward helpers of binary_cross_entropy use (a C++ double).
 BCE_EPS = 1e-12
-
-
-def _helper(fn):
-    """Make `fn` callable from formulas under its name (as `formulas.py`'s helpers)."""
-    _HELPERS[fn.__name__] = fn
-    return fn
 
 
 def _minus(number: float, t: Tensor) -> Tensor:
@@ -101,7 +95,7 @@ def smooth_l1_loss_backward(grad_output: Tensor, self: Tensor, target: Tensor, r
                           target, reduction, beta=float(beta))
 
 
-@_helper
+@helper
 def smooth_l1_loss_double_backward(grad: Tensor, input: Tensor, target: Tensor,  # noqa: A002
                                    reduction: int, beta: float) -> Tensor:
     """The slope of smooth_l1_loss_backward in self: grad / beta where |self - target| <
@@ -137,7 +131,7 @@ def huber_loss_backward(grad_output: Tensor, self: Tensor, target: Tensor, reduc
                           grad_output, self, target, reduction, delta=float(delta))
 
 
-@_helper
+@helper
 def huber_loss_double_backward(grad: Tensor, input: Tensor, target: Tensor,  # noqa: A002
                                reduction: int, delta: float) -> Tensor:
     """The slope of huber_loss_backward in self: grad where |self - target| < delta (0
@@ -148,7 +142,7 @@ def huber_loss_double_backward(grad: Tensor, input: Tensor, target: Tensor,  # n
     return grad_input
 
 
-@_helper
+@helper
 def huber_loss_double_backward_grad_output(grad: Tensor, grad_output: Tensor,
                                            input: Tensor, target: Tensor,  # noqa: A002
                                            reduction: int, delta: float) -> Tensor:
@@ -207,7 +201,7 @@ def binary_cross_entropy_backward(grad_output: Tensor, self: Tensor, target: Ten
     return out
 
 
-@_helper
+@helper
 def binary_cross_entropy_target_backward(grad: Tensor, self: Tensor, target: Tensor,
                                          weight: Tensor | None, reduction: int) -> Tensor:
     """The gradient of binary_cross_entropy for the target: -logit(self), then times
@@ -228,7 +222,7 @@ _BCE_SECOND = Formula("input", "(input * input - 2 * input * target + target) / 
 _BCE_GRAD_OUTPUT = Formula("input", "(input - target) / ((input + eps) * (one_m_input + eps))")
 
 
-@_helper
+@helper
 def binary_cross_entropy_double_backward(grad_output: Tensor, grad: Tensor,
                                          input: Tensor, target: Tensor,  # noqa: A002
                                          weight: Tensor | None, reduction: int) -> Tensor:
@@ -251,7 +245,7 @@ def _weighted_and_averaged(g: Tensor, weight: Tensor | None, reduction: int) -> 
     return div_scalar(g, g.numel()) if reduction == MEAN else g
 
 
-@_helper
+@helper
 def binary_cross_entropy_double_backward_grad_output(grad: Tensor, input: Tensor,  # noqa: A002
                                                      target: Tensor, weight: Tensor | None,
                                                      reduction: int) -> Tensor:
@@ -264,7 +258,7 @@ def binary_cross_entropy_double_backward_grad_output(grad: Tensor, input: Tensor
     return _weighted_and_averaged(ggo, weight, reduction)
 
 
-@_helper
+@helper
 def binary_cross_entropy_double_backward_target(grad: Tensor, grad_output: Tensor,
                                                 self: Tensor, target: Tensor,
                                                 weight: Tensor | None, reduction: int) -> Tensor:
@@ -285,7 +279,7 @@ def binary_cross_entropy_double_backward_target(grad: Tensor, grad_output: Tenso
 # -- binary_cross_entropy_with_logits (composed of ops: no backward op of its own) ---------
 
 
-@_helper
+@helper
 def binary_cross_entropy_with_logits_backward(grad: Tensor, input: Tensor,  # noqa: A002
                                               target: Tensor, weight: Tensor | None,
                                               pos_weight: Tensor | None,
@@ -306,7 +300,7 @@ def binary_cross_entropy_with_logits_backward(grad: Tensor, input: Tensor,  # no
     return grad_input
 
 
-@_helper
+@helper
 def binary_cross_entropy_with_logits_target_backward(grad_output: Tensor, self: Tensor,
                                                      target: Tensor, weight: Tensor | None,
                                                      pos_weight: Tensor | None,
@@ -364,7 +358,7 @@ def logit(self: Tensor, eps: float | None = None) -> Tensor:
     return out
 
 
-@_helper
+@helper
 def infinitely_differentiable_logit_backward(grad: Tensor, self: Tensor,
                                              eps: float | None) -> Tensor:
     """logit's gradient in differentiable ops: grad / (p (1 - p)) where p lies in [0, 1]
@@ -433,7 +427,7 @@ def log_sigmoid_backward(grad_output: Tensor, self: Tensor, buffer: Tensor) -> T
     return out
 
 
-@_helper
+@helper
 def log_sigmoid_double_backward(grad: Tensor, input: Tensor) -> Tensor:  # noqa: A002
     """The slope of log_sigmoid_backward in self, applied to grad: grad (z - 1) z,
     z = sigmoid(self)."""

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._creation import zeros
 from ..arrays.scalars import u64
 from ..autograd.graph import VALUE, Node
 from ..autograd.record import record
 from ..autograd.tangents import DUAL, same_views
 from ..tensor import MULTI_OUTPUT_NODE, Tensor, _wrap_dim, make_view
 from .declaration import declare
-from .formulas import Formula
+from .formulas import Formula, helper, named
 from .tangent_formulas import SAME_VIEW
 
 OP_FAMILY = "views"
@@ -139,3 +140,38 @@ def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple:
 declare("unbind", nodes=(UnbindBackward0,), function=unbind, method=True)
 declare("split", nodes=(SplitBackward0, SplitWithSizesBackward0), function=split, method=True)
 declare("chunk", function=chunk, method=True)
+
+
+# -- the helpers this family's formulas call (PyTorch's FunctionsManual) --------------
+
+
+@helper
+def split_with_sizes_backward(grads: list, split_sizes: tuple, dim: int,
+                              sizes: tuple) -> Tensor:
+    """The gradient of split: the pieces' gradients joined again (`cat`), zeros for a
+    piece that got none."""
+    dim %= len(sizes)
+    dtype = next(g.dtype for g in grads if g is not None)
+    pieces = []
+    for g, length in zip(grads, split_sizes):
+        if g is None:
+            g = zeros(sizes[:dim] + (length,) + sizes[dim + 1:], dtype=dtype)
+        pieces.append(g)
+    return named("cat")(pieces, dim)
+
+
+@helper
+def split_backward(grads: list, split_size: int, dim: int, sizes: tuple) -> Tensor:
+    """The gradient of split into pieces of `split_size` (the last may be smaller)."""
+    n = sizes[dim % len(sizes)]
+    lengths = tuple(min(split_size, n - s) for s in range(0, n, split_size)) if n else (0,)
+    return split_with_sizes_backward(grads, lengths, dim, sizes)
+
+
+@helper
+def unbind_backward(grads: list, dim: int) -> Tensor:
+    """The gradient of unbind: the slices' gradients stacked again, zeros (expanded
+    from one) for a slice that got none."""
+    like = next(g for g in grads if g is not None)
+    zero = zeros((), dtype=like.dtype).expand(like.shape)
+    return named("stack")([zero if g is None else g for g in grads], dim)

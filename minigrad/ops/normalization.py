@@ -23,7 +23,8 @@ from ..autograd.graph import INPUT, OUTPUT, VALUE, Node, SavedTensor
 from ..autograd.record import record
 from ..tensor import Tensor
 from .declaration import declare
-from .formulas import Formula, formula_values
+from .formulas import Formula, formula_values, helper
+from .tangent_formulas import ZERO, dense
 
 
 class _OneCallForSeveral(Node):
@@ -357,3 +358,68 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,  #
 
 declare("batch_norm", nodes=(NativeBatchNormBackward0,))
 declare("layer_norm", nodes=(NativeLayerNormBackward0,))
+
+
+# -- the helpers this family's tangent formulas call (PyTorch's `*_jvp`) -----------------
+
+
+def _centred_tangent(input_p: Tensor, input_t: Tensor, mean_p: Tensor, invstd_p: Tensor,
+                     dims: tuple, numel: int) -> Tensor:
+    """The tangent of (input - mean) * invstd, the statistics those of `dims`."""
+    input_t = dense(input_t, input_p)
+    centred_t = input_t - input_t.mean(dims, True)
+    invstd_t = -invstd_p.pow(3) * (centred_t * (input_p - mean_p)).sum(dims, True) / numel
+    return centred_t * invstd_p + (input_p - mean_p) * invstd_t
+
+
+@helper
+def batch_norm_jvp(input_p: Tensor, input_t, weight_p, weight_t, bias_t, running_mean,
+                   running_var, saved_mean: Tensor, saved_invstd: Tensor, train: bool,
+                   eps: float) -> Tensor:
+    """batch_norm's tangent (PyTorch's `batch_norm_jvp`): the statistics are those of
+    every dim but the channels' (1) in training, constants in eval mode."""
+    view = list(input_p.shape)
+    dims, numel = [], 1
+    for d in range(len(view)):
+        if d != 1:
+            numel *= view[d]
+            view[d] = 1
+            dims.append(d)
+    if train:
+        # (PyTorch's node passes no gradient to its saved statistics, outputs 1 and 2)
+        mean_p, invstd_p = saved_mean.detach().view(*view), saved_invstd.detach().view(*view)
+        result_t = _centred_tangent(input_p, input_t, mean_p, invstd_p, tuple(dims), numel)
+    else:
+        mean_p = running_mean.view(*view)
+        invstd_p = 1 / (running_var.view(*view) + eps).sqrt()
+        result_t = dense(input_t, input_p) * invstd_p
+    return _affine(result_t, input_p, mean_p, invstd_p, weight_p, weight_t, bias_t, view)
+
+
+def _affine(result_t: Tensor, input_p: Tensor, mean_p: Tensor, invstd_p: Tensor, weight_p,
+            weight_t, bias_t, view) -> Tensor:
+    """The tangent through `* weight + bias`, both viewed as `view`."""
+    if weight_p is not None:
+        result_t = result_t * weight_p.view(*view)
+        if weight_t is not ZERO:
+            result_t = result_t + weight_t.view(*view) * (input_p - mean_p) * invstd_p
+    if bias_t is not ZERO:
+        result_t = result_t + bias_t.view(*view)
+    return result_t
+
+
+@helper
+def layer_norm_jvp(input_p: Tensor, input_t, weight_p, weight_t, bias_t,
+                   saved_mean: Tensor, saved_invstd: Tensor, normalized_shape) -> Tensor:
+    """layer_norm's tangent (PyTorch's `layer_norm_jvp`): the statistics are those of
+    the trailing `normalized_shape` dims of each sample."""
+    k, ndim = len(normalized_shape), input_p.dim()
+    dims = tuple(range(ndim - k, ndim))
+    numel = 1
+    for d in dims:
+        numel *= input_p.shape[d]
+    # (PyTorch's node passes no gradient to its saved statistics, outputs 1 and 2)
+    mean_p, invstd_p = saved_mean.detach(), saved_invstd.detach()
+    result_t = _centred_tangent(input_p, input_t, mean_p, invstd_p, dims, numel)
+    affine = [1] * (ndim - k) + list(normalized_shape)
+    return _affine(result_t, input_p, mean_p, invstd_p, weight_p, weight_t, bias_t, affine)

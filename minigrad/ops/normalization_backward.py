@@ -32,7 +32,7 @@ from ..autograd.record import record
 from ..autograd.tangents import BY_DECOMPOSITION
 from ..tensor import Tensor
 from .declaration import declare
-from .formulas import Formula, FormulaNode, _helper
+from .formulas import Formula, FormulaNode, helper
 from .normalization import (
     VALUE,
     _OneCallForSeveral,
@@ -188,7 +188,7 @@ def native_layer_norm_backward(grad_out: Tensor, input: Tensor, normalized_shape
 # -- PyTorch's double backward formulas, in minigrad code ------------------------------------
 
 
-@_helper
+@helper
 def not_implemented(name: str) -> NoReturn:
     """PyTorch's formula for an input whose derivative it does not give."""
     raise NotImplementedError(f"the derivative for '{name}' is not implemented.")
@@ -260,7 +260,7 @@ class _Statistics:
         return t0.add_(t1).add_(t2)
 
 
-@_helper
+@helper
 def batchnorm_double_backward(input: Tensor, gamma: Tensor | None, ggI: Tensor | None,  # noqa: A002, N803
                               ggG: Tensor | None, ggB: Tensor | None, gO: Tensor,  # noqa: N803
                               running_mean: Tensor | None, running_var: Tensor | None,
@@ -333,7 +333,7 @@ def _sum_dim1(t: Tensor) -> Tensor:
     return t.sum(1, True)
 
 
-@_helper
+@helper
 def layer_norm_double_backward(input_t: Tensor, gamma: Tensor | None, ggI: Tensor | None,  # noqa: N803
                                ggG: Tensor | None, ggB: Tensor | None, gO_t: Tensor,  # noqa: N803
                                save_mean_t: Tensor, save_invstd_t: Tensor,

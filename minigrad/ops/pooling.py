@@ -24,9 +24,9 @@ from ..kernels import on_demand
 from ..tensor import Tensor
 from .copies import zero_
 from .declaration import declare
-from .formulas import Formula, FormulaNode, _helper
+from .formulas import Formula, FormulaNode, helper
 from .scatter import gather
-from .tangent_formulas import HELPERS, ZERO, Tangent
+from .tangent_formulas import ZERO, Tangent
 
 kernels = on_demand("pooling")  # (loaded at the first pooling: see `on_demand`)
 
@@ -197,7 +197,7 @@ class MaxPool2DWithIndicesBackwardBackward0(FormulaNode):
                 Formula("self", "zeros_like_input(self_info)"))
 
 
-@_helper
+@helper
 def zeros_like_input(info: tuple) -> Tensor:
     """PyTorch's `zeros_like(self)` in a formula, from the input's (shape, dtype): an
     empty tensor zeroed in place (so at version 1, as PyTorch's C++ makes it)."""
@@ -205,7 +205,7 @@ def zeros_like_input(info: tuple) -> Tensor:
     return zero_(empty(shape, dtype=dtype))
 
 
-@_helper
+@helper
 def max_pool_double_backward(grad: Tensor, indices: Tensor, dim: int) -> Tensor:
     """The gradient of max pooling's backward: `grad`'s element at each index (a
     gather over the flattened planes)."""
@@ -342,6 +342,7 @@ def avg_pool2d_backward(grad_output: Tensor, input: Tensor, kernel_size, stride,
 # -- forward mode ---------------------------------------------------------------------------------
 
 
+@helper
 def max_pool_jvp(self_t, indices: Tensor, result: Tensor):
     """max pooling's tangent: the input's tangent at each maximum's place."""
     if self_t is ZERO:
@@ -350,6 +351,7 @@ def max_pool_jvp(self_t, indices: Tensor, result: Tensor):
     return picked.view(tuple(result.shape))
 
 
+@helper
 def avg_pool_jvp(self_t, kernel_size, stride, padding, ceil_mode: bool,
                  count_include_pad: bool, divisor_override):
     """average pooling's tangent: average pooling of the input's tangent (it is linear)."""
@@ -359,7 +361,6 @@ def avg_pool_jvp(self_t, kernel_size, stride, padding, ceil_mode: bool,
                       divisor_override)
 
 
-HELPERS.update(max_pool_jvp=max_pool_jvp, avg_pool_jvp=avg_pool_jvp)
 
 
 # -- declarations: each op's public names (see `declaration.py`) ---------------------------------

@@ -13,6 +13,8 @@ import numpy as np
 
 from .. import _dtype
 from .._args import combination_error
+from .._creation import zeros, zeros_like
+from .._dtype import result_type
 from ..arrays.dispatch import binary, scalar_op
 from ..arrays.layout import fresh_result
 from ..arrays.scalars import scalar_of
@@ -22,7 +24,7 @@ from ..kernels import elementwise as K
 from ..tensor import Tensor, operand
 from .arithmetic import VALUE, _inplace, _Save
 from .declaration import declare
-from .formulas import Formula
+from .formulas import Formula, Scalar, helper, named
 from .public_forms import as_method, not_with_ndarray
 from .tangent_formulas import AUTO_ELEMENT_WISE, Tangent
 
@@ -191,3 +193,41 @@ declare("pow", nodes=(PowBackward0, PowBackward1, PowBackward2), function=pow_fu
         method=as_method(pow, heads=["Tensor exponent", "Number exponent"]),
         inplace=as_method(pow_, heads=["Tensor exponent", "Number exponent"]),
         attributes={"__pow__": pow, "__rpow__": not_with_ndarray(rpow), "__ipow__": pow_})
+
+
+# -- the helpers this family's formulas call (PyTorch's FunctionsManual) --------------
+
+
+@helper
+def pow_backward(grad: Tensor, self: Tensor, exponent) -> Tensor:
+    """The gradient of `self ** exponent` for a number: zero for the exponent 0, else
+    `grad * (exponent * self ** (exponent - 1))`, computed in double as PyTorch."""
+    if exponent == 0:
+        return zeros_like(self)
+    p = Scalar(float(exponent))
+    return grad * (p * self ** (p - 1))
+
+
+@helper
+def pow_backward_self(grad: Tensor, self: Tensor, exponent: Tensor) -> Tensor:
+    """The gradient of `self ** exponent` for self (two tensors): exponent * self **
+    (exponent - 1), and 0 where the exponent is 0."""
+    slope = grad * (exponent * self.pow(exponent - Scalar(1)))
+    return named("where")(exponent == 0.0, zeros((), dtype=grad.dtype), slope)
+
+
+@helper
+def pow_backward_exponent(grad: Tensor, self, exponent: Tensor, result: Tensor) -> Tensor:
+    """The gradient of `self ** exponent` for the exponent: result * log(self), and 0
+    where self is 0 and the exponent not negative (0 ** p is flat in p there).
+    `self` is a tensor, or a number (`2 ** x`: a Scalar)."""
+    where = named("where")
+    zero = zeros((), dtype=grad.dtype)
+    if isinstance(self, Scalar):
+        slope = result * Scalar(_log(self.value))
+        if self.value == 0:
+            return grad * where(exponent >= 0, zero, slope)
+        return grad * slope
+    dtype = result_type(self, exponent)
+    self_ = self if self.dtype is dtype else self.to(dtype)
+    return grad * where((self == 0) & (exponent >= 0), zero, result * self_.log())

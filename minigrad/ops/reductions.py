@@ -8,8 +8,9 @@ import numpy as np
 
 from .. import _dtype
 from .._args import combination_error, is_int, type_name, unpack_error, view_shape
+from .._creation import tensor
 from .._dtype import result_type
-from ..arrays.broadcasting import broadcast_shape, spread
+from ..arrays.broadcasting import broadcast_shape
 from ..arrays.layout import fresh_result
 from ..arrays.scalars import u64
 from ..arrays.summing import add_up, whole_sum
@@ -18,7 +19,7 @@ from ..autograd.record import record
 from ..kernels import reductions as R
 from ..tensor import Tensor, _wrap_dim
 from .declaration import declare
-from .formulas import Formula
+from .formulas import ArrayFormulaNode, Formula, Scalar, helper, named, on_arrays
 from .tangent_formulas import Tangent
 
 
@@ -129,7 +130,33 @@ def _sum_dtype(x: Tensor):
     return x._data.dtype if x._data.dtype.kind == "f" else np.dtype(np.int64)
 
 
-class SumBackward0(Node):
+@on_arrays("sum_backward")
+def _sum_backward(grad: np.ndarray, sizes: tuple, dim, keepdim: bool) -> np.ndarray:
+    """`sum_backward` on an array: the gradient broadcast back over the summed dims."""
+    return _expand_back(grad, sizes, _dims(dim, len(sizes)), keepdim)
+
+
+@on_arrays("mean_backward")
+def _mean_backward(grad: np.ndarray, sizes: tuple, dim, numel: int,
+                   keepdim: bool) -> np.ndarray:
+    """`mean_backward` on an array: a full array (not `sum`'s spread-out view: PyTorch
+    divides the spread-out gradient, which makes a new tensor, one a leaf can keep as
+    its `.grad`)."""
+    if not dim:
+        # (The share is divided in Python floats, cheaper than numpy's 0-d arithmetic
+        # and the same bits in float32 too: a double quotient of float32 values,
+        # rounded to float32, is the correctly rounded float32 quotient.)
+        share = grad.item() / float(grad.dtype.type(numel)) if numel else 0.0
+        return np.full(sizes, share, grad.dtype)
+    dims = _dims(dim, len(sizes))
+    count = int(np.prod([sizes[d] for d in dims]))
+    if count == 0:  # the input is empty: nothing to send a gradient to
+        return np.zeros(sizes, grad.dtype)
+    spread_out = _expand_back(grad / grad.dtype.type(count), sizes, dims, keepdim)
+    return np.array(spread_out, copy=True, order="C")
+
+
+class SumBackward0(ArrayFormulaNode):
     """sum(): every element gets the incoming (scalar) gradient."""
 
     tangent = Tangent("self_t.sum()", linear=True)
@@ -138,21 +165,14 @@ class SumBackward0(Node):
     formulas = (Formula("self", "grad.expand(self_sym_sizes)"),)
     exact = True  # (a float sum keeps its input's dtype; other sums need no gradient)
 
-    def backward(self, grad):
-        return (spread(grad, self._saved["self_sym_sizes"]),)
 
-
-class SumBackward1(Node):
+class SumBackward1(ArrayFormulaNode):
     """sum(dim): the gradient is broadcast back along the summed dims."""
 
     tangent = Tangent("self_t.sum(dim, keepdim)", linear=True)
 
     saves = {"dim": VALUE, "keepdim": VALUE, "self_sym_sizes": VALUE}
     formulas = (Formula("self", "sum_backward(grad, self_sym_sizes, dim, keepdim)"),)
-
-    def backward(self, grad):
-        shape = self._saved["self_sym_sizes"]
-        return (_expand_back(grad, shape, self._saved["_dims"], self._saved["keepdim"]),)
 
 
 def sum(x: Tensor, *args, dim=ALL_DIMS, keepdim: bool = False) -> Tensor:  # noqa: A001
@@ -174,9 +194,7 @@ def sum(x: Tensor, *args, dim=ALL_DIMS, keepdim: bool = False) -> Tensor:  # noq
     node = record(SumBackward1, out, x)
     if node is not None:
         node._saved.update(
-            {"dim": _saved_dim(dim), "keepdim": keepdim,
-             "self_sym_sizes": x._data.shape, "_dims": dims}
-        )
+            {"dim": _saved_dim(dim), "keepdim": keepdim, "self_sym_sizes": x._data.shape})
     return out
 
 
@@ -200,7 +218,7 @@ def sum_to_size(x: Tensor, *size) -> Tensor:
     return x.view(shape) if lead else x
 
 
-class MeanBackward0(Node):
+class MeanBackward0(ArrayFormulaNode):
     """mean(): each element gets grad / numel."""
 
     tangent = Tangent("self_t.mean()", linear=True)
@@ -210,18 +228,8 @@ class MeanBackward0(Node):
                                 "False)"),)
     exact = True
 
-    def backward(self, grad):
-        # A full array, not `sum`'s spread-out view: PyTorch divides the spread-out
-        # gradient, which makes a new tensor, one a leaf can keep as its `.grad`.
-        # (The share is divided in Python floats, cheaper than numpy's 0-d arithmetic
-        # and the same bits in float32 too: a double quotient of float32 values,
-        # rounded to float32, is the correctly rounded float32 quotient.)
-        n = self._saved["self_sym_numel"]
-        share = grad.item() / float(grad.dtype.type(n)) if n else 0.0  # (n = 0: no elements)
-        return (np.full(self._saved["self_sym_sizes"], share, grad.dtype),)
 
-
-class MeanBackward1(Node):
+class MeanBackward1(ArrayFormulaNode):
     """mean(dim): grad / (number of elements averaged), broadcast back."""
 
     tangent = Tangent("self_t.mean(dim, keepdim)", linear=True)
@@ -229,17 +237,6 @@ class MeanBackward1(Node):
     saves = {"dim": VALUE, "keepdim": VALUE, "self_sym_numel": VALUE, "self_sym_sizes": VALUE}
     formulas = (Formula("self", "mean_backward(grad, self_sym_sizes, dim, self_sym_numel, "
                                 "keepdim)"),)
-
-    def backward(self, grad):
-        shape = self._saved["self_sym_sizes"]
-        dims = self._saved["_dims"]
-        count = int(np.prod([shape[d] for d in dims]))
-        if count == 0:  # the input is empty: nothing to send a gradient to
-            return (np.zeros(shape, grad.dtype),)
-        grad = grad / grad.dtype.type(count)
-        # (A full array, as for `mean()`.)
-        spread_out = _expand_back(grad, shape, dims, self._saved["keepdim"])
-        return (np.array(spread_out, copy=True, order="C"),)
 
 
 def average(a: np.ndarray, dims: tuple, keepdim: bool) -> np.ndarray:
@@ -294,8 +291,7 @@ def mean(x: Tensor, *args, dim=ALL_DIMS, keepdim: bool = False) -> Tensor:
     if node is not None:
         node._saved.update(
             {"dim": _saved_dim(dim), "keepdim": keepdim,
-             "self_sym_numel": x._data.size, "self_sym_sizes": x._data.shape, "_dims": dims}
-        )
+             "self_sym_numel": x._data.size, "self_sym_sizes": x._data.shape})
     return out
 
 
@@ -558,3 +554,80 @@ declare("argmax", function=argmax, method=True)
 declare("argmin", function=argmin, method=True)
 declare("maximum", nodes=(MaximumBackward0,), function=maximum, method=True)
 declare("minimum", nodes=(MinimumBackward0,), function=minimum, method=True)
+
+
+# -- the helpers this family's formulas call (PyTorch's FunctionsManual) --------------
+
+
+@helper
+def sum_backward(grad: Tensor, sizes: tuple, dims, keepdim: bool) -> Tensor:
+    """The gradient of a sum over `dims`: the reduced dims put back (unless kept),
+    then expanded to the input's sizes."""
+    if not keepdim and sizes:
+        for d in sorted(d % len(sizes) for d in dims):
+            grad = grad.unsqueeze(d)
+    return grad.expand(sizes)
+
+
+@helper
+def mean_backward(grad: Tensor, sizes: tuple, dims, numel: int, keepdim: bool) -> Tensor:
+    """The gradient of a mean over `dims` (all of them when empty): the sum's,
+    divided by how many elements each mean took."""
+    if not dims:
+        return grad.expand(sizes) / Scalar(numel)
+    count = 1
+    for d in dims if sizes else ():  # (a 0-d input's dim 0 averaged its one element)
+        count *= sizes[d % len(sizes)]
+    return sum_backward(grad, sizes, dims, keepdim) / Scalar(count)
+
+
+@helper
+def evenly_distribute_backward(grad: Tensor, input: Tensor, value: Tensor) -> Tensor:  # noqa: A002
+    """The gradient of max()/min() of a whole tensor: shared evenly by the elements
+    equal to the result (the NaNs, when the result is NaN)."""
+    # (x != x: whether x is NaN)
+    mask = input != input if bool(value != value) else input == value
+    return grad.new_zeros(tuple(input.shape)).masked_fill_(mask, grad / mask.sum())
+
+
+# -- the helpers this family's tangent formulas call (PyTorch's `*_jvp`) -----------------
+
+
+@helper
+def share(wins: Tensor, self: Tensor, other: Tensor) -> Tensor:
+    """maximum's and minimum's share of `self_t - other_t` in the tangent: 1 where
+    self wins, 0.5 where it ties, else 0 (`where(self_p == other_p, 0.5, (self_p >
+    other_p).to(result.scalar_type()))`, PyTorch's formula)."""
+    return named("where")(self == other, 0.5, wins.to(result_type(self, other)))
+
+
+def sum_over(t: Tensor, dims: tuple, keepdim: bool) -> Tensor:
+    """PyTorch's `t.sum(dim.value_or({}), keepdim)`: over `dims` (the wrapped dims the
+    op saved, every dim when none were given)."""
+    if t.dim() == 0 or not dims:
+        return t.sum()
+    return t.sum(tuple(dims), keepdim)
+
+
+@helper
+def evenly_read_jvp(fw_grad: Tensor, input: Tensor, value: Tensor) -> Tensor:  # noqa: A002
+    """max()/min() of a whole tensor: the mean of the tangent over the elements equal
+    to the extreme value."""
+    mask = input == value
+    count = mask.sum()
+    return (mask * (fw_grad / count)).sum()
+
+
+@helper
+def gather_with_keepdimed_indices(input: Tensor, dims: tuple, indices: Tensor,  # noqa: A002
+                                  keepdim: bool) -> Tensor:
+    """max(dim)/min(dim): the tangent at the selected indices (PyTorch gathers them;
+    minigrad indexes with the index grid a gather reads)."""
+    if input.dim() == 0:
+        return input.clone()
+    d = dims[0]
+    idx = indices._data if keepdim else np.expand_dims(indices._data, d)
+    grid = list(np.ogrid[tuple(slice(0, n) for n in idx.shape)])
+    grid[d] = idx
+    out = input[tuple(tensor(np.broadcast_to(g, idx.shape)) for g in grid)]
+    return out if keepdim else out.squeeze(d)

@@ -26,8 +26,9 @@ from ..autograd.graph import INPUT, VALUE, SavedTensor
 from ..autograd.inplace import begin_inplace, finish_inplace
 from ..autograd.record import record
 from ..tensor import Tensor, _wrap_dim
+from .arithmetic import maybe_multiply
 from .declaration import declare
-from .formulas import Formula, FormulaNode, maybe_multiply
+from .formulas import Formula, FormulaNode
 from .indexing import index_select
 from .tangent_formulas import Tangent
 

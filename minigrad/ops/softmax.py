@@ -27,8 +27,8 @@ from ..kernels import on_demand
 from ..tensor import Tensor, _wrap_dim
 from .copies import to_dtype
 from .declaration import declare
-from .formulas import Formula, FormulaNode
-from .tangent_formulas import Tangent
+from .formulas import Formula, FormulaNode, helper
+from .tangent_formulas import ZERO, Tangent
 
 kernels = on_demand("softmax")  # (loaded at the first softmax: see `on_demand`)
 
@@ -343,3 +343,72 @@ declare("_softmax_backward_data", nodes=(SoftmaxBackwardDataBackward0,),
         aten=softmax_backward_data)
 declare("_log_softmax_backward_data", nodes=(LogSoftmaxBackwardDataBackward0,),
         aten=log_softmax_backward_data)
+
+
+# -- the helpers this family's formulas call (PyTorch's FunctionsManual) --------------
+
+
+# softmax_backward_data's slope in its output, applied to `grad` (C++'s order of
+# evaluation, as in a formula: see `_AsInCpp`).
+_SOFTMAX_DOUBLE_BACKWARD = Formula(
+    "output", "grad_output * grad - (output * grad_output).sum(dim, True) * grad "
+              "- grad_output * (output * grad).sum(dim, True)")
+
+
+@helper
+def softmax_double_backward(grad: Tensor, grad_output: Tensor, dim: int,
+                            output: Tensor) -> Tensor:
+    """The gradient of _softmax_backward_data for its output."""
+    return _SOFTMAX_DOUBLE_BACKWARD(grad, grad_output=grad_output, dim=dim, output=output)
+
+
+# -- the helpers this family's tangent formulas call (PyTorch's `*_jvp`) -----------------
+
+
+def _unsqueeze_dims(t: Tensor, dims: tuple, ndim: int) -> Tensor:
+    for d in sorted(dims or range(ndim)):
+        t = t.unsqueeze(d)
+    return t
+
+
+@helper
+def logsumexp_jvp(self_p: Tensor, self_t: Tensor, dim: int, keepdim: bool) -> Tensor:
+    """The tangent of logsumexp along `dim` (softmax's and log_softmax's formulas use
+    it): the tangent averaged with the weights exp(x - max) / their sum. In place, as
+    PyTorch's (so a backward through such a tangent finds exp's output modified, and
+    refuses, as PyTorch's does)."""
+    if self_p.dim() == 0:  # (one element, whose weight is 1)
+        return logsumexp_jvp(self_p.reshape(1), self_t.reshape(1), 0, keepdim).reshape(())
+    if self_p.numel() > 0:
+        exp = (self_p - self_p.max(dim, keepdim=True).values).exp()
+    else:
+        exp = self_p.exp()
+    sumexp_p = exp.sum(dim, keepdim)
+    exp.mul_(self_t)
+    return exp.sum(dim, keepdim).div_(sumexp_p)
+
+
+@helper
+def softmax_backward_data_jvp(grad_output_t, output_t, grad_output: Tensor, output: Tensor,
+                              dim: int) -> Tensor:
+    """The tangent of `output * (grad_output - sum(grad_output * output, dim))`."""
+    out = ZERO
+    if grad_output_t is not ZERO:
+        out = output * (grad_output_t - (grad_output_t * output).sum(dim, True))
+    if output_t is not ZERO:
+        out = out + (output_t * (grad_output - (grad_output * output).sum(dim, True))
+                     - output * (grad_output * output_t).sum(dim, True))
+    return out
+
+
+@helper
+def log_softmax_backward_data_jvp(grad_output_t, output_t, grad_output: Tensor,
+                                  output: Tensor, dim: int) -> Tensor:
+    """The tangent of `grad_output - exp(output) * sum(grad_output, dim)`."""
+    exp = output.exp()
+    out = ZERO
+    if grad_output_t is not ZERO:
+        out = grad_output_t - exp * grad_output_t.sum(dim, True)
+    if output_t is not ZERO:
+        out = out - exp * output_t * grad_output.sum(dim, True)
+    return out

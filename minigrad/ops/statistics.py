@@ -18,14 +18,15 @@ import numpy as np
 
 from .. import _dtype
 from .._args import combination_error, is_int, is_number, type_name
+from .._creation import ones, zeros_like
 from ..arrays.scalars import u64
 from ..autograd.graph import INPUT, OUTPUT, VALUE, Node, SavedTensor
 from ..autograd.record import record
 from ..grad_mode import STATE
 from ..tensor import Tensor, _wrap_dim
 from .declaration import declare
-from .formulas import BACKWARD_OPS, Formula, Scalar
-from .reductions import _dims, _saved_dim
+from .formulas import BACKWARD_OPS, Formula, SavedOn, Scalar, helper
+from .reductions import _dims, _saved_dim, sum_over
 from .tangent_formulas import Tangent
 
 _NOT_GIVEN = object()
@@ -569,3 +570,141 @@ declare("var_backward", aten=var_backward)
 declare("prod_backward", aten=prod_backward)
 declare("where_scalars", aten=_where_scalars)
 declare("flip", nodes=(FlipBackward0,), aten=flip)
+
+
+# -- the helpers this family's formulas call (PyTorch's FunctionsManual) --------------
+
+
+@helper
+def std_backward(result: Tensor, grad: Tensor, self: Tensor, dim, correction,
+                 keepdim: bool) -> Tensor:
+    """The gradient of std: var's, of grad / (2 * std), zeroed in place where the std
+    is zero."""
+    grad_var = (grad / (result * Scalar(2))).masked_fill_(result == 0, 0)
+    return BACKWARD_OPS["var_backward"](grad_var, self, dim, correction, keepdim)
+
+
+@helper
+def cumsum_backward(grad: Tensor, dim: int) -> Tensor:
+    """The gradient of cumsum: a cumulative sum from the end (flip, cumsum, flip)."""
+    if grad.numel() <= 1 or grad.shape[dim] == 1:
+        return grad
+    flip = BACKWARD_OPS["flip"]
+    return flip(flip(grad, (dim,)).cumsum(dim), (dim,))
+
+
+def _unsqueeze_multiple(t: Tensor, dims, ndim: int) -> Tensor:
+    """`t` with the reduced `dims` (all, when None or empty) put back as size 1."""
+    if dims is None or dims == ():
+        return t
+    dims = dims if isinstance(dims, tuple) else (dims,)
+    for d in sorted(d % ndim for d in dims):
+        t = t.unsqueeze(d)
+    return t
+
+
+@helper
+def linalg_vector_norm_backward(grad: Tensor, self: Tensor, ord, norm: Tensor, dim,  # noqa: A002
+                                keepdim: bool) -> Tensor | None:
+    """The gradient of a vector norm of order `ord` (PyTorch's norm_backward)."""
+    p = float(ord)
+    if not keepdim and self.dim() != 0:
+        grad = _unsqueeze_multiple(grad, dim, self.dim())
+        norm = _unsqueeze_multiple(norm, dim, self.dim())
+    if p == 0.0:
+        return None
+    if p == 1.0:
+        return self.sgn() * grad
+    if p == 2.0:
+        return grad * (self / norm).masked_fill_(norm == 0, 0)
+    if math.isinf(p):
+        self_abs = self.abs()
+        mask = (self_abs == norm) | (self_abs != self_abs)  # (or NaN)
+        dims = tuple(range(self.dim())) if dim is None or dim == () else dim
+        # (C++ evaluates the right operand of `*` first: so does this, for the nodes'
+        # numbers)
+        shared = (grad / mask.sum(dims, True)) * mask
+        return self.sgn() * shared
+    if p < 1.0:
+        powered = self.abs().pow_(p - 1).masked_fill_(self == 0, 0)
+        self_scaled = self.sgn() * powered
+        scale = norm.pow(1 - p)
+        return self_scaled * grad * scale
+    if p < 2.0:
+        powered = self.abs().pow_(p - 1)
+        self_scaled = self.sgn() * powered
+    else:
+        self_scaled = self * self.abs().pow_(p - 2)
+    scale_v = grad / norm.pow(p - 1)
+    scale_v.masked_fill_(norm == 0, 0)
+    return self_scaled * scale_v
+
+
+# -- the helpers this family's tangent formulas call (PyTorch's `*_jvp`) -----------------
+
+
+@helper
+def prod_jvp(self_t: Tensor, self_p: Tensor, result: Tensor, dims: tuple | None = None,
+             keepdim: bool = False) -> Tensor:
+    """prod's tangent: `(prod_backward(ones, self_p, result[, dim, keepdim]) *
+    self_t).sum([dim, keepdim])`. prod_backward records only for factors none of
+    which is zero (minigrad's recordable form); with a zero factor and nothing to
+    record, prod's own backward kernel gives the same slope."""
+    unit = ones((), dtype=result.dtype).expand_as(result)
+    dim = None if dims is None else dims[0]
+    records = STATE.grad_enabled and (self_p.requires_grad or self_t.requires_grad)
+    if records or not (self_p._data == 0).any():
+        slope = BACKWARD_OPS["prod_backward"](unit, self_p.to(result.dtype), result,
+                                              *(() if dim is None else (dim, keepdim)))
+    else:
+        shim = SavedOn({"self": self_p._data, "result": result._data},
+                       {"_dim": dim if self_p.dim() else None, "keepdim": keepdim})
+        data = ProdBackward0.backward(shim, np.ones(result._data.shape, result._data.dtype))[0]
+        slope = Tensor._make(np.ascontiguousarray(data))
+    if dim is None:
+        return (slope * self_t).sum()
+    return (slope * self_t).sum(dim, keepdim) if self_p.dim() else (slope * self_t).sum()
+
+
+@helper
+def var_jvp(self_t: Tensor, self_p: Tensor, dim, correction, dims: tuple,
+            keepdim: bool) -> Tensor:
+    """var's tangent: var_backward of the tangent (its dims kept), summed over them."""
+    slope = BACKWARD_OPS["var_backward"](self_t, self_p, dim, correction, True)
+    return sum_over(slope, dims, keepdim)
+
+
+def _unsqueeze_reduced(t: Tensor, dims: tuple, ndim: int) -> Tensor:
+    """`t` with its reduced dims (all of them when `dims` is empty) put back as 1s."""
+    for d in sorted(dims or range(ndim)):
+        t = t.unsqueeze(d)
+    return t
+
+
+@helper
+def norm_jvp(self_p: Tensor, self_t: Tensor, ord, norm: Tensor, dims: tuple,  # noqa: A002
+             keepdim: bool) -> Tensor:
+    """vector_norm's tangent, PyTorch's `norm_jvp` for real tensors."""
+    p = float(ord)
+    if p == 0.0:
+        return zeros_like(norm)
+    if p == 1.0:
+        return sum_over(self_p.sgn() * self_t, dims, keepdim)
+    if p == 2.0:
+        out = sum_over(self_p * self_t, dims, keepdim) / norm
+        return out.masked_fill_(norm == 0, 0)
+    if p in (np.inf, -np.inf):
+        if not keepdim and self_p.dim() != 0:
+            norm = _unsqueeze_reduced(norm, dims, self_p.dim())
+        both_nan = (self_p != self_p) & (norm != norm)  # (nan: the norm of a nan is one)
+        is_eq_max = ((self_p.abs() == norm) | both_nan).to(norm.dtype)
+        count = is_eq_max.sum(tuple(dims), True) if self_p.dim() and dims else is_eq_max.sum()
+        return sum_over(self_p.sgn() * self_t * is_eq_max / count, dims, keepdim)
+    if p < 1.0:
+        scaled = self_p.abs().pow(p - 1).masked_fill_(self_p == 0, 0)
+        return sum_over(scaled * (self_p.sgn() * self_t), dims, keepdim) * norm.pow(1 - p)
+    if p < 2.0:
+        total = sum_over(self_p.abs().pow(p - 1) * (self_p.sgn() * self_t), dims, keepdim)
+    else:
+        total = sum_over(self_p.abs().pow(p - 2) * (self_p * self_t), dims, keepdim)
+    return (total / norm.pow(p - 1)).masked_fill_(norm == 0, 0)

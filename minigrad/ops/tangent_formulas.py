@@ -106,10 +106,6 @@ def dense(tangent, primal):
     return zeros_like(primal) if isinstance(primal, Tensor) else 0.0
 
 
-# The helpers tangent formulas call, PyTorch's `*_jvp` functions and the like, by name
-# (filled by `ops/tangent_helpers.py`).
-HELPERS: dict = {}
-
 # The products tangent formulas call, as PyTorch's `at::mm(self_t, mat2_p)`.
 _PRODUCTS = {op: _product(op) for op in ("mm", "mv", "dot", "bmm")}
 
@@ -139,7 +135,7 @@ def apply_tangent(node: Node, inputs: tuple, tangents: list, result: Tensor) -> 
     the inputs (`inputs`, tensors or numbers), their tangents (None: ZERO), the output
     and the values the op saved on the node."""
     cls = type(node)
-    names = dict(_PRODUCTS, dense=dense, **HELPERS)
+    names = dict(_PRODUCTS, dense=dense)
     inputs_named = _input_names(cls)
     for name, value in node._saved.items():
         if isinstance(value, SavedNumber):

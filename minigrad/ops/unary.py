@@ -14,13 +14,9 @@ import numpy as np
 
 from .._args import CLAMP_HEADS, clamp_bounds, combination_error
 from .._cpu import FUSED_MULTIPLY_ADD
+from .._creation import zeros, zeros_like
 from .._dtype import result_type
-from ..arrays.dispatch import (
-    backward2,
-    cos_backward_in_passes,
-    sigmoid_in_passes,
-    sin_backward_in_passes,
-)
+from ..arrays.dispatch import backward2
 from ..arrays.layout import fresh_result
 from ..autograd.graph import INPUT, VALUE, Node, SavedTensor
 from ..autograd.inplace import begin_inplace, finish_inplace
@@ -28,11 +24,39 @@ from ..autograd.record import record, record_elementwise
 from ..kernels import elementwise as K
 from ..tensor import Tensor
 from .declaration import declare, functions_declared_in, unary_op
-from .formulas import Formula, FormulaNode
+from .formulas import Formula, FormulaNode, helper, named
 from .tangent_formulas import AUTO_ELEMENT_WISE, Tangent
 
 # 1 - y*y with one rounding where this machine's PyTorch fuses it (see `minigrad._cpu`)
 TANH_BACKWARD = K.tanh_backward if FUSED_MULTIPLY_ADD else K.tanh_backward_rounded_twice
+
+
+# Long arrays run these instead of the kernels (`vectorised=`, `vectorised_fused=`).
+
+
+def sigmoid_in_passes(x: np.ndarray, out: np.ndarray) -> None:
+    """1 / (1 + exp(-x)) in vectorised passes, for long arrays."""
+    with np.errstate(all="ignore"):
+        np.negative(x, out=out)
+        np.exp(out, out=out)
+        np.add(out, 1, out=out)
+        np.divide(1, out, out=out)
+
+
+def sin_backward_in_passes(grad: np.ndarray, x: np.ndarray, out: np.ndarray) -> None:
+    """grad * cos(x), in two vectorised passes (the same two roundings as the kernel)."""
+    with np.errstate(all="ignore"):
+        np.cos(x, out=out)
+        np.multiply(grad, out, out=out)
+
+
+def cos_backward_in_passes(grad: np.ndarray, x: np.ndarray, out: np.ndarray) -> None:
+    """-grad * sin(x), in vectorised passes (negating is exact, so its place does not
+    matter)."""
+    with np.errstate(all="ignore"):
+        np.sin(x, out=out)
+        np.multiply(grad, out, out=out)
+        np.negative(out, out=out)
 
 
 # -- declared ops: see `declaration.py` -----------------------------------------------------
@@ -379,3 +403,25 @@ declare("threshold_backward", nodes=(ThresholdBackwardBackward0,), aten=threshol
 # The functions built from this module's declarations (`exp`, `exp_`, ...), under
 # their public names, for the modules that call them directly (nn).
 globals().update(functions_declared_in(__name__))
+
+
+# -- the helpers this family's formulas call (PyTorch's FunctionsManual) --------------
+
+
+@helper
+def sgn_backward(self: Tensor, grad: Tensor, result: Tensor) -> Tensor:
+    """The gradient of `sgn` for real tensors: zero (its Jacobian is zero wherever it
+    has one)."""
+    return zeros_like(grad)
+
+
+@helper
+def clamp_backward(grad: Tensor, self: Tensor, min, max) -> Tensor:  # noqa: A002
+    """The gradient of clamp with number bounds: `grad` where `self` is within them
+    (at a bound too), else 0."""
+    if min is None and max is None:
+        return grad
+    zero = zeros((), dtype=grad.dtype)
+    if min is not None and max is not None:
+        return named("where")((self >= min) & (self <= max), grad, zero)
+    return named("where")(self >= min if max is None else self <= max, grad, zero)

@@ -20,12 +20,12 @@ from .._args import (
     view_shape,
 )
 from ..arrays.scalars import u64
-from ..autograd.graph import VALUE, Node
+from ..autograd.graph import VALUE
 from ..autograd.record import record
 from ..tensor import Tensor, _wrap_dim, make_view
 from .copies import clone
 from .declaration import declare
-from .formulas import Formula, FormulaNode
+from .formulas import BACKWARD_OPS, ArrayFormulaNode, Formula, FormulaNode, helper, on_arrays
 from .tangent_formulas import SAME_VIEW, Tangent
 
 INT64_MAX = 2**63 - 1
@@ -42,25 +42,28 @@ def _view_of(x: Tensor, data: np.ndarray, node_cls, creation_meta=None, **saved)
 # -- reshaping views ----------------------------------------------------------------------
 
 
-class _ReshapeBack(Node):
+@on_arrays("unsqueeze_to")
+def _unsqueeze_to(grad: np.ndarray, sizes: tuple, dims=None) -> np.ndarray:
+    """`unsqueeze_to` on an array: the squeezed dims are the 1s of `sizes`."""
+    return grad if grad.shape == sizes else grad.reshape(sizes)
+
+
+@on_arrays("permute_backwards")
+def _permute_backwards(grad: np.ndarray, dims: tuple) -> np.ndarray:
+    """`permute_backwards` on an array: the inverse permutation."""
+    return np.transpose(grad, np.argsort([d % len(dims) for d in dims]))
+
+
+# The view ops' plain backwards are their formulas, run on arrays (`ArrayFormulaNode`).
+
+
+class _ReshapeBack(ArrayFormulaNode):
     """The gradient is the incoming one reshaped back to the input's shape."""
 
     tangent = SAME_VIEW
 
     saves = {"self_sym_sizes": VALUE}
     formulas = (Formula("self", "grad.reshape(self_sym_sizes)"),)
-
-    def backward(self, grad):
-        shape = self._saved["self_sym_sizes"]
-        try:
-            return (np.reshape(grad, shape, copy=False),)  # a view, where one can be
-        except ValueError:
-            # A copy that owns its memory, as PyTorch's reshape makes (numpy's own
-            # copy would be a view of a temporary, which an input buffer could not
-            # add into in place as PyTorch's does).
-            out = np.empty(shape, grad.dtype)
-            out.reshape(grad.shape)[...] = grad
-            return (out,)
 
 
 class ViewBackward0(_ReshapeBack):
@@ -81,10 +84,6 @@ class _UnsqueezeBack(_ReshapeBack):
     """The gradient with the squeezed dims put back (itself when there were none)."""
 
     formulas = (Formula("self", "unsqueeze_to(grad, self_sym_sizes)"),)
-
-    def backward(self, grad):
-        shape = self._saved["self_sym_sizes"]
-        return (grad if grad.shape == shape else grad.reshape(shape),)
 
 
 class SqueezeBackward0(_UnsqueezeBack):
@@ -197,7 +196,7 @@ def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     return reshape(x, *new)
 
 
-class TransposeBackward0(Node):
+class TransposeBackward0(ArrayFormulaNode):
     """transpose(dim0, dim1): transpose the gradient back."""
 
     tangent = SAME_VIEW
@@ -205,12 +204,8 @@ class TransposeBackward0(Node):
     saves = {"dim0": VALUE, "dim1": VALUE}
     formulas = (Formula("self", "grad.transpose(dim0, dim1)"),)
 
-    def backward(self, grad):
-        # (a 0-d tensor's transpose(0, 0) has no axes to swap)
-        return (np.swapaxes(grad, *self._saved["_dims"]) if grad.ndim else grad.view(),)
 
-
-class TBackward0(Node):
+class TBackward0(ArrayFormulaNode):
     """t(): transpose the gradient back. Nothing saved."""
 
     tangent = SAME_VIEW
@@ -218,20 +213,14 @@ class TBackward0(Node):
     formulas = (Formula("self", "grad.t()"),)
     exact = True
 
-    def backward(self, grad):
-        return (grad.T,)
 
-
-class PermuteBackward0(Node):
+class PermuteBackward0(ArrayFormulaNode):
     """permute(dims): apply the inverse permutation to the gradient."""
 
     tangent = SAME_VIEW
 
     saves = {"dims": VALUE}
     formulas = (Formula("self", "permute_backwards(grad, dims)"),)
-
-    def backward(self, grad):
-        return (np.transpose(grad, np.argsort(self._saved["_perm"])),)
 
 
 _MISSING = object()
@@ -247,7 +236,7 @@ def transpose(x: Tensor, dim0: int = _MISSING, dim1: int = _MISSING) -> Tensor:
     d0 = _wrap_dim(dim0, x._data.ndim)
     d1 = _wrap_dim(dim1, x._data.ndim)
     data = np.swapaxes(x._data, d0, d1) if x._data.ndim else x._data.view()
-    return _view_of(x, data, TransposeBackward0, dim0=u64(dim0), dim1=u64(dim1), _dims=(d0, d1))
+    return _view_of(x, data, TransposeBackward0, dim0=u64(dim0), dim1=u64(dim1))
 
 
 def t(x: Tensor) -> Tensor:
@@ -282,7 +271,7 @@ def permute(x: Tensor, *dims) -> Tensor:
     if len(set(perm)) != len(perm):
         raise RuntimeError("permute(): duplicate dims are not allowed.")
     return _view_of(x, np.transpose(x._data, perm), PermuteBackward0,
-                    dims=tuple(u64(d) for d in dims), _perm=perm)
+                    dims=tuple(u64(d) for d in dims))
 
 
 def T(x: Tensor) -> Tensor:  # noqa: N802 - the attribute is called T
@@ -296,7 +285,7 @@ def T(x: Tensor) -> Tensor:  # noqa: N802 - the attribute is called T
     return permute(x, 1, 0)
 
 
-class UnsqueezeBackward0(Node):
+class UnsqueezeBackward0(ArrayFormulaNode):
     """unsqueeze(dim): squeeze that dim out of the gradient."""
 
     tangent = SAME_VIEW
@@ -304,14 +293,11 @@ class UnsqueezeBackward0(Node):
     saves = {"dim": VALUE}
     formulas = (Formula("self", "grad.squeeze(dim)"),)
 
-    def backward(self, grad):
-        return (np.squeeze(grad, self._saved["_dim"]),)
-
 
 def unsqueeze(x: Tensor, dim: int) -> Tensor:
     dim = int_arg(dim, "unsqueeze", "dim", 1)
     d = _wrap_dim(dim, x._data.ndim + 1)
-    return _view_of(x, np.expand_dims(x._data, d), UnsqueezeBackward0, dim=u64(dim), _dim=d)
+    return _view_of(x, np.expand_dims(x._data, d), UnsqueezeBackward0, dim=u64(dim))
 
 
 def _squeezed(shape: tuple, dims) -> tuple:
@@ -357,7 +343,25 @@ def _squeeze_dim(args: tuple, dim, fn: str = "squeeze"):
 # -- selecting views -----------------------------------------------------------------------
 
 
-class SelectBackward0(Node):
+@on_arrays("select_backward")
+def _select_backward(grad: np.ndarray, sizes: tuple, dim: int, index: int) -> np.ndarray:
+    """`select_backward` on an array: `grad` in row `index` of zeros of `sizes`."""
+    out = np.zeros(sizes, grad.dtype)
+    out[(slice(None),) * (dim % len(sizes)) + (index, Ellipsis)] = grad
+    return out
+
+
+@on_arrays("slice_backward_wrapper")
+def _slice_backward(grad: np.ndarray, sizes: tuple, dim: int, start: int, end: int,
+                    step: int) -> np.ndarray:
+    """`slice_backward_wrapper` on an array: `grad` in those rows of zeros of `sizes`
+    (the bounds as the slice kept them, which Python's slice reads the same way)."""
+    out = np.zeros(sizes, grad.dtype)
+    out[(slice(None),) * (dim % len(sizes)) + (slice(start, end, step),)] = grad
+    return out
+
+
+class SelectBackward0(ArrayFormulaNode):
     """x[i] along a dim: the gradient lands in row i of a zero tensor."""
 
     tangent = SAME_VIEW
@@ -365,13 +369,8 @@ class SelectBackward0(Node):
     saves = {"dim": VALUE, "index": VALUE, "self_sym_sizes": VALUE}
     formulas = (Formula("self", "select_backward(grad, self_sym_sizes, dim, index)"),)
 
-    def backward(self, grad):
-        out = np.zeros(self._saved["self_sym_sizes"], grad.dtype)
-        out[self._saved["_where"]] = grad
-        return (out,)
 
-
-class SliceBackward0(Node):
+class SliceBackward0(ArrayFormulaNode):
     """x[a:b:s] along a dim: the gradient lands in those rows of a zero tensor."""
 
     tangent = SAME_VIEW
@@ -380,20 +379,12 @@ class SliceBackward0(Node):
     formulas = (Formula("self", "slice_backward_wrapper(grad, self_sym_sizes, dim, start, end, "
                                 "step)"),)
 
-    def backward(self, grad):
-        out = np.zeros(self._saved["self_sym_sizes"], grad.dtype)
-        out[self._saved["_where"]] = grad
-        return (out,)
 
-
-class AliasBackward0(Node):
+class AliasBackward0(ArrayFormulaNode):
     """x[...]: the same tensor again; the gradient passes unchanged."""
 
     tangent = SAME_VIEW
     formulas = (Formula("self", "grad"),)
-
-    def backward(self, grad):
-        return (grad,)
 
 
 class SelectBackwardBackward0(FormulaNode):
@@ -464,7 +455,7 @@ def select(x: Tensor, dim: int, index: int, _index_pos: int | None = None) -> Te
         )
     where = (slice(None),) * d + (index, Ellipsis)
     return _view_of(x, x._data[where], SelectBackward0, dim=u64(dim), index=u64(index),
-                    self_sym_sizes=x._data.shape, _where=where)
+                    self_sym_sizes=x._data.shape)
 
 
 def slice_dim(x: Tensor, dim: int, start, stop, step) -> Tensor:
@@ -478,7 +469,7 @@ def slice_dim(x: Tensor, dim: int, start, stop, step) -> Tensor:
     return _view_of(
         x, x._data[where], SliceBackward0, dim=u64(dim), start=0 if start is None else u64(start),
         end=INT64_MAX if stop is None else u64(stop), step=1 if step is None else step,
-        self_sym_sizes=x._data.shape, _where=where,
+        self_sym_sizes=x._data.shape,
     )
 
 
@@ -538,3 +529,36 @@ declare("alias", nodes=(AliasBackward0,))
 declare("select_backward", nodes=(SelectBackwardBackward0,), aten=select_backward)
 declare("slice_backward", nodes=(SliceBackwardBackward0,), aten=slice_backward)
 declare("slice_dim", aten=slice_dim)  # (PyTorch's aten::slice)
+
+
+# -- the helpers this family's formulas call (PyTorch's FunctionsManual) --------------
+
+
+@helper
+def unsqueeze_to(grad: Tensor, sizes: tuple, dims=None) -> Tensor:
+    """The gradient of a squeeze: the squeezed dims (those of `dims`, or all) put back
+    where the input had a 1."""
+    if dims is not None:
+        dims = {d % len(sizes) for d in (dims if isinstance(dims, tuple) else (dims,))}
+    for d, n in enumerate(sizes):
+        if n == 1 and (dims is None or d in dims):
+            grad = grad.unsqueeze(d)
+    return grad
+
+
+@helper
+def permute_backwards(grad: Tensor, dims: tuple) -> Tensor:
+    """The gradient of `permute(dims)`: the inverse permutation."""
+    inverse = [0] * len(dims)
+    for i, d in enumerate(dims):
+        inverse[d % len(dims)] = i
+    return grad.permute(inverse)
+
+
+@helper
+def slice_backward_wrapper(grad: Tensor, sizes: tuple, dim: int, start: int, end: int,
+                           step: int) -> Tensor:
+    """The gradient of a slice: `slice_backward`, the bounds as the slice kept them
+    (an end not given, None, as INT64_MAX)."""
+    end = 2**63 - 1 if end is None else end  # (INT64_MAX)
+    return BACKWARD_OPS["slice_backward"](grad, sizes, dim, start, end, step)

@@ -169,8 +169,9 @@ def test_every_recordable_formula_names_only_what_it_can_reach():
     # A formula `create_graph=True` may run reads `grad`, the node's saved names and
     # what formulas can call: a misspelt or missing helper would surface only as a
     # NameError in the middle of someone's double backward.
-    from minigrad.ops.formulas import _names
+    from minigrad.ops.formulas import names
 
+    _names = names
     classes = _node_classes_with_formulas()
     assert len(classes) > 30
     for cls in classes:
@@ -184,3 +185,71 @@ def test_every_recordable_formula_names_only_what_it_can_reach():
             unknown = (f.names - {"grad", "grads", *cls.saves, *getattr(cls, "unshown", ())}
                        - mask - set(_names()))
             assert not unknown, f"{cls.__name__}: {f!r} names {sorted(unknown)}"
+
+
+def _every_node_class():
+    from minigrad.autograd.graph import Node
+
+    found, stack = [], list(Node.__subclasses__())
+    while stack:
+        cls = stack.pop()
+        stack.extend(cls.__subclasses__())
+        found.append(cls)
+    return found
+
+
+def test_every_formula_compiles_and_names_only_what_it_can_reach():
+    """Every backward and tangent formula of every node class, compiled now (a plain
+    program compiles a formula only when it first runs): each name it reads is a
+    saved value of its node, one of its inputs (`self_t`, `self_p`), or an op,
+    factory or helper formulas can call (`formulas.names()`), so a misspelt or
+    missing helper fails here, not in someone's double backward."""
+    from minigrad.ops.formulas import Formula, names
+    from minigrad.ops.tangent_formulas import _PRODUCTS, _input_names, kind_of
+
+    callable_names = set(names()) | set(_PRODUCTS) | {"dense"}
+    checked = 0
+    for cls in _every_node_class():
+        saved = {*cls.saves, *cls.saved_defaults, *getattr(cls, "unshown", ())}
+        one_call = getattr(cls, "one_call", None)
+        backward = [*cls.formulas, *([one_call] if one_call is not None else [])]
+        for f in backward:
+            f.compile()
+            unknown = f.names - {"grad", "grads", "grad_input_mask", *saved} - callable_names
+            assert not unknown, f"{cls.__name__}: {f!r} names {sorted(unknown)}"
+            checked += 1
+        kind = kind_of(cls) if cls.tangent is not None else None
+        if isinstance(kind, Formula):
+            kind.compile()
+            inputs = set(_input_names(cls))
+            reachable = {"result", *saved, *inputs, *(i + "_p" for i in inputs),
+                         *(i + "_t" for i in inputs)} | callable_names
+            # (a tangent also reads what the op keeps on its node under a private
+            # name, `_where`: those are set at run time, not declared)
+            unknown = {n for n in kind.names - reachable if not n.startswith("_")}
+            assert not unknown, f"{cls.__name__}: tangent {kind.text!r} names {sorted(unknown)}"
+            checked += 1
+    assert checked > 300
+
+
+def test_a_misspelt_helper_is_caught_by_the_name_check():
+    from minigrad.ops.formulas import names
+
+    f = Formula("self", "sum_backwards(grad, sizes, dims, keepdim)")
+    f.compile()  # (it parses: the name is wrong, not the syntax)
+    assert f.names - {"grad", "sizes", "dims", "keepdim"} - set(names()) == {"sum_backwards"}
+
+
+def test_one_table_of_helpers_each_beside_its_op():
+    """Backward and tangent helpers are registered by one decorator into one table,
+    from the module of the op they serve; a name is registered once."""
+    from minigrad.ops import formulas
+
+    assert formulas.HELPERS["unbind_backward"].__module__ == "minigrad.ops.multi_output"
+    assert formulas.HELPERS["sum_backward"].__module__ == "minigrad.ops.reductions"
+    assert formulas.HELPERS["pow_backward"].__module__ == "minigrad.ops.powers"
+    assert formulas.HELPERS["cumprod_jvp"].__module__ == "minigrad.ops.cumprod"
+    assert formulas.HELPERS["batch_norm_jvp"].__module__ == "minigrad.ops.normalization"
+    assert not set(formulas.HELPERS) & set(formulas.BACKWARD_OPS)
+    with pytest.raises(ValueError, match="registered already"):
+        formulas.helper(formulas.HELPERS["sum_backward"])

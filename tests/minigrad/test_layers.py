@@ -22,7 +22,7 @@ SYS_MODULES_ALLOWED = {"__init__.py", "kernels/__init__.py"}
 # Still pending in the ops (being moved to `_registry` with the ops' own rework): a
 # formula's names and the tangent helpers read the namespace; the ops give the graph's
 # nodes their recording backward and tangent.
-PENDING_SYS_MODULES = {"ops/formulas.py", "ops/tangent_helpers.py"}
+PENDING_SYS_MODULES: set[str] = set()
 PENDING_ATTRIBUTES = {
     ("ops/formulas.py", "Node.apply_recording"),
     ("ops/formulas.py", "Identity.formulas"),
