@@ -553,7 +553,8 @@ def _assign_x(layers, edges, widths, layer_of) -> dict[int, float]:
                     else _stiffness(key, n, real))
                    for n in up.get(key, []) + down.get(key, [])]
              for layer in layers for key in layer}
-    for sweep in range(POLISH_SWEEPS):
+    size = sum(len(layer) for layer in layers)
+    for sweep in range(POLISH_SWEEPS if size <= 2000 else 2):  # big graphs: time first
         for i in order if sweep % 2 == 0 else reversed(order):
             layer = layers[i]
             targets, weights = [], []

@@ -347,3 +347,37 @@ def test_stepper_reads_in_light_and_dark_mode(site_url, chromium_page, mode):
         seen += 1
     assert seen >= 3
     assert page.console_errors == []
+
+
+# -- room for the graph ------------------------------------------------------------------
+
+WIDE = {"width": 1400, "height": 900}
+
+
+def test_lessons_give_the_stepper_the_pages_width(site_url, chromium_page):
+    """At 1400x900 a lesson page has no right sidebar (its contents are in the left one),
+    so the lesson is over 1000 px wide (848 px with three columns): lesson 1's and 5's
+    graphs show whole, with the step panel beside them, no dragging needed. The landing
+    page keeps its right sidebar."""
+    from playwright.sync_api import expect
+
+    page = chromium_page
+    page.set_viewport_size(WIDE)
+    for name in ("01_backward_graph", "05_unbind_multi_output"):
+        assert _open(page, f"{site_url}/{name}.html") == []
+        assert page.locator(".bd-sidebar-secondary").count() == 0
+        expect(page.locator(".bd-sidebar-primary nav.page-toc").first).to_contain_text("Recap")
+        article = page.locator(".bd-article-container").bounding_box()
+        assert article["width"] > 1000, article
+        pictures = page.locator(f"{STEPPER} .stepper-picture")
+        assert pictures.count() >= 1
+        for i in range(pictures.count()):
+            picture = pictures.nth(i)
+            expect(picture.locator("svg")).to_be_visible(timeout=20_000)
+            scroll, client = picture.evaluate("el => [el.scrollWidth, el.clientWidth]")
+            assert scroll <= client + 1, f"{name}: the graph needs dragging ({scroll} > {client})"
+            side = page.locator(f"{STEPPER} .stepper-side").nth(i).bounding_box()
+            box = picture.bounding_box()
+            assert side["x"] >= box["x"] + box["width"], "the panel is not beside the graph"
+    assert _open(page, f"{site_url}/index.html") == []
+    expect(page.locator(".bd-sidebar-secondary nav.page-toc").first).to_be_visible()
