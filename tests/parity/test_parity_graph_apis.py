@@ -519,3 +519,39 @@ def test_the_edge_of_one_output_of_a_multi_output_node(torch):
         return [edge.output_nr, [_v(g) for g in m.autograd.grad(out, [edge, r0])]]
 
     _same(torch, scenario)
+
+
+def test_the_context_with_other_saved_tensor_hooks(torch):
+    def scenario(m):
+        g = m.autograd.graph
+        log = []
+        with _mutation_context(m) as ctx:
+            a = m.tensor([1.0, 2.0], requires_grad=True)
+            b = a * 1
+            # Inner hooks win: b is packed by them, so nothing is copied on the write.
+            with g.saved_tensors_hooks(lambda t: log.append("pack") or t,
+                                       lambda t: log.append("unpack") or t):
+                out = (b * b).sum()
+            b.mul_(5)
+            out.backward()
+            log += [_v(a.grad), len(ctx.cloned)]
+
+        def disabled_outside():
+            with g.disable_saved_tensors_hooks("no hooks here"), _mutation_context(m):
+                pass
+
+        def disabled_inside():
+            with _mutation_context(m), g.disable_saved_tensors_hooks("no hooks here"):
+                pass
+
+        log += [raised(disabled_outside), raised(disabled_inside)]
+        with _mutation_context(m):  # (usable again after those failures)
+            a = m.tensor([1.0, 2.0], requires_grad=True)
+            b = a * 1
+            out = (b * b).sum()
+            b.add_(1)
+            out.backward()
+            log.append(_v(a.grad))
+        return log
+
+    _same(torch, scenario)
