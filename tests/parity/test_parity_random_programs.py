@@ -662,6 +662,9 @@ OPEN = {
     "grad version under allow_mutation": ([(3,)], [("unary", "abs", 0), ("unary", "mask", 0),
                                                     ("graph", "allow_mutation", 0, 0, 0),
                                                     ("unary", "abs", 2)], 0, False),
+    # prod over edge values (inf times 0): minigrad warns numpy's "invalid value
+    # encountered in reduce", PyTorch is quiet
+    "prod of inf and 0": ([(2, 3)], [("unary", "prod", 0)], 65536, True),
 }
 
 
