@@ -578,17 +578,36 @@ def test_programs_with_convolution_pooling_and_graph_apis_match_torch(torch, pro
     # allow_mutation_on_saved_tensors, increment_version, post-accumulate hooks that
     # record or step, multi-grad hooks, gradients into GradientEdges.
     shapes, steps, seed, edges = prog
-    assume(not _meets_open_difference(steps))
-    assert_same(run(torch, shapes, steps, seed, edges),
-                run(minigrad, shapes, steps, seed, edges))
+    assume(not _meets_open_difference(steps, edges))
+    # (not "batched": see test_programs_with_size_one_dims_and_0d_leaves_match_torch)
+    assume(not any(step[:2] == ("binary", "batched") for step in steps))
+    expected, actual = (run(lib, shapes, steps, seed, edges) for lib in (torch, minigrad))
+    _without_saved_numbers(expected.get("graph", []), actual.get("graph", []))
+    assert_same(expected, actual)
 
 
-def _meets_open_difference(steps: list) -> bool:
-    """A program that meets a difference of OPEN (below): inside
-    allow_mutation_on_saved_tensors, a Python number saved by a node, or a mask."""
-    if ("graph", "allow_mutation") not in [s[:2] for s in steps]:
-        return False
-    return any(s[0] == "scalar" or s[:2] == ("unary", "mask") for s in steps)
+def _meets_open_difference(steps: list, edges: bool) -> bool:
+    """A program that meets a difference of OPEN (below): a mask then
+    allow_mutation_on_saved_tensors, or prod over edge values."""
+    kinds = [s[:2] for s in steps]
+    if edges and ("unary", "prod") in kinds:
+        return True
+    return ("graph", "allow_mutation") in kinds and ("unary", "mask") in kinds
+
+
+# PyTorch's error reading a Python number a node saved, inside
+# allow_mutation_on_saved_tensors (OPEN, "saved number under allow_mutation").
+_UNPACKED_NUMBER = "aten::detach() Expected a value of type 'Tensor'"
+
+
+def _without_saved_numbers(expected: list, actual: list) -> None:
+    """Drop, from both graph descriptions, the saved values PyTorch fails to unpack
+    as `_UNPACKED_NUMBER` says (the rest of the graph is still compared)."""
+    for want, got in zip(expected, actual):
+        for name, value in list(want.get("saved", {}).items()):
+            if value and isinstance(value, tuple) and str(value[-1]).startswith(_UNPACKED_NUMBER):
+                want["saved"].pop(name)
+                got.get("saved", {}).pop(name, None)
 
 
 # Issue-16 property: each backward formula is written once as minigrad code, and a
@@ -665,6 +684,12 @@ OPEN = {
     # prod over edge values (inf times 0): minigrad warns numpy's "invalid value
     # encountered in reduce", PyTorch is quiet
     "prod of inf and 0": ([(2, 3)], [("unary", "prod", 0)], 65536, True),
+    # cat of a (1, 1) leaf: its `.grad._version` after two backwards is 2 in PyTorch,
+    # 1 in minigrad
+    "cat of a (1, 1) leaf": ([(3,), (3,), (1, 1)], [("binary", "cat", 0, 2)], 0, False),
+    # the small CNN over edge values (inf): minigrad warns numpy's "invalid value
+    # encountered in matmul", PyTorch is quiet
+    "cnn of inf": ([(2, 3)], [("layer", "cnn", 0, 0, 0)], 1, True),
 }
 
 
