@@ -123,8 +123,90 @@ def identity(lib, a, b, opt, rng, made):
     return made(lib.nn.Identity())(a)
 
 
+# -- convolution and pooling -------------------------------------------------------------
+# The program's tensor as planes: (batch, channels, *spatial), spatial dims from its own
+# last dims, so the settings drawn below fit it sometimes and not always (a kernel
+# larger than the padded input, padding='same' with a stride, a pad more than half the
+# kernel: both libraries raise, and the errors are compared).
+
+
+def _planes(t, dims: int, channels_first: bool):
+    """`t` as (1, C, *spatial) with `dims` spatial dims; `channels_first` takes C from
+    t's first dim (else C is 1)."""
+    shape = tuple(t.shape) or (1,)
+    if channels_first and len(shape) > 1:
+        c, rest = shape[0], shape[1:]
+    else:
+        c, rest = 1, shape
+    if len(rest) < dims:
+        rest = (1,) * (dims - len(rest)) + rest
+    fold = len(rest) - dims + 1  # (extra leading dims fold into the first spatial one)
+    spatial = (int(np.prod(rest[:fold])),) + rest[fold:]
+    return t.reshape(1, c, *spatial)
+
+
+def _conv(dims: int):
+    """conv1d / conv2d as the functional op (its weight a constant scaled by another
+    tensor of the program, so the weight has a gradient path) or as the nn module."""
+    def conv(lib, a, b, opt, rng, made):
+        (kernel, stride, padding, dilation, grouped, bias, channels_first,
+         as_module) = pick(opt, [1, 2, 3], [1, 2], [0, 1, "same", "valid"], [1, 2],
+                           [False, True], [True, False], [True, False], [False, True])
+        x = _planes(a, dims, channels_first)
+        c = x.shape[1]
+        groups = c if grouped else 1
+        out = 2 * groups
+        if as_module:
+            name = "Conv1d" if dims == 1 else "Conv2d"
+            layer = made(getattr(lib.nn, name)(c, out, kernel, stride, padding, dilation,
+                                               groups, bias, dtype=lib.float64))
+            return layer(x)
+        weight = _constant(lib, rng.uniform(-1, 1, (out, c // groups) + (kernel,) * dims))
+        weight = weight * b.mean()
+        bias_t = _constant(lib, rng.uniform(-1, 1, out)) if bias else None
+        fn = lib.nn.functional.conv1d if dims == 1 else lib.nn.functional.conv2d
+        return fn(x, weight, bias_t, stride, padding, dilation, groups)
+    conv.__name__ = f"conv{dims}d"
+    return conv
+
+
+def max_pool2d(lib, a, b, opt, rng, made):
+    kernel, stride, padding, dilation, ceil, batched, as_module = pick(
+        opt, [2, 1, 3, (1, 2)], [None, 1, 2], [0, 1], [1, 2], [False, True], [True, False],
+        [False, True])
+    x = _planes(a, 2, True)
+    x = x if batched else x[0]
+    if as_module:
+        return made(lib.nn.MaxPool2d(kernel, stride, padding, dilation, ceil_mode=ceil))(x)
+    return lib.nn.functional.max_pool2d(x, kernel, stride, padding, dilation, ceil_mode=ceil)
+
+
+def avg_pool2d(lib, a, b, opt, rng, made):
+    kernel, stride, padding, ceil, count_pad, divisor, as_module = pick(
+        opt, [2, 1, 3, (1, 2)], [None, 1, 2], [0, 1], [False, True], [True, False],
+        [None, 3], [False, True])
+    x = _planes(a, 2, True)
+    if as_module:
+        return made(lib.nn.AvgPool2d(kernel, stride, padding, ceil, count_pad, divisor))(x)
+    return lib.nn.functional.avg_pool2d(x, kernel, stride, padding, ceil, count_pad, divisor)
+
+
+def cnn(lib, a, b, opt, rng, made):
+    """A small CNN: Conv2d, ReLU, MaxPool2d (or AvgPool2d), Flatten, Linear."""
+    channels, kernel, padding, max_pool = pick(opt, [1, 2], [1, 2], [0, 1], [True, False])
+    x = _planes(a, 2, False)
+    h = made(lib.nn.Conv2d(1, channels, kernel, padding=padding, dtype=lib.float64))(x)
+    h = made((lib.nn.MaxPool2d if max_pool else lib.nn.AvgPool2d)(1 if padding else 2,
+                                                                    stride=1))(h.relu())
+    h = made(lib.nn.Flatten())(h)
+    return made(lib.nn.Linear(h.shape[-1], 2, dtype=lib.float64))(h)
+
+
 LAYERS = {f.__name__: f for f in (linear, dropout, batch_norm, layer_norm, embedding,
                                   leaky_relu, gelu, softmax, flatten, identity)}
+# (a list of their own, drawn by the programs of the newer ops, so the programs drawn
+# from LAYERS stay as they are)
+CONV_LAYERS = {f.__name__: f for f in (_conv(1), _conv(2), max_pool2d, avg_pool2d, cnn)}
 
 
 # -- losses ------------------------------------------------------------------------------

@@ -18,12 +18,19 @@ with the gradients taken with `create_graph=True` (by `autograd.grad` or by
 `backward`) and differentiated again, to a Hessian-vector product and third
 derivatives (`_higher_order`).
 
-`make test` runs 300 programs each way (and 150 differentiated twice);
-`MINIGRAD_RANDOM_PROGRAMS=10000` runs more.
+`test_programs_with_convolution_pooling_and_graph_apis_match_torch` draws the newer
+ops too: conv1d/conv2d and max/avg pooling (functional and `nn` modules, a small CNN)
+on the program's tensors as planes, and the newer graph APIs (`GRAPH`); every tensor's
+`_version` and what the hooks saw are compared as well.
+
+`make test` runs 300 programs each way (150 differentiated twice, 60 of the newer
+ops); `MINIGRAD_RANDOM_PROGRAMS=10000` runs more. FOUND keeps programs that once found
+a difference (fixed); OPEN those whose difference is not fixed yet.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import warnings
@@ -34,7 +41,7 @@ from float_policy import assert_floats, stated
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from parity_harness import describe_graph, differences, seed_gradient, translate
-from random_nn_steps import LAYERS, LOSSES
+from random_nn_steps import CONV_LAYERS, LAYERS, LOSSES, pick
 
 import minigrad
 
@@ -112,6 +119,96 @@ INPLACE = {
 }
 
 
+# -- the newer graph APIs -----------------------------------------------------------------
+# Each is `(lib, a, b, opt, program)`, `program` a `_Program` (the leaves, the context
+# stack the program runs in, and the record the hooks write into); returns the tensor
+# the step leaves in the pool.
+
+
+def _mutation_context(lib, a, b, opt, program):
+    """From here to the end of both backward passes, in-place writes to saved tensors
+    clone them first (a second context is PyTorch's nesting error)."""
+    program.contexts.enter_context(lib.autograd.graph.allow_mutation_on_saved_tensors())
+    return a
+
+
+def _increment_version(lib, a, b, opt, program):
+    (both,) = pick(opt, [False, True])
+    lib.autograd.graph.increment_version([a, b] if both else a)
+    return a
+
+
+def _post_accumulate_hook(lib, a, b, opt, program):
+    """An optimizer step inside backward: the hook records the leaf's gradient, then
+    (by `opt`) steps the leaf in place and clears `.grad` (a saved leaf's backward
+    later sees its version changed: PyTorch's error)."""
+    on_leaf, act = pick(opt, [True, False], ["record", "step", "step, clear"])
+    t = program.leaves[opt % len(program.leaves)] if on_leaf else a
+    index = program.index(t)
+
+    def hook(p):
+        program.hooks.append(("post", index, _values(p.grad)))
+        if act != "record":
+            with lib.no_grad():
+                p.sub_(p.grad * 0.25)
+        if act == "step, clear":
+            p.grad = None
+
+    t.register_post_accumulate_grad_hook(hook)
+    return t
+
+
+def _multi_grad_hook(lib, a, b, opt, program):
+    (mode,) = pick(opt, ["all", "any"])
+    indices = (program.index(a), program.index(b))
+
+    def hook(grads):
+        got = [_values(g) for g in grads] if mode == "all" else _values(grads)
+        program.hooks.append(("multi", mode, indices, got))
+
+    lib.autograd.graph.register_multi_grad_hook([a, b], hook, mode=mode)
+    return a
+
+
+def _edge_grad(lib, a, b, opt, program):
+    """Gradients of `a.sum()` taken mid-program into GradientEdges (of `b` and of a
+    leaf): by `autograd.grad`, or by `backward(inputs=...)` into the leaves' `.grad`."""
+    how, leaf_too = pick(opt, ["grad", "backward"], [True, False])
+    edge = lib.autograd.graph.get_gradient_edge
+    targets = [b] + ([program.leaves[opt % len(program.leaves)]] if leaf_too else [])
+    if AVOID_OPEN and len(targets) == 2 and targets[0] is targets[1]:
+        targets = targets[:1]  # (one tensor's edge twice: a known difference, see OPEN)
+    edges = [edge(t) for t in targets]
+    if how == "grad":
+        grads = lib.autograd.grad(a.sum(), edges, retain_graph=True, allow_unused=True)
+        program.hooks.append(("edge_grad", [_values(g) for g in grads]))
+    else:
+        a.sum().backward(inputs=edges, retain_graph=True)
+    return a
+
+
+# The steps steer clear of the differences in OPEN (the OPEN test turns this off).
+AVOID_OPEN = True
+GRAPH = {"allow_mutation": _mutation_context, "increment_version": _increment_version,
+         "post_accumulate_hook": _post_accumulate_hook, "multi_grad_hook": _multi_grad_hook,
+         "edge_grad": _edge_grad}
+
+
+def _values(t):
+    return None if t is None else np.asarray(t.detach().tolist())
+
+
+class _Program:
+    """What a graph step may reach besides its operands."""
+
+    def __init__(self, leaves: list, pool: list, contexts, hooks: list) -> None:
+        self.leaves, self.pool, self.contexts, self.hooks = leaves, pool, contexts, hooks
+
+    def index(self, t) -> int:
+        """`t`'s position in the pool (hooks name tensors by it)."""
+        return next(i for i, p in enumerate(self.pool) if p is t)
+
+
 step = st.one_of(
     st.tuples(st.just("unary"), st.sampled_from(sorted(UNARY)), st.integers(0, 9)),
     st.tuples(st.just("binary"), st.sampled_from(sorted(BINARY)), st.integers(0, 9),
@@ -133,12 +230,21 @@ step = st.one_of(
     st.tuples(st.just("loss"), st.sampled_from(sorted(LOSSES)), st.integers(0, 9),
               st.integers(0, 9), st.integers(0, 2**10)),
 )
+# The newer ops too: convolution and pooling (functional and modules, a small CNN) and
+# the newer graph APIs (`GRAPH` above); the last number picks their settings.
+newer_step = st.one_of(
+    step,
+    st.tuples(st.just("layer"), st.sampled_from(sorted(CONV_LAYERS)), st.integers(0, 9),
+              st.integers(0, 9), st.integers(0, 2**10)),
+    st.tuples(st.just("graph"), st.sampled_from(sorted(GRAPH)), st.integers(0, 9),
+              st.integers(0, 9), st.integers(0, 2**6)),
+)
 
 
-def _programs(shapes: list):
+def _programs(shapes: list, steps=step):
     return st.tuples(
         st.lists(st.sampled_from(shapes), min_size=1, max_size=3),
-        st.lists(step, min_size=1, max_size=7),
+        st.lists(steps, min_size=1, max_size=7),
         st.integers(0, 2**16),
         st.booleans(),  # leaves of edge values rather than ordinary ones
     )
@@ -146,6 +252,7 @@ def _programs(shapes: list):
 
 program = _programs(SHAPES)
 more_shapes_program = _programs(MORE_SHAPES)
+newer_program = _programs(MORE_SHAPES, newer_step)
 
 
 def run(lib, shapes, steps, seed, edges=False, traced=False, higher=None):
@@ -173,6 +280,11 @@ def _warnings(caught) -> list:
 
 
 def _run(lib, shapes, steps, seed, edges, traced, higher):
+    with contextlib.ExitStack() as contexts:
+        return _run_in(lib, shapes, steps, seed, edges, traced, higher, contexts)
+
+
+def _run_in(lib, shapes, steps, seed, edges, traced, higher, contexts):
     if any(kind == "layer" for kind, *_ in steps):
         lib.manual_seed(seed)  # (the layers' parameters and dropout's masks)
     rng = np.random.default_rng(seed)
@@ -181,7 +293,8 @@ def _run(lib, shapes, steps, seed, edges, traced, higher):
     pool = list(leaves)
     retained = []
     modules = []
-    record = {"nodes": []}
+    record = {"nodes": [], "hooks": []}
+    program = _Program(leaves, pool, contexts, record["hooks"])
 
     def made(module):
         modules.append(module)
@@ -197,8 +310,10 @@ def _run(lib, shapes, steps, seed, edges, traced, higher):
             elif kind == "scalar":
                 out = SCALAR[name](a, args[1])
             elif kind in ("layer", "loss"):
-                step = LAYERS[name] if kind == "layer" else LOSSES[name]
+                step = {**LAYERS, **CONV_LAYERS}[name] if kind == "layer" else LOSSES[name]
                 out = step(lib, a, pool[args[1] % len(pool)], args[2], rng, made)
+            elif kind == "graph":
+                out = GRAPH[name](lib, a, pool[args[1] % len(pool)], args[2], program)
             elif kind == "nograd_view":
                 with lib.no_grad():
                     out = a.view(a.shape)
@@ -250,6 +365,7 @@ def _run(lib, shapes, steps, seed, edges, traced, higher):
     record["grad_layouts"] = [None if t.grad is None else (_layout(t.grad), t.grad._version)
                               for t in leaves]
     record["values_after"] = [np.asarray(t.detach().tolist()) for t in pool]
+    record["versions"] = [t._version for t in pool]
     # The modules' buffers: batch norm's running statistics, updated in place.
     record["buffers"] = [(name, np.asarray(b.tolist()), b._version)
                          for m in modules for name, b in m.named_buffers()]
@@ -377,7 +493,8 @@ def assert_same(expected, actual):
         assert_floats(actual["value"], expected["value"], TOLERANCE)
     for i, (want, got) in enumerate(zip(expected["values_after"], actual["values_after"])):
         assert_floats(got, want, TOLERANCE, err_msg=f"tensor {i}")
-    for part in ("graph", "buffers"):
+    assert actual["versions"] == expected["versions"]
+    for part in ("graph", "buffers", "hooks"):
         _assert_no_differences(part, expected.get(part), actual.get(part))
     if "not supported yet" in actual.get("higher", {}):
         # minigrad's documented NotImplementedError (see `_higher_order`): the forward
@@ -451,6 +568,48 @@ def test_programs_with_size_one_dims_and_0d_leaves_match_torch(torch, traced, pr
                 run(minigrad, shapes, steps, seed, edges, traced=traced))
 
 
+@pytest.mark.parity
+@settings(max_examples=PROGRAMS // 5, deadline=None, derandomize=PROGRAMS <= 300,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(newer_program)
+def test_programs_with_convolution_pooling_and_graph_apis_match_torch(torch, prog):
+    # Programs that also draw conv1d/conv2d/pooling (functional and modules, a small
+    # CNN), and the newer graph APIs: in-place writes inside
+    # allow_mutation_on_saved_tensors, increment_version, post-accumulate hooks that
+    # record or step, multi-grad hooks, gradients into GradientEdges.
+    shapes, steps, seed, edges = prog
+    assume(not _meets_open_difference(steps, edges))
+    # (not "batched": see test_programs_with_size_one_dims_and_0d_leaves_match_torch)
+    assume(not any(step[:2] == ("binary", "batched") for step in steps))
+    expected, actual = (run(lib, shapes, steps, seed, edges) for lib in (torch, minigrad))
+    _without_saved_numbers(expected.get("graph", []), actual.get("graph", []))
+    assert_same(expected, actual)
+
+
+def _meets_open_difference(steps: list, edges: bool) -> bool:
+    """A program that meets a difference of OPEN (below): a mask then
+    allow_mutation_on_saved_tensors, or prod over edge values."""
+    kinds = [s[:2] for s in steps]
+    if edges and ("unary", "prod") in kinds:
+        return True
+    return ("graph", "allow_mutation") in kinds and ("unary", "mask") in kinds
+
+
+# PyTorch's error reading a Python number a node saved, inside
+# allow_mutation_on_saved_tensors (OPEN, "saved number under allow_mutation").
+_UNPACKED_NUMBER = "aten::detach() Expected a value of type 'Tensor'"
+
+
+def _without_saved_numbers(expected: list, actual: list) -> None:
+    """Drop, from both graph descriptions, the saved values PyTorch fails to unpack
+    as `_UNPACKED_NUMBER` says (the rest of the graph is still compared)."""
+    for want, got in zip(expected, actual):
+        for name, value in list(want.get("saved", {}).items()):
+            if value and isinstance(value, tuple) and str(value[-1]).startswith(_UNPACKED_NUMBER):
+                want["saved"].pop(name)
+                got.get("saved", {}).pop(name, None)
+
+
 # Issue-16 property: each backward formula is written once as minigrad code, and a
 # plain backward runs a fused kernel instead. Over random programs (edge values
 # included: 0, -0, inf, and the nans they make), the gradients both ways must agree
@@ -460,6 +619,10 @@ def test_programs_with_size_one_dims_and_0d_leaves_match_torch(torch, traced, pr
 @given(program)
 def test_formulas_give_the_gradients_the_fused_kernels_give(prog):
     shapes, steps, seed, edges = prog
+    # (not where a hook steps or clears a leaf, or a mid-program backward adds into
+    # `.grad`: then the two passes do not add the same gradient)
+    assume(not any(s[:2] in (("graph", "post_accumulate_hook"), ("graph", "edge_grad"))
+                   for s in steps))
     plain = run(minigrad, shapes, steps, seed, edges)
     recorded = run(minigrad, shapes, steps, seed, edges, higher="grad")
     higher = recorded.get("higher", {})
@@ -495,3 +658,47 @@ def test_programs_that_found_a_difference_match_torch(torch, name, traced):
     shapes, steps, seed, edges = FOUND[name]
     assert_same(run(torch, shapes, steps, seed, edges),
                 run(minigrad, shapes, steps, seed, edges, traced=traced))
+
+
+# Programs that found a difference not fixed yet: each must still differ (strict xfail),
+# so that a fix shows up here and the program moves to FOUND. The random steps steer
+# clear of them (see the step named).
+OPEN = {
+    # `autograd.grad` into the same GradientEdge twice (`_edge_grad`): PyTorch gives the
+    # gradient at both places; minigrad gives None at the first (without
+    # allow_unused, it raises "The differentiated Tensor at index 0 appears to not
+    # have been used in the graph").
+    "grad into one edge twice": ([(3,)], [("graph", "edge_grad", 0, 0, 0)], 0, False),
+    # inside allow_mutation_on_saved_tensors, MulBackward0's `_saved_other` when it is a
+    # Python number: PyTorch's unpack hook fails ("aten::detach() Expected a value of
+    # type 'Tensor' for argument 'self' but instead found type 'float'..."); minigrad
+    # gives a 0-d tensor
+    "saved number under allow_mutation": ([(3,)], [("scalar", "mul_s", 0, -1.5),
+                                                    ("graph", "allow_mutation", 0, 0, 0)],
+                                          0, False),
+    # a leaf's `.grad` after both backward passes, under allow_mutation_on_saved_tensors
+    # entered after a mask: `_version` 1 in PyTorch, 2 in minigrad
+    "grad version under allow_mutation": ([(3,)], [("unary", "abs", 0), ("unary", "mask", 0),
+                                                    ("graph", "allow_mutation", 0, 0, 0),
+                                                    ("unary", "abs", 2)], 0, False),
+    # prod over edge values (inf times 0): minigrad warns numpy's "invalid value
+    # encountered in reduce", PyTorch is quiet
+    "prod of inf and 0": ([(2, 3)], [("unary", "prod", 0)], 65536, True),
+    # cat of a (1, 1) leaf: its `.grad._version` after two backwards is 2 in PyTorch,
+    # 1 in minigrad
+    "cat of a (1, 1) leaf": ([(3,), (3,), (1, 1)], [("binary", "cat", 0, 2)], 0, False),
+    # the small CNN over edge values (inf): minigrad warns numpy's "invalid value
+    # encountered in matmul", PyTorch is quiet
+    "cnn of inf": ([(2, 3)], [("layer", "cnn", 0, 0, 0)], 1, True),
+}
+
+
+@pytest.mark.parity
+@pytest.mark.xfail(strict=True, raises=AssertionError,
+                   reason="a difference not fixed yet (see OPEN)")
+@pytest.mark.parametrize("name", sorted(OPEN))
+def test_programs_that_found_an_open_difference_still_differ(torch, name, monkeypatch):
+    monkeypatch.setattr(__import__(__name__), "AVOID_OPEN", False)
+    shapes, steps, seed, edges = OPEN[name]
+    assert_same(run(torch, shapes, steps, seed, edges),
+                run(minigrad, shapes, steps, seed, edges))
