@@ -56,10 +56,6 @@ KNOWN_GAPS = [
     ("linalg.norm.subgradients_at_zero", "matrix norm",
      "linalg.norm's matrix norms are not implemented"),
     ("einsum", "ellipsis", "einsum with '...' is not implemented"),
-    ("add", "kwarg:alpha", "add(a, b, alpha=) rounds a + alpha * b twice; PyTorch's kernel "
-     "uses one fused multiply-add (one rounding): last-bit differences"),
-    ("sub", "kwarg:alpha", "sub(a, b, alpha=) rounds a - alpha * b twice; PyTorch's kernel "
-     "uses one fused multiply-add (one rounding): last-bit differences"),
     ("squeeze", "ndim=0", "double backward of squeezing a 0-d tensor: unsqueeze_to's "
      "`d % len(sizes)` divides by zero (ZeroDivisionError)"),
     ("squeeze.multiple", "ndim=0", "double backward of squeezing a 0-d tensor: "
