@@ -527,39 +527,50 @@ def _convolution_nd(op: str, dims: int, input: Tensor, weight: Tensor,  # noqa: 
     stride_t = as_param(stride, "stride")
     dilation_t = as_param(dilation, "dilation")
     output_padding = (0,) * dims
-    if isinstance(padding, str):
-        padding_t, output_padding = _padding_mode(padding, weight, stride_t, dilation_t, dims)
-    else:
-        padding_t = as_param(padding, "padding")
     batched = input.ndim == dims + 2
     x = input if batched else input.unsqueeze(0)
+    if isinstance(padding, str):
+        padding_t, output_padding = _padding_mode(padding, x, weight, bias, stride_t,
+                                                  dilation_t, groups, dims)
+    else:
+        padding_t = as_param(padding, "padding")
     out = convolution(x, weight, bias, stride_t, padding_t, dilation_t, False, output_padding,
                       groups)
     return out if batched else out.squeeze(0)
 
 
-def _padding_mode(padding: str, weight: Tensor, stride: tuple, dilation: tuple,
-                  dims: int) -> tuple:
+def _padding_mode(padding: str, x: Tensor, weight: Tensor, bias: Tensor | None,
+                  stride: tuple, dilation: tuple, groups: int, dims: int) -> tuple:
     """The padding 'valid' (none) or 'same' (the output as long as the input: half the
     dilated kernel's extent on each side) stands for, and the output padding PyTorch
-    passes with it."""
+    passes with it; for 'same', PyTorch's checks of the batched input `x`, in its order."""
     if padding == "valid":
         return (0,), (0,)
     if padding != "same":
         raise RuntimeError(f"Invalid padding string: '{padding}'")
+    k = weight.ndim
+    if k < 3:
+        raise RuntimeError("weight should have at least three dimensions")
+    if groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+    if k != x.ndim:
+        raise RuntimeError(f"Expected {k}-dimensional input for {k}-dimensional weight"
+                           f"{_dims_list(weight.shape)}, but got {x.ndim}-dimensional input "
+                           f"of size {_dims_list(x.shape)} instead")
     if any(s != 1 for s in stride):
         raise RuntimeError("padding='same' is not supported for strided convolutions")
-    if weight.ndim != dims + 2:
-        raise RuntimeError(f"expected stride to be a single integer value or a list of "
-                           f"{weight.ndim - 2} values to match the convolution dimensions, "
-                           f"but got stride={_dims_list(stride)}")
     dil = dilation * dims if len(dilation) == 1 else dilation
     total = [d * (k - 1) for d, k in zip(dil, weight.shape[2:])]
+    padding_t = tuple(t // 2 for t in total)
     if any(t % 2 for t in total):
+        # PyTorch pads the input on one side first (constant_pad_nd), then convolves:
+        # the convolution's own errors come before minigrad's refusal
+        _check(x, weight, bias, _expand("stride", stride, dims), padding_t,
+               _expand("dilation", dilation, dims), groups)
         raise NotImplementedError("minigrad's padding='same' needs the same padding on both "
                                   "sides (an odd kernel, or an even dilation): PyTorch pads "
                                   "the input first otherwise, with constant_pad_nd")
-    return tuple(t // 2 for t in total), (0,) * dims
+    return padding_t, (0,) * dims
 
 
 def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1,  # noqa: A002

@@ -66,7 +66,8 @@ EXACT_OPS = {
 # inputs' magnitudes (the sum of the terms' sizes, float_policy's `scale`)
 LINEAR_SUM_OPS = {
     "sum", "mean", "cumsum", "sum_to_size", "matmul", "mm", "bmm", "mv", "dot",
-    "__rmatmul__", "einsum", "nn.functional.linear",
+    "__rmatmul__", "einsum", "nn.functional.linear", "nn.functional.conv1d",
+    "nn.functional.conv2d", "nn.functional.avg_pool2d",
 }
 # sums of non-negative terms (squares, magnitudes) or a product: within a few ulps of
 # the result's largest magnitude
@@ -604,10 +605,10 @@ def _failure_status(got: tuple | None, want: tuple | None) -> str:
 
 def sample_features(sample, torch, name: str = "") -> set[str]:
     """The features of a sample the known-gap table matches: kwarg names ("kwarg:dim"),
-    "number input" (a Python number as the input),
-    "tensor args" (a tensor anywhere but the input), "ndim>2" or "ndim=0" (the input's
-    dimensions), "ellipsis" (a "..." in a string argument), "matrix norm" (an `ord` that
-    makes a norm of a matrix input a matrix norm)."""
+    "number input" (a Python number as the input), "tensor args" (a tensor anywhere but
+    the input), "ndim>2" or "ndim=0" (the input's dimensions), "integer input" (an
+    integer tensor as the input), "ellipsis" (a "..." in a string argument), "matrix
+    norm" (an `ord` that makes a norm of a matrix input a matrix norm)."""
     feats = {f"kwarg:{k}" for k in sample.kwargs}
     if isinstance(sample.input, (bool, int, float)):
         feats.add("number input")
@@ -617,6 +618,8 @@ def sample_features(sample, torch, name: str = "") -> set[str]:
     if isinstance(sample.input, torch.Tensor):
         ndim = sample.input.dim()
         feats |= {"ndim>2"} if ndim > 2 else {"ndim=0"} if ndim == 0 else set()
+        if not sample.input.is_floating_point() and sample.input.dtype != torch.bool:
+            feats.add("integer input")
         if name == "linalg.norm" and ndim >= 2:  # linalg.norm(input, ord, dim, ...)
             given = dict(zip(("ord", "dim"), sample.args)) | dict(sample.kwargs)
             dim = given.get("dim")

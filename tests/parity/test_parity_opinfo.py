@@ -69,6 +69,9 @@ KNOWN_GAPS = [
      "PyTorch's error for an integer dtype"),
     ("narrow", "error input", "narrow with a start tensor that is not a 0-d integer "
      "tensor is accepted (PyTorch: 'start must be an 0-dim integral Tensor.')"),
+    *[(key, "integer input", "pooling integer tensors is not implemented "
+       "(NotImplementedError; PyTorch pools them)")
+      for key in ("nn.functional.max_pool2d", "nn.functional.avg_pool2d")],
     ("nn.functional.embedding", "error input", "embedding does not check that the weight "
      "is 2-D (PyTorch: \"'weight' must be 2-D\")"),
 ]
