@@ -12,10 +12,10 @@ Matrix products use numpy's BLAS: a hand-written loop would be slower, and no
 clearer. For the same reason `exp`, `log`, `sin`, `cos` and `tanh` of long float
 arrays (4096 values or more), and the backward passes of `sin` and `cos`, use numpy's
 vectorised ufuncs (`arrays.dispatch.VECTORISED`): numba calls the C library once per
-element for them, several times slower. `softmax` and `log_softmax` still compute
-their exp and log with ports of SLEEF, the vector math library PyTorch calls (`sleef`,
-`sleef_float`, `softmax`); the float policy (README, "How alike, exactly") no longer
-asks for that, and `sigmoid` and `log_sigmoid` are plain loops (`elementwise`).
+element for them, several times slower. `softmax` holds plain loops along one dim for
+softmax and log_softmax. PyTorch computes these with a vector math library (SLEEF), whose
+last bits no port is kept for: the float policy (README, "How alike, exactly") allows
+them to differ by a few units in the last place.
 """
 
 import importlib.util
@@ -31,7 +31,7 @@ __all__ = ["cache", "elementwise", "on_demand", "optim", "reductions"]
 
 
 def on_demand(name: str) -> ModuleType:
-    """Kernel module `name` ("softmax", "sleef", ...), loaded when one of its kernels
+    """Kernel module `name` ("softmax", "convolution", ...), loaded when one of its kernels
     is first used rather than at `import minigrad`: most programs never call them, and
     making their numba dispatchers would add milliseconds to every start."""
     full = f"{__name__}.{name}"

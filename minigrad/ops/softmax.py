@@ -5,9 +5,9 @@ overflows), and both save their OUTPUT: the gradient of softmax is written with
 softmax itself, `y * (grad - sum(grad * y))`, and that of log_softmax with
 `exp(y)`, so neither needs the input again.
 
-float64 and float32 values go through `kernels/softmax.py`, which computes them as
-PyTorch's CPU kernels do (their exp and log, their order of addition), so they agree
-to the last bit; other float types (float16, bfloat16) go through numpy.
+float64 and float32 values go through the plain loops of `kernels/softmax.py`; other
+float types (float16, bfloat16) through numpy. PyTorch's own kernels call a vector math
+library and add in vector lanes, so the last bits can differ, within the float policy.
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ import numpy as np
 
 from .. import _dtype
 from .._args import is_int, type_name
-from .._cpu import CAPABILITY, FUSED_MULTIPLY_ADD, THREADS
 from ..arrays.scalars import u64
 from ..autograd.graph import INPUT, OUTPUT, VALUE, Node, SavedTensor
 from ..autograd.record import record
@@ -33,19 +32,7 @@ from .tangent_formulas import ZERO, Tangent
 kernels = on_demand("softmax")  # (loaded at the first softmax: see `on_demand`)
 
 
-# How this machine's PyTorch computes softmax: vectors of 64 bytes on AVX-512 (32
-# otherwise), SLEEF's exp and log unless it runs its portable kernels, fused
-# multiply-adds where the compiler fused them (see `minigrad/_cpu.py`), and a float32
-# vector's lanes added together in halves, not in order, by its AVX2 and AVX-512 builds.
-VECTOR_BYTES = 64 if CAPABILITY == "avx512" else 32
-SLEEF = CAPABILITY != "default"
-EXACT = (np.dtype(np.float64), np.dtype(np.float32))
-
-
-def _vector(dtype: np.dtype) -> tuple[int, bool]:
-    """The lanes in one of PyTorch's vectors of `dtype`, and whether they are added
-    together in halves (`tree`)."""
-    return VECTOR_BYTES // dtype.itemsize, SLEEF and dtype == np.float32
+EXACT = (np.dtype(np.float64), np.dtype(np.float32))  # (the dtypes the kernels take)
 
 
 def _layout(a: np.ndarray, d: int) -> tuple[np.ndarray, int, int, int]:
@@ -61,24 +48,15 @@ def _shifted(x: np.ndarray, d: int) -> np.ndarray:
 
 
 def _softmax_data(x: np.ndarray, d: int) -> np.ndarray:
-    """PyTorch's CPU kernels: along the last dim they multiply by the reciprocal of
-    the sum; along any other dim they divide by the sum."""
+    """exp(x - max) / sum(exp(x - max)) along d (`kernels/softmax.py`)."""
     if x.dtype in EXACT:
         flat, outer, n, inner = _layout(x, d)
-        lanes, tree = _vector(x.dtype)
         out = np.empty(x.shape, x.dtype)  # (its own array: a view would be copied later)
-        if d == x.ndim - 1:
-            kernels.softmax_lastdim(flat, out.reshape(-1), outer, n, lanes, SLEEF, tree)
-        else:
-            vector = kernels.vector_columns(outer * inner, inner, lanes, THREADS)
-            kernels.softmax_columns(flat, out.reshape(-1), outer, n, inner, vector, SLEEF)
+        kernels.softmax(flat, out.reshape(-1), outer, n, inner)
         return out
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
         e = np.exp(_shifted(x, d))
-        total = e.sum(axis=d, keepdims=True)
-        if d == x.ndim - 1:
-            return e * (1 / total)
-        return e / total
+        return e / e.sum(axis=d, keepdims=True)
 
 
 def _log_softmax_data(x: np.ndarray, d: int) -> np.ndarray:
@@ -86,13 +64,8 @@ def _log_softmax_data(x: np.ndarray, d: int) -> np.ndarray:
     max to the log first loses digits when the inputs are large and close)."""
     if x.dtype in EXACT:
         flat, outer, n, inner = _layout(x, d)
-        lanes, tree = _vector(x.dtype)
         out = np.empty(x.shape, x.dtype)
-        if d == x.ndim - 1:
-            kernels.log_softmax_lastdim(flat, out.reshape(-1), outer, n, lanes, SLEEF, tree)
-        else:
-            vector = kernels.block_vector_columns(inner, n, lanes, x.dtype.itemsize)
-            kernels.log_softmax_columns(flat, out.reshape(-1), outer, n, inner, vector, SLEEF)
+        kernels.log_softmax(flat, out.reshape(-1), outer, n, inner)
         return out
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
         m = x.max(axis=d, keepdims=True)
@@ -178,32 +151,20 @@ def _backward_data(node_cls, compute, grad_output: Tensor, output: Tensor, dim: 
 
 def _grad_operands(g: np.ndarray, y: np.ndarray, d: int) -> tuple:
     """What the backward kernels take: `g` (broadcast to y's shape) and `y` as flat
-    C-ordered arrays, the shape as (outer, dim, inner) around d, the vector width and
-    lane order of y's dtype (`_vector`), and a fresh output."""
+    C-ordered arrays, a fresh flat output, and the shape as (outer, dim, inner) around d."""
     g_flat, outer, n, inner = _layout(np.broadcast_to(g, y.shape) if g.shape != y.shape
                                       else g, d)
-    lanes, tree = _vector(y.dtype)
-    return (g_flat, _layout(y, d)[0], outer, n, inner, lanes, tree,
-            np.empty(y.shape, y.dtype))
+    out = np.empty(y.shape, y.dtype)
+    return out, (g_flat, _layout(y, d)[0], out.reshape(-1), outer, n, inner)
 
 
 def _softmax_grad(g: np.ndarray, y: np.ndarray, d: int) -> np.ndarray:
-    """(g - sum(g * y)) * y along d (PyTorch's kernel along another dim multiplies by y
-    first, the same product; its sum there fuses each multiply-add)."""
+    """(g - sum(g * y)) * y along d."""
     if d is None:  # (a 0-d tensor: its one value is the dim)
         return _softmax_grad(np.reshape(g, 1), y.reshape(1), 0).reshape(())
     if y.dtype in EXACT and g.dtype == y.dtype and y.size:
-        g_flat, y_flat, outer, n, inner, lanes, tree, out = _grad_operands(g, y, d)
-        if d == y.ndim - 1:
-            # float32 in the AVX builds: its sum's partial last vector is fused when the
-            # kernel runs on the calling thread (one row, or one thread), not when
-            # at::parallel_for hands the rows to its threads (compiled apart)
-            fused_tail = tree and (outer == 1 or THREADS == 1)
-            kernels.softmax_backward_lastdim(g_flat, y_flat, out.reshape(-1), outer, n, lanes,
-                                             tree, fused_tail)
-        else:
-            kernels.softmax_backward_columns(g_flat, y_flat, out.reshape(-1), outer, n, inner,
-                                             FUSED_MULTIPLY_ADD)
+        out, operands = _grad_operands(g, y, d)
+        kernels.softmax_backward(*operands)
         return out
     with np.errstate(invalid="ignore", over="ignore"):
         return (g - (g * y).sum(axis=d, keepdims=True)) * y
@@ -214,14 +175,8 @@ def _log_softmax_grad(g: np.ndarray, y: np.ndarray, d: int) -> np.ndarray:
     if d is None:  # (a 0-d tensor: its one value is the dim)
         return _log_softmax_grad(np.reshape(g, 1), y.reshape(1), 0).reshape(())
     if y.dtype in EXACT and g.dtype == y.dtype and y.size:
-        g_flat, y_flat, outer, n, inner, lanes, tree, out = _grad_operands(g, y, d)
-        if d == y.ndim - 1:
-            kernels.log_softmax_backward_lastdim(g_flat, y_flat, out.reshape(-1), outer, n,
-                                                 lanes, SLEEF, FUSED_MULTIPLY_ADD, tree)
-        else:
-            vector = kernels.block_vector_columns(inner, n, lanes, y.dtype.itemsize)
-            kernels.log_softmax_backward_columns(g_flat, y_flat, out.reshape(-1), outer, n,
-                                                 inner, vector, SLEEF, FUSED_MULTIPLY_ADD)
+        out, operands = _grad_operands(g, y, d)
+        kernels.log_softmax_backward(*operands)
         return out
     with np.errstate(invalid="ignore", over="ignore"):
         return g - np.exp(y) * g.sum(axis=d, keepdims=True)

@@ -21,6 +21,11 @@ Within a tolerance, because PyTorch's own last bit depends on the processor:
   tangents, higher-order gradients): each op's few ulps, amplified by the chain's
   cancellations. float64 within 1e-10 relative plus 1e-10 absolute, float32 within 1e-5
   relative plus 1e-5 absolute.
+* `running_sum(n)`: a value divided by a sum PyTorch adds one term after another (in
+  vector lanes, not the cascade of its reductions): softmax's row of n values. Such a
+  sum can be off the exact one by (n - 1) units of roundoff of the terms' sum (2**-53
+  in float64, 2**-24 in float32), so two of them, added in different orders, by twice
+  that: the tolerance is VECTOR_MATH's plus (n - 1) * 2 units of roundoff, relative.
 A test that needs more states it with `stated(...)` and says why.
 
 NaN must meet NaN and an infinity the same infinity, in every kind.
@@ -67,6 +72,14 @@ SUM = Tolerance("sum", (4 * EPS64, 0.0), (1e-5, 0.0),
                 "PyTorch adds in an order chosen by vector width and thread count")
 CHAIN = Tolerance("chain", (1e-10, 1e-10), (1e-5, 1e-5),
                   "several ops, each a few ulps off, amplified by cancellation")
+
+
+def running_sum(n: int) -> Tolerance:
+    """A value that divides by a running sum of `n` terms (see the module doc)."""
+    extra = max(n - 1, 0)
+    return Tolerance(f"running sum of {n}", (VECTOR_MATH.float64[0] + extra * 2.0**-52, 0.0),
+                     (VECTOR_MATH.float32[0] + extra * 2.0**-23, 0.0),
+                     "PyTorch adds the row one term after another, in vector lanes")
 
 
 def stated(float64: tuple[float, float], float32: tuple[float, float], why: str) -> Tolerance:

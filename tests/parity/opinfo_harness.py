@@ -73,10 +73,12 @@ LINEAR_SUM_OPS = {
 # the result's largest magnitude
 SUM_OPS = LINEAR_SUM_OPS | {
     "std", "var", "prod", "norm", "linalg.norm", "linalg.vector_norm",
+    "log_softmax",  # (x - max - log(sum): the log of a row's sum, off by a few ulps of it)
 }
 # several ops in a row (a loss, a normalisation, gelu's erf, linspace's start + i * step
-# rounded twice)
+# rounded twice, softmax's exp divided by a running sum)
 CHAIN_OPS = {
+    "softmax",
     "nn.functional.cross_entropy", "nn.functional.nll_loss",
     "nn.functional.binary_cross_entropy", "nn.functional.binary_cross_entropy_with_logits",
     "nn.functional.layer_norm", "nn.functional.batch_norm", "nn.functional.gelu",
