@@ -590,8 +590,14 @@ def test_programs_with_empty_dims_match_torch(torch, traced, prog):
     # The same comparison with a leaf (or more) of no elements: results, gradients and
     # their strides (as PyTorch lays out a tensor of no elements) and versions.
     shapes, steps, seed, edges = prog
-    assert_same(run(torch, shapes, steps, seed, edges),
-                run(minigrad, shapes, steps, seed, edges, traced=traced))
+    actual = run(minigrad, shapes, steps, seed, edges, traced=traced)
+    # (not where minigrad refuses, as documented, what it does not do yet: cross_entropy
+    # of no elements)
+    assume(not actual.get("error", ("", ""))[1].startswith(REFUSED))
+    assert_same(run(torch, shapes, steps, seed, edges), actual)
+
+
+REFUSED = "minigrad's cross_entropy takes no empty input"
 
 
 @pytest.mark.parity
@@ -681,6 +687,12 @@ FOUND = {
     # the small CNN over edge values (inf): minigrad warned numpy's "invalid value
     # encountered in matmul", PyTorch is quiet
     "cnn of inf": ([(2, 3)], [("layer", "cnn", 0, 0, 0)], 1, True),
+    # a linear layer on a (0,) input (one row of no features): minigrad flattened it
+    # with -1, an error for no elements; PyTorch counts the rows
+    "linear of no features": ([(0,)], [("layer", "linear", 2, 2, 511)], 4812, False),
+    # huber_loss of a leaf of no elements made from a numpy array (strides 0): PyTorch's
+    # result is `empty_like(input)`, strides (0, 0, 0); minigrad's was row-major
+    "huber_loss of no elements": ([(0, 1, 3)], [("loss", "huber_loss", 0, 8, 4)], 0, False),
     # the batched product of an expanded (1, 1) tensor: PyTorch folds it to (2, 1) with
     # strides (0, 1), which MmBackward0 saves as `_saved_self_sym_strides`; minigrad's
     # reshape had numpy's (0, 0)
@@ -719,6 +731,13 @@ OPEN = {
     "grad version under allow_mutation": ([(3,)], [("unary", "abs", 0), ("unary", "mask", 0),
                                                     ("graph", "allow_mutation", 0, 0, 0),
                                                     ("unary", "abs", 2)], 0, False),
+    # Found by the programs over empty dims (more than `make test` runs; they do not
+    # steer clear of it): two linear layers over inputs of no elements: the second layer's weight's
+    # `.grad._version` after two backwards is 1 in PyTorch, 2 in minigrad (its
+    # gradient, of no elements, laid out otherwise than PyTorch's)
+    "linear after linear, no elements": ([(1, 0), (2, 1), (2, 0, 3)],
+                                         [("layer", "linear", 9, 7, 1023),
+                                          ("layer", "linear", 7, 8, 554)], 28993, True),
 }
 
 
