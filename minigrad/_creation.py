@@ -210,7 +210,16 @@ def tensor(data=_args.REQUIRED, *extra, dtype=None, device=None, requires_grad: 
             arr = np.array(data, dtype=dt.np)
     except (ValueError, TypeError, OverflowError) as err:
         raise _build_error(data, dt, err) from None
+    if not arr.size and isinstance(data, np.ndarray) and arr.ndim:
+        arr = _numpy_strides(arr, data)
     return _finish(arr, requires_grad)
+
+
+def _numpy_strides(arr: np.ndarray, source: np.ndarray) -> np.ndarray:
+    """An array of no elements with `source`'s strides: PyTorch keeps a numpy array's
+    strides (`tensor(np.zeros((0, 3))).stride()` is numpy's (0, 0))."""
+    return np.lib.stride_tricks.as_strided(
+        arr, strides=[s // source.itemsize * arr.itemsize for s in source.strides])
 
 
 def _first_path(data) -> int:

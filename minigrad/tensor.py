@@ -26,6 +26,7 @@ from . import _dtype
 from ._device import device
 from ._dtype import dtype as DType
 from ._hooks import RemovableHandle
+from .arrays.layout import contiguous_strides, element_strides, with_strides
 from .grad_mode import STATE
 
 if TYPE_CHECKING:
@@ -145,6 +146,10 @@ class Tensor:
     @classmethod
     def _make(cls, data: np.ndarray, requires_grad: bool = False) -> Tensor:
         """Wrap a numpy array (no copy) as a fresh leaf with its own version counter."""
+        if not data.size and data.base is None and data.ndim and not any(data.strides):
+            # (numpy's fresh array of no elements, zero strides: PyTorch's is row-major,
+            # and views of it count their strides from those)
+            data = with_strides(data.shape, data.dtype, contiguous_strides(data.shape))
         t = _new_object(cls)
         t._data = data
         t._requires_grad = requires_grad
@@ -530,23 +535,6 @@ def zero_grad_in_place(grad: Tensor) -> None:
     else:
         grad.requires_grad_(False)
     grad.zero_()
-
-
-def element_strides(data: np.ndarray) -> tuple:
-    """The strides in elements, as PyTorch counts them (numpy counts bytes). numpy
-    gives a new empty array zero strides; PyTorch gives it row-major ones, counting
-    an empty dim as 1 ((3, 0) -> (1, 1))."""
-    size = data.itemsize
-    if data.ndim == 2 and data.size:  # a matrix product's operand: the usual case
-        rows, columns = data.strides
-        return (rows // size, columns // size)
-    if data.size == 0 and not any(data.strides):
-        strides, step = [], 1
-        for n in reversed(data.shape):
-            strides.append(step)
-            step *= max(n, 1)
-        return tuple(reversed(strides))
-    return tuple([s // size for s in data.strides])
 
 
 def make_view(base: Tensor, data: np.ndarray, creation_meta: str = DEFAULT) -> Tensor:

@@ -12,7 +12,15 @@ import numpy as np
 from .._dtype import float64
 from ..kernels import elementwise as K
 from .broadcasting import _row_of, broadcast_shape
-from .layout import empty_in_order, flat, fresh_result, layout_matters, result_order
+from .layout import (
+    element_strides,
+    empty_in_order,
+    empty_result,
+    flat,
+    fresh_result,
+    layout_matters,
+    result_order,
+)
 from .scalars import scalar_of
 
 # Arrays at least this long are split across the cores (the kernels release the
@@ -151,6 +159,8 @@ def binary(kernel, a: np.ndarray, b: np.ndarray, out_dtype) -> np.ndarray:
     if b.dtype != out_dtype:
         b = b.astype(out_dtype)
     shape = a.shape
+    if not (a.size and b.size):  # (no elements: only the layout is PyTorch's to decide)
+        return _empty_binary(a, b, out_dtype)
     if shape == b.shape and a.flags.c_contiguous and b.flags.c_contiguous:
         # The common case: nothing to broadcast, both already flat in memory.
         if len(shape) == 1:
@@ -182,6 +192,13 @@ def binary(kernel, a: np.ndarray, b: np.ndarray, out_dtype) -> np.ndarray:
     out = np.empty(shape, out_dtype)
     _binary_into(kernel, a, b, out)
     return out
+
+
+def _empty_binary(a: np.ndarray, b: np.ndarray, out_dtype) -> np.ndarray:
+    """`binary`'s result when an operand has no elements (nor then has the result)."""
+    shape = broadcast_shape(a.shape, b.shape) if a.shape != b.shape else a.shape
+    return empty_result(shape, out_dtype, (a.shape, element_strides(a)),
+                        (b.shape, element_strides(b)))
 
 
 def _binary_into(kernel, a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
@@ -220,9 +237,13 @@ def _binary_into(kernel, a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
     run_kernel(kernel, flat(a), flat(b), out.ravel())
 
 
-def scalar_op(kernel, a: np.ndarray, s, dt, reverse: bool = False) -> np.ndarray:
+def scalar_op(kernel, a: np.ndarray, s, dt, reverse: bool = False,
+              wrapped: bool = True) -> np.ndarray:
     """Apply `kernel(array, scalar)` (or `kernel(scalar, array)`) in dtype `dt` (a
-    minigrad dtype; the Python number `s` is converted to it as PyTorch converts it)."""
+    minigrad dtype; the Python number `s` is converted to it as PyTorch converts it).
+    `wrapped`: PyTorch takes the number as a 0-d tensor operand (`x * 2`), not as a
+    parameter of a one-operand op (`x ** 2`), which lays out a result of no elements
+    otherwise."""
     np_dtype = dt.np
     if a.dtype is not np_dtype:
         a = a.astype(np_dtype)
@@ -231,6 +252,9 @@ def scalar_op(kernel, a: np.ndarray, s, dt, reverse: bool = False) -> np.ndarray
             s = scalar_of(s, dt)
         except OverflowError:  # an int in [2**63, 2**64): PyTorch wraps it into int64
             s = scalar_of(s - 2**64, dt)
+    if not a.size:
+        operands = ((a.shape, element_strides(a)),) + (((), ()),) * wrapped
+        return empty_result(a.shape, np_dtype, *operands)
     if a.ndim == 1:
         x = a
         out = flat_out = np.empty(a.size, np_dtype)

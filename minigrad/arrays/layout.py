@@ -148,3 +148,209 @@ def copy_in_order(dst: np.ndarray, src: np.ndarray) -> None:
     source = np.broadcast_to(src, dst.shape).transpose(order)
     for index in np.ndindex(to.shape):
         to[index] = source[index]
+
+
+# -- tensors of no elements -----------------------------------------------------------
+# Their strides are arbitrary (no memory is walked), so PyTorch's rules show: numpy
+# gives a fresh empty array zero strides, PyTorch row-major ones counting an empty dim
+# as 1, and its element-wise ops lay a result out by the operands' strides.
+
+
+def contiguous_strides(shape: tuple) -> tuple:
+    """PyTorch's row-major strides in elements, an empty dim counted as 1
+    ((3, 0) -> (1, 1))."""
+    strides, step = [], 1
+    for n in reversed(shape):
+        strides.append(step)
+        step *= max(n, 1)
+    return tuple(reversed(strides))
+
+
+def element_strides(data: np.ndarray) -> tuple:
+    """The strides in elements, as PyTorch counts them (numpy counts bytes). numpy
+    gives a new empty array zero strides; PyTorch gives it row-major ones, counting
+    an empty dim as 1 ((3, 0) -> (1, 1)). (A tensor's array has them already, see
+    `Tensor._make`; a view with zero strides, such as an expanded one, keeps its own.)"""
+    size = data.itemsize
+    if data.ndim == 2 and data.size:  # a matrix product's operand: the usual case
+        rows, columns = data.strides
+        return (rows // size, columns // size)
+    if data.size == 0 and data.base is None and not any(data.strides):
+        return contiguous_strides(data.shape)
+    return tuple([s // size for s in data.strides])
+
+
+def with_strides(shape: tuple, dtype, strides: tuple) -> np.ndarray:
+    """A fresh array of no elements with these strides (in elements). (numpy keeps
+    the strides asked for only over a buffer: here an empty array, so it is not
+    taken for one of numpy's own fresh arrays, see `element_strides`.)"""
+    itemsize = np.dtype(dtype).itemsize
+    return np.ndarray(shape, dtype, buffer=np.empty(0, dtype),
+                      strides=[s * itemsize for s in strides])
+
+
+def copy_of(a: np.ndarray) -> np.ndarray:
+    """A copy of `a` in numpy's order 'K' (its layout, where it is dense); one of no
+    elements keeps `a`'s strides, as PyTorch's `clone` does (numpy's copy would
+    have none)."""
+    if not a.size and a.ndim:
+        return with_strides(a.shape, a.dtype, element_strides(a))
+    return np.array(a, copy=True)
+
+
+def empty_result(shape: tuple, dtype, *operands: tuple) -> np.ndarray:
+    """The result of no elements of an element-wise op over `operands` (each a
+    `(shape, strides)` pair, strides in elements), laid out as PyTorch's
+    TensorIterator lays it out: row-major when the operands all have the result's
+    shape (tensors of no elements are contiguous); otherwise its dims sorted by the
+    operands' strides, innermost first (`reorder_dims`), each stride the product of the
+    sizes inside it, an empty dim counted as 0 (`zeros(0, 1) / 2` has strides (1, 0))."""
+    ndim = len(shape)
+    if all(tuple(s) == tuple(shape) for s, _ in operands) or ndim < 2:
+        return with_strides(shape, dtype, contiguous_strides(shape))
+    at = [_broadcast_strides(s, st, shape) for s, st in operands]
+
+    def should_swap(d0: int, d1: int) -> int:
+        for st in at:
+            s0, s1 = st[d0], st[d1]
+            if s0 == 0 or s1 == 0:
+                continue
+            if s0 != s1:
+                return -1 if s0 < s1 else 1
+            if shape[d0] > shape[d1]:  # equal strides: the smaller dim goes inside
+                return 1
+        return 0
+
+    perm = reorder_dims(list(range(ndim - 1, -1, -1)), should_swap)
+    if perm == list(range(ndim - 1, -1, -1)):
+        return with_strides(shape, dtype, contiguous_strides(shape))
+    strides, step = [0] * ndim, 1
+    for d in perm:
+        strides[d] = step
+        step *= shape[d]
+    return with_strides(shape, dtype, tuple(strides))
+
+
+def view_strides(shape: tuple, strides: tuple, new: tuple) -> tuple | None:
+    """PyTorch's `computeStride`: the strides of a view of `new` shape over a tensor of
+    `shape` and `strides` (elements), or None if no view can be had. Its dims go in
+    chunks laid out one after another; each chunk of `new` takes the strides of the
+    matching chunk, so a size-1 dim gets the stride of the dim inside it (numpy's
+    `reshape` gives it its own)."""
+    if not shape:
+        return (1,) * len(new)
+    if 0 in shape:  # (strides of no elements: copied if the shape stays, else row-major)
+        return tuple(strides) if tuple(shape) == tuple(new) else contiguous_strides(new)
+    out = [0] * len(new)
+    view_d = len(new) - 1
+    base = strides[-1]
+    tensor_numel = view_numel = 1
+    for d in range(len(shape) - 1, -1, -1):
+        tensor_numel *= shape[d]
+        if d == 0 or (shape[d - 1] != 1 and strides[d - 1] != tensor_numel * base):
+            while view_d >= 0 and (view_numel < tensor_numel or new[view_d] == 1):
+                out[view_d] = view_numel * base
+                view_numel *= new[view_d]
+                view_d -= 1
+            if view_numel != tensor_numel:
+                return None
+            if d > 0:
+                base = strides[d - 1]
+                tensor_numel = view_numel = 1
+    return tuple(out) if view_d == -1 else None
+
+
+def restrided(data: np.ndarray, shape: tuple, strides: tuple) -> np.ndarray | None:
+    """A view of `data`'s memory with this shape and these strides (elements), where
+    numpy's own view would choose others (for dims of size 1, arrays of no elements)
+    or none. Made over the memory's owner, which numpy keeps as its base; None when
+    the owner cannot lend its memory so."""
+    if not data.size:
+        return with_strides(shape, data.dtype, strides)
+    owner = data
+    while getattr(owner, "base", None) is not None:  # (through `as_strided`'s wrappers)
+        owner = owner.base
+    if not isinstance(owner, np.ndarray) or not owner.flags.c_contiguous:
+        return None
+    offset = data.__array_interface__["data"][0] - owner.__array_interface__["data"][0]
+    try:
+        out = np.ndarray(shape, data.dtype, buffer=owner, offset=offset,
+                         strides=[s * data.itemsize for s in strides])
+    except (TypeError, ValueError):
+        return None
+    if not data.flags.writeable:
+        out.flags.writeable = False
+    return out
+
+
+def unsqueezed_strides(shape: tuple, strides: tuple, dim: int) -> tuple:
+    """PyTorch's strides after `unsqueeze(dim)`: the new dim's is the extent of the dim
+    it goes before (its size times its stride; 0 before an empty dim), 1 at the end."""
+    new = 1 if dim == len(shape) else shape[dim] * strides[dim]
+    return strides[:dim] + (new,) + strides[dim:]
+
+
+def spread_strides(shape: tuple, strides: tuple, dims: tuple, keepdim: bool,
+                   sizes: tuple) -> tuple:
+    """The strides of a reduction's gradient (of `shape` and `strides`) spread back
+    over the input's `sizes` as PyTorch's `sum_backward` does: the reduced `dims`
+    unsqueezed (unless kept), then expanded (stride 0 where a 1 grows)."""
+    if not keepdim:
+        shape, strides = tuple(shape), tuple(strides)
+        for d in sorted(dims):
+            strides = unsqueezed_strides(shape, strides, d)
+            shape = shape[:d] + (1,) + shape[d:]
+    return tuple(0 if n == 1 and m != 1 else s for n, s, m in zip(shape, strides, sizes))
+
+
+def _broadcast_strides(shape: tuple, strides: tuple, full: tuple) -> tuple:
+    """An operand's strides at the broadcast shape `full`: 0 where it is stretched."""
+    lead = len(full) - len(shape)
+    return (0,) * lead + tuple(0 if n == 1 and full[lead + i] != 1 else s
+                               for i, (n, s) in enumerate(zip(shape, strides)))
+
+
+def non_overlapping_and_dense(shape: tuple, strides: tuple) -> bool:
+    """PyTorch's `is_non_overlapping_and_dense` on element strides: contiguous (so
+    any tensor of no elements), or the dims with more than one element, innermost
+    first, each step the extent of those inside."""
+    if is_contiguous(shape, strides):
+        return True
+    if len(shape) == 1:
+        return shape[0] < 2 or strides[0] == 1
+    dims = sorted(range(len(shape)), key=lambda d: (shape[d] < 2, strides[d] if
+                                                     shape[d] >= 2 else 0))
+    step = 1
+    for d in dims:
+        if shape[d] < 2:
+            return True
+        if strides[d] != step:
+            return False
+        step *= shape[d]
+    return True
+
+
+def obeys_layout_contract(grad: tuple, leaf: tuple) -> bool:
+    """PyTorch's gradient layout contract (`obeys_layout_contract`), of `(shape,
+    strides)` pairs: a dense leaf's strides where a dim has other than one element
+    (and no zero stride on a size-1 dim, which PyTorch takes for an expanded view),
+    row-major for any other leaf."""
+    (shape, strides), (leaf_shape, leaf_strides) = grad, leaf
+    if not non_overlapping_and_dense(leaf_shape, leaf_strides):
+        return is_contiguous(shape, strides)
+    return all(g == v if n != 1 else g != 0
+               for n, g, v in zip(shape, strides, leaf_strides))
+
+
+def is_contiguous(shape: tuple, strides: tuple) -> bool:
+    """PyTorch's `is_contiguous`: row-major where a dim has more than one element
+    (always, for no elements)."""
+    if 0 in shape:
+        return True
+    step = 1
+    for n, s in zip(reversed(shape), reversed(strides)):
+        if n != 1:
+            if s != step:
+                return False
+            step *= n
+    return True

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from .._registry import attach
+from ..arrays.layout import copy_of
 from ..grad_mode import enable_grad, set_grad_enabled
 from ..tensor import Tensor
 from . import events as ev
@@ -220,6 +221,6 @@ def grad(
             # with its tangent, inside a dual level)
             result.append(g)
         else:
-            result.append(as_tensor(np.array(g, copy=True), copy_of=g))
+            result.append(as_tensor(copy_of(g), copy_of=g))
     return tuple(result)
 

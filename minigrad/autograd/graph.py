@@ -21,6 +21,7 @@ import itertools
 import sys
 import threading
 import traceback
+import warnings
 import weakref
 from collections.abc import Callable
 from typing import Any, NamedTuple
@@ -29,7 +30,13 @@ import numpy as np
 
 from .._hooks import RemovableHandle
 from .._registry import attach
-from ..arrays.layout import is_dense
+from ..arrays.layout import (
+    element_strides,
+    is_dense,
+    non_overlapping_and_dense,
+    obeys_layout_contract,
+    with_strides,
+)
 from ..grad_mode import enable_grad
 from ..tensor import Tensor
 
@@ -362,6 +369,10 @@ class AccumulateGrad(Node):
         leaf = self.variable
         if leaf._grad is None:
             data = leaf._data
+            if not data.size:  # (no memory to share: only PyTorch's rules matter)
+                unshared = sys.getrefcount(grad) <= ENGINE_REFS
+                leaf._grad = _first_empty_grad(grad, data, unshared)
+                return leaf._grad
             fits = grad.flags.c_contiguous if data.flags.c_contiguous else fits_layout(grad, data)
             if fits and not grad.flags.writeable:
                 fits = not expanded_view(grad)
@@ -377,6 +388,9 @@ class AccumulateGrad(Node):
             g = leaf._grad
             g._data += grad
             g._version_counter.value += 1
+            if not _WARNED_OF_LAYOUT and not (g._data.flags.c_contiguous and all(g._data.strides)
+                                              and leaf._data.flags.c_contiguous):
+                _check_layout_contract(g._data, leaf._data)
         return leaf._grad
 
 
@@ -471,6 +485,49 @@ def first_grad(grad: np.ndarray, leaf: np.ndarray, stolen: bool):
     if version:
         t._version_counter.value = version
     return t
+
+
+_WARNED_OF_LAYOUT = False
+
+
+def _check_layout_contract(grad: np.ndarray, leaf: np.ndarray) -> None:
+    """PyTorch's warning (once a process) when a `.grad` added into stops obeying the
+    layout contract (a leaf with a zero stride on a size-1 dim, one of no elements
+    made from a numpy array)."""
+    global _WARNED_OF_LAYOUT
+    grad_layout = (grad.shape, element_strides(grad))
+    leaf_layout = (leaf.shape, element_strides(leaf))
+    if obeys_layout_contract(grad_layout, leaf_layout):
+        return
+    _WARNED_OF_LAYOUT = True
+
+    def listed(values: tuple) -> str:
+        return "[" + ", ".join(map(str, values)) + "]"
+
+    warnings.warn("grad and param do not obey the gradient layout contract. This is not an "
+                  "error, but may impair performance.\n"
+                  f"grad.sizes() = {listed(grad.shape)}, strides() = {listed(grad_layout[1])}\n"
+                  f"param.sizes() = {listed(leaf.shape)}, strides() = {listed(leaf_layout[1])}",
+                  UserWarning, stacklevel=2)
+
+
+def _first_empty_grad(grad: np.ndarray, leaf: np.ndarray, unshared: bool) -> Tensor:
+    """A leaf of no elements' first `.grad`, as PyTorch's AccumulateGrad makes it: the
+    gradient itself (with its version) where nothing else refers to it and it obeys
+    the layout contract; else a copy (`clone_obey_contract`): into the leaf's strides
+    with `copy_` (version 1) if the leaf is dense, else a row-major clone (version 0)."""
+    grad_layout = (grad.shape, element_strides(grad))
+    leaf_layout = (leaf.shape, element_strides(leaf))
+    if unshared and obeys_layout_contract(grad_layout, leaf_layout):
+        # (kept: an array of its strides, writable, which an expanded `grad` is not)
+        t = Tensor._make(with_strides(grad.shape, grad.dtype, grad_layout[1]))
+        t._version_counter.value = version_of(grad)
+        return t
+    if non_overlapping_and_dense(*leaf_layout):
+        t = Tensor._make(with_strides(leaf.shape, grad.dtype, leaf_layout[1]))
+        t._version_counter.value = 1
+        return t
+    return Tensor._make(np.empty(leaf.shape, grad.dtype))
 
 
 # One 0-d zero per dtype, which every efficient zero array of that dtype views.

@@ -6,8 +6,7 @@ here (a `create_graph=True` backward carries tensors already).
 
 from __future__ import annotations
 
-import numpy as np
-
+from ..arrays.layout import copy_of
 from ..tensor import Tensor
 from . import events as ev
 from .graph import _tensor_type, version_of
@@ -34,7 +33,7 @@ def snapshot(data):
     gradient as it was."""
     if isinstance(data, Tensor):
         data = data._data
-    return None if data is None else as_tensor(np.array(data, copy=True), copy_of=data)
+    return None if data is None else as_tensor(copy_of(data), copy_of=data)
 
 
 def snapshots(grads) -> tuple:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..arrays.quiet import quietly
 from ..autograd.graph import INPUT, VALUE, SavedTensor
 from ..autograd.record import record
 from ..kernels import on_demand
@@ -89,8 +90,9 @@ def convolution_arrays(x: np.ndarray, w: np.ndarray, b: np.ndarray | None, strid
     weight = w4.reshape(groups, per_group, rows)
     out = np.empty((n, out_ch, oh * ow), np.result_type(x, w))
     for g in range(groups):
-        out[:, g * per_group:(g + 1) * per_group] = np.matmul(
-            weight[g], cols[:, g * rows:(g + 1) * rows])
+        # (inf times 0 is nan, silently, as in PyTorch)
+        out[:, g * per_group:(g + 1) * per_group] = quietly(
+            np.matmul, weight[g], cols[:, g * rows:(g + 1) * rows])
     if b is not None:
         out += b[:, None]
     return out.reshape((n, out_ch) + ((ow,) if dims == 1 else (oh, ow)))
@@ -152,8 +154,8 @@ def convolution_backward_arrays(grad: np.ndarray, x: np.ndarray, w: np.ndarray, 
     if mask[0]:
         grad_cols = np.empty((n, channels * kh * kw, oh * ow), grad.dtype)
         for k in range(groups):
-            grad_cols[:, k * rows:(k + 1) * rows] = np.matmul(
-                weight[k].T, g[:, k * per_group:(k + 1) * per_group])
+            grad_cols[:, k * rows:(k + 1) * rows] = quietly(
+                np.matmul, weight[k].T, g[:, k * per_group:(k + 1) * per_group])
         gx = np.zeros(x4.shape, grad.dtype)
         kernels.fold(grad_cols, kh, kw, *params, oh, ow, gx)
         gx = gx.reshape(x.shape)
@@ -163,8 +165,8 @@ def convolution_backward_arrays(grad: np.ndarray, x: np.ndarray, w: np.ndarray, 
         for k in range(groups):
             # (one product per image, then their sum: BLAS reads the transposed
             # columns in place, where one big product would first copy both operands)
-            gw[k] = np.matmul(g[:, k * per_group:(k + 1) * per_group],
-                              cols[:, k * rows:(k + 1) * rows].transpose(0, 2, 1)).sum(axis=0)
+            gw[k] = quietly(np.matmul, g[:, k * per_group:(k + 1) * per_group],
+                            cols[:, k * rows:(k + 1) * rows].transpose(0, 2, 1)).sum(axis=0)
         gw = gw.reshape(w.shape)
     if mask[2]:
         gb = np.array(g.sum(axis=(0, 2)), grad.dtype)

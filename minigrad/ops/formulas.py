@@ -40,6 +40,7 @@ import numpy as np
 
 from .. import _creation
 from ..arrays.broadcasting import spread
+from ..arrays.layout import element_strides, restrided, view_strides
 from ..arrays.scalars import signed_dims
 from ..autograd.forward_ad import Identity
 from ..autograd.graph import (
@@ -511,6 +512,11 @@ def _squeeze(a: np.ndarray, dim: int) -> np.ndarray:
 
 @on_arrays("reshape", method=True)
 def _reshape(a: np.ndarray, shape: tuple) -> np.ndarray:
+    if 1 in shape or not a.size:  # (where numpy's strides can differ from PyTorch's)
+        strides = view_strides(a.shape, element_strides(a), tuple(shape))
+        view = None if strides is None else restrided(a, tuple(shape), strides)
+        if view is not None:
+            return view
     try:
         return np.reshape(a, shape, copy=False)  # a view, where one can be
     except ValueError:

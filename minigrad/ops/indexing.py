@@ -235,8 +235,47 @@ def _check_advanced(shape: tuple, advanced: list) -> None:
 
     (An out-of-range index is reported by its position among the list/tensor
     indices, because PyTorch moves the indexed dims to the front before checking.)
+    (Returns whether the result has elements: see `_check_empty_indexed`.)
     """
+    _check_masks(shape, advanced)
+    if not _check_empty_indexed(shape, advanced):
+        return False
     for k, (d, arr, _) in enumerate(advanced):
+        if arr.dtype == np.bool_:
+            continue
+        if arr.size:
+            size = shape[d]
+            bad = arr[(arr >= size) | (arr < -size)]
+            if bad.size:
+                raise IndexError(
+                    f"index {bad.flat[0]} is out of bounds for dimension {k} with size {size}"
+                )
+    return True
+
+
+def _check_empty_indexed(shape: tuple, advanced: list) -> bool:
+    """PyTorch's error for an index into a dim of size 0 (no number is a valid index
+    there); and whether the result has elements: if not, PyTorch reads no index, so
+    checks none of them against its dim."""
+    indexed, index_shapes = [], []
+    for d, arr, _ in advanced:
+        mask = arr.dtype == np.bool_
+        indexed.extend(shape[d:d + arr.ndim] if mask else [shape[d]])
+        index_shapes.append((int(arr.sum()),) if mask else arr.shape)
+    replacement = np.broadcast_shapes(*index_shapes)
+    if 0 in indexed and 0 not in replacement:
+        raise IndexError("index is out of bounds for dimension with size 0")
+    kept = [n for i, n in enumerate(shape) if not _is_indexed(i, advanced)]
+    return 0 not in kept and 0 not in replacement
+
+
+def _is_indexed(dim: int, advanced: list) -> bool:
+    return any(d <= dim < d + (arr.ndim if arr.dtype == np.bool_ else 1)
+               for d, arr, _ in advanced)
+
+
+def _check_masks(shape: tuple, advanced: list) -> None:
+    for d, arr, _ in advanced:
         if arr.dtype == np.bool_:
             for i, m in enumerate(arr.shape):
                 if d + i >= len(shape) or m != shape[d + i]:
@@ -245,18 +284,14 @@ def _check_advanced(shape: tuple, advanced: list) -> None:
                         f"{i} does not match the shape of the indexed tensor "
                         f"[{', '.join(map(str, shape))}] at index {d + i}"
                     )
-        elif arr.size:
-            size = shape[d]
-            bad = arr[(arr >= size) | (arr < -size)]
-            if bad.size:
-                raise IndexError(
-                    f"index {bad.flat[0]} is out of bounds for dimension {k} with size {size}"
-                )
 
 
 def _gather(x: Tensor, advanced: list) -> Tensor:
     _check_broadcast(advanced)
-    _check_advanced(x._data.shape, advanced)
+    if not _check_advanced(x._data.shape, advanced):
+        # (a result of no elements reads no index: in range or not, any will do)
+        advanced = [(d, arr if arr.dtype == np.bool_ else np.zeros_like(arr), item)
+                    for d, arr, item in advanced]
     where = _where_of(x._data.shape, advanced)
     data = x._data[where]
     out = Tensor._make(np.ascontiguousarray(data))

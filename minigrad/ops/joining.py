@@ -151,8 +151,8 @@ def cat(tensors, dim: int = 0) -> Tensor:
     dt = result_type(*tensors).np
     arrays = [t._data for t in kept] or [tensors[0]._data]
     data = np.concatenate(arrays, axis=d, dtype=dt)
-    sizes = tuple(None if t._data.shape == (0,) and kept else t._data.shape[d]
-                  for t in tensors)
+    # (PyTorch's backward gives any empty 1-D input zeros, even when all are)
+    sizes = tuple(None if t._data.shape == (0,) else t._data.shape[d] for t in tensors)
     return _join(CatBackward0, tensors, data, dim, d, sizes)
 
 

@@ -416,11 +416,13 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         raise RuntimeError("both arguments to linear need to be at least 1D, but they are "
                            f"0D and {weight._data.ndim}D")
     lead = x._data.shape[:-1]
-    if views._reshape_view(x._data, (-1, x._data.shape[-1])) is None:
+    # (the rows counted, not -1: a (0,) input is one row of no features, as in PyTorch)
+    rows = (int(np.prod(lead)), x._data.shape[-1])
+    if views._reshape_view(x._data, rows) is None:
         # Rows that no view can flatten (an expanded input): PyTorch's matmul, then
         # the bias added in place (AddBackward0, the result at version 1).
         return (x @ wt).add_(bias)  # (the batched matmul of `ops/batched.py`)
-    flat_x = views.view(x, (-1, x._data.shape[-1]))
+    flat_x = views.view(x, rows)
     out = addmm(bias, flat_x, wt)
     return views.view(out, (*lead, out._data.shape[-1]))
 

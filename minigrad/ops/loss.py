@@ -11,6 +11,7 @@ import numpy as np
 from .._dtype import result_type
 from ..arrays.broadcasting import broadcast_shape
 from ..arrays.dispatch import binary, unary, unary_into
+from ..arrays.layout import element_strides, with_strides
 from ..arrays.summing import add_up
 from ..autograd.graph import INPUT, VALUE, Node, SavedTensor, bump_version
 from ..autograd.record import record, refuse_grad_for
@@ -304,7 +305,9 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean",  # noqa: 
     with np.errstate(all="ignore"):
         z = np.abs(x - t)
         loss = np.where(z < d, x.dtype.type(0.5) * z * z, d * (z - x.dtype.type(0.5) * d))
-    out = Tensor._make(_reduce(loss.astype(x.dtype), reduction))
+    if not loss.size:  # (PyTorch's loss is `empty_like(input)`: of its strides, here)
+        loss = with_strides(loss.shape, x.dtype, element_strides(input._data))
+    out = Tensor._make(_reduce(loss.astype(x.dtype, copy=False), reduction))
     _record_pair(HuberLossBackward0, out, input, target, reduction, delta=float(delta))
     return out
 

@@ -128,7 +128,7 @@ def pow(self: Tensor, exponent) -> Tensor:  # noqa: A001
         # bool ** True / False (a bool result) is x or all True: the integer kernel
         # computes exactly that.
         kernel = K.pow_scalar_int
-    out = Tensor._make(scalar_op(kernel, self._data, exponent, dt))
+    out = Tensor._make(scalar_op(kernel, self._data, exponent, dt, wrapped=False))
     node = record(PowBackward0, out, self)
     if node is not None:
         node._saved["self"] = SavedTensor(self)
@@ -149,7 +149,7 @@ def rpow(self: Tensor, base) -> Tensor:
     # (Unlike the other element-wise ops, PyTorch makes `number ** x` row-major
     # whatever x's layout.)
     data = np.asarray(self._data, order="C")
-    out = Tensor._make(scalar_op(kernel, data, base, dt, reverse=True))
+    out = Tensor._make(scalar_op(kernel, data, base, dt, reverse=True, wrapped=False))
     node = record(PowBackward2, out, self)
     if node is not None:
         node._saved["self"] = base

@@ -11,7 +11,7 @@ from .._args import combination_error, is_int, type_name, unpack_error, view_sha
 from .._creation import tensor
 from .._dtype import result_type
 from ..arrays.broadcasting import broadcast_shape
-from ..arrays.layout import fresh_result
+from ..arrays.layout import element_strides, empty_result, fresh_result, spread_strides
 from ..arrays.scalars import u64
 from ..arrays.summing import add_up, whole_sum
 from ..autograd.graph import INPUT, OUTPUT, VALUE, Node, SavedTensor, bump_version
@@ -150,8 +150,9 @@ def _mean_backward(grad: np.ndarray, sizes: tuple, dim, numel: int,
         return np.full(sizes, share, grad.dtype)
     dims = _dims(dim, len(sizes))
     count = int(np.prod([sizes[d] for d in dims]))
-    if count == 0:  # the input is empty: nothing to send a gradient to
-        return np.zeros(sizes, grad.dtype)
+    if 0 in sizes:  # (no elements: laid out as PyTorch's spread-out gradient / count)
+        spread = spread_strides(grad.shape, element_strides(grad), dims, keepdim, sizes)
+        return empty_result(tuple(sizes), grad.dtype, (tuple(sizes), spread), ((), ()))
     spread_out = _expand_back(grad / grad.dtype.type(count), sizes, dims, keepdim)
     return np.array(spread_out, copy=True, order="C")
 

@@ -19,6 +19,7 @@ import numpy as np
 from .. import _dtype
 from .._args import combination_error, is_int, is_number, type_name
 from .._creation import ones, zeros_like
+from ..arrays.quiet import quietly
 from ..arrays.scalars import u64
 from ..autograd.graph import INPUT, OUTPUT, VALUE, Node, SavedTensor
 from ..autograd.record import record
@@ -457,12 +458,13 @@ def prod(input: Tensor, *args, dtype=None, **kwargs) -> Tensor:  # noqa: A002 - 
     else:
         dt = data.dtype if data.dtype.kind == "f" else np.dtype(np.int64)
     if dim is _NOT_GIVEN:
-        out = Tensor._make(np.asarray(np.prod(data, dtype=dt), dt))
+        # (inf times 0 is nan, silently, as in PyTorch)
+        out = Tensor._make(np.asarray(quietly(np.prod, data, dtype=dt), dt))
         node = record(ProdBackward0, out, input)
     else:
         d = _wrap_dim(dim, data.ndim)
         axis = d if data.ndim else None
-        reduced = np.prod(data, axis=axis, keepdims=keepdim and data.ndim > 0, dtype=dt)
+        reduced = quietly(np.prod, data, axis=axis, keepdims=keepdim and data.ndim > 0, dtype=dt)
         out = Tensor._make(np.asarray(reduced, dt))
         node = record(ProdBackward1, out, input)
         if node is not None:

@@ -19,6 +19,13 @@ from .._args import (
     unpack_error,
     view_shape,
 )
+from ..arrays.layout import (
+    element_strides,
+    restrided,
+    unsqueezed_strides,
+    view_strides,
+    with_strides,
+)
 from ..arrays.scalars import u64
 from ..autograd.graph import VALUE
 from ..autograd.record import record
@@ -135,13 +142,18 @@ def _infer_shape(shape, numel: int) -> tuple:
 
 
 def _reshape_view(data: np.ndarray, shape: tuple) -> np.ndarray | None:
-    """numpy's view with the new shape, or None if it would need a copy."""
+    """A view with the new shape and PyTorch's strides (`view_strides`), or None if
+    it would need a copy."""
     try:
         view = data.view()
         view.shape = shape
-        return view
     except AttributeError:
-        return None
+        view = None
+    strides = view_strides(data.shape, element_strides(data), shape)
+    if strides is None or (view is not None and strides == element_strides(view)):
+        return view
+    out = restrided(data, shape, strides)
+    return view if out is None else out
 
 
 def view(x: Tensor, *shape) -> Tensor:
@@ -297,7 +309,15 @@ class UnsqueezeBackward0(ArrayFormulaNode):
 def unsqueeze(x: Tensor, dim: int) -> Tensor:
     dim = int_arg(dim, "unsqueeze", "dim", 1)
     d = _wrap_dim(dim, x._data.ndim + 1)
-    return _view_of(x, np.expand_dims(x._data, d), UnsqueezeBackward0, dim=u64(dim))
+    data = x._data
+    if data.size:
+        return _view_of(x, np.expand_dims(data, d), UnsqueezeBackward0, dim=u64(dim))
+    # (no elements: PyTorch's new stride is the next dim's extent, 0 before an empty
+    # dim, where numpy's counts that dim as 1)
+    strides = unsqueezed_strides(data.shape, element_strides(data), d)
+    shape = data.shape[:d] + (1,) + data.shape[d:]
+    return _view_of(x, with_strides(shape, data.dtype, strides), UnsqueezeBackward0,
+                    dim=u64(dim))
 
 
 def _squeezed(shape: tuple, dims) -> tuple:
