@@ -432,14 +432,96 @@ class TakeBackward0(FormulaNode):
 
 @helper
 def take_backward(grad: Tensor, self: Tensor, index: Tensor) -> Tensor:
-    """The gradient of take: `grad` added into zeros like self, flattened, at the
-    indices (a negative index from the end), shaped back."""
-    n = int(np.prod(self.shape, dtype=np.int64))
-    flat = index.reshape(-1)
-    wrapped = Tensor._make(np.where(flat._data < 0, flat._data + n, flat._data))
-    out = indexing.index_put_impl_(zeros(n, dtype=grad.dtype), (wrapped,), grad.reshape(-1),
-                                   True, True)
-    return out.view(tuple(self.shape))
+    """The gradient of take: `grad` added into zeros like self at the indices
+    (PyTorch's `zeros_like(self).put_(index, grad, true)`)."""
+    return put_(zeros(tuple(self.shape), dtype=grad.dtype), index, grad, True)
+
+
+class PutBackward0(FormulaNode):
+    """put(self, index, source, accumulate): self's gradient is the gradient (zero at
+    the places written over, unless adding); source's is the gradient at the places
+    it went to (take)."""
+
+    tangent = Tangent("dense(self_t, self_p).put(index, dense(source_t, source_p), accumulate)")
+
+    saves = {"accumulate": VALUE, "index": INPUT, "source": INPUT}
+    formulas = (Formula("self", "put_self_backward(grad, index, source, accumulate)"),
+                Formula("source", "grad.take(index).reshape_as(source)"))
+
+
+@helper
+def put_self_backward(grad: Tensor, index: Tensor, source: Tensor, accumulate: bool) -> Tensor:
+    """put's gradient for self: `grad`, or, where put wrote over self, zeros there
+    (PyTorch's `accumulate ? grad : grad.put(index, zeros_like(source), false)`)."""
+    if accumulate:
+        return grad
+    return put(grad, index, zeros(tuple(source.shape), dtype=grad.dtype), False)
+
+
+def _put_checks(data: np.ndarray, index: Tensor, source: Tensor) -> None:
+    """PyTorch's checks of put's arguments."""
+    if index._data.dtype != np.int64:
+        raise RuntimeError(f"put_(): Expected a long tensor for index, but got "
+                           f"{index.dtype.type_name}")
+    if data.dtype != source._data.dtype:
+        raise RuntimeError("put_(): self and source expected to have the same dtype, but got "
+                           f"self.dtype = {_type_name(data)} and source.dtype = "
+                           f"{source.dtype.type_name}")
+    if index._data.size != source._data.size:
+        raise IndexError("put_(): Expected source and index to have the same number of "
+                         f"elements, but got source.numel() = {source._data.size}, "
+                         f"index.numel() = {index._data.size}")
+    n = data.size
+    flat = index._data.reshape(-1)
+    bad = flat[(flat < -n) | (flat >= n)]
+    if bad.size:
+        raise IndexError(f"out of range: tried to access index {int(bad[0])} on a tensor of "
+                         f"{n} elements.")
+
+
+def _put_into(data: np.ndarray, index: Tensor, source: Tensor, accumulate: bool) -> None:
+    """source's elements written (or added) at the flat indices (a negative index from
+    the end)."""
+    n = data.size
+    flat = index._data.reshape(-1)
+    target = data.reshape(-1)  # (a view: `data` is contiguous)
+    flat = np.where(flat < 0, flat + n, flat)
+    if accumulate:
+        np.add.at(target, flat, source._data.reshape(-1))
+    else:
+        target[flat] = source._data.reshape(-1)
+
+
+def _type_name(data: np.ndarray) -> str:
+    return Tensor._make(data[:0].reshape(0)).dtype.type_name
+
+
+def put(x: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
+    """`x` with `source`'s elements written at the flat indices `index` (added, with
+    `accumulate`)."""
+    data = np.array(x._data, order="C")
+    _put_checks(data, index, source)
+    _put_into(data, index, source, accumulate)
+    out = Tensor._make(data)
+    node = record(PutBackward0, out, x, source)
+    if node is not None:
+        node._saved.update({"accumulate": accumulate, "index": SavedTensor(index),
+                            "source": SavedTensor(source)})
+    return out
+
+
+def put_(x: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
+    """put in place."""
+    _put_checks(x._data, index, source)
+    if not x._data.flags.c_contiguous:
+        raise NotImplementedError("minigrad's put_ writes into contiguous tensors only")
+    node = begin_inplace(PutBackward0, x, source)
+    _put_into(x._data, index, source, accumulate)
+    finish_inplace(x, node)
+    if node is not None:
+        node._saved.update({"accumulate": accumulate, "index": SavedTensor(index),
+                            "source": SavedTensor(source)})
+    return x
 
 
 def take(x: Tensor, index: Tensor) -> Tensor:
@@ -574,6 +656,7 @@ declare("index_copy", nodes=(IndexCopyBackward0,), function=index_copy, method=T
 declare("index_fill", nodes=(IndexFillBackward0, IndexFillBackward1), function=index_fill,
         method=True)
 declare("take", nodes=(TakeBackward0,), function=take, method=True)
+declare("put", nodes=(PutBackward0,), function=put, method=True, inplace=put_)
 declare("take_along_dim", function=take_along_dim, method=True)
 declare("masked_select", nodes=(aten.MaskedSelectBackward0,), function=masked_select,
         method=True, aten=aten.masked_select)

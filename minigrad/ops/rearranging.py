@@ -34,6 +34,11 @@ def broadcast_to(x: Tensor, size) -> Tensor:
     return x.expand(size)
 
 
+def broadcast_to_method(x: Tensor, *size) -> Tensor:
+    """`x.broadcast_to(2, 3)` or `x.broadcast_to((2, 3))`."""
+    return x.expand(*size)
+
+
 def broadcast_tensors(*tensors) -> tuple:
     """The tensors expanded to their common broadcast shape (one already of that
     shape comes back as itself)."""
@@ -203,7 +208,7 @@ def combinations(x: Tensor, r: int = 2, with_replacement: bool = False) -> Tenso
     return stack([masked_select(g, mask) for g in _meshgrid([x] * r, "ij")], 1)
 
 
-declare("broadcast_to", function=broadcast_to, method=True)
+declare("broadcast_to", function=broadcast_to, method=broadcast_to_method)
 declare("broadcast_tensors", function=broadcast_tensors)
 declare("broadcast_shapes", function=broadcast_shapes)
 declare("movedim", function=movedim, method=True, aliases=("moveaxis",))
