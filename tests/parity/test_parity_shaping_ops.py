@@ -79,6 +79,7 @@ TANGENTS = {
         dual(m, A, TA).slice_scatter(dual(m, A[:, :2], TA[:, :2]), 1, 0, 4, 2),
         dual(m, A, TA).select_scatter(m.tensor(V), 0, -1),
         dual(m, A, TA).diagonal_scatter(dual(m, V[:3], TV[:3]))),
+    "unfold": lambda m: (dual(m, A, TA).unfold(1, 3, 1), dual(m, M3, TM3).unfold(0, 1, 2)),
 }
 
 
@@ -124,6 +125,7 @@ LAYOUTS = {
     "inner": lambda m, x: m.inner(x, x), "kron": lambda m, x: m.kron(x, x[:1]),
     "repeat_interleave": lambda m, x: x.repeat_interleave(2),
     "nonzero": lambda m, x: (x > 0).nonzero(), "argwhere": lambda m, x: m.argwhere(x > 0),
+    "unfold": lambda m, x: x.unfold(1, 2, 1),
 }
 
 
@@ -162,6 +164,7 @@ GRAPHS = {
     "take": lambda m, x: x.take(m.tensor([0, 0, 5])).exp(),
     "index_fill": lambda m, x: x.index_fill(0, m.tensor([1]), 2.0).exp(),
     "slice_scatter": lambda m, x: x.slice_scatter(x[:, :2].exp(), 1, 0, 2).exp(),
+    "unfold": lambda m, x: x.unfold(1, 3, 1).exp(),
 }
 
 
