@@ -80,6 +80,10 @@ TANGENTS = {
         dual(m, A, TA).select_scatter(m.tensor(V), 0, -1),
         dual(m, A, TA).diagonal_scatter(dual(m, V[:3], TV[:3]))),
     "unfold": lambda m: (dual(m, A, TA).unfold(1, 3, 1), dual(m, M3, TM3).unfold(0, 1, 2)),
+    "scatter_reduce": lambda m: tuple(
+        dual(m, A, TA).scatter_reduce(0, idx(m, [[0, 1, 2, 0], [0, 0, 1, 2]]),
+                                      dual(m, A[:2] * 3, TA[:2]), reduce, include_self=keep)
+        for reduce in ("sum", "mean", "amax", "amin") for keep in (True, False)),
 }
 
 
