@@ -502,7 +502,11 @@ class IndexSelectBackward0(Node):
     def backward(self, grad):
         out = np.zeros(self._saved["self_sym_sizes"], grad.dtype)
         d = self._saved["_dim"]
-        np.add.at(out, (slice(None),) * d + (self.saved("index"),), grad)
+        index = self.saved("index").reshape(-1)
+        if out.ndim == 0:  # (a 0-d input: its one element picked, maybe more than once)
+            np.add.at(out.reshape(1), index, grad.reshape(-1))
+            return (out,)
+        np.add.at(out, (slice(None),) * d + (index,), grad)
         return (out,)
 
 
@@ -578,7 +582,7 @@ declare("index", nodes=(IndexBackward0,), attributes={"__getitem__": getitem}, a
 declare("index_put_", nodes=(IndexPutBackward0,), attributes={"__setitem__": setitem})
 declare("where", nodes=(WhereBackward0,), function=where, method=where_method)
 declare("_index_put_impl_", nodes=(IndexPutImplBackward0,))
-declare("index_select", nodes=(IndexSelectBackward0,), aten=index_select)
+# (index_select is declared with its public form, in `picking.py`)
 # (functions the formulas call by PyTorch's aten names; their nodes are declared above)
 declare("index_put", aten=index_put)
 declare("index_backward", aten=index_backward)

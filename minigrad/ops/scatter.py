@@ -11,8 +11,9 @@ adds back with scatter_add (ScatterAddBackward0); masked_scatter's source gets
 `grad.masked_select(mask)`; index_add's source `grad.index_select(dim, index)`. So
 each pair closes on itself, and any order of derivative is recorded.
 
-minigrad uses them only in backward formulas (PyTorch's `torch.ops.aten`): they are
-not in the namespace, and take only what the formulas pass them.
+These are the forms backward formulas call (PyTorch's `torch.ops.aten`): they take only
+what the formulas pass them. The public forms, which check their arguments as
+PyTorch's do, are in `picking.py`.
 """
 
 from __future__ import annotations
@@ -147,6 +148,8 @@ class ScatterAddBackward0(FormulaNode):
 
 def _scatter_add_into(data: np.ndarray, dim: int, index: Tensor, src: Tensor) -> None:
     d = _wrap_dim(dim, data.ndim)
+    if data.ndim == 0 and index._data.ndim:  # (a 0-d tensor read as a 1-element vector)
+        data, src = data.reshape(1), src.reshape(-1) if src._data.ndim == 0 else src
     np.add.at(data, _places(index._data, d), _block(src._data, index._data.shape))
 
 
@@ -344,13 +347,11 @@ def index_select_backward(grad: Tensor, sizes: tuple, dim: int, index: Tensor) -
     return index_add_(zeros(sizes, dtype=grad.dtype), dim, index, grad)
 
 
-declare("gather", nodes=(GatherBackward0,), aten=gather)
-declare("scatter", nodes=(ScatterBackward0, ScatterBackward1), aten=scatter)
+# (gather, scatter, masked_select and index_add are declared with their public forms,
+# in `picking.py`)
 declare("scatter_", aten=scatter_)
-declare("scatter_add_", nodes=(ScatterAddBackward0,), aten=scatter_add_)
-declare("masked_select", nodes=(MaskedSelectBackward0,), aten=masked_select)
-declare("masked_scatter_", nodes=(MaskedScatterBackward0,), aten=masked_scatter_)
-declare("index_add", nodes=(IndexAddBackward0,), aten=index_add)
+declare("scatter_add_", aten=scatter_add_)
+declare("masked_scatter_", aten=masked_scatter_)
 declare("index_add_", aten=index_add_)
 # (the helpers PyTorch's formulas call, by their names there)
 declare("gather_backward", aten=gather_backward)

@@ -494,7 +494,12 @@ def slice_dim(x: Tensor, dim: int, start, stop, step) -> Tensor:
 
 
 def narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
-    """`length` elements from `start` along `dim` (a negative start counts from the end)."""
+    """`length` elements from `start` along `dim` (a negative start counts from the end;
+    a start tensor must be a 0-d integer one)."""
+    if isinstance(start, Tensor):
+        if start._data.ndim != 0 or start._data.dtype.kind not in "iu":
+            raise RuntimeError("start must be an 0-dim integral Tensor.")
+        start = int(start._data)
     if x._data.ndim == 0:
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
     if length < 0:
@@ -557,7 +562,9 @@ declare("slice_dim", aten=slice_dim)  # (PyTorch's aten::slice)
 @helper
 def unsqueeze_to(grad: Tensor, sizes: tuple, dims=None) -> Tensor:
     """The gradient of a squeeze: the squeezed dims (those of `dims`, or all) put back
-    where the input had a 1."""
+    where the input had a 1 (a 0-d input had none: its dims wrap as a scalar's)."""
+    if not sizes:
+        return grad
     if dims is not None:
         dims = {d % len(sizes) for d in (dims if isinstance(dims, tuple) else (dims,))}
     for d, n in enumerate(sizes):

@@ -56,10 +56,6 @@ KNOWN_GAPS = [
     ("linalg.norm.subgradients_at_zero", "matrix norm",
      "linalg.norm's matrix norms are not implemented"),
     ("einsum", "ellipsis", "einsum with '...' is not implemented"),
-    ("squeeze", "ndim=0", "double backward of squeezing a 0-d tensor: unsqueeze_to's "
-     "`d % len(sizes)` divides by zero (ZeroDivisionError)"),
-    ("squeeze.multiple", "ndim=0", "double backward of squeezing a 0-d tensor: "
-     "ZeroDivisionError in unsqueeze_to"),
     *[(key, "number input", "a Python number as the input raises AttributeError, not "
        "PyTorch's TypeError (invalid combination of arguments / must be Tensor)")
       for key in ("eq", "ne", "lt", "le", "gt", "ge", "bitwise_and", "bitwise_or",
@@ -67,8 +63,6 @@ KNOWN_GAPS = [
                   "min.binary")],
     ("mean", "kwarg:dtype", "mean(dtype=) is not taken (TypeError), so neither is "
      "PyTorch's error for an integer dtype"),
-    ("narrow", "error input", "narrow with a start tensor that is not a 0-d integer "
-     "tensor is accepted (PyTorch: 'start must be an 0-dim integral Tensor.')"),
     *[(key, "integer input", "pooling integer tensors is not implemented "
        "(NotImplementedError; PyTorch pools them)")
       for key in ("nn.functional.max_pool2d", "nn.functional.avg_pool2d")],

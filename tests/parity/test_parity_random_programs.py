@@ -92,6 +92,25 @@ UNARY = {
     "prod": lambda t: t.prod(0) if t.ndim else t.prod(),
     "cumsum": lambda t: t.cumsum(-1) if t.ndim else t,
     "stack_self": lambda t: _lib(t).stack([t, t * 2], -1),
+    # indexing, shape and joining ops (copies, views and compositions of views)
+    "flip": lambda t: t.flip(-1) if t.ndim else t, "roll": lambda t: t.roll(1),
+    "rot90": lambda t: t.rot90() if t.ndim >= 2 else t,
+    "repeat": lambda t: t.repeat(2, *[1] * t.ndim),
+    "tril": lambda t: t.tril() if t.ndim >= 2 else t,
+    "diag_embed": lambda t: t.diag_embed() if t.ndim else t,
+    "movedim": lambda t: t.movedim(0, -1) if t.ndim else t, "ravel": lambda t: t.ravel(),
+    "atleast_2d": lambda t: _lib(t).atleast_2d(t),
+    "tensor_split": lambda t: t.tensor_split(2, -1)[0] if t.ndim else t,
+    "hstack_self": lambda t: _lib(t).hstack([t, t * 2]),
+    "repeat_interleave": lambda t: t.repeat_interleave(2, dim=-1) if t.ndim else t,
+    "gather": lambda t: t.gather(-1, _lib(t).zeros(*t.shape[:-1], 2, dtype=_lib(t).long))
+    if t.ndim and t.shape[-1] else t,
+    "index_select": lambda t: t.index_select(-1, _lib(t).tensor([0, 0]))
+    if t.ndim and t.shape[-1] else t,
+    "take": lambda t: t.take(_lib(t).tensor([0, -1])) if t.numel() else t,
+    "index_fill": lambda t: t.index_fill(-1, _lib(t).tensor([0]), 0.5)
+    if t.ndim and t.shape[-1] else t,
+    "unfold": lambda t: t.unfold(-1, 1, 1) if t.ndim else t,
 }
 BINARY = {
     "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
@@ -100,6 +119,11 @@ BINARY = {
     "cat": lambda a, b: _lib(a).cat([a.reshape(-1), b.reshape(-1)]),
     "batched": lambda a, b: a.expand(2, *a.shape) @ b if a.ndim and b.ndim else a * b,
     "einsum": lambda a, b: _lib(a).einsum("i,j->ij", a.reshape(-1), b.reshape(-1)),
+    "outer": lambda a, b: _lib(a).outer(a.reshape(-1), b.reshape(-1)),
+    "kron": lambda a, b: _lib(a).kron(a, b),
+    "vstack": lambda a, b: _lib(a).vstack([a.reshape(-1), b.reshape(-1)[:1].expand(a.numel())]),
+    "masked_scatter": lambda a, b: a.masked_scatter(a.detach() > 0, b.reshape(-1).repeat(
+        a.numel())[:a.numel()].reshape(a.shape) if b.numel() else a),
 }
 
 
