@@ -5,9 +5,11 @@ differentiable ops, so that a `create_graph=True` backward records a graph of it
 own, which can be differentiated again. minigrad's formulas are the same thing in
 minigrad code: a `Formula` is a string such as `"grad * result"`, and
 `apply_recording` runs a node's formulas on tensors, with grad mode on, when the
-engine carries tensors. A plain backward (numpy arrays, nothing recorded) runs a
-fused kernel, a hand-written fast path, or, for an `ArrayFormulaNode`, the same
-formulas compiled once into a plain function on arrays (`compile_on_arrays`).
+engine carries tensors. A plain backward (numpy arrays, nothing recorded) runs, for
+an `ArrayFormulaNode` (nearly every op), the same formulas compiled once into a
+plain function on arrays (`compile_on_arrays`), whose helpers may call a fused
+kernel (`@on_arrays`); a declared element-wise op runs its fused kernel; the few
+nodes not converted yet (see docs/architecture.md) run a hand-written backward.
 
 Three details make the recorded graph PyTorch's, node for node:
 
@@ -401,9 +403,10 @@ class NotOnArrays(ValueError):
 
 
 class _OnArrays(ast.NodeTransformer):
-    """A formula as a call of array functions: `grad.t()` becomes `_M["t"](grad)`,
-    `unsqueeze_to(grad, sizes)` `_H["unsqueeze_to"](grad, sizes)`, `grad * other`
-    `_A["Mult"](grad, other)` (PyTorch's arithmetic and type promotion on arrays, see
+    """A formula as a call of array functions: `grad.t()` becomes `_M_t(grad)` (the
+    array version of method `t`), `unsqueeze_to(grad, sizes)`
+    `_H_unsqueeze_to(grad, sizes)`, `grad * other` `_A_Mult(grad, other)`
+    (PyTorch's arithmetic and type promotion on arrays, see
     `ARRAY_ARITHMETIC`), and each value the node saved the expression `values[name]`
     reads it with. Calls, arithmetic, `a if c else b`, names and constants: nothing
     else a formula writes has an array version."""
@@ -466,7 +469,9 @@ class _OnArrays(ast.NodeTransformer):
 
 
 def _entry(table: str, name: str) -> ast.expr:
-    return ast.Subscript(ast.Name(table, ast.Load()), ast.Constant(name), ast.Load())
+    """The function a compiled formula calls, as a name of its scope (`_A_Mult` is
+    `ARRAY_ARITHMETIC["Mult"]`): looked up once, when the formula is compiled."""
+    return ast.Name(f"{table}_{name}", ast.Load())
 
 
 def _operand(saved, node: Node):
@@ -493,11 +498,12 @@ def _saved_value(value, node: Node):
 
 def _read(cls: type[Node], name: str) -> str:
     """The expression a compiled formula reads saved value `name` of a `cls` node with."""
-    if cls.saves[name] != VALUE:
-        return f"_operand(s[{name!r}], node)"
-    if name in cls.saved_defaults:
-        return f"_saved_value(s.get({name!r}, _D[{name!r}]), node)"
-    return f"_saved_value(s[{name!r}], node)"
+    if cls.saves[name] != VALUE:  # (`_operand`, written out: the commonest read)
+        return (f"(v.number(node) if type(v := s[{name!r}]) is _SavedNumber else "
+                f"_operand(v, node))")
+    read = f"s.get({name!r}, _D[{name!r}])" if name in cls.saved_defaults else f"s[{name!r}]"
+    # (`_saved_value`, written out for a plain int: add's alpha, a dim)
+    return f"(v if type(v := {read}) is int and v < 2**63 else _saved_value(v, node))"
 
 
 def compile_on_arrays(cls: type[Node]) -> Callable:
@@ -513,15 +519,19 @@ def compile_on_arrays(cls: type[Node]) -> Callable:
     for i, formula in enumerate(cls.formulas):
         body = _OnArrays(values).visit(ast.parse(formula.text, mode="eval").body)
         parts.append(f"({ast.unparse(body)}) if e[{i}][0] is not None else None")
-    grads = ("    grads = [*grads, *([None] * (node._num_outputs() - len(grads)))]\n"
-             if "grads" in {n for f in cls.formulas for n in f.names} else "")
-    source = ("def backward(node, *grads):\n"
-              f"{grads}"
-              "    grad, s, e = grads[0], node._saved, node.next_functions\n"
+    if "grads" in {n for f in cls.formulas for n in f.names}:  # (every output's gradient)
+        head = ("def backward(node, *grads):\n"
+                "    grads = [*grads, *([None] * (node._num_outputs() - len(grads)))]\n"
+                "    grad = grads[0]\n")
+    else:
+        head = "def backward(node, grad, *_):\n"
+    source = (f"{head}    s, e = node._saved, node.next_functions\n"
               f"    return ({', '.join(parts)},)\n")
-    scope = {"_M": ARRAY_METHODS, "_H": ARRAY_HELPERS, "_A": ARRAY_ARITHMETIC,
-             "_saved_value": _saved_value, "_operand": _operand,
-             "_D": cls.saved_defaults}
+    scope = {f"{prefix}_{name}": fn for prefix, table in (
+                 ("_M", ARRAY_METHODS), ("_H", ARRAY_HELPERS), ("_A", ARRAY_ARITHMETIC))
+             for name, fn in table.items()}
+    scope.update(_saved_value=_saved_value, _operand=_operand, _SavedNumber=SavedNumber,
+                 _D=cls.saved_defaults)
     exec(compile(source, f"<plain backward of {cls.__name__}>", "exec"), scope)  # noqa: S102
     return scope["backward"]
 
@@ -555,21 +565,27 @@ def _promoted(a, b) -> np.dtype:
     return np.promote_types(da, db)
 
 
-def _arithmetic(kernel, on_array_number, on_number_array, on_numbers, *,
-                to_float: bool = False) -> Callable:
+def _arithmetic(kernel, scalar_kernel, on_number_array, on_numbers, *,
+                negate_scalar: bool = False, to_float: bool = False) -> Callable:
     """`a op b` on arrays and Python numbers, as PyTorch computes it on tensors: in the
     dtype its type promotion gives (`_promoted`; with `to_float`, true division, an
-    integer one is the default float), two arrays by the element-wise `kernel`, a
-    number (or a 0-d array beside a dimensioned one) as a scalar operand."""
+    integer one is the default float), two arrays by the element-wise `kernel`, an
+    array and a number (or a 0-d array beside a dimensioned one) by `scalar_kernel`
+    (with the number negated for `a - s`, which is `a + -s` exactly)."""
     def compute(a, b):
-        a_array, b_array = isinstance(a, np.ndarray), isinstance(b, np.ndarray)
-        if not (a_array or b_array):
+        if type(b) is float:
+            if type(a) is np.ndarray and a.dtype.kind == "f":  # (the common `grad * 0.5`)
+                return scalar_op(scalar_kernel, a, -b if negate_scalar else b,
+                                 _BY_NUMPY[a.dtype])
+        elif type(a) is np.ndarray and type(b) is np.ndarray:
+            if a.dtype is b.dtype and a.ndim and b.ndim:  # (the common `grad * other`)
+                return binary(kernel, a, b, a.dtype)
+        if not (isinstance(a, np.ndarray) or isinstance(b, np.ndarray)):
             return on_numbers(a, b)
-        if type(b) is float and type(a) is np.ndarray and a.dtype.kind == "f":
-            return on_array_number(a, b, _BY_NUMPY[a.dtype])  # (the common `grad * 0.5`)
         dt = _promoted(a, b)
         if to_float and dt.kind != "f":
             dt = _dtype.get_default_dtype().np
+        a_array, b_array = isinstance(a, np.ndarray), isinstance(b, np.ndarray)
         if a_array and b_array:
             if b.ndim == 0 and a.ndim:
                 b, b_array = b.item(), False
@@ -578,7 +594,7 @@ def _arithmetic(kernel, on_array_number, on_number_array, on_numbers, *,
             else:
                 return binary(kernel, a, b, dt)
         if a_array:
-            return on_array_number(a, b, _BY_NUMPY[dt])
+            return scalar_op(scalar_kernel, a, -b if negate_scalar else b, _BY_NUMPY[dt])
         return on_number_array(a, b, _BY_NUMPY[dt])
     return compute
 
@@ -594,15 +610,15 @@ def _negative(a):
 
 # A formula's `+ - * /` and `-x` on arrays, by the name of Python's operator node.
 ARRAY_ARITHMETIC: dict[str, Callable] = {
-    "Add": _arithmetic(K.add, lambda a, s, dt: scalar_op(K.add_scalar, a, s, dt),
-                       lambda s, b, dt: scalar_op(K.add_scalar, b, s, dt), operator.add),
-    "Sub": _arithmetic(K.sub, lambda a, s, dt: scalar_op(K.add_scalar, a, -s, dt),
+    "Add": _arithmetic(K.add, K.add_scalar, lambda s, b, dt: scalar_op(K.add_scalar, b, s, dt),
+                       operator.add),
+    "Sub": _arithmetic(K.sub, K.add_scalar,
                        lambda s, b, dt: scalar_op(K.rsub_scalar, b, s, dt, reverse=True),
-                       operator.sub),
-    "Mult": _arithmetic(K.mul, lambda a, s, dt: scalar_op(K.mul_scalar, a, s, dt),
-                        lambda s, b, dt: scalar_op(K.mul_scalar, b, s, dt), operator.mul),
+                       operator.sub, negate_scalar=True),
+    "Mult": _arithmetic(K.mul, K.mul_scalar, lambda s, b, dt: scalar_op(K.mul_scalar, b, s, dt),
+                        operator.mul),
     # (C++'s Scalar / Tensor is the reciprocal times the Scalar)
-    "Div": _arithmetic(K.div, lambda a, s, dt: scalar_op(K.div_scalar, a, s, dt),
+    "Div": _arithmetic(K.div, K.div_scalar,
                        lambda s, b, dt: scalar_op(K.mul_scalar, _reciprocal(b, dt), s, dt),
                        operator.truediv, to_float=True),
     "USub": _negative,

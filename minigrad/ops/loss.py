@@ -72,7 +72,11 @@ def _mse_grad(grad: np.ndarray, x: np.ndarray, target: np.ndarray,
     """mse_loss's gradient for `x`, on arrays, in PyTorch's order of operations."""
     norm = 2.0 / x.size if reduction == REDUCTIONS["mean"] and x.size else 2.0
     with np.errstate(all="ignore"):  # (inf - inf is nan, quietly as in PyTorch)
-        return np.array(x.dtype.type(norm) * (x - target) * grad, x.dtype, order="C")
+        # norm * (x - target) * grad, each step into the one fresh array
+        out = np.asarray(np.subtract(x, target), x.dtype, order="C")
+        out *= x.dtype.type(norm)
+        out *= grad
+    return out
 
 
 on_arrays("mse_loss_backward")(_mse_grad)
