@@ -18,10 +18,11 @@ def _shape_str(shape) -> str:
     return f"minigrad.Size([{', '.join(map(str, shape))}])"
 
 
-def root_gradients(tensors: tuple, grad_tensors: tuple, as_tensors: bool = False) -> list:
+def root_gradients(tensors: tuple, grad_tensors: tuple, tensor_grads: bool = False) -> list:
     """The starting gradient of each root, with PyTorch's checks in PyTorch's order:
-    arrays, or (`as_tensors`, for `create_graph=True`) tensors, a given gradient
-    itself with whatever graph it has.
+    arrays, or tensors (`tensor_grads`, the engine's name: a `create_graph=True`
+    backward, or `grad()` inside a dual level), a given gradient itself with whatever
+    graph it has.
 
     Extra gradients are ignored (PyTorch zips the two lists). A root that does not
     require grad and has no gradient given gets None: it needs no implicit gradient,
@@ -43,7 +44,7 @@ def root_gradients(tensors: tuple, grad_tensors: tuple, as_tensors: bool = False
                     f"grad can be implicitly created only for real scalar outputs but got {t.dtype}"
                 )
             ones = np.ones(t._data.shape, t._data.dtype)
-            grads.append(Tensor._make(ones) if as_tensors else ones)
+            grads.append(Tensor._make(ones) if tensor_grads else ones)
             continue
         if not isinstance(g, Tensor):
             raise TypeError(
@@ -54,7 +55,7 @@ def root_gradients(tensors: tuple, grad_tensors: tuple, as_tensors: bool = False
                 f"Mismatch in shape: grad_output[{i}] has a shape of {_shape_str(g._data.shape)} "
                 f"and output[{i}] has a shape of {_shape_str(t._data.shape)}."
             )
-        if as_tensors:
+        if tensor_grads:
             grads.append(g if g._data.dtype == t._data.dtype else g.to(t.dtype))
         else:
             grads.append(g._data.astype(t._data.dtype, copy=False))

@@ -18,13 +18,21 @@ import numpy as np
 from .._args import type_name
 from .._creation import full
 from ..arrays.scalars import u64
-from ..autograd.graph import INPUT, OUTPUT, VALUE, Node, SavedTensor
+from ..autograd.graph import INPUT, OUTPUT, VALUE, SavedTensor
 from ..autograd.inplace import begin_inplace, finish_inplace
 from ..autograd.record import record
 from ..kernels import elementwise as K
 from ..tensor import Tensor
 from .declaration import declare
-from .formulas import BACKWARD_OPS, Formula, FormulaNode, SavedOn, Scalar, helper
+from .formulas import (
+    BACKWARD_OPS,
+    ArrayFormulaNode,
+    Formula,
+    FormulaNode,
+    Scalar,
+    helper,
+    on_arrays,
+)
 
 
 def _where_positive(x: np.ndarray, grad: np.ndarray, slope: float) -> np.ndarray:
@@ -32,18 +40,16 @@ def _where_positive(x: np.ndarray, grad: np.ndarray, slope: float) -> np.ndarray
         return np.where(x > 0, grad, grad * grad.dtype.type(slope))
 
 
-class LeakyReluBackward0(Node):
+class LeakyReluBackward0(ArrayFormulaNode):
     """leaky_relu(x, slope): grad where x > 0, slope * grad elsewhere. Saves its INPUT."""
 
     tangent = "auto_element_wise"
     saves = {"negative_slope": VALUE, "self": INPUT}
     formulas = (Formula("self", "leaky_relu_backward(grad, self, negative_slope, False)"),)
 
-    def backward(self, grad):
-        return (_where_positive(self.saved("self"), grad, self._saved["negative_slope"]),)
 
 
-class LeakyReluBackward1(Node):
+class LeakyReluBackward1(ArrayFormulaNode):
     """leaky_relu_(x, slope), in place: as LeakyReluBackward0, read from the OUTPUT
     (positive exactly where the input was, for a slope that is not negative)."""
 
@@ -51,16 +57,19 @@ class LeakyReluBackward1(Node):
     saves = {"negative_slope": VALUE, "result": OUTPUT}
     formulas = (Formula("self", "leaky_relu_backward(grad, result, negative_slope, True)"),)
 
-    def backward(self, grad):
-        slope = self._saved["negative_slope"]
-        if slope < 0:
-            raise RuntimeError(
-                "In-place leakyReLu backward calculation is triggered with a negative slope "
-                "which is not supported. This is caused by calling in-place forward function "
-                "with a negative slope, please call out-of-place version instead. File an "
-                "issue at https://github.com/pytorch/pytorch if you do require supporting "
-                "in-place leakRelu backward calculation with negative slope")
-        return (_where_positive(self.saved("result"), grad, slope),)
+
+
+@on_arrays("leaky_relu_backward")
+def _leaky_relu_backward_on_arrays(grad: np.ndarray, x: np.ndarray, negative_slope: float,
+                                   self_is_result: bool) -> np.ndarray:
+    if self_is_result and negative_slope < 0:
+        raise RuntimeError(
+            "In-place leakyReLu backward calculation is triggered with a negative slope "
+            "which is not supported. This is caused by calling in-place forward function "
+            "with a negative slope, please call out-of-place version instead. File an "
+            "issue at https://github.com/pytorch/pytorch if you do require supporting "
+            "in-place leakRelu backward calculation with negative slope")
+    return _where_positive(x, grad, negative_slope)
 
 
 class LeakyReluBackwardBackward0(FormulaNode):
@@ -128,6 +137,7 @@ _KAPPA = 0.044715
 _PDF_BETA = (2 / math.sqrt(math.pi)) * _SQRT1_2 * 0.5  # 1 / sqrt(2 pi)
 
 
+@on_arrays("gelu_backward")
 def _gelu_grad(grad: np.ndarray, x: np.ndarray, approximate: str) -> np.ndarray:
     """grad * gelu'(x), in the arrays' dtype (PyTorch's GeluBackward kernel)."""
     t = x.dtype.type
@@ -146,7 +156,7 @@ def _gelu_grad(grad: np.ndarray, x: np.ndarray, approximate: str) -> np.ndarray:
     return np.asarray(out, grad.dtype)
 
 
-class GeluBackward0(Node):
+class GeluBackward0(ArrayFormulaNode):
     """gelu(x): grad * (Phi(x) + x * phi(x)) (Phi, phi: the normal cdf and pdf), or the
     derivative of the tanh approximation. Saves its INPUT."""
 
@@ -154,8 +164,6 @@ class GeluBackward0(Node):
     saves = {"approximate": VALUE, "self": INPUT}
     formulas = (Formula("self", "gelu_backward(grad, self, approximate)"),)
 
-    def backward(self, grad):
-        return (_gelu_grad(grad, self.saved("self"), self._saved["approximate"]),)
 
 
 class GeluBackwardBackward0(FormulaNode):
@@ -253,7 +261,7 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:  # noqa: A002
 # -- embedding --------------------------------------------------------------------------------
 
 
-class EmbeddingBackward0(Node):
+class EmbeddingBackward0(ArrayFormulaNode):
     """embedding(indices, weight): row i of the weight's gradient is the sum of the
     gradients of every place that looked row i up (none for `padding_idx`). Saves
     the indices."""
@@ -264,9 +272,13 @@ class EmbeddingBackward0(Node):
     formulas = (Formula("weight", "embedding_backward(grad, indices, weight_sym_argsize_0, "
                                   "padding_idx, scale_grad_by_freq, sparse)"),)
 
-    def backward(self, grad):
-        return (_embedding_grad(grad, self.saved("indices"), self._saved["weight_sym_argsize_0"],
-                                self._saved["_padding"]),)
+
+
+@on_arrays("embedding_backward")
+def _embedding_backward_on_arrays(grad: np.ndarray, indices: np.ndarray, num_weights: int,
+                                  padding_idx: int, scale_grad_by_freq: bool,
+                                  sparse: bool) -> np.ndarray:
+    return _embedding_grad(grad, indices, num_weights, None if padding_idx < 0 else padding_idx)
 
 
 def _embedding_grad(grad: np.ndarray, indices: np.ndarray, num_weights: int,
@@ -388,7 +400,7 @@ def leaky_relu_result_backward(grad: Tensor, result: Tensor, negative_slope: flo
     tangent), which PyTorch refuses for a negative slope, with the error of
     leaky_relu_'s own backward."""
     if negative_slope < 0:  # (the node's backward raises that error before reading)
-        LeakyReluBackward1.backward(SavedOn({}, {"negative_slope": negative_slope}), None)
+        _leaky_relu_backward_on_arrays(None, None, negative_slope, True)
     return BACKWARD_OPS["leaky_relu_backward"](grad, result, negative_slope, True)
 
 

@@ -24,8 +24,7 @@ from .. import _dtype
 from .._creation import zeros_like
 from .._dtype import _BY_NUMPY
 from ..arrays.broadcasting import broadcast_shape, check_inplace_shape
-from ..arrays.dispatch import binary, scalar_op, unary
-from ..arrays.layout import fresh_result
+from ..arrays.dispatch import binary, scalar_op
 from ..arrays.scalars import scalar_of
 from ..autograd.graph import INPUT, VALUE, Node, SavedNumber, SavedTensor
 from ..autograd.inplace import begin_inplace, finish_inplace
@@ -33,7 +32,7 @@ from ..autograd.record import record, record_elementwise
 from ..kernels import elementwise as K
 from ..tensor import Tensor, as_tensor_arg, operand
 from .declaration import binary_op, declare, functions_declared_in, unary_op
-from .formulas import Formula, Scalar, helper
+from .formulas import ARRAY_ARITHMETIC, ArrayFormulaNode, Formula, Scalar, helper, on_arrays
 from .public_forms import as_method, not_with_ndarray, number_first
 from .tangent_formulas import AUTO_ELEMENT_WISE, Tangent
 
@@ -67,7 +66,7 @@ def _times_number(grad: np.ndarray, factor) -> np.ndarray:
     return scalar_op(K.mul_scalar, grad, factor, _BY_NUMPY[grad.dtype])
 
 
-class AddBackward0(Node):
+class AddBackward0(ArrayFormulaNode):
     """a + alpha * b: the gradient flows through unchanged (times alpha for b)."""
 
     tangent = Tangent("self_t + maybe_multiply(other_t, alpha)")
@@ -78,19 +77,8 @@ class AddBackward0(Node):
     formulas = (Formula("self", "grad"), Formula("other", "maybe_multiply(grad, alpha)"))
     elementwise = True
 
-    def backward(self, grad):
-        # `next_functions[i][0] is not None` is `needs_grad(i)`, spelled out because
-        # `x + 1` is the most common node there is.
-        alpha = self._saved.get("alpha", 1)
-        edges = self.next_functions
-        return (
-            grad if edges[0][0] is not None else None,
-            (grad if alpha == 1 else _times_number(grad, alpha))
-            if edges[1][0] is not None else None,
-        )
 
-
-class SubBackward0(Node):
+class SubBackward0(ArrayFormulaNode):
     """a - alpha * b: +grad for a, -alpha * grad for b."""
 
     tangent = Tangent("self_t - maybe_multiply(other_t, alpha)")
@@ -101,17 +89,8 @@ class SubBackward0(Node):
     formulas = (Formula("self", "grad"), Formula("other", "maybe_multiply(-grad, alpha)"))
     elementwise = True
 
-    def backward(self, grad):
-        alpha = self._saved.get("alpha", 1)
-        edges = self.next_functions
-        return (
-            grad if edges[0][0] is not None else None,
-            (unary(K.neg, grad) if alpha == 1 else _times_number(grad, -alpha))
-            if edges[1][0] is not None else None,
-        )
 
-
-class RsubBackward0(Node):
+class RsubBackward0(ArrayFormulaNode):
     """other - alpha * self, both tensors (`x.__rsub__(y)`): -alpha * grad for self,
     grad for other. (PyTorch's `rsub` keeps its operands in its own order: self
     first in `next_functions`, where `y - x` would put y first.)"""
@@ -124,17 +103,8 @@ class RsubBackward0(Node):
     formulas = (Formula("self", "maybe_multiply(-grad, alpha)"), Formula("other", "grad"))
     elementwise = True
 
-    def backward(self, grad):
-        alpha = self._saved.get("alpha", 1)
-        edges = self.next_functions
-        return (
-            (unary(K.neg, grad) if alpha == 1 else _times_number(grad, -alpha))
-            if edges[0][0] is not None else None,
-            grad if edges[1][0] is not None else None,
-        )
 
-
-class RsubBackward1(Node):
+class RsubBackward1(ArrayFormulaNode):
     """number - alpha * x (Python number on the left): -alpha * grad."""
 
     tangent = AUTO_ELEMENT_WISE
@@ -143,9 +113,6 @@ class RsubBackward1(Node):
     saved_defaults = {"alpha": 1}
     scalars = ("alpha",)
     formulas = (Formula("self", "maybe_multiply(-grad, alpha)"),)
-
-    def backward(self, grad):
-        return (_times_number(grad, -self._saved.get("alpha", 1)),)
 
 
 def _save_alpha_of(node: Node | None, alpha) -> None:
@@ -289,7 +256,7 @@ def _rsub_tensors(self: Tensor, other: Tensor, alpha) -> Tensor:
 # -- multiplication and division -----------------------------------------------------
 
 
-class MulBackward0(Node):
+class MulBackward0(ArrayFormulaNode):
     """a * b: grad * b for a, grad * a for b. Each input is saved only if the
     *other* one needs a gradient, so `10 * x` saves nothing of x."""
 
@@ -298,22 +265,6 @@ class MulBackward0(Node):
     saves = {"self": INPUT, "other": INPUT}
     formulas = (Formula("self", "grad * other"), Formula("other", "grad * self"))
     elementwise = True
-
-    def backward(self, grad):
-        # An input needs a gradient when its edge leads somewhere (`needs_grad(i)`).
-        (self_fn, _), (other_fn, _) = self.next_functions
-        ga = self._times(grad, "other") if self_fn is not None else None
-        gb = self._times(grad, "self") if other_fn is not None else None
-        return ga, gb
-
-    def _times(self, grad, name):
-        saved = self._saved[name]
-        if type(saved) is SavedNumber:  # `x * 2.0`: the number is all we need
-            return _times_number(grad, saved.number(self))
-        factor = saved.array(self)
-        if factor.ndim == 0:
-            return _times_number(grad, factor.item())
-        return binary(K.mul, grad, factor, grad.dtype)
 
 
 def _save_mul_operands(node, self, other, original_self=None):
@@ -347,7 +298,7 @@ def mul(self: Tensor, other) -> Tensor:
     return out
 
 
-class DivBackward0(Node):
+class DivBackward0(ArrayFormulaNode):
     """a / b: grad / b for a, -grad * a / b**2 for b. `b` is always needed; `a`
     only for b's gradient."""
 
@@ -356,26 +307,6 @@ class DivBackward0(Node):
     saves = {"self": INPUT, "other": INPUT}
     formulas = (Formula("self", "grad / other"),
                 Formula("other", "-grad * ((self / other) / other)"))
-
-    def backward(self, grad):
-        b = self.saved("other")
-        dt = _dtype.from_numpy_dtype(grad.dtype)
-        ga = gb = None
-        if not self._saved["_other_is_number"]:
-            if self.needs_grad(0):
-                ga = binary(K.div, grad, b, grad.dtype)
-            if self.needs_grad(1):
-                a = self.saved("self")
-                shape = np.broadcast_shapes(grad.shape, a.shape, b.shape)
-                # A float64 divisor of a float32 tensor divided in place: its gradient
-                # is computed in float64, as PyTorch promotes it.
-                calc = np.promote_types(grad.dtype, b.dtype) if b.dtype.kind == "f" else grad.dtype
-                gb, flat_gb, flats = fresh_result(
-                    shape, calc, *(v.astype(calc, copy=False) for v in (grad, a, b)))
-                K.div_backward_other(*flats, flat_gb)
-        else:
-            ga = scalar_op(K.div_scalar, grad, b.item(), dt)
-        return ga, gb
 
 
 def div(self: Tensor, other, *, rounding_mode: str | None = None) -> Tensor:
@@ -400,21 +331,20 @@ def div(self: Tensor, other, *, rounding_mode: str | None = None) -> Tensor:
     return out
 
 
-class DivBackward2(Node):
+class DivBackward2(ArrayFormulaNode):
     """Rounded division: a step function, so both gradients are zero."""
 
     tangent = Tangent("zeros_like(result)", inputs=("self", "other"))
 
     saves = {"self": INPUT, "other": INPUT, "rounding_mode": VALUE}
+    # (`self_dtype`: PyTorch keeps self's dtype apart from self, which is saved only
+    # when other needs a gradient)
+    unshown = ("self_dtype",)
     # (zeros that record nothing: a rounded quotient has no slope to differentiate)
-    formulas = (Formula("self", "div_tensor_self_backward(grad, other, self.dtype, "
+    formulas = (Formula("self", "div_tensor_self_backward(grad, other, self_dtype, "
                                 "rounding_mode)"),
                 Formula("other", "div_tensor_other_backward(grad, self, other, "
                                  "rounding_mode)"))
-
-    def backward(self, grad):
-        # (Two arrays, not one for both: each may become a leaf's own `.grad`.)
-        return tuple(np.zeros_like(grad) if self.needs_grad(i) else None for i in (0, 1))
 
 
 def _div_rounded(self: Tensor, other, mode: str) -> Tensor:
@@ -440,7 +370,7 @@ def _div_rounded(self: Tensor, other, mode: str) -> Tensor:
     node = record(DivBackward2, out, self, other)
     if node is not None:
         _save_mul_operands(node, self, other)  # each saved if the other needs a gradient
-        node._saved["rounding_mode"] = mode
+        node._saved.update({"rounding_mode": mode, "_self_dtype": self.dtype})
     return out
 
 
@@ -541,7 +471,6 @@ def _save_div(node, s, o, orig):
     node._saved["other"] = SavedTensor(o) if isinstance(o, Tensor) else SavedNumber(o)
     if node.needs_grad(1):
         node._saved["self"] = SavedTensor(orig)
-    node._saved["_other_is_number"] = not isinstance(o, Tensor)
 
 
 _SAVE_DIV = _Save(_save_div, needs_original=lambda node: node.needs_grad(1))
@@ -673,6 +602,11 @@ def maybe_multiply(t: Tensor, s) -> Tensor:
     return t if s == 1 else t * Scalar(s)
 
 
+@on_arrays("maybe_multiply")
+def _maybe_multiply_on_arrays(a: np.ndarray, s) -> np.ndarray:
+    return a if s == 1 else ARRAY_ARITHMETIC["Mult"](a, s)
+
+
 @helper
 def div_tensor_self_backward(grad: Tensor, other, self_dtype, rounding_mode) -> Tensor:
     """The gradient of `self / other` for self: zeros for a rounded quotient."""
@@ -688,3 +622,18 @@ def div_tensor_other_backward(grad: Tensor, self: Tensor, other: Tensor,
     if rounding_mode is not None:
         return zeros_like(grad, dtype=other.dtype)
     return -grad * ((self / other) / other)
+
+
+@on_arrays("div_tensor_self_backward")
+def _div_tensor_self_backward_on_arrays(grad, other, self_dtype, rounding_mode):
+    if rounding_mode is not None:
+        return np.zeros_like(grad, dtype=self_dtype.np)
+    return ARRAY_ARITHMETIC["Div"](grad, other)
+
+
+@on_arrays("div_tensor_other_backward")
+def _div_tensor_other_backward_on_arrays(grad, self, other, rounding_mode):
+    if rounding_mode is not None:
+        return np.zeros_like(grad, dtype=np.asarray(other).dtype)
+    divide = ARRAY_ARITHMETIC["Div"]
+    return ARRAY_ARITHMETIC["Mult"](-grad, divide(divide(self, other), other))

@@ -18,27 +18,22 @@ from .._args import fill_number
 from .._creation import ones, tensor, zeros
 from .._device import device
 from .._random import normal_, uniform_
-from ..arrays.broadcasting import check_inplace_shape, sum_to
+from ..arrays.broadcasting import check_inplace_shape
 from ..arrays.layout import copy_in_order, copy_like
-from ..arrays.summing import add_up
-from ..autograd.graph import Node
 from ..autograd.inplace import begin_inplace, finish_inplace
 from ..autograd.record import record
 from ..tensor import Tensor, as_tensor_arg
 from .declaration import declare
-from .formulas import Formula
+from .formulas import ArrayFormulaNode, Formula
 from .tangent_formulas import Tangent
 
 
-class CloneBackward0(Node):
+class CloneBackward0(ArrayFormulaNode):
     """clone(): the gradient passes unchanged."""
 
     tangent = Tangent("self_t.clone()", linear=True)
 
     formulas = (Formula("self", "grad"),)
-
-    def backward(self, grad):
-        return (grad,)
 
 
 def clone(x: Tensor, row_major: bool = False) -> Tensor:
@@ -56,7 +51,7 @@ def contiguous(x: Tensor) -> Tensor:
     return x if x._data.flags.c_contiguous else clone(x, row_major=True)
 
 
-class CopyBackwards(Node):
+class CopyBackwards(ArrayFormulaNode):
     """self.copy_(src): self's old values are gone (zero gradient); src gets the
     gradient, summed to its shape."""
 
@@ -65,14 +60,6 @@ class CopyBackwards(Node):
     _display_name = "minigrad::autograd::CopyBackwards"
     # (src's gradient is summed to its shape and cast to its dtype by the engine)
     formulas = (Formula("self", "zeros_like(grad)"), Formula("src", "grad"))
-
-    def backward(self, grad):
-        ga = np.zeros_like(grad) if self.needs_grad(0) else None
-        gb = None
-        if self.needs_grad(1):
-            shape, dt = self._input_meta[1]
-            gb = sum_to(grad, shape).astype(dt, copy=False)
-        return ga, gb
 
 
 def copy_(x: Tensor, src, _stretched: bool = False) -> Tensor:
@@ -93,37 +80,25 @@ def copy_(x: Tensor, src, _stretched: bool = False) -> Tensor:
     return x
 
 
-class FillBackward2(Node):
+class FillBackward2(ArrayFormulaNode):
     """fill_(number): every old value is overwritten, so the gradient is zero."""
 
     tangent = Tangent("zeros_like(self_p)", inputs=("self",))
     formulas = (Formula("self", "zeros_like(grad)"),)
 
-    def backward(self, grad):
-        return (np.zeros_like(grad),)
 
-
-class FillBackward3(Node):
+class FillBackward3(ArrayFormulaNode):
     """fill_(0-d tensor): zero for self; the value gets the sum of the gradient."""
 
     tangent = Tangent("zeros_like(self_p) + value_t", inputs=("self", "value"))
     formulas = (Formula("self", "zeros_like(grad)"), Formula("value", "grad.sum()"))
 
-    def backward(self, grad):
-        # (the sum in PyTorch's order, then cast to the value's dtype)
-        gv = add_up(grad, tuple(range(grad.ndim))).astype(self._input_meta[1][1]) \
-            if self.needs_grad(1) else None
-        return (np.zeros_like(grad) if self.needs_grad(0) else None, gv)
 
-
-class ZeroBackward0(Node):
+class ZeroBackward0(ArrayFormulaNode):
     """zero_(): every old value is overwritten, so the gradient is zero."""
 
     tangent = Tangent("zeros_like(self_p)", inputs=("self",), linear=True)
     formulas = (Formula("self", "zeros_like(grad)"),)
-
-    def backward(self, grad):
-        return (np.zeros_like(grad),)
 
 
 def fill_(x: Tensor, value) -> Tensor:
@@ -151,7 +126,6 @@ def zero_(x: Tensor) -> Tensor:
     return x
 
 
-
 def to_dtype(x: Tensor, dt) -> Tensor:
     """A copy in another dtype (the same tensor if the dtype already matches)."""
     dt = _dtype.to_dtype(dt)
@@ -166,19 +140,13 @@ def to_dtype(x: Tensor, dt) -> Tensor:
     return out
 
 
-class ToCopyBackward0(Node):
+class ToCopyBackward0(ArrayFormulaNode):
     """A dtype conversion: the gradient converted back (by the engine, which casts a
     gradient to its input's dtype)."""
 
     tangent = Tangent("self_t.to(result.dtype)", linear=True)
 
     formulas = (Formula("self", "grad"),)
-
-    def backward(self, grad):
-        return (grad.astype(self._input_meta[0][1]),)
-
-
-# -- conversions: x.to(...), x.float(), x.cpu(), ... ----------------------------------------
 
 
 def detach(x: Tensor) -> Tensor:

@@ -14,14 +14,14 @@ import numpy as np
 
 from .._args import type_name
 from ..arrays.scalars import u64
-from ..autograd.graph import INPUT, VALUE, Node, SavedTensor, bump_version
+from ..autograd.graph import INPUT, VALUE, SavedTensor, bump_version
 from ..autograd.record import record, refuse_grad_for
 from ..kernels import on_demand
 from ..tensor import Tensor
 from . import views
 from .arithmetic import add, div, mul, neg
 from .declaration import declare
-from .formulas import Formula, FormulaNode
+from .formulas import ArrayFormulaNode, Formula, FormulaNode, on_arrays
 from .loss import REDUCTIONS, TYPE_NAMES, reduction_of
 from .masking import masked_fill_
 from .reductions import sum as sum_
@@ -32,7 +32,7 @@ from .tangent_formulas import Tangent
 losses = on_demand("losses")  # (loaded at the first nll_loss: see `on_demand`)
 
 
-class NllLossBackward0(Node):
+class NllLossBackward0(ArrayFormulaNode):
     """nll_loss: the gradient of row i is -weight[t_i] * grad at column t_i (divided by
     the total weight for "mean"), zero elsewhere and in ignored rows."""
 
@@ -44,12 +44,13 @@ class NllLossBackward0(Node):
     formulas = (Formula("self", "nll_loss_backward(grad, self, target, weight, reduction, "
                                 "ignore_index, total_weight)"),)
 
-    def backward(self, grad):
-        weight = self._saved["weight"]
-        return (_nll_grad(grad, self.saved("self"), self.saved("target"),
-                          weight.array(self) if weight is not None else None,
-                          self.saved("total_weight"), self._saved["reduction"],
-                          self._saved["_ignore_index"]),)
+
+
+@on_arrays("nll_loss_backward")
+def _nll_loss_backward_on_arrays(grad: np.ndarray, x: np.ndarray, target: np.ndarray,
+                                 w: np.ndarray | None, reduction: int, ignore_index: int,
+                                 total: np.ndarray) -> np.ndarray:
+    return _nll_grad(grad, x, target, w, total, reduction, ignore_index)
 
 
 def _nll_grad(grad: np.ndarray, x: np.ndarray, target: np.ndarray, w: np.ndarray | None,

@@ -18,12 +18,12 @@ import numpy as np
 from .._creation import ones, zeros
 from .._dtype import bool_
 from ..arrays.scalars import u64
-from ..autograd.graph import INPUT, OUTPUT, VALUE, Node, SavedTensor
+from ..autograd.graph import INPUT, OUTPUT, VALUE, SavedTensor
 from ..autograd.record import record
 from ..grad_mode import STATE
 from ..tensor import Tensor, _wrap_dim
 from .declaration import declare
-from .formulas import BACKWARD_OPS, Formula, helper, named
+from .formulas import BACKWARD_OPS, ArrayFormulaNode, Formula, helper, named, on_arrays
 from .joining import cat
 from .statistics import flip, prod
 from .tangent_formulas import Tangent
@@ -33,7 +33,7 @@ from .views import SliceBackward0, slice_dim
 OP_FAMILY = "statistics"
 
 
-class CumprodBackward0(Node):
+class CumprodBackward0(ArrayFormulaNode):
     """cumprod(x, dim): out_j = x_0 * ... * x_j, so x_k's gradient is the sum over
     j >= k of grad_j times the product of the factors up to j but x_k. Saves its
     INPUT and its OUTPUT."""
@@ -42,14 +42,17 @@ class CumprodBackward0(Node):
     saves = {"dim": VALUE, "result": OUTPUT, "self": INPUT}
     formulas = (Formula("self", "cumprod_backward(grad, self, dim, result)"),)
 
-    def backward(self, grad):
-        x, out = self.saved("self"), self.saved("result")
-        return (_cumprod_backward_array(grad, x, out, self._saved["_dim"]),)
+
+
+@on_arrays("cumprod_backward")
+def _cumprod_backward_on_arrays(grad: np.ndarray, x: np.ndarray, dim: int,
+                                out: np.ndarray) -> np.ndarray:
+    """cumprod's gradient on arrays (the plain backward, recording nothing)."""
+    return _cumprod_backward_array(grad, x, out, dim % x.ndim if x.ndim else 0)
 
 
 def _cumprod_backward_array(grad: np.ndarray, x: np.ndarray, out: np.ndarray,
                             d: int | None) -> np.ndarray:
-    """cumprod's gradient on arrays (the plain backward, recording nothing)."""
     if x.size <= 1 or x.shape[d] == 1:
         return grad
     if not (x == 0).any():  # (PyTorch's: a cumsum from the end, over the input)

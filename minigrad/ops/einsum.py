@@ -15,20 +15,20 @@ import numpy as np
 
 from .._args import type_name
 from ..arrays.scalars import u64
-from ..autograd.graph import VALUE, Node
+from ..autograd.graph import VALUE
 from ..autograd.record import record
 from ..tensor import Tensor, _wrap_dim
 from . import batched, views
 from .arithmetic import mul
 from .declaration import declare
-from .formulas import Formula, FormulaNode
+from .formulas import ArrayFormulaNode, Formula, FormulaNode, on_arrays
 from .reductions import sum as _sum
 from .tangent_formulas import SAME_VIEW, Tangent
 
 # -- diagonal ---------------------------------------------------------------------------------
 
 
-class DiagonalBackward0(Node):
+class DiagonalBackward0(ArrayFormulaNode):
     """diagonal(x, offset, dim1, dim2): the gradient is written onto the diagonal of
     a tensor of zeros."""
 
@@ -38,10 +38,14 @@ class DiagonalBackward0(Node):
     formulas = (Formula("self", "diagonal_backward(grad, self_sym_sizes, offset, dim1, "
                                 "dim2)"),)
 
-    def backward(self, grad):
-        out = np.zeros(self._saved["self_sym_sizes"], grad.dtype)
-        _diagonal_data(out, self._saved["_offset"], *self._saved["_dims"])[...] = grad
-        return (out,)
+
+
+@on_arrays("diagonal_backward")
+def _diagonal_backward_on_arrays(grad: np.ndarray, sizes: tuple, offset: int, dim1: int,
+                                 dim2: int) -> np.ndarray:
+    out = np.zeros(sizes, grad.dtype)
+    _diagonal_data(out, offset, dim1 % len(sizes), dim2 % len(sizes))[...] = grad
+    return out
 
 
 def _diagonal_data(a: np.ndarray, offset: int, d1: int, d2: int) -> np.ndarray:

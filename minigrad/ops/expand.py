@@ -10,26 +10,27 @@ import numpy as np
 
 from .._args import view_shape
 from ..arrays.broadcasting import sum_to
-from ..autograd.graph import Node
 from ..tensor import Tensor
 from .declaration import declare
-from .formulas import Formula
+from .formulas import ArrayFormulaNode, Formula, on_arrays
 from .tangent_formulas import SAME_VIEW
 from .views import VALUE, _view_of
 
 # (In lesson 4's table expand stands with the other views.)
 OP_FAMILY = "views"
 
-class ExpandBackward0(Node):
+@on_arrays("sum_to_size", method=True)
+def _sum_to_size(a: np.ndarray, shape: tuple) -> np.ndarray:
+    return sum_to(a, tuple(shape))
+
+
+class ExpandBackward0(ArrayFormulaNode):
     """expand(): sum the gradient over the expanded dims."""
 
     tangent = SAME_VIEW
 
     saves = {"self_sym_sizes": VALUE}
     formulas = (Formula("self", "grad.sum_to_size(self_sym_sizes)"),)
-
-    def backward(self, grad):
-        return (sum_to(grad, self._saved["self_sym_sizes"]),)
 
 
 def expand(x: Tensor, *sizes) -> Tensor:
@@ -98,7 +99,6 @@ def expand_as(x: Tensor, other: Tensor) -> Tensor:
 
 
 # -- declarations: each op's public names (see `declaration.py`) ----------------------------
-
 
 
 declare("expand", nodes=(ExpandBackward0,), method=expand)

@@ -5,9 +5,11 @@ differentiable ops, so that a `create_graph=True` backward records a graph of it
 own, which can be differentiated again. minigrad's formulas are the same thing in
 minigrad code: a `Formula` is a string such as `"grad * result"`, and
 `apply_recording` runs a node's formulas on tensors, with grad mode on, when the
-engine carries tensors. A plain backward (numpy arrays, nothing recorded) runs a
-fused kernel, a hand-written fast path, or, for an `ArrayFormulaNode`, the same
-formulas compiled once into a plain function on arrays (`compile_on_arrays`).
+engine carries tensors. A plain backward (numpy arrays, nothing recorded) runs, for
+an `ArrayFormulaNode` (nearly every op), the same formulas compiled once into a
+plain function on arrays (`compile_on_arrays`), whose helpers may call a fused
+kernel (`@on_arrays`); a declared element-wise op runs its fused kernel; the few
+nodes not converted yet (see docs/architecture.md) run a hand-written backward.
 
 Three details make the recorded graph PyTorch's, node for node:
 
@@ -33,25 +35,31 @@ from __future__ import annotations
 
 import ast
 import keyword
+import operator
 import re
 from collections.abc import Callable
 
 import numpy as np
 
-from .. import _creation
+from .. import _creation, _dtype
+from .._dtype import _BY_NUMPY
+from .._registry import attach
 from ..arrays.broadcasting import spread
+from ..arrays.dispatch import binary, scalar_op, unary
 from ..arrays.layout import element_strides, restrided, view_strides
 from ..arrays.scalars import signed_dims
 from ..autograd.forward_ad import Identity
 from ..autograd.graph import (
     INPUT,
     OUTPUT,
+    VALUE,
     Node,
     SavedNumber,
     SavedTensor,
     bump_version,
     version_of,
 )
+from ..kernels import elementwise as K
 from ..tensor import Tensor
 
 # The names a declared op's formula may use for its tensors, and what saving each one
@@ -334,11 +342,11 @@ def formula_values(node: Node, grads: list) -> dict:
     return saved
 
 
-Node.apply_recording = apply_recording
+attach(Node, "apply_recording", apply_recording)
 
 # unpack_dual's primal (`autograd/forward_ad.py`, which stands below the ops) passes its
 # gradient on unchanged: PyTorch's `_fw_primal` formula, `self: grad`, records nothing.
-Identity.formulas = (Formula("self", "grad"),)
+attach(Identity, "formulas", (Formula("self", "grad"),))
 
 
 class FormulaNode(Node):
@@ -396,19 +404,20 @@ class NotOnArrays(ValueError):
 
 
 class _OnArrays(ast.NodeTransformer):
-    """A formula as a call of array functions: `grad.t()` becomes `_M["t"](grad)`,
-    `unsqueeze_to(grad, sizes)` `_H["unsqueeze_to"](grad, sizes)`, and each value the
-    node saved the expression `values[name]` reads it with. Only calls, names and
-    constants: arithmetic stays with the fused kernels and the hand-written
-    backwards, which know the dtype rules."""
+    """A formula as a call of array functions: `grad.t()` becomes `_M_t(grad)` (the
+    array version of method `t`), `unsqueeze_to(grad, sizes)`
+    `_H_unsqueeze_to(grad, sizes)`, `grad * other` `_A_Mult(grad, other)`
+    (PyTorch's arithmetic and type promotion on arrays, see
+    `ARRAY_ARITHMETIC`), and each value the node saved the expression `values[name]`
+    reads it with. Calls, arithmetic, `a if c else b`, names and constants: nothing
+    else a formula writes has an array version."""
 
     def __init__(self, values: dict[str, str]) -> None:
         self.values = values
 
     def visit_Call(self, node: ast.Call) -> ast.expr:
         args = [self.visit(a) for a in node.args]
-        if node.keywords:
-            raise NotOnArrays("keyword arguments")
+        keywords = [ast.keyword(k.arg, self.visit(k.value)) for k in node.keywords]
         func = node.func
         if isinstance(func, ast.Attribute) and func.attr in ARRAY_METHODS:
             table, name, args = "_M", func.attr, [self.visit(func.value), *args]
@@ -416,11 +425,35 @@ class _OnArrays(ast.NodeTransformer):
             table, name = "_H", func.id
         else:
             raise NotOnArrays(ast.unparse(func))
-        return ast.Call(ast.Subscript(ast.Name(table, ast.Load()), ast.Constant(name),
-                                      ast.Load()), args, [])
+        return ast.Call(_entry(table, name), args, keywords)
+
+    def visit_BinOp(self, node: ast.BinOp) -> ast.expr:
+        op = type(node.op).__name__
+        if op not in ARRAY_ARITHMETIC:
+            raise NotOnArrays(op)
+        return ast.Call(_entry("_A", op), [self.visit(node.left), self.visit(node.right)], [])
+
+    def visit_Compare(self, node: ast.Compare) -> ast.expr:
+        if len(node.ops) != 1 or type(node.ops[0]).__name__ not in ARRAY_ARITHMETIC:
+            raise NotOnArrays("a chained comparison")
+        return ast.Call(_entry("_A", type(node.ops[0]).__name__),
+                        [self.visit(node.left), self.visit(node.comparators[0])], [])
+
+    def visit_UnaryOp(self, node: ast.UnaryOp) -> ast.expr:
+        if not isinstance(node.op, ast.USub):
+            raise NotOnArrays(type(node.op).__name__)
+        return ast.Call(_entry("_A", "USub"), [self.visit(node.operand)], [])
+
+    def visit_Attribute(self, node: ast.Attribute) -> ast.expr:
+        if node.attr != "dtype":  # (`self.dtype`: an array's dtype is its own)
+            raise NotOnArrays(ast.unparse(node))
+        return ast.Attribute(self.visit(node.value), "dtype", ast.Load())
+
+    def visit_IfExp(self, node: ast.IfExp) -> ast.expr:
+        return ast.IfExp(self.visit(node.test), self.visit(node.body), self.visit(node.orelse))
 
     def visit_Name(self, node: ast.Name) -> ast.expr:
-        if node.id == "grad":
+        if node.id in ("grad", "grads", "None", "True", "False"):
             return node
         if node.id not in self.values:
             raise NotOnArrays(f"{node.id} is not a value the node saved")
@@ -436,11 +469,42 @@ class _OnArrays(ast.NodeTransformer):
         raise NotOnArrays(type(node).__name__)
 
 
-def _signed(value):
-    """A saved value as a formula reads it: `signed_dims`, quick for a plain int."""
+def _entry(table: str, name: str) -> ast.expr:
+    """The function a compiled formula calls, as a name of its scope (`_A_Mult` is
+    `ARRAY_ARITHMETIC["Mult"]`): looked up once, when the formula is compiled."""
+    return ast.Name(f"{table}_{name}", ast.Load())
+
+
+def _operand(saved, node: Node):
+    """A saved tensor's data, version-checked; a saved Python number as that number
+    (`x * 2.0` saved 2.0: the gradient is `grad * 2.0`, no 0-d array made)."""
+    if type(saved) is SavedNumber:
+        return saved.number(node)
+    return None if saved is None else saved.array(node)  # (None: an optional tensor)
+
+
+def _saved_value(value, node: Node):
+    """A saved value as a formula reads it (`formula_values`): a dim signed (quick for
+    a plain int), a tuple of index tensors (`x[i, :, j]`) as their data."""
     if type(value) is int:
         return value - 2**64 if value >= 2**63 else value
-    return signed_dims(value) if type(value) is tuple else value
+    if type(value) is tuple:
+        if any(isinstance(v, SavedTensor) for v in value):
+            return tuple(None if v is None else v.array(node) for v in value)
+        return signed_dims(value)
+    if isinstance(value, SavedTensor):
+        return _operand(value, node)
+    return value
+
+
+def _read(cls: type[Node], name: str) -> str:
+    """The expression a compiled formula reads saved value `name` of a `cls` node with."""
+    if cls.saves[name] != VALUE:  # (`_operand`, written out: the commonest read)
+        return (f"(v.number(node) if type(v := s[{name!r}]) is _SavedNumber else "
+                f"_operand(v, node))")
+    read = f"s.get({name!r}, _D[{name!r}])" if name in cls.saved_defaults else f"s[{name!r}]"
+    # (`_saved_value`, written out for a plain int: add's alpha, a dim)
+    return f"(v if type(v := {read}) is int and v < 2**63 else _saved_value(v, node))"
 
 
 def compile_on_arrays(cls: type[Node]) -> Callable:
@@ -449,25 +513,121 @@ def compile_on_arrays(cls: type[Node]) -> Callable:
     that is wanted and reads the node's saved values as `apply_recording` reads them
     (a saved tensor's data version-checked, a dim signed). `NotOnArrays` if a formula
     calls anything without an array version."""
-    values = {}
-    for name in cls.saves:
-        if name in ROLES:
-            values[name] = f"node.saved({name!r})"
-        elif name in cls.saved_defaults:
-            values[name] = f"_signed(s.get({name!r}, _D[{name!r}]))"
-        else:
-            values[name] = f"_signed(s[{name!r}])"
+    values = {name: _read(cls, name) for name in cls.saves}
+    for name in getattr(cls, "unshown", ()):
+        values[name] = f"s[{'_' + name!r}]"
     parts = []
     for i, formula in enumerate(cls.formulas):
         body = _OnArrays(values).visit(ast.parse(formula.text, mode="eval").body)
         parts.append(f"({ast.unparse(body)}) if e[{i}][0] is not None else None")
-    source = ("def backward(node, *grads):\n"
-              "    grad, s, e = grads[0], node._saved, node.next_functions\n"
+    if "grads" in {n for f in cls.formulas for n in f.names}:  # (every output's gradient)
+        head = ("def backward(node, *grads):\n"
+                "    grads = [*grads, *([None] * (node._num_outputs() - len(grads)))]\n"
+                "    grad = grads[0]\n")
+    else:
+        head = "def backward(node, grad, *_):\n"
+    source = (f"{head}    s, e = node._saved, node.next_functions\n"
               f"    return ({', '.join(parts)},)\n")
-    scope = {"_M": ARRAY_METHODS, "_H": ARRAY_HELPERS, "_signed": _signed,
-             "_D": cls.saved_defaults}
+    scope = {f"{prefix}_{name}": fn for prefix, table in (
+                 ("_M", ARRAY_METHODS), ("_H", ARRAY_HELPERS), ("_A", ARRAY_ARITHMETIC))
+             for name, fn in table.items()}
+    scope.update(_saved_value=_saved_value, _operand=_operand, _SavedNumber=SavedNumber,
+                 _D=cls.saved_defaults)
     exec(compile(source, f"<plain backward of {cls.__name__}>", "exec"), scope)  # noqa: S102
     return scope["backward"]
+
+
+# -- arithmetic on arrays, as PyTorch computes it on tensors -------------------------------
+
+# bool < integer < floating point, by numpy's dtype kind.
+_CATEGORY = {"b": 0, "i": 1, "u": 1, "f": 2}
+
+
+def _rank(x) -> tuple:
+    """An operand's (category, priority, numpy dtype): a dimensioned array outranks a
+    0-d one, which outranks a Python number (`_dtype.result_type`'s rule)."""
+    if isinstance(x, np.ndarray):
+        return _CATEGORY[x.dtype.kind], 2 if x.ndim else 1, x.dtype
+    if isinstance(x, (bool, np.bool_)):
+        return 0, 0, np.dtype(np.bool_)
+    if isinstance(x, (int, np.integer)):
+        return 1, 0, np.dtype(np.int64)
+    return 2, 0, _dtype.get_default_dtype().np
+
+
+def _promoted(a, b) -> np.dtype:
+    """The dtype PyTorch computes `a op b` in, for arrays and Python numbers."""
+    ca, pa, da = _rank(a)
+    cb, pb, db = _rank(b)
+    if ca != cb:
+        return da if ca > cb else db
+    if pa != pb:
+        return da if pa > pb else db
+    return np.promote_types(da, db)
+
+
+def _arithmetic(kernel, scalar_kernel, on_number_array, on_numbers, *,
+                negate_scalar: bool = False, to_float: bool = False) -> Callable:
+    """`a op b` on arrays and Python numbers, as PyTorch computes it on tensors: in the
+    dtype its type promotion gives (`_promoted`; with `to_float`, true division, an
+    integer one is the default float), two arrays by the element-wise `kernel`, an
+    array and a number (or a 0-d array beside a dimensioned one) by `scalar_kernel`
+    (with the number negated for `a - s`, which is `a + -s` exactly)."""
+    def compute(a, b):
+        if type(b) is float:
+            if type(a) is np.ndarray and a.dtype.kind == "f":  # (the common `grad * 0.5`)
+                return scalar_op(scalar_kernel, a, -b if negate_scalar else b,
+                                 _BY_NUMPY[a.dtype])
+        elif type(a) is np.ndarray and type(b) is np.ndarray:
+            if a.dtype is b.dtype and a.ndim and b.ndim:  # (the common `grad * other`)
+                return binary(kernel, a, b, a.dtype)
+        if not (isinstance(a, np.ndarray) or isinstance(b, np.ndarray)):
+            return on_numbers(a, b)
+        dt = _promoted(a, b)
+        if to_float and dt.kind != "f":
+            dt = _dtype.get_default_dtype().np
+        a_array, b_array = isinstance(a, np.ndarray), isinstance(b, np.ndarray)
+        if a_array and b_array:
+            if b.ndim == 0 and a.ndim:
+                b, b_array = b.item(), False
+            elif a.ndim == 0 and b.ndim:
+                a, a_array = a.item(), False
+            else:
+                return binary(kernel, a, b, dt)
+        if a_array:
+            return scalar_op(scalar_kernel, a, -b if negate_scalar else b, _BY_NUMPY[dt])
+        return on_number_array(a, b, _BY_NUMPY[dt])
+    return compute
+
+
+def _reciprocal(a: np.ndarray, dt) -> np.ndarray:
+    with np.errstate(all="ignore"):  # (1 / 0 is inf, silently, as PyTorch gives it)
+        return np.divide(1, a.astype(dt.np, copy=False))
+
+
+def _negative(a):
+    return unary(K.neg, a) if isinstance(a, np.ndarray) else -a
+
+
+# A formula's `+ - * /` and `-x` on arrays, by the name of Python's operator node.
+ARRAY_ARITHMETIC: dict[str, Callable] = {
+    "Add": _arithmetic(K.add, K.add_scalar, lambda s, b, dt: scalar_op(K.add_scalar, b, s, dt),
+                       operator.add),
+    "Sub": _arithmetic(K.sub, K.add_scalar,
+                       lambda s, b, dt: scalar_op(K.rsub_scalar, b, s, dt, reverse=True),
+                       operator.sub, negate_scalar=True),
+    "Mult": _arithmetic(K.mul, K.mul_scalar, lambda s, b, dt: scalar_op(K.mul_scalar, b, s, dt),
+                        operator.mul),
+    # (C++'s Scalar / Tensor is the reciprocal times the Scalar)
+    "Div": _arithmetic(K.div, K.div_scalar,
+                       lambda s, b, dt: scalar_op(K.mul_scalar, _reciprocal(b, dt), s, dt),
+                       operator.truediv, to_float=True),
+    "USub": _negative,
+    # (numpy's comparisons: a nan compares false, without a warning, as in PyTorch)
+    **{name: ufunc for name, ufunc in (
+        ("Eq", np.equal), ("NotEq", np.not_equal), ("Lt", np.less), ("LtE", np.less_equal),
+        ("Gt", np.greater), ("GtE", np.greater_equal), ("BitAnd", np.logical_and))},
+}
 
 
 class ArrayFormulaNode(Node):
@@ -503,6 +663,25 @@ def _transpose(a: np.ndarray, dim0: int, dim1: int) -> np.ndarray:
 @on_arrays("expand", method=True)
 def _expand(a: np.ndarray, shape: tuple) -> np.ndarray:
     return spread(a, shape)
+
+
+@on_arrays("masked_fill_", method=True)
+def _masked_fill_(a: np.ndarray, mask: np.ndarray, value) -> np.ndarray:
+    """In place, as the tensor method: the array's version counts the step."""
+    np.copyto(a, a.dtype.type(value), where=mask)
+    bump_version(a)
+    return a
+
+
+@on_arrays("to", method=True)
+def _to(a: np.ndarray, dtype) -> np.ndarray:
+    """`t.to(dtype)`, a minigrad or a numpy dtype: `a` itself if it has it already."""
+    return a.astype(getattr(dtype, "np", dtype), copy=False)
+
+
+@on_arrays("zeros_like")
+def _zeros_like(a: np.ndarray) -> np.ndarray:
+    return np.zeros_like(a)  # (laid out as `a` is, as PyTorch's zeros_like)
 
 
 @on_arrays("squeeze", method=True)

@@ -24,7 +24,7 @@ from ..autograd.record import record
 from ..tensor import Tensor, _wrap_dim
 from . import copies, expand, multi_output, views
 from .declaration import declare
-from .formulas import BACKWARD_OPS, Formula, helper
+from .formulas import BACKWARD_OPS, ArrayFormulaNode, Formula, helper, on_arrays
 from .tangent_formulas import Tangent, dense
 
 
@@ -491,7 +491,18 @@ def zeros_of(meta: tuple) -> Tensor:
     return zeros(shape, dtype=dtype)
 
 
-class IndexSelectBackward0(Node):
+@on_arrays("index_select_backward")
+def _index_select_backward_on_arrays(grad: np.ndarray, sizes: tuple, dim: int,
+                                     index: np.ndarray) -> np.ndarray:
+    out = np.zeros(sizes, grad.dtype)
+    if out.ndim == 0:  # (a 0-d input: its one element picked, maybe more than once)
+        np.add.at(out.reshape(1), index.reshape(-1), grad.reshape(-1))
+        return out
+    np.add.at(out, (slice(None),) * (dim % len(sizes)) + (index.reshape(-1),), grad)
+    return out
+
+
+class IndexSelectBackward0(ArrayFormulaNode):
     """index_select(x, dim, index): each selected slice's gradient is added back into
     its place in zeros of x's sizes."""
 
@@ -499,15 +510,6 @@ class IndexSelectBackward0(Node):
     saves = {"dim": VALUE, "index": INPUT, "self_sym_sizes": VALUE}
     formulas = (Formula("self", "index_select_backward(grad, self_sym_sizes, dim, index)"),)
 
-    def backward(self, grad):
-        out = np.zeros(self._saved["self_sym_sizes"], grad.dtype)
-        d = self._saved["_dim"]
-        index = self.saved("index").reshape(-1)
-        if out.ndim == 0:  # (a 0-d input: its one element picked, maybe more than once)
-            np.add.at(out.reshape(1), index, grad.reshape(-1))
-            return (out,)
-        np.add.at(out, (slice(None),) * d + (index,), grad)
-        return (out,)
 
 
 def index_select(x: Tensor, dim: int, index: Tensor) -> Tensor:
@@ -530,7 +532,14 @@ def _scalar_name(t: Tensor) -> str:
 # -- where: pick from one tensor or the other ------------------------------------------------
 
 
-class WhereBackward0(Node):
+@on_arrays("where")
+def _where_on_arrays(condition: np.ndarray, a, b) -> np.ndarray:
+    """where(condition, grad, 0) on arrays: a zero in the gradient's dtype."""
+    dtype = a.dtype if isinstance(a, np.ndarray) else b.dtype
+    return np.where(condition, a, b).astype(dtype, copy=False)
+
+
+class WhereBackward0(ArrayFormulaNode):
     """where(condition, x, y): the gradient goes to x where the condition holds, to y
     elsewhere; the branch not taken gets zeros, which its own backward may still
     turn into nan (`where(x > 0, x.sqrt(), 0)` at 0). Saves the condition."""
@@ -541,11 +550,6 @@ class WhereBackward0(Node):
     saves = {"condition": INPUT}
     formulas = (Formula("self", "where(condition, grad, 0)"),
                 Formula("other", "where(condition, 0, grad)"))
-
-    def backward(self, grad):
-        condition = self.saved("condition")
-        zero = np.zeros((), grad.dtype)
-        return (np.where(condition, grad, zero), np.where(condition, zero, grad))
 
 
 def where(condition: Tensor, input=None, other=None):  # noqa: A002 - PyTorch's names

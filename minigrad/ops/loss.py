@@ -10,7 +10,7 @@ import numpy as np
 
 from .._dtype import result_type
 from ..arrays.broadcasting import broadcast_shape
-from ..arrays.dispatch import binary, unary, unary_into
+from ..arrays.dispatch import binary, unary_into
 from ..arrays.layout import element_strides, with_strides
 from ..arrays.summing import add_up
 from ..autograd.graph import INPUT, VALUE, Node, SavedTensor, bump_version
@@ -20,7 +20,16 @@ from ..tensor import Size, Tensor
 from .arithmetic import sub
 from .declaration import declare
 from .expand import expand
-from .formulas import BACKWARD_OPS, Formula, FormulaNode, Scalar, helper, named
+from .formulas import (
+    BACKWARD_OPS,
+    ArrayFormulaNode,
+    Formula,
+    FormulaNode,
+    Scalar,
+    helper,
+    named,
+    on_arrays,
+)
 from .reductions import average, mean
 from .reductions import sum as sum_
 from .tangent_formulas import ZERO
@@ -33,7 +42,7 @@ REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
 TYPE_NAMES = {"float32": "Float", "float64": "Double", "int64": "Long", "bool": "Bool"}
 
 
-class MseLossBackward0(Node):
+class MseLossBackward0(ArrayFormulaNode):
     """mean((input - target) ** 2): 2 * (input - target) * grad, divided by the number
     of elements for "mean"; the target gets the negative of that."""
 
@@ -43,16 +52,6 @@ class MseLossBackward0(Node):
     formulas = (Formula("self", "mse_loss_backward(grad, self, target, reduction)"),
                 Formula("target", "mse_loss_backward(grad, target, self, reduction)"))
 
-    def backward(self, grad):
-        # (inf - inf is nan, quietly as in PyTorch, whichever engine runs this)
-        with np.errstate(all="ignore"):
-            diff = self.saved("self") - self.saved("target")
-            mean = self._saved["reduction"] == REDUCTIONS["mean"]
-            scale = 2.0 / diff.size if mean and diff.size else 2.0  # (no elements: none)
-            # (np.asarray: with 0-d operands numpy's arithmetic gives a number, not an array.)
-            g = np.asarray((scale * grad) * diff, grad.dtype)
-        return (g if self.needs_grad(0) else None,
-                unary(K.neg, g) if self.needs_grad(1) else None)
 
 
 class MseLossBackwardBackward0(FormulaNode):
@@ -69,15 +68,26 @@ class MseLossBackwardBackward0(FormulaNode):
                                   "reduction)"))
 
 
+def _mse_grad(grad: np.ndarray, x: np.ndarray, target: np.ndarray,
+              reduction: int) -> np.ndarray:
+    """mse_loss's gradient for `x`, on arrays, in PyTorch's order of operations."""
+    norm = 2.0 / x.size if reduction == REDUCTIONS["mean"] and x.size else 2.0
+    with np.errstate(all="ignore"):  # (inf - inf is nan, quietly as in PyTorch)
+        # norm * (x - target) * grad, each step into the one fresh array
+        out = np.asarray(np.subtract(x, target), x.dtype, order="C")
+        out *= x.dtype.type(norm)
+        out *= grad
+    return out
+
+
+on_arrays("mse_loss_backward")(_mse_grad)
+
+
 def mse_loss_backward(grad_output: Tensor, self: Tensor, target: Tensor,
                       reduction: int) -> Tensor:
     """The gradient of mse_loss for `self` (PyTorch's aten::mse_loss_backward; with
     self and target swapped, the target's)."""
-    x = self._data
-    norm = 2.0 / x.size if reduction == REDUCTIONS["mean"] and x.size else 2.0
-    with np.errstate(all="ignore"):
-        data = x.dtype.type(norm) * (x - target._data) * grad_output._data
-    out = Tensor._make(np.array(data, x.dtype, order="C"))
+    out = Tensor._make(_mse_grad(grad_output._data, self._data, target._data, reduction))
     node = record(MseLossBackwardBackward0, out, grad_output, self, target)
     if node is not None:
         node._saved.update({"grad_output": SavedTensor(grad_output), "reduction": reduction,

@@ -24,7 +24,7 @@ from ..autograd.record import record
 from ..grad_mode import no_grad
 from ..tensor import Tensor
 from .declaration import declare
-from .formulas import Formula, FormulaNode, Scalar, helper
+from .formulas import ArrayFormulaNode, Formula, FormulaNode, Scalar, helper, on_arrays
 from .indexing import where
 from .loss import REDUCTIONS, bce_slope, huber_slope, log_sigmoid_and_buffer, smooth_l1_slope
 from .scalar_overloads import add_scalar, div_scalar, div_scalar_
@@ -323,7 +323,7 @@ def binary_cross_entropy_with_logits_target_backward(grad_output: Tensor, self: 
 # -- logit and log_sigmoid, as the helpers above call them -----------------------------------
 
 
-class LogitBackward0(Node):
+class LogitBackward0(ArrayFormulaNode):
     """logit(p) = log(p / (1 - p)): grad / (p (1 - p)) inside [0, 1], nan outside (0
     outside [eps, 1 - eps] when eps is given)."""
 
@@ -332,15 +332,17 @@ class LogitBackward0(Node):
     saves = {"eps": VALUE, "self": INPUT}
     formulas = (Formula("self", "infinitely_differentiable_logit_backward(grad, self, eps)"),)
 
-    def backward(self, grad):
-        p, eps = self.saved("self"), self._saved["eps"]
-        with np.errstate(all="ignore"):
-            g = grad / (p * (1 - p))
-            if eps is None:
-                g = np.where((p < 0) | (p > 1), np.nan, g)
-            else:
-                g = np.where((p < eps) | (p > 1 - eps), 0, g)
-        return (np.asarray(g, grad.dtype),)
+
+
+@on_arrays("infinitely_differentiable_logit_backward")
+def _logit_backward_on_arrays(grad: np.ndarray, p: np.ndarray, eps: float | None) -> np.ndarray:
+    with np.errstate(all="ignore"):
+        g = grad / (p * (1 - p))
+        if eps is None:
+            g = np.where((p < 0) | (p > 1), np.nan, g)
+        else:
+            g = np.where((p < eps) | (p > 1 - eps), 0, g)
+    return np.asarray(g, grad.dtype)
 
 
 def logit(self: Tensor, eps: float | None = None) -> Tensor:
@@ -372,7 +374,7 @@ def infinitely_differentiable_logit_backward(grad: Tensor, self: Tensor,
     return where(inside, grad / (self * _minus(1.0, self)), outside)
 
 
-class LogSigmoidBackward0(Node):
+class LogSigmoidBackward0(ArrayFormulaNode):
     """log_sigmoid(x) = min(x, 0) - log1p(exp(-|x|)), whose forward keeps exp(-|x|) as
     `buffer`: its gradient is grad * (1 - sigmoid(x)), written with the buffer."""
 
@@ -381,10 +383,9 @@ class LogSigmoidBackward0(Node):
     saves = {"buffer": OUTPUT, "self": INPUT}
     formulas = (Formula("self", "log_sigmoid_backward(grad, self, buffer)"),)
 
-    def backward(self, grad):
-        return (_log_sigmoid_grad(grad, self.saved("self"), self.saved("buffer")),)
 
 
+@on_arrays("log_sigmoid_backward")
 def _log_sigmoid_grad(grad: np.ndarray, x: np.ndarray, z: np.ndarray) -> np.ndarray:
     """grad * (1 - sigmoid(x)) from z = exp(-|x|): z / (1 + z) for x >= 0, 1 / (1 + z)
     below (PyTorch's kernel: max_deriv - sign * z / (1 + z))."""

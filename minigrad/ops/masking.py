@@ -10,12 +10,12 @@ import numpy as np
 
 from .._args import combination_error
 from ..arrays.broadcasting import broadcast_shape, check_inplace_shape
-from ..autograd.graph import INPUT, Node, SavedTensor
+from ..autograd.graph import INPUT, SavedTensor
 from ..autograd.inplace import begin_inplace, finish_inplace
 from ..autograd.record import record
 from ..tensor import _CPP_TYPE, Tensor
 from .declaration import declare
-from .formulas import Formula
+from .formulas import ArrayFormulaNode, Formula, on_arrays
 
 # (The op table, `widgets.op_table` and docs/ops.md, lists it with the indexing ops.)
 OP_FAMILY = "indexing"
@@ -23,17 +23,23 @@ OP_FAMILY = "indexing"
 _MASKED_FILL_HEADS = ["Tensor mask, Tensor value", "Tensor mask, Number value"]
 
 
-class MaskedFillBackward0(Node):
+@on_arrays("masked_fill", method=True)
+def _masked_fill_on_arrays(a: np.ndarray, mask: np.ndarray, value) -> np.ndarray:
+    return np.where(np.broadcast_to(mask, a.shape), a.dtype.type(value), a)
+
+
+@on_arrays("masked_fill_backward")
+def _masked_fill_backward_on_arrays(grad: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    return np.asarray(grad[np.broadcast_to(mask, grad.shape)].sum(), grad.dtype)
+
+
+class MaskedFillBackward0(ArrayFormulaNode):
     """masked_fill(x, mask, number): the gradient passes where the mask is False, and
     is 0 where the value was written. Saves the mask."""
 
     tangent = "self_t.masked_fill(mask, 0)"
     saves = {"mask": INPUT}
     formulas = (Formula("self", "grad.masked_fill(mask, 0)"),)
-
-    def backward(self, grad):
-        mask = np.broadcast_to(self.saved("mask"), grad.shape)
-        return (np.where(mask, grad.dtype.type(0), grad),)
 
 
 class MaskedFillBackward1(MaskedFillBackward0):
@@ -43,12 +49,6 @@ class MaskedFillBackward1(MaskedFillBackward0):
     tangent = "dense(self_t, self_p).masked_fill(mask, dense(value_t, value_p))"
     formulas = (Formula("self", "grad.masked_fill(mask, 0)"),
                 Formula("value", "masked_fill_backward(grad, mask)"))
-
-    def backward(self, grad):
-        mask = np.broadcast_to(self.saved("mask"), grad.shape)
-        g_self = np.where(mask, grad.dtype.type(0), grad) if self.needs_grad(0) else None
-        g_value = np.asarray(grad[mask].sum(), grad.dtype) if self.needs_grad(1) else None
-        return g_self, g_value
 
 
 def _masked_fill_value(fn: str, mask, value):

@@ -11,18 +11,18 @@ import numpy as np
 
 from .._creation import zeros
 from ..arrays.scalars import u64
-from ..autograd.graph import VALUE, Node
+from ..autograd.graph import VALUE
 from ..autograd.record import record
 from ..autograd.tangents import DUAL, same_views
 from ..tensor import MULTI_OUTPUT_NODE, Tensor, _wrap_dim, make_view
 from .declaration import declare
-from .formulas import Formula, helper, named
+from .formulas import ArrayFormulaNode, Formula, helper, named, on_arrays
 from .tangent_formulas import SAME_VIEW
 
 OP_FAMILY = "views"
 
 
-class UnbindBackward0(Node):
+class UnbindBackward0(ArrayFormulaNode):
     """unbind(dim): stack the outputs' gradients back (zeros for unused outputs)."""
 
     # (every output is a view of the input: its tangent is the same view of the
@@ -34,17 +34,8 @@ class UnbindBackward0(Node):
     def _num_outputs(self) -> int:
         return self._input_meta[0][0][self._saved["_dim"]]
 
-    def apply(self, grads):
-        shape, dt = self._input_meta[0]
-        d = self._saved["_dim"]
-        out = np.zeros(shape, dt)
-        for i, g in enumerate(grads):
-            if g is not None:
-                out[(slice(None),) * d + (i,)] = g
-        return (out,)
 
-
-class SplitBackward0(Node):
+class SplitBackward0(ArrayFormulaNode):
     """split/chunk: concatenate the pieces' gradients (zeros for unused pieces)."""
 
     tangent = SAME_VIEW  # (as unbind's)
@@ -53,14 +44,6 @@ class SplitBackward0(Node):
 
     def _num_outputs(self) -> int:
         return len(self._saved["_pieces"])
-
-    def apply(self, grads):
-        shape, dt = self._input_meta[0]
-        out = np.zeros(shape, dt)
-        for g, where in zip(grads, self._saved["_pieces"]):
-            if g is not None:
-                out[where] = g
-        return (out,)
 
 
 class SplitWithSizesBackward0(SplitBackward0):
@@ -175,3 +158,39 @@ def unbind_backward(grads: list, dim: int) -> Tensor:
     like = next(g for g in grads if g is not None)
     zero = zeros((), dtype=like.dtype).expand(like.shape)
     return named("stack")([zero if g is None else g for g in grads], dim)
+
+
+# -- the helpers' array versions, for the plain backwards -----------------------------------
+
+
+@on_arrays("split_with_sizes_backward")
+def _split_with_sizes_backward_on_arrays(grads: list, split_sizes: tuple, dim: int,
+                                         sizes: tuple) -> np.ndarray:
+    dim %= len(sizes)
+    out = np.zeros(sizes, np.result_type(*(g for g in grads if g is not None)))
+    start = 0
+    for g, length in zip(grads, split_sizes):
+        if g is not None:
+            out[(slice(None),) * dim + (slice(start, start + length),)] = g
+        start += length
+    return out
+
+
+@on_arrays("split_backward")
+def _split_backward_on_arrays(grads: list, split_size: int, dim: int,
+                              sizes: tuple) -> np.ndarray:
+    n = sizes[dim % len(sizes)]
+    lengths = tuple(min(split_size, n - s) for s in range(0, n, split_size)) if n else (0,)
+    return _split_with_sizes_backward_on_arrays(grads, lengths, dim, sizes)
+
+
+@on_arrays("unbind_backward")
+def _unbind_backward_on_arrays(grads: list, dim: int) -> np.ndarray:
+    like = next(g for g in grads if g is not None)
+    dim %= like.ndim + 1
+    out = np.zeros(like.shape[:dim] + (len(grads),) + like.shape[dim:],
+                   np.result_type(*(g for g in grads if g is not None)))
+    for i, g in enumerate(grads):
+        if g is not None:
+            out[(slice(None),) * dim + (i,)] = g
+    return out

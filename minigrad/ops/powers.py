@@ -14,24 +14,24 @@ import numpy as np
 from .. import _dtype
 from .._args import combination_error
 from .._creation import zeros, zeros_like
-from .._dtype import result_type
+from .._dtype import _BY_NUMPY, result_type
 from ..arrays.dispatch import binary, scalar_op
 from ..arrays.layout import fresh_result
 from ..arrays.scalars import scalar_of
-from ..autograd.graph import INPUT, OUTPUT, Node, SavedTensor
+from ..autograd.graph import INPUT, OUTPUT, SavedTensor
 from ..autograd.record import record
 from ..kernels import elementwise as K
 from ..tensor import Tensor, operand
 from .arithmetic import VALUE, _inplace, _Save
 from .declaration import declare
-from .formulas import Formula, Scalar, helper, named
+from .formulas import ArrayFormulaNode, Formula, Scalar, helper, named, on_arrays
 from .public_forms import as_method, not_with_ndarray
 from .tangent_formulas import AUTO_ELEMENT_WISE, Tangent
 
 # (In lesson 4's table the powers stand with the rest of the arithmetic.)
 OP_FAMILY = "arithmetic"
 
-class PowBackward0(Node):
+class PowBackward0(ArrayFormulaNode):
     """x ** p for a number p: grad * p * x**(p-1). Saves the input x."""
 
     tangent = AUTO_ELEMENT_WISE
@@ -39,15 +39,8 @@ class PowBackward0(Node):
     saves = {"self": INPUT, "exponent": VALUE}
     formulas = (Formula("self", "pow_backward(grad, self, exponent)"),)
 
-    def backward(self, grad):
-        x = self.saved("self").astype(grad.dtype, copy=False)
-        out, flat_out, (flat_grad, flat_x) = fresh_result(grad.shape, grad.dtype, grad, x)
-        p = scalar_of(self._saved["exponent"], _dtype.from_numpy_dtype(grad.dtype))
-        K.pow_scalar_backward(flat_grad, flat_x, p, flat_out)
-        return (out,)
 
-
-class PowBackward1(Node):
+class PowBackward1(ArrayFormulaNode):
     """x ** y for two tensors: saves x, y and the result (d/dy = result * log x)."""
 
     tangent = Tangent("pow_backward_self(dense(self_t, self_p), self_p, exponent_p) + "
@@ -57,39 +50,14 @@ class PowBackward1(Node):
     formulas = (Formula("self", "pow_backward_self(grad, self, exponent)"),
                 Formula("exponent", "pow_backward_exponent(grad, self, exponent, result)"))
 
-    def backward(self, grad):
-        x = self.saved("self")
-        p = self.saved("exponent")
-        shape, dt = grad.shape, grad.dtype
-        x, p = x.astype(dt, copy=False), p.astype(dt, copy=False)
-        gx = gp = None
-        if self.needs_grad(0):
-            gx, flat_gx, flats = fresh_result(shape, dt, grad, x, p)
-            K.pow_backward_self(*flats, flat_gx)
-        if self.needs_grad(1):
-            y = self.saved("result").astype(dt, copy=False)
-            gp, flat_gp, flats = fresh_result(shape, dt, grad, x, p, y)
-            K.pow_backward_exponent(*flats, flat_gp)
-        return gx, gp
 
-
-class PowBackward2(Node):
+class PowBackward2(ArrayFormulaNode):
     """number ** x: grad * result * log(number). Saves x and the result."""
 
     tangent = AUTO_ELEMENT_WISE
     saves = {"self": VALUE, "exponent": INPUT, "result": OUTPUT}
     scalars = ("self",)
     formulas = (Formula("exponent", "pow_backward_exponent(grad, self, exponent, result)"),)
-
-    def backward(self, grad):
-        base = self._saved["self"]
-        x = self.saved("exponent").astype(grad.dtype, copy=False)
-        y = self.saved("result").astype(grad.dtype, copy=False)
-        out, flat_out, (flat_grad, flat_x, flat_y) = fresh_result(grad.shape, grad.dtype,
-                                                                  grad, x, y)
-        log_base = scalar_of(_log(base), _dtype.from_numpy_dtype(grad.dtype))
-        K.rpow_backward(flat_grad, flat_x, flat_y, log_base, base == 0, flat_out)
-        return (out,)
 
 
 def _log(number) -> float:
@@ -231,3 +199,40 @@ def pow_backward_exponent(grad: Tensor, self, exponent: Tensor, result: Tensor) 
     dtype = result_type(self, exponent)
     self_ = self if self.dtype is dtype else self.to(dtype)
     return grad * where((self == 0) & (exponent >= 0), zero, result * self_.log())
+
+
+# -- the helpers' array versions: fused kernels, each one pass over the arrays -------------
+# (`tests/minigrad/test_formulas_equal_backwards.py` checks each against its helper)
+
+
+@on_arrays("pow_backward")
+def _pow_backward_on_arrays(grad: np.ndarray, self: np.ndarray, exponent) -> np.ndarray:
+    x = self.astype(grad.dtype, copy=False)
+    out, flat_out, (flat_grad, flat_x) = fresh_result(grad.shape, grad.dtype, grad, x)
+    K.pow_scalar_backward(flat_grad, flat_x, scalar_of(exponent, _BY_NUMPY[grad.dtype]),
+                          flat_out)
+    return out
+
+
+@on_arrays("pow_backward_self")
+def _pow_backward_self_on_arrays(grad: np.ndarray, self: np.ndarray,
+                                 exponent: np.ndarray) -> np.ndarray:
+    dt = grad.dtype
+    out, flat_out, flats = fresh_result(grad.shape, dt, grad, self.astype(dt, copy=False),
+                                        exponent.astype(dt, copy=False))
+    K.pow_backward_self(*flats, flat_out)
+    return out
+
+
+@on_arrays("pow_backward_exponent")
+def _pow_backward_exponent_on_arrays(grad: np.ndarray, self, exponent: np.ndarray,
+                                     result: np.ndarray) -> np.ndarray:
+    dt = grad.dtype
+    x, y = exponent.astype(dt, copy=False), result.astype(dt, copy=False)
+    if not isinstance(self, np.ndarray):  # `number ** x`
+        out, flat_out, flats = fresh_result(grad.shape, dt, grad, x, y)
+        K.rpow_backward(*flats, scalar_of(_log(self), _BY_NUMPY[dt]), self == 0, flat_out)
+        return out
+    out, flat_out, flats = fresh_result(grad.shape, dt, grad, self.astype(dt, copy=False), x, y)
+    K.pow_backward_exponent(*flats, flat_out)
+    return out

@@ -14,7 +14,7 @@ from ..arrays.broadcasting import broadcast_shape
 from ..arrays.layout import element_strides, empty_result, fresh_result, spread_strides
 from ..arrays.scalars import u64
 from ..arrays.summing import add_up, whole_sum
-from ..autograd.graph import INPUT, OUTPUT, VALUE, Node, SavedTensor, bump_version
+from ..autograd.graph import INPUT, OUTPUT, VALUE, SavedTensor, bump_version
 from ..autograd.record import record
 from ..kernels import reductions as R
 from ..tensor import Tensor, _wrap_dim
@@ -128,6 +128,12 @@ def _expand_back(grad: np.ndarray, shape: tuple, dims: tuple, keepdim: bool) -> 
 def _sum_dtype(x: Tensor):
     # Integer and bool sums are int64, like PyTorch.
     return x._data.dtype if x._data.dtype.kind == "f" else np.dtype(np.int64)
+
+
+@on_arrays("sum", method=True)
+def _sum_all(a: np.ndarray) -> np.ndarray:
+    """`t.sum()`, in PyTorch's order of additions."""
+    return add_up(a, tuple(range(a.ndim)))
 
 
 @on_arrays("sum_backward")
@@ -315,7 +321,7 @@ max_result = _return_type("max")
 min_result = _return_type("min")
 
 
-class _ExtremeAll(Node):
+class _ExtremeAll(ArrayFormulaNode):
     """max()/min() of the whole tensor: the gradient is shared evenly by every
     element equal to the extreme value (ties split it). A NaN anywhere makes the
     result NaN, and then the NaNs share the gradient."""
@@ -324,17 +330,18 @@ class _ExtremeAll(Node):
     saves = {"self": INPUT, "result": OUTPUT}
     formulas = (Formula("self", "evenly_distribute_backward(grad, self, result)"),)
 
-    def backward(self, grad):
-        x = self.saved("self")
-        y = self.saved("result")
-        mask = np.isnan(x) if np.isnan(y) else x == y
-        # (a result changed since, through `.data`, may match no element: the share
-        # grad / 0 then goes nowhere, and PyTorch's zeros come back without a warning)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            share = grad / grad.dtype.type(mask.sum())
-        out = np.where(mask, share, grad.dtype.type(0))
-        bump_version(out)  # (PyTorch fills its zeros in with `masked_fill_`)
-        return (out,)
+
+@on_arrays("evenly_distribute_backward")
+def _evenly_distribute_backward_on_arrays(grad: np.ndarray, x: np.ndarray,
+                                          y: np.ndarray) -> np.ndarray:
+    mask = np.isnan(x) if np.isnan(y) else x == y
+    # (a result changed since, through `.data`, may match no element: the share
+    # grad / 0 then goes nowhere, and PyTorch's zeros come back without a warning)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        share = grad / grad.dtype.type(mask.sum())
+    out = np.where(mask, share, grad.dtype.type(0))
+    bump_version(out)  # (PyTorch fills its zeros in with `masked_fill_`)
+    return out
 
 
 class MaxBackward1(_ExtremeAll):
@@ -345,7 +352,7 @@ class MinBackward1(_ExtremeAll):
     __doc__ = _ExtremeAll.__doc__
 
 
-class _ExtremeDim(Node):
+class _ExtremeDim(ArrayFormulaNode):
     """max(dim)/min(dim): the gradient goes to the selected index only."""
 
     tangent = Tangent("gather_with_keepdimed_indices(self_t, _dims, indices, keepdim)")
@@ -353,20 +360,20 @@ class _ExtremeDim(Node):
     formulas = (Formula("self", "value_selecting_reduction_backward(grad, dim, indices, "
                                 "self_sym_sizes, keepdim)"),)
 
-    def backward(self, grad):
-        shape = self._saved["self_sym_sizes"]
-        if not shape:  # a 0-d input: its one element was selected
-            out = np.array(grad, copy=True)
-        else:
-            dim = self._saved["_dims"][0]
-            idx = self.saved("indices")
-            if not self._saved["keepdim"]:
-                grad = np.expand_dims(grad, dim)
-                idx = np.expand_dims(idx, dim)
-            out = np.zeros(shape, grad.dtype)
-            np.put_along_axis(out, idx, grad, axis=dim)
-        bump_version(out, 2)  # (PyTorch's formula writes into its zeros twice in place)
-        return (out,)
+
+@on_arrays("value_selecting_reduction_backward")
+def _value_selecting_reduction_backward_on_arrays(grad: np.ndarray, dim: int,
+                                                  indices: np.ndarray, sizes: tuple,
+                                                  keepdim: bool) -> np.ndarray:
+    if not sizes:  # a 0-d input: its one element was selected
+        out = np.array(grad, copy=True)
+    else:
+        if not keepdim:
+            grad, indices = np.expand_dims(grad, dim), np.expand_dims(indices, dim)
+        out = np.zeros(sizes, grad.dtype)
+        np.put_along_axis(out, indices, grad, axis=dim)
+    bump_version(out, 2)  # (PyTorch's formula writes into its zeros twice in place)
+    return out
 
 
 class MaxBackward0(_ExtremeDim):
@@ -465,7 +472,7 @@ def argmin(x: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
 # -- element-wise maximum and minimum of two tensors ------------------------------------------
 
 
-class MaximumBackward0(Node):
+class MaximumBackward0(ArrayFormulaNode):
     """maximum(x, y): the gradient goes to the larger input; a tie splits it in halves,
     and a nan (which wins) sends all of it to both. Saves both INPUTS."""
 
@@ -476,11 +483,9 @@ class MaximumBackward0(Node):
                 Formula("other", "where(self == other, grad / 2, grad).masked_fill_(self > other, "
                                  "0)"))
 
-    def backward(self, grad):
-        return _winner_grads(grad, self.saved("self"), self.saved("other"), np.less)
 
 
-class MinimumBackward0(Node):
+class MinimumBackward0(ArrayFormulaNode):
     """minimum(x, y): the gradient goes to the smaller input; a tie splits it in halves.
     Saves both INPUTS."""
 
@@ -491,25 +496,6 @@ class MinimumBackward0(Node):
                 Formula("other", "where(self == other, grad / 2, grad).masked_fill_(self < other, "
                                  "0)"))
 
-    def backward(self, grad):
-        return _winner_grads(grad, self.saved("self"), self.saved("other"), np.greater)
-
-
-def _winner_grads(grad: np.ndarray, x: np.ndarray, y: np.ndarray, loses) -> tuple:
-    """PyTorch's formula for each input: `where(x == y, grad / 2, grad)`, then zeroed
-    in place where that input loses (`masked_fill_`, which the version counts). The
-    engine sums a broadcast gradient back to each input's shape."""
-    with np.errstate(invalid="ignore"):
-        tie = x == y
-        shared = np.where(tie, grad / 2, grad).astype(grad.dtype, copy=False)
-        x_loses, y_loses = loses(x, y), loses(y, x)
-    grads = []
-    for lost in (x_loses, y_loses):
-        g = shared.copy()
-        g[np.broadcast_to(lost, g.shape)] = 0
-        bump_version(g)
-        grads.append(g)
-    return tuple(grads)
 
 
 def _elementwise_extreme(a: Tensor, b, name: str, node_cls, pick) -> Tensor:

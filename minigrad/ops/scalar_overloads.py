@@ -9,31 +9,26 @@ types reaches them.
 from __future__ import annotations
 
 from .. import _dtype
-from .._dtype import _BY_NUMPY
 from ..arrays.dispatch import scalar_op
-from ..autograd.graph import Node
 from ..autograd.inplace import begin_inplace, finish_inplace
 from ..autograd.record import record_elementwise
 from ..kernels import elementwise as K
 from ..tensor import Tensor
-from .arithmetic import VALUE, _times_number
+from .arithmetic import VALUE
 from .declaration import declare
-from .formulas import Formula
+from .formulas import ArrayFormulaNode, Formula
 from .tangent_formulas import AUTO_ELEMENT_WISE, Tangent
 
 # (In lesson 4's table these nodes stand with the rest of the arithmetic.)
 OP_FAMILY = "arithmetic"
 
-class AddBackward1(Node):
+class AddBackward1(ArrayFormulaNode):
     """t + Scalar: the gradient passes unchanged."""
 
     tangent = Tangent("self_t.clone()")
 
     formulas = (Formula("self", "grad"),)
     elementwise = True
-
-    def backward(self, grad):
-        return (grad,)
 
 
 class SubBackward1(AddBackward1):
@@ -42,7 +37,7 @@ class SubBackward1(AddBackward1):
     tangent = AUTO_ELEMENT_WISE
 
 
-class MulBackward1(Node):
+class MulBackward1(ArrayFormulaNode):
     """t * Scalar: grad * Scalar. Saves the Scalar."""
 
     tangent = Tangent("self_t * other")
@@ -52,11 +47,8 @@ class MulBackward1(Node):
     formulas = (Formula("self", "grad * other"),)
     elementwise = True
 
-    def backward(self, grad):
-        return (_times_number(grad, self._saved["other"]),)
 
-
-class DivBackward1(Node):
+class DivBackward1(ArrayFormulaNode):
     """t / Scalar: grad / Scalar. Saves the Scalar."""
 
     tangent = Tangent("self_t / other")
@@ -65,9 +57,6 @@ class DivBackward1(Node):
     scalars = ("other",)
     formulas = (Formula("self", "grad / other"),)
     elementwise = True
-
-    def backward(self, grad):
-        return (scalar_op(K.div_scalar, grad, self._saved["other"], _BY_NUMPY[grad.dtype]),)
 
 
 def _with_scalar(node_cls, kernel, t: Tensor, s, operand=None) -> Tensor:

@@ -26,7 +26,7 @@ from ..kernels import on_demand
 from ..tensor import Tensor, _wrap_dim
 from .copies import to_dtype
 from .declaration import declare
-from .formulas import Formula, FormulaNode, helper
+from .formulas import ArrayFormulaNode, Formula, FormulaNode, helper, on_arrays
 from .tangent_formulas import ZERO, Tangent
 
 kernels = on_demand("softmax")  # (loaded at the first softmax: see `on_demand`)
@@ -73,19 +73,16 @@ def _log_softmax_data(x: np.ndarray, d: int) -> np.ndarray:
         return x - m - log_total
 
 
-class SoftmaxBackward0(Node):
+class SoftmaxBackward0(ArrayFormulaNode):
     """softmax(x, dim): grad_x = y * (grad - sum(grad * y, dim)). Saves its OUTPUT."""
 
     tangent = Tangent("result * (self_t - logsumexp_jvp(self_p, self_t, dim, True))")
     saves = {"dim": VALUE, "result": OUTPUT}
     formulas = (Formula("self", "_softmax_backward_data(grad, result, dim, result.dtype)"),)
 
-    def backward(self, grad):
-        y = self.saved("result")
-        return (np.asarray(_softmax_grad(grad, y, self._saved["_dim"]), y.dtype),)
 
 
-class LogSoftmaxBackward0(Node):
+class LogSoftmaxBackward0(ArrayFormulaNode):
     """log_softmax(x, dim): grad_x = grad - exp(y) * sum(grad, dim). Saves its OUTPUT."""
 
     tangent = Tangent("self_t - logsumexp_jvp(self_p, self_t, dim, True)")
@@ -93,9 +90,6 @@ class LogSoftmaxBackward0(Node):
     formulas = (Formula("self", "_log_softmax_backward_data(grad, result, dim, "
                                 "result.dtype)"),)
 
-    def backward(self, grad):
-        y = self.saved("result")
-        return (np.asarray(_log_softmax_grad(grad, y, self._saved["_dim"]), y.dtype),)
 
 
 # -- their backward ops ---------------------------------------------------------------------
@@ -156,6 +150,20 @@ def _grad_operands(g: np.ndarray, y: np.ndarray, d: int) -> tuple:
                                       else g, d)
     out = np.empty(y.shape, y.dtype)
     return out, (g_flat, _layout(y, d)[0], out.reshape(-1), outer, n, inner)
+
+
+@on_arrays("_softmax_backward_data")
+def _softmax_backward_data_on_arrays(grad: np.ndarray, output: np.ndarray, dim: int,
+                                     input_dtype) -> np.ndarray:
+    d = dim % output.ndim if output.ndim else None
+    return np.asarray(_softmax_grad(grad, output, d), getattr(input_dtype, "np", input_dtype))
+
+
+@on_arrays("_log_softmax_backward_data")
+def _log_softmax_backward_data_on_arrays(grad: np.ndarray, output: np.ndarray, dim: int,
+                                         input_dtype) -> np.ndarray:
+    d = dim % output.ndim if output.ndim else None
+    return np.asarray(_log_softmax_grad(grad, output, d), getattr(input_dtype, "np", input_dtype))
 
 
 def _softmax_grad(g: np.ndarray, y: np.ndarray, d: int) -> np.ndarray:

@@ -26,7 +26,7 @@ from ..autograd.record import record
 from ..grad_mode import STATE
 from ..tensor import Tensor, _wrap_dim
 from .declaration import declare
-from .formulas import BACKWARD_OPS, Formula, SavedOn, Scalar, helper
+from .formulas import BACKWARD_OPS, ArrayFormulaNode, Formula, Scalar, helper, on_arrays
 from .reductions import _dims, _saved_dim, sum_over
 from .tangent_formulas import Tangent
 
@@ -157,7 +157,7 @@ def _var_backward_data(grad, x, dims, dim_given: bool, correction, keepdim) -> n
         return (dt.type(np.float64(2.0) / np.float64(count - c)) * grad) * (x - mean)
 
 
-class VarBackward0(Node):
+class VarBackward0(ArrayFormulaNode):
     """var(x, dim, correction): grad * 2 / (n - correction) * (x - mean(x)). Saves
     its INPUT."""
 
@@ -165,14 +165,9 @@ class VarBackward0(Node):
     saves = {"correction": VALUE, "dim": VALUE, "keepdim": VALUE, "self": INPUT}
     formulas = (Formula("self", "var_backward(grad, self, dim, correction, keepdim)"),)
 
-    def backward(self, grad):
-        s = self._saved
-        return (np.asarray(_var_backward_data(grad, self.saved("self"), s["_dims"],
-                                              s["dim"] is not None, s["correction"],
-                                              s["keepdim"]), grad.dtype),)
 
 
-class StdBackward0(Node):
+class StdBackward0(ArrayFormulaNode):
     """std(x, dim, correction): var's gradient of grad / (2 * std) (zero where the std
     is zero). Saves its INPUT and its OUTPUT."""
 
@@ -183,14 +178,6 @@ class StdBackward0(Node):
     formulas = (Formula("self", "std_backward(result, grad, self, dim, correction, "
                                 "keepdim)"),)
 
-    def backward(self, grad):
-        s = self._saved
-        result = self.saved("result")
-        with np.errstate(invalid="ignore", divide="ignore"):
-            grad_var = np.where(result == 0, grad.dtype.type(0), grad / (result * 2))
-        return (np.asarray(_var_backward_data(grad_var, self.saved("self"), s["_dims"],
-                                              s["dim"] is not None, s["correction"],
-                                              s["keepdim"]), grad.dtype),)
 
 
 def _var_or_std(name: str, node_cls: type[Node], x: Tensor, args: tuple, kwargs: dict):
@@ -242,7 +229,7 @@ def _norm_data(x: np.ndarray, ord: float, dims: tuple, keepdim: bool) -> np.ndar
     return np.asarray(out, x.dtype)
 
 
-class LinalgVectorNormBackward0(Node):
+class LinalgVectorNormBackward0(ArrayFormulaNode):
     """vector_norm(x, ord, dim): for ord 2, grad * x / norm (zero where the norm is
     zero); for ord 1, grad * sign(x); for ord inf, the gradient shared by the largest
     entries. Saves its INPUT and its OUTPUT."""
@@ -252,35 +239,6 @@ class LinalgVectorNormBackward0(Node):
     formulas = (Formula("self", "linalg_vector_norm_backward(grad, self, ord, result, dim, "
                                 "keepdim)"),)
 
-    def backward(self, grad):
-        s = self._saved
-        x, norm = self.saved("self"), self.saved("result")
-        p, dims = float(s["ord"]), s["_dims"]
-        if p == 0:
-            return (None,)  # (PyTorch's formula gives no gradient at all)
-        grad = _unsqueeze_dims(grad, dims, x.ndim, s["keepdim"])
-        norm = _unsqueeze_dims(norm, dims, x.ndim, s["keepdim"])
-        one = grad.dtype.type
-        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-            if p == 1:
-                out = np.sign(x) * grad
-            elif p == 2:
-                out = grad * np.where(norm == 0, one(0), x / norm)
-            elif math.isinf(p):
-                a = np.abs(x)
-                mask = (a == norm) | np.isnan(a)
-                count = mask.sum(axis=dims if x.ndim else None, keepdims=True)
-                out = np.sign(x) * ((grad / count.astype(grad.dtype)) * mask)
-            elif p < 1:
-                scaled = np.sign(x) * np.where(x == 0, one(0), np.abs(x) ** one(p - 1))
-                out = scaled * grad * norm ** one(1 - p)
-            elif p < 2:
-                scaled = np.sign(x) * np.abs(x) ** one(p - 1)
-                out = scaled * np.where(norm == 0, one(0), grad / norm ** one(p - 1))
-            else:
-                scaled = x * np.abs(x) ** one(p - 2)
-                out = scaled * np.where(norm == 0, one(0), grad / norm ** one(p - 1))
-        return (np.asarray(out, grad.dtype),)
 
 
 def vector_norm(x: Tensor, ord=2, dim=None, keepdim: bool = False, *,  # noqa: A002
@@ -385,29 +343,7 @@ def prod_backward(grad, self, result, dim=None, keepdim: bool = False):
     return safe_zeros(grad, self, dim)
 
 
-class _ProdNode(Node):
-    def backward(self, grad):
-        x, result = self.saved("self"), self.saved("result")
-        if x.ndim == 0:
-            return (grad,)
-        d = self._saved.get("_dim")
-        if d is None:  # (all of it: as one flat row)
-            flat = _prod_safe_zeros(grad.reshape(1), x.reshape(-1), 0) if (x == 0).any() else None
-            if flat is None:
-                with np.errstate(invalid="ignore", divide="ignore"):
-                    return (np.asarray(grad * (result / x), grad.dtype),)
-            if (x == 0).sum() > 1:
-                return (np.zeros(x.shape, grad.dtype),)
-            return (np.asarray(flat.reshape(x.shape), grad.dtype),)
-        if not self._saved["keepdim"]:
-            grad, result = np.expand_dims(grad, d), np.expand_dims(result, d)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            if not (x == 0).any():
-                return (np.asarray(grad * (result / x), grad.dtype),)
-            return (np.asarray(_prod_safe_zeros(grad, x, d), grad.dtype),)
-
-
-class ProdBackward0(_ProdNode):
+class ProdBackward0(ArrayFormulaNode):
     """prod(): each factor's gradient is grad times the product of the others. Saves
     its INPUT and its OUTPUT."""
 
@@ -416,7 +352,7 @@ class ProdBackward0(_ProdNode):
     formulas = (Formula("self", "prod_backward(grad, self.to(grad.dtype), result)"),)
 
 
-class ProdBackward1(_ProdNode):
+class ProdBackward1(ArrayFormulaNode):
     """prod(dim): as prod(), along `dim`. Saves its INPUT and its OUTPUT."""
 
     tangent = Tangent("prod_jvp(self_t, self_p, result, (dim,), keepdim)")
@@ -478,7 +414,7 @@ def prod(input: Tensor, *args, dtype=None, **kwargs) -> Tensor:  # noqa: A002 - 
 # -- cumsum -----------------------------------------------------------------------------------
 
 
-class CumsumBackward0(Node):
+class CumsumBackward0(ArrayFormulaNode):
     """cumsum(x, dim): every input element reaches the outputs at and after it, so
     its gradient is the sum of their gradients: a cumulative sum from the end."""
 
@@ -488,13 +424,6 @@ class CumsumBackward0(Node):
     unshown = ("self_dtype",)  # (the input's dtype: `cumsum(x, dtype=...)` may change it)
     formulas = (Formula("self", "cumsum_backward(grad.to(self_dtype), dim)"),)
 
-    def backward(self, grad):
-        d = self._saved["_dim"]
-        if grad.size <= 1 or grad.ndim == 0 or grad.shape[d] == 1:
-            return (grad,)
-        backwards = (slice(None),) * d + (slice(None, None, -1),)
-        # (a fresh array, as PyTorch's last flip makes one)
-        return (np.ascontiguousarray(_cumsum_data(grad[backwards], d)[backwards]),)
 
 
 def _cumsum_data(x: np.ndarray, d: int, dt=None) -> np.ndarray:
@@ -530,7 +459,7 @@ def cumsum(input: Tensor, *args, dtype=None, **kwargs) -> Tensor:  # noqa: A002
     return out
 
 
-class FlipBackward0(Node):
+class FlipBackward0(ArrayFormulaNode):
     """flip(x, dims): the gradient flipped back. (minigrad flips only in cumsum's
     gradient.)"""
 
@@ -540,8 +469,6 @@ class FlipBackward0(Node):
     formulas = (Formula("self", "flip(grad, dims)"),)
     exact = True
 
-    def backward(self, grad):
-        return (np.ascontiguousarray(np.flip(grad, self._saved["_axes"])),)
 
 
 def flip(x: Tensor, dims: tuple) -> Tensor:
@@ -659,9 +586,9 @@ def prod_jvp(self_t: Tensor, self_p: Tensor, result: Tensor, dims: tuple | None 
         slope = BACKWARD_OPS["prod_backward"](unit, self_p.to(result.dtype), result,
                                               *(() if dim is None else (dim, keepdim)))
     else:
-        shim = SavedOn({"self": self_p._data, "result": result._data},
-                       {"_dim": dim if self_p.dim() else None, "keepdim": keepdim})
-        data = ProdBackward0.backward(shim, np.ones(result._data.shape, result._data.dtype))[0]
+        data = _prod_backward_on_arrays(np.ones(result._data.shape, result._data.dtype),
+                                        self_p._data, result._data,
+                                        *(() if dim is None else (dim, keepdim)))
         slope = Tensor._make(np.ascontiguousarray(data))
     if dim is None:
         return (slope * self_t).sum()
@@ -710,3 +637,90 @@ def norm_jvp(self_p: Tensor, self_t: Tensor, ord, norm: Tensor, dims: tuple,  # 
     else:
         total = sum_over(self_p.abs().pow(p - 2) * (self_p * self_t), dims, keepdim)
     return (total / norm.pow(p - 1)).masked_fill_(norm == 0, 0)
+
+
+# -- the helpers' array versions, for the plain backwards (each the same operations as
+# its helper, on arrays; `tests/minigrad/test_formulas_equal_backwards.py` checks them)
+
+
+@on_arrays("var_backward")
+def _var_backward_on_arrays(grad: np.ndarray, x: np.ndarray, dim, correction,
+                            keepdim: bool) -> np.ndarray:
+    return np.asarray(_var_backward_data(grad, x, _dims(dim, x.ndim), dim is not None,
+                                         correction, keepdim), grad.dtype)
+
+
+@on_arrays("std_backward")
+def _std_backward_on_arrays(result: np.ndarray, grad: np.ndarray, x: np.ndarray, dim,
+                            correction, keepdim: bool) -> np.ndarray:
+    with np.errstate(invalid="ignore", divide="ignore"):
+        grad_var = np.where(result == 0, grad.dtype.type(0), grad / (result * 2))
+    return _var_backward_on_arrays(grad_var, x, dim, correction, keepdim)
+
+
+@on_arrays("linalg_vector_norm_backward")
+def _linalg_vector_norm_backward_on_arrays(grad: np.ndarray, x: np.ndarray, ord, norm,  # noqa: A002
+                                           dim, keepdim: bool) -> np.ndarray | None:
+    p, dims = float(ord), _dims(dim, x.ndim)
+    if p == 0:
+        return None  # (PyTorch's formula gives no gradient at all)
+    grad = _unsqueeze_dims(grad, dims, x.ndim, keepdim)
+    norm = _unsqueeze_dims(norm, dims, x.ndim, keepdim)
+    one = grad.dtype.type
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        if p == 1:
+            out = np.sign(x) * grad
+        elif p == 2:
+            out = grad * np.where(norm == 0, one(0), x / norm)
+        elif math.isinf(p):
+            a = np.abs(x)
+            mask = (a == norm) | np.isnan(a)
+            count = mask.sum(axis=dims if x.ndim else None, keepdims=True)
+            out = np.sign(x) * ((grad / count.astype(grad.dtype)) * mask)
+        elif p < 1:
+            scaled = np.sign(x) * np.where(x == 0, one(0), np.abs(x) ** one(p - 1))
+            out = scaled * grad * norm ** one(1 - p)
+        elif p < 2:
+            scaled = np.sign(x) * np.abs(x) ** one(p - 1)
+            out = scaled * np.where(norm == 0, one(0), grad / norm ** one(p - 1))
+        else:
+            scaled = x * np.abs(x) ** one(p - 2)
+            out = scaled * np.where(norm == 0, one(0), grad / norm ** one(p - 1))
+    return np.asarray(out, grad.dtype)
+
+
+@on_arrays("prod_backward")
+def _prod_backward_on_arrays(grad: np.ndarray, x: np.ndarray, result: np.ndarray,
+                             dim=None, keepdim: bool = False) -> np.ndarray:
+    if x.ndim == 0:
+        return grad
+    if dim is None:  # (all of it: as one flat row)
+        flat = _prod_safe_zeros(grad.reshape(1), x.reshape(-1), 0) if (x == 0).any() else None
+        if flat is None:
+            with np.errstate(invalid="ignore", divide="ignore"):
+                return np.asarray(grad * (result / x), grad.dtype)
+        if (x == 0).sum() > 1:
+            return np.zeros(x.shape, grad.dtype)
+        return np.asarray(flat.reshape(x.shape), grad.dtype)
+    d = dim % x.ndim
+    if not keepdim:
+        grad, result = np.expand_dims(grad, d), np.expand_dims(result, d)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if not (x == 0).any():
+            return np.asarray(grad * (result / x), grad.dtype)
+        return np.asarray(_prod_safe_zeros(grad, x, d), grad.dtype)
+
+
+@on_arrays("cumsum_backward")
+def _cumsum_backward_on_arrays(grad: np.ndarray, dim: int) -> np.ndarray:
+    if grad.size <= 1 or grad.ndim == 0 or grad.shape[dim] == 1:
+        return grad
+    d = dim % grad.ndim
+    backwards = (slice(None),) * d + (slice(None, None, -1),)
+    # (a fresh array, as PyTorch's last flip makes one)
+    return np.ascontiguousarray(_cumsum_data(grad[backwards], d)[backwards])
+
+
+@on_arrays("flip")
+def _flip_on_arrays(a: np.ndarray, dims: tuple) -> np.ndarray:
+    return np.ascontiguousarray(np.flip(a, tuple(d % a.ndim for d in dims) if a.ndim else ()))

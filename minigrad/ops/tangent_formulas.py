@@ -30,6 +30,7 @@ evaluates a node's tangent; `autograd/tangents.py` decides when.
 from __future__ import annotations
 
 from .._creation import zeros_like
+from .._registry import attach
 from ..arrays.scalars import signed_dims
 from ..autograd.graph import Node, SavedNumber, SavedTensor
 from ..autograd.tangents import AUTO_ELEMENT_WISE, BY_DECOMPOSITION, SAME_VIEW
@@ -163,7 +164,7 @@ def apply_tangent(node: Node, inputs: tuple, tangents: list, result: Tensor) -> 
     return zeros_like(result) if out is ZERO else out
 
 
-Node.apply_tangent = apply_tangent
+attach(Node, "apply_tangent", apply_tangent)
 
 
 def reads_self(cls: type[Node]) -> bool:
@@ -175,7 +176,7 @@ def reads_self(cls: type[Node]) -> bool:
     return first in names or first + "_p" in names
 
 
-Node.tangent_reads_self = classmethod(reads_self)
+attach(Node, "tangent_reads_self", classmethod(reads_self))
 
 
 def describe(cls: type[Node]) -> str | None:

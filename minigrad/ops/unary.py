@@ -18,13 +18,13 @@ from .._creation import zeros, zeros_like
 from .._dtype import result_type
 from ..arrays.dispatch import backward2
 from ..arrays.layout import fresh_result
-from ..autograd.graph import INPUT, VALUE, Node, SavedTensor
+from ..autograd.graph import INPUT, VALUE, SavedTensor
 from ..autograd.inplace import begin_inplace, finish_inplace
 from ..autograd.record import record, record_elementwise
 from ..kernels import elementwise as K
 from ..tensor import Tensor
 from .declaration import declare, functions_declared_in, unary_op
-from .formulas import Formula, FormulaNode, helper, named
+from .formulas import ArrayFormulaNode, Formula, FormulaNode, helper, named, on_arrays
 from .tangent_formulas import AUTO_ELEMENT_WISE, Tangent
 
 # 1 - y*y with one rounding where this machine's PyTorch fuses it (see `minigrad._cpu`)
@@ -155,7 +155,7 @@ unary_op("abs", node="AbsBackward0", kernel=K.abs,
 # -- clamp -------------------------------------------------------------------------------
 
 
-class ClampBackward1(Node):
+class ClampBackward1(ArrayFormulaNode):
     """clamp(x, min, max) with number bounds: the gradient passes where x was
     inside the bounds. Saves the INPUT and the bounds (None where absent)."""
 
@@ -163,15 +163,17 @@ class ClampBackward1(Node):
     saves = {"self": INPUT, "min": VALUE, "max": VALUE}
     formulas = (Formula("self", "clamp_backward(grad, self, min, max)"),)
 
-    def backward(self, grad):
-        x = self.saved("self")
-        lo, hi = self._saved["min"], self._saved["max"]
-        lo = -math.inf if lo is None else lo
-        hi = math.inf if hi is None else hi
-        out, flat_out, (flat_grad, flat_x) = fresh_result(
-            grad.shape, grad.dtype, grad, x.astype(grad.dtype, copy=False))
-        K.clamp_backward(flat_grad, flat_x, grad.dtype.type(lo), grad.dtype.type(hi), flat_out)
-        return (out,)
+
+@on_arrays("clamp_backward")
+def _clamp_backward_on_arrays(grad: np.ndarray, x: np.ndarray, min, max) -> np.ndarray:  # noqa: A002
+    """clamp_backward's fused kernel: one pass, both bounds compared at once."""
+    lo = -math.inf if min is None else min
+    hi = math.inf if max is None else max
+    out, flat_out, (flat_grad, flat_x) = fresh_result(
+        grad.shape, grad.dtype, grad, x.astype(grad.dtype, copy=False))
+    K.clamp_backward(flat_grad, flat_x, grad.dtype.type(lo), grad.dtype.type(hi), flat_out)
+    return out
+
 
 
 def _clamp_bounds(min, max):  # noqa: A002
@@ -236,7 +238,7 @@ def clamp_(x: Tensor, *args, min=None, max=None) -> Tensor:  # noqa: A002
 # -- round, floor, ceil, sign: flat almost everywhere --------------------------------------
 
 
-class _Steps(Node):
+class _Steps(ArrayFormulaNode):
     """A step function: its derivative is 0 wherever it exists, so the gradient is
     zeros whatever the input was. Saves nothing. (Learners meet these as "my loss
     went through round() and nothing learns".)"""
@@ -244,9 +246,6 @@ class _Steps(Node):
     tangent = AUTO_ELEMENT_WISE
     elementwise = True
     formulas = (Formula("self", "zeros_like(grad)"),)
-
-    def backward(self, grad):
-        return (np.zeros_like(grad),)
 
 
 class RoundBackward0(_Steps):

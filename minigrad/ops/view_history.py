@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._registry import attach
 from ..autograd.graph import FREED_MESSAGE, Node
 from ..autograd.inplace import AsStridedBackward0, CopySlices, base_and_region
 from ..autograd.record import record
@@ -59,7 +60,7 @@ def _copy_slices_recording(node: CopySlices, grads: list, wanted: list | None = 
     return out
 
 
-CopySlices.apply_recording = _copy_slices_recording
+attach(CopySlices, "apply_recording", _copy_slices_recording)
 
 
 def as_strided_view(base: Tensor, data) -> Tensor:
@@ -118,7 +119,7 @@ def _as_strided_recording(node: AsStridedBackward0, grads: list,
     return [as_strided_view(storage, _strided(storage, inp_sizes, inp_strides, 0))]
 
 
-AsStridedBackward0.apply_recording = _as_strided_recording
+attach(AsStridedBackward0, "apply_recording", _as_strided_recording)
 
 
 def _strided(storage: Tensor, sizes, strides, offset: int) -> np.ndarray:

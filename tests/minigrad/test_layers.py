@@ -24,12 +24,6 @@ SYS_MODULES_ALLOWED = {"__init__.py", "kernels/__init__.py"}
 # nodes their recording backward and tangent.
 PENDING_SYS_MODULES: set[str] = set()
 PENDING_ATTRIBUTES = {
-    ("ops/formulas.py", "Node.apply_recording"),
-    ("ops/formulas.py", "Identity.formulas"),
-    ("ops/tangent_formulas.py", "Node.apply_tangent"),
-    ("ops/tangent_formulas.py", "Node.tangent_reads_self"),
-    ("ops/view_history.py", "CopySlices.apply_recording"),
-    ("ops/view_history.py", "AsStridedBackward0.apply_recording"),
     # A counter of the saved-tensor hooks' stack, the state `saved.py` reads on every
     # save (not a definition finishing the module).
     ("autograd/saved_hooks.py", "_saved._pushed"),
