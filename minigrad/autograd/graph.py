@@ -38,7 +38,7 @@ from ..arrays.layout import (
     with_strides,
 )
 from ..grad_mode import enable_grad
-from ..tensor import Tensor
+from ..tensor import Tensor, VersionCounter
 
 # Imported from here by the engine and the ops; and the hooks are where PyTorch has
 # them (`torch.autograd.graph.saved_tensors_hooks`).
@@ -481,10 +481,34 @@ def first_grad(grad: np.ndarray, leaf: np.ndarray, stolen: bool):
         copy = np.empty_like(leaf, dtype=grad.dtype)  # (its layout is the leaf's)
         copy[...] = grad
     t = Tensor._make(copy)
+    if stolen and grad.base is not None:
+        t._version_counter = _counter_of_base(grad.base, version_of(grad))
+        return t
     version = version_of(grad) if stolen else int(dense)
     if version:
         t._version_counter.value = version
     return t
+
+
+# Gradients PyTorch keeps that are views of one tensor (`cat`'s backward slices its
+# gradient, one slice a leaf) share that tensor's version counter: adding into one
+# leaf's `.grad` later bumps the other's version too. minigrad copies such a view, so
+# the copies of views of one array share a counter, found here by the array (held
+# weakly: a new array at the same address is another tensor).
+_COUNTERS_OF_BASES: dict[int, tuple[weakref.ref, Any]] = {}
+
+
+def _counter_of_base(base: np.ndarray, version: int):
+    """The version counter the kept views of `base` share (made at `version`)."""
+    entry = _COUNTERS_OF_BASES.get(id(base))
+    if entry is not None and entry[0]() is base:
+        return entry[1]
+    for key in [k for k, (ref, _) in _COUNTERS_OF_BASES.items() if ref() is None]:
+        del _COUNTERS_OF_BASES[key]
+    counter = VersionCounter()
+    counter.value = version
+    _COUNTERS_OF_BASES[id(base)] = (weakref.ref(base), counter)
+    return counter
 
 
 _WARNED_OF_LAYOUT = False
