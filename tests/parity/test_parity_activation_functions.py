@@ -1,0 +1,103 @@
+"""The activations of `ops/piecewise_activations.py` (and their nn modules) against
+PyTorch: values, gradients, node names, saved tensors and versions, in place and out,
+and the graph a `create_graph=True` backward records (HardtanhBackwardBackward0, ...)."""
+
+from __future__ import annotations
+
+import pytest
+from parity_harness import check
+
+VALUES = [-3.0, -1.0, -0.5, -0.25, 0.0, 0.25, 0.5, 1.0, 6.0, 7.5, float("inf"), float("nan")]
+
+ACTIVATIONS = {
+    "threshold": lambda F, x: F.threshold(x, 0.25, -2.0),
+    "hardtanh": lambda F, x: F.hardtanh(x),
+    "hardtanh_bounds": lambda F, x: F.hardtanh(x, -0.5, 1.0),
+    "relu6": lambda F, x: F.relu6(x),
+    "hardshrink": lambda F, x: F.hardshrink(x),
+    "hardshrink_1": lambda F, x: F.hardshrink(x, 1.0),
+    "softshrink": lambda F, x: F.softshrink(x),
+    "softshrink_0": lambda F, x: F.softshrink(x, 0.0),
+    "softsign": lambda F, x: F.softsign(x),
+    "tanhshrink": lambda F, x: F.tanhshrink(x),
+}
+IN_PLACE = {
+    "threshold_": lambda F, x: F.threshold_(x, 0.25, -2.0),
+    "threshold_inplace": lambda F, x: F.threshold(x, 0.25, -2.0, inplace=True),
+    "hardtanh_": lambda F, x: F.hardtanh_(x, -0.5, 1.0),
+    "hardtanh_inplace": lambda F, x: F.hardtanh(x, inplace=True),
+    "relu6_inplace": lambda F, x: F.relu6(x, inplace=True),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("name", list(ACTIVATIONS))
+def test_activation_matches_torch(torch, name, dtype):
+    check(torch, lambda c: ACTIVATIONS[name](c.m.nn.functional, c.leaf(VALUES, dtype)))
+
+
+@pytest.mark.parametrize("name", list(IN_PLACE))
+def test_activation_in_place_matches_torch(torch, name):
+    """The node reads a recorded copy of the input; the version goes up by one."""
+    def program(c):
+        y = c.keep(c.leaf(VALUES) * 1)
+        return IN_PLACE[name](c.m.nn.functional, y)
+
+    check(torch, program)
+
+
+@pytest.mark.parametrize("name", [n for n in ACTIVATIONS if n not in ("softsign", "tanhshrink")])
+def test_activation_saved_input_changed_matches_torch(torch, name):
+    """The saved input modified in place before backward: PyTorch's version error."""
+    def program(c):
+        y = c.keep(c.leaf(VALUES) * 1)
+        z = ACTIVATIONS[name](c.m.nn.functional, y)
+        y.add_(1)
+        return z
+
+    check(torch, program)
+
+
+@pytest.mark.parametrize("name", list(ACTIVATIONS))
+def test_activation_double_backward_matches_torch(torch, name):
+    """The graph of the gradient (HardtanhBackwardBackward0, ...) and its gradient."""
+    def program(c):
+        x = c.leaf([-3.0, -0.75, -0.25, 0.3, 0.75, 2.0, 7.0])
+        y = ACTIVATIONS[name](c.m.nn.functional, x * x - 1)
+        (g,) = c.m.autograd.grad((y * y).sum(), x, create_graph=True)
+        return c.keep(g)
+
+    check(torch, program)
+
+
+@pytest.mark.parametrize("case", ["int", "bool", "bad-lambd", "bad-bounds"])
+@pytest.mark.parametrize("name", ["threshold", "hardtanh", "relu6", "hardshrink", "softshrink"])
+def test_activation_errors_match_torch(torch, name, case):
+    def program(c):
+        F = c.m.nn.functional
+        if case in ("int", "bool"):
+            x = c.keep(c.m.tensor([3, -1, 0, 9] if case == "int" else [True, False]))
+            return ACTIVATIONS[name](F, x)
+        x = c.leaf(VALUES)
+        if case == "bad-lambd":
+            return F.softshrink(x, -0.5) if name == "softshrink" else F.hardshrink(x, -0.5)
+        return F.hardtanh(x, 1.0, -1.0)
+
+    check(torch, program)
+
+
+MODULES = ["Threshold(0.1, 20.0)", "Threshold(0.1, 20.0, inplace=True)", "Hardtanh()",
+           "Hardtanh(-2, 2, True)", "ReLU6()", "ReLU6(inplace=True)", "Hardshrink()",
+           "Softshrink(0.3)", "Softsign()", "Tanhshrink()"]
+
+
+@pytest.mark.parametrize("spec", MODULES)
+def test_activation_module_matches_torch(torch, spec):
+
+    assert repr(eval(f"minigrad.nn.{spec}")) == repr(eval(f"torch.nn.{spec}"))  # noqa: S307
+
+    def program(c):
+        layer = eval(f"c.m.nn.{spec}")  # noqa: S307
+        return layer(c.keep(c.leaf(VALUES) * 1))
+
+    check(torch, program)
