@@ -3,8 +3,13 @@
 from . import functional, init, parallel, utils
 from .activations import (
     Hardshrink,
+    Hardsigmoid,
+    Hardswish,
     Hardtanh,
+    Mish,
     ReLU6,
+    SiLU,
+    Softplus,
     Softshrink,
     Softsign,
     Tanhshrink,
@@ -50,4 +55,5 @@ __all__ = [
     "LogSoftmax", "MaxPool2d", "Module", "MSELoss", "NLLLoss", "parallel", "Parameter",
     "ReLU", "Sequential", "Sigmoid", "SmoothL1Loss", "Softmax", "Tanh", "utils",
     "Hardshrink", "Hardtanh", "ReLU6", "Softshrink", "Softsign", "Tanhshrink", "Threshold",
+    "Hardsigmoid", "Hardswish", "Mish", "SiLU", "Softplus",
 ]

@@ -85,3 +85,62 @@ class Tanhshrink(Module):
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
         return F.tanhshrink(input)
+
+
+class _InPlaceOption(Module):
+    """An activation whose only option is `inplace`."""
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
+
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
+
+
+class SiLU(_InPlaceOption):
+    """x * sigmoid(x)."""
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return F.silu(input, inplace=self.inplace)
+
+
+class Mish(_InPlaceOption):
+    """x * tanh(softplus(x))."""
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return F.mish(input, inplace=self.inplace)
+
+
+class Hardsigmoid(_InPlaceOption):
+    """clamp(x + 3, 0, 6) / 6."""
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return F.hardsigmoid(input, self.inplace)
+
+    def extra_repr(self) -> str:  # (PyTorch's shows no options)
+        return ""
+
+
+class Hardswish(_InPlaceOption):
+    """x * hardsigmoid(x)."""
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return F.hardswish(input, self.inplace)
+
+    def extra_repr(self) -> str:  # (PyTorch's shows no options)
+        return ""
+
+
+class Softplus(Module):
+    """log(1 + exp(beta x)) / beta (x itself where beta x > threshold)."""
+
+    def __init__(self, beta: float = 1.0, threshold: float = 20.0) -> None:
+        super().__init__()
+        self.beta, self.threshold = beta, threshold
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return F.softplus(input, self.beta, self.threshold)
+
+    def extra_repr(self) -> str:
+        return f"beta={self.beta}, threshold={self.threshold}"

@@ -35,16 +35,18 @@ from ..ops.piecewise_activations import (
     threshold_,
 )
 from ..ops.pooling import avg_pool2d, max_pool2d, max_pool2d_with_indices
+from ..ops.smooth_activations import hardsigmoid, hardswish, mish, silu, softplus
 from ..ops.unary import relu, sigmoid, tanh
 from ..tensor import Tensor
 
 __all__ = ["avg_pool2d", "batch_norm", "binary_cross_entropy",
            "binary_cross_entropy_with_logits", "conv1d", "conv2d", "cross_entropy",
-           "dropout", "embedding", "gelu", "hardshrink", "hardtanh", "hardtanh_",
-           "huber_loss", "l1_loss", "layer_norm", "leaky_relu", "leaky_relu_", "linear",
-           "log_softmax", "max_pool2d", "max_pool2d_with_indices", "mse_loss", "nll_loss",
-           "relu", "relu6", "sigmoid", "smooth_l1_loss", "softmax", "softshrink",
-           "softsign", "tanh", "tanhshrink", "threshold", "threshold_"]
+           "dropout", "embedding", "gelu", "hardshrink", "hardsigmoid", "hardswish",
+           "hardtanh", "hardtanh_", "huber_loss", "l1_loss", "layer_norm", "leaky_relu",
+           "leaky_relu_", "linear", "log_softmax", "max_pool2d", "max_pool2d_with_indices",
+           "mish", "mse_loss", "nll_loss", "relu", "relu6", "sigmoid", "silu",
+           "smooth_l1_loss", "softmax", "softplus", "softshrink", "softsign", "tanh",
+           "tanhshrink", "threshold", "threshold_"]
 
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:  # noqa: A002

@@ -1,4 +1,5 @@
-"""The activations of `ops/piecewise_activations.py` (and their nn modules) against
+"""The activations of `ops/piecewise_activations.py` and `ops/smooth_activations.py`
+(and their nn modules) against
 PyTorch: values, gradients, node names, saved tensors and versions, in place and out,
 and the graph a `create_graph=True` backward records (HardtanhBackwardBackward0, ...)."""
 
@@ -20,6 +21,12 @@ ACTIVATIONS = {
     "softshrink_0": lambda F, x: F.softshrink(x, 0.0),
     "softsign": lambda F, x: F.softsign(x),
     "tanhshrink": lambda F, x: F.tanhshrink(x),
+    "silu": lambda F, x: F.silu(x),
+    "mish": lambda F, x: F.mish(x),
+    "softplus": lambda F, x: F.softplus(x),
+    "softplus_beta": lambda F, x: F.softplus(x, 2.0, 1.5),
+    "hardsigmoid": lambda F, x: F.hardsigmoid(x),
+    "hardswish": lambda F, x: F.hardswish(x),
 }
 IN_PLACE = {
     "threshold_": lambda F, x: F.threshold_(x, 0.25, -2.0),
@@ -27,6 +34,10 @@ IN_PLACE = {
     "hardtanh_": lambda F, x: F.hardtanh_(x, -0.5, 1.0),
     "hardtanh_inplace": lambda F, x: F.hardtanh(x, inplace=True),
     "relu6_inplace": lambda F, x: F.relu6(x, inplace=True),
+    "silu_inplace": lambda F, x: F.silu(x, inplace=True),
+    "mish_inplace": lambda F, x: F.mish(x, inplace=True),
+    "hardsigmoid_inplace": lambda F, x: F.hardsigmoid(x, inplace=True),
+    "hardswish_inplace": lambda F, x: F.hardswish(x, inplace=True),
 }
 
 
@@ -71,7 +82,8 @@ def test_activation_double_backward_matches_torch(torch, name):
 
 
 @pytest.mark.parametrize("case", ["int", "bool", "bad-lambd", "bad-bounds"])
-@pytest.mark.parametrize("name", ["threshold", "hardtanh", "relu6", "hardshrink", "softshrink"])
+@pytest.mark.parametrize("name", ["threshold", "hardtanh", "relu6", "hardshrink", "softshrink",
+                                  "silu", "mish", "softplus", "hardsigmoid", "hardswish"])
 def test_activation_errors_match_torch(torch, name, case):
     def program(c):
         F = c.m.nn.functional
@@ -88,7 +100,9 @@ def test_activation_errors_match_torch(torch, name, case):
 
 MODULES = ["Threshold(0.1, 20.0)", "Threshold(0.1, 20.0, inplace=True)", "Hardtanh()",
            "Hardtanh(-2, 2, True)", "ReLU6()", "ReLU6(inplace=True)", "Hardshrink()",
-           "Softshrink(0.3)", "Softsign()", "Tanhshrink()"]
+           "Softshrink(0.3)", "Softsign()", "Tanhshrink()", "SiLU()", "SiLU(inplace=True)",
+           "Mish(True)", "Hardsigmoid()", "Hardswish(inplace=True)", "Softplus()",
+           "Softplus(2, 5.5)"]
 
 
 @pytest.mark.parametrize("spec", MODULES)
