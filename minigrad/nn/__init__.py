@@ -2,6 +2,9 @@
 
 from . import functional, init, parallel, utils
 from .activations import (
+    CELU,
+    ELU,
+    SELU,
     Hardshrink,
     Hardsigmoid,
     Hardswish,
@@ -55,5 +58,5 @@ __all__ = [
     "LogSoftmax", "MaxPool2d", "Module", "MSELoss", "NLLLoss", "parallel", "Parameter",
     "ReLU", "Sequential", "Sigmoid", "SmoothL1Loss", "Softmax", "Tanh", "utils",
     "Hardshrink", "Hardtanh", "ReLU6", "Softshrink", "Softsign", "Tanhshrink", "Threshold",
-    "Hardsigmoid", "Hardswish", "Mish", "SiLU", "Softplus",
+    "Hardsigmoid", "Hardswish", "Mish", "SiLU", "Softplus", "CELU", "ELU", "SELU",
 ]

@@ -144,3 +144,31 @@ class Softplus(Module):
 
     def extra_repr(self) -> str:
         return f"beta={self.beta}, threshold={self.threshold}"
+
+
+class ELU(Module):
+    """x above 0, alpha * (exp(x) - 1) below."""
+
+    def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
+        super().__init__()
+        self.alpha, self.inplace = alpha, inplace
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return F.elu(input, self.alpha, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"alpha={self.alpha}{_inplace_text(self.inplace)}"
+
+
+class CELU(ELU):
+    """x above 0, alpha * (exp(x / alpha) - 1) below."""
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return F.celu(input, self.alpha, self.inplace)
+
+
+class SELU(_InPlaceOption):
+    """selu: scale * elu(x, alpha) with its two fixed constants."""
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return F.selu(input, self.inplace)

@@ -12,6 +12,7 @@ from ..ops.activations import embedding, gelu, leaky_relu, leaky_relu_
 from ..ops.arithmetic import mul, mul_
 from ..ops.convolution import conv1d, conv2d
 from ..ops.cross_entropy import cross_entropy, nll_loss
+from ..ops.elu import celu, celu_, elu, elu_, selu, selu_
 from ..ops.expand import expanded_shape
 from ..ops.loss import (
     TYPE_NAMES,
@@ -40,13 +41,14 @@ from ..ops.unary import relu, sigmoid, tanh
 from ..tensor import Tensor
 
 __all__ = ["avg_pool2d", "batch_norm", "binary_cross_entropy",
-           "binary_cross_entropy_with_logits", "conv1d", "conv2d", "cross_entropy",
-           "dropout", "embedding", "gelu", "hardshrink", "hardsigmoid", "hardswish",
-           "hardtanh", "hardtanh_", "huber_loss", "l1_loss", "layer_norm", "leaky_relu",
-           "leaky_relu_", "linear", "log_softmax", "max_pool2d", "max_pool2d_with_indices",
-           "mish", "mse_loss", "nll_loss", "relu", "relu6", "sigmoid", "silu",
-           "smooth_l1_loss", "softmax", "softplus", "softshrink", "softsign", "tanh",
-           "tanhshrink", "threshold", "threshold_"]
+           "binary_cross_entropy_with_logits", "celu", "celu_", "conv1d", "conv2d",
+           "cross_entropy", "dropout", "elu", "elu_", "embedding", "gelu", "hardshrink",
+           "hardsigmoid", "hardswish", "hardtanh", "hardtanh_", "huber_loss", "l1_loss",
+           "layer_norm", "leaky_relu", "leaky_relu_", "linear", "log_softmax",
+           "max_pool2d", "max_pool2d_with_indices", "mish", "mse_loss", "nll_loss", "relu",
+           "relu6", "selu", "selu_", "sigmoid", "silu", "smooth_l1_loss", "softmax",
+           "softplus", "softshrink", "softsign", "tanh", "tanhshrink", "threshold",
+           "threshold_"]
 
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:  # noqa: A002

@@ -8,6 +8,8 @@ from __future__ import annotations
 import pytest
 from parity_harness import check
 
+import minigrad
+
 VALUES = [-3.0, -1.0, -0.5, -0.25, 0.0, 0.25, 0.5, 1.0, 6.0, 7.5, float("inf"), float("nan")]
 
 ACTIVATIONS = {
@@ -27,6 +29,10 @@ ACTIVATIONS = {
     "softplus_beta": lambda F, x: F.softplus(x, 2.0, 1.5),
     "hardsigmoid": lambda F, x: F.hardsigmoid(x),
     "hardswish": lambda F, x: F.hardswish(x),
+    "elu": lambda F, x: F.elu(x),
+    "elu_alpha": lambda F, x: F.elu(x, 0.5),
+    "celu": lambda F, x: F.celu(x, 0.3),
+    "selu": lambda F, x: F.selu(x),
 }
 IN_PLACE = {
     "threshold_": lambda F, x: F.threshold_(x, 0.25, -2.0),
@@ -38,6 +44,10 @@ IN_PLACE = {
     "mish_inplace": lambda F, x: F.mish(x, inplace=True),
     "hardsigmoid_inplace": lambda F, x: F.hardsigmoid(x, inplace=True),
     "hardswish_inplace": lambda F, x: F.hardswish(x, inplace=True),
+    "elu_": lambda F, x: F.elu_(x, 0.5),
+    "elu_inplace": lambda F, x: F.elu(x, inplace=True),
+    "celu_": lambda F, x: F.celu_(x, 0.3),
+    "selu_inplace": lambda F, x: F.selu(x, inplace=True),
 }
 
 
@@ -83,7 +93,8 @@ def test_activation_double_backward_matches_torch(torch, name):
 
 @pytest.mark.parametrize("case", ["int", "bool", "bad-lambd", "bad-bounds"])
 @pytest.mark.parametrize("name", ["threshold", "hardtanh", "relu6", "hardshrink", "softshrink",
-                                  "silu", "mish", "softplus", "hardsigmoid", "hardswish"])
+                                  "silu", "mish", "softplus", "hardsigmoid", "hardswish",
+                                  "elu", "celu", "selu"])
 def test_activation_errors_match_torch(torch, name, case):
     def program(c):
         F = c.m.nn.functional
@@ -102,16 +113,18 @@ MODULES = ["Threshold(0.1, 20.0)", "Threshold(0.1, 20.0, inplace=True)", "Hardta
            "Hardtanh(-2, 2, True)", "ReLU6()", "ReLU6(inplace=True)", "Hardshrink()",
            "Softshrink(0.3)", "Softsign()", "Tanhshrink()", "SiLU()", "SiLU(inplace=True)",
            "Mish(True)", "Hardsigmoid()", "Hardswish(inplace=True)", "Softplus()",
-           "Softplus(2, 5.5)"]
+           "Softplus(2, 5.5)", "ELU()", "ELU(0.5, True)", "CELU()", "CELU(0.5, True)",
+           "SELU()", "SELU(True)"]
 
 
 @pytest.mark.parametrize("spec", MODULES)
 def test_activation_module_matches_torch(torch, spec):
 
-    assert repr(eval(f"minigrad.nn.{spec}")) == repr(eval(f"torch.nn.{spec}"))  # noqa: S307
+    assert repr(eval(f"nn.{spec}", {"nn": minigrad.nn})) == repr(  # noqa: S307
+        eval(f"nn.{spec}", {"nn": torch.nn}))  # noqa: S307
 
     def program(c):
-        layer = eval(f"c.m.nn.{spec}")  # noqa: S307
+        layer = eval(f"nn.{spec}", {"nn": c.m.nn})  # noqa: S307
         return layer(c.keep(c.leaf(VALUES) * 1))
 
     check(torch, program)
