@@ -9,6 +9,7 @@ from .activations import (
     Hardsigmoid,
     Hardswish,
     Hardtanh,
+    LogSigmoid,
     Mish,
     ReLU6,
     SiLU,
@@ -59,4 +60,5 @@ __all__ = [
     "ReLU", "Sequential", "Sigmoid", "SmoothL1Loss", "Softmax", "Tanh", "utils",
     "Hardshrink", "Hardtanh", "ReLU6", "Softshrink", "Softsign", "Tanhshrink", "Threshold",
     "Hardsigmoid", "Hardswish", "Mish", "SiLU", "Softplus", "CELU", "ELU", "SELU",
+    "LogSigmoid",
 ]

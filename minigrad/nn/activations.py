@@ -172,3 +172,10 @@ class SELU(_InPlaceOption):
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
         return F.selu(input, self.inplace)
+
+
+class LogSigmoid(Module):
+    """log(sigmoid(x)), exact for large |x|."""
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return F.logsigmoid(input)

@@ -23,6 +23,7 @@ from ..ops.loss import (
     mse_loss,
     smooth_l1_loss,
 )
+from ..ops.loss_backward import log_sigmoid as logsigmoid
 from ..ops.normalization import batch_norm, layer_norm
 from ..ops.piecewise_activations import (
     hardshrink,
@@ -45,10 +46,10 @@ __all__ = ["avg_pool2d", "batch_norm", "binary_cross_entropy",
            "cross_entropy", "dropout", "elu", "elu_", "embedding", "gelu", "hardshrink",
            "hardsigmoid", "hardswish", "hardtanh", "hardtanh_", "huber_loss", "l1_loss",
            "layer_norm", "leaky_relu", "leaky_relu_", "linear", "log_softmax",
-           "max_pool2d", "max_pool2d_with_indices", "mish", "mse_loss", "nll_loss", "relu",
-           "relu6", "selu", "selu_", "sigmoid", "silu", "smooth_l1_loss", "softmax",
-           "softplus", "softshrink", "softsign", "tanh", "tanhshrink", "threshold",
-           "threshold_"]
+           "logsigmoid", "max_pool2d", "max_pool2d_with_indices", "mish", "mse_loss",
+           "nll_loss", "relu", "relu6", "selu", "selu_", "sigmoid", "silu",
+           "smooth_l1_loss", "softmax", "softplus", "softshrink", "softsign", "tanh",
+           "tanhshrink", "threshold", "threshold_"]
 
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:  # noqa: A002
