@@ -87,6 +87,12 @@ UNARY = {
     "prod": lambda t: t.prod(0) if t.ndim else t.prod(),
     "cumsum": lambda t: t.cumsum(-1) if t.ndim else t,
     "stack_self": lambda t: _lib(t).stack([t, t * 2], -1),
+    # element-wise functions of one tensor, each inside its domain
+    "atan": lambda t: t.atan(), "asinh": lambda t: t.asinh(), "erf": lambda t: t.erf(),
+    "exp2": lambda t: t.exp2(), "rsqrt1": lambda t: (t * t + 1).rsqrt(),
+    "asin_tanh": lambda t: (t.tanh() * 0.5).asin(), "silu": lambda t: _lib(t).nn.functional.silu(t),
+    "hardtanh": lambda t: _lib(t).nn.functional.hardtanh(t, -0.5, 0.7),
+    "softplus": lambda t: _lib(t).nn.functional.softplus(t),
 }
 BINARY = {
     "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
