@@ -60,7 +60,7 @@ unary_op("erfc", node="ErfcBackward0", kernel=S.erfc,
 
 unary_op("erfinv", node="ErfinvBackward0", kernel=S.erfinv,
          formula="0.8862269254527579 * self.erfinv().pow(2).exp() * grad",
-         fused=erfinv_backward,
+         fused=erfinv_backward, function_inplace=False,
          doc="The inverse of erf, on [-1, 1] (+-inf at +-1). Its derivative "
              "sqrt(pi) / 2 * exp(erfinv(x)**2) is computed from the input again, so it "
              "saves its input.")
