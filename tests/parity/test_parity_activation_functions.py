@@ -6,6 +6,7 @@ and the graph a `create_graph=True` backward records (HardtanhBackwardBackward0,
 from __future__ import annotations
 
 import pytest
+from float_policy import CHAIN, assert_floats
 from parity_harness import check
 
 import minigrad
@@ -128,3 +129,36 @@ def test_activation_module_matches_torch(torch, spec):
         return layer(c.keep(c.leaf(VALUES) * 1))
 
     check(torch, program)
+
+
+TANGENT_AT = [0.3, -0.6, 0.0, 2.0, -4.0, 5.0, 0.45]
+TANGENT = [1.0, -2.0, 0.5, 0.25, 1.5, -1.0, 3.0]
+ELEMENT_WISE = ["asin", "acos", "atan", "asinh", "atanh", "tan", "log2", "log10", "exp2",
+                "rsqrt", "square", "trunc", "frac", "erf", "erfc", "erfinv", "deg2rad",
+                "rad2deg", "sinc", "nan_to_num", "angle", "logit"]
+
+
+def _tangent(lib, fn, inplace: bool = False):
+    fw = lib.autograd.forward_ad
+    with fw.dual_level():
+        dual = fw.make_dual(lib.tensor(TANGENT_AT, dtype=lib.float64),
+                            lib.tensor(TANGENT, dtype=lib.float64))
+        out = fn(lib, dual * 1 if inplace else dual)
+        return fw.unpack_dual(out).tangent.numpy()
+
+
+@pytest.mark.parametrize("name", list(ACTIVATIONS) + list(IN_PLACE))
+def test_activation_tangent_matches_torch(torch, name):
+    """Forward mode: the tangent of each activation (PyTorch's auto_element_wise, or
+    its formula for an in-place form)."""
+    fn = {**ACTIVATIONS, **IN_PLACE}[name]
+    got = _tangent(minigrad, lambda lib, x: fn(lib.nn.functional, x), name in IN_PLACE)
+    want = _tangent(torch, lambda lib, x: fn(lib.nn.functional, x), name in IN_PLACE)
+    assert_floats(got, want, CHAIN)
+
+
+@pytest.mark.parametrize("name", ELEMENT_WISE)
+def test_element_wise_tangent_matches_torch(torch, name):
+    got = _tangent(minigrad, lambda lib, x: getattr(lib, name)(x))
+    want = _tangent(torch, lambda lib, x: getattr(lib, name)(x))
+    assert_floats(got, want, CHAIN)
