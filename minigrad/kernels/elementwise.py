@@ -586,3 +586,22 @@ def erf(x: np.ndarray) -> np.ndarray:
     if x.size:
         _erf_flat(x.reshape(-1), out.reshape(-1))
     return out
+
+
+# -- tan -----------------------------------------------------------------------------
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def tan(x, out):
+    for i in range(out.size):
+        out[i] = math.tan(x[i])
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def tan_backward(grad, y, out):
+    """d tan(x)/dx = 1 + tan(x)**2, from the saved output y: grad * (1 + y*y), each
+    step rounded in the arrays' dtype (through `out`)."""
+    for i in range(out.size):
+        out[i] = y[i] * y[i]
+        out[i] = out[i] + 1
+        out[i] = grad[i] * out[i]

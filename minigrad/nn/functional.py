@@ -12,6 +12,7 @@ from ..ops.activations import embedding, gelu, leaky_relu, leaky_relu_
 from ..ops.arithmetic import mul, mul_
 from ..ops.convolution import conv1d, conv2d
 from ..ops.cross_entropy import cross_entropy, nll_loss
+from ..ops.elu import celu, celu_, elu, elu_, selu, selu_
 from ..ops.expand import expanded_shape
 from ..ops.loss import (
     TYPE_NAMES,
@@ -22,16 +23,33 @@ from ..ops.loss import (
     mse_loss,
     smooth_l1_loss,
 )
+from ..ops.loss_backward import log_sigmoid as logsigmoid
 from ..ops.normalization import batch_norm, layer_norm
+from ..ops.piecewise_activations import (
+    hardshrink,
+    hardtanh,
+    hardtanh_,
+    relu6,
+    softshrink,
+    softsign,
+    tanhshrink,
+    threshold,
+    threshold_,
+)
 from ..ops.pooling import avg_pool2d, max_pool2d, max_pool2d_with_indices
+from ..ops.smooth_activations import hardsigmoid, hardswish, mish, silu, softplus
 from ..ops.unary import relu, sigmoid, tanh
 from ..tensor import Tensor
 
 __all__ = ["avg_pool2d", "batch_norm", "binary_cross_entropy",
-           "binary_cross_entropy_with_logits", "conv1d", "conv2d", "cross_entropy", "dropout",
-           "embedding", "gelu", "huber_loss", "l1_loss", "layer_norm", "leaky_relu",
-           "leaky_relu_", "linear", "log_softmax", "max_pool2d", "max_pool2d_with_indices",
-           "mse_loss", "nll_loss", "relu", "sigmoid", "smooth_l1_loss", "softmax", "tanh"]
+           "binary_cross_entropy_with_logits", "celu", "celu_", "conv1d", "conv2d",
+           "cross_entropy", "dropout", "elu", "elu_", "embedding", "gelu", "hardshrink",
+           "hardsigmoid", "hardswish", "hardtanh", "hardtanh_", "huber_loss", "l1_loss",
+           "layer_norm", "leaky_relu", "leaky_relu_", "linear", "log_softmax",
+           "logsigmoid", "max_pool2d", "max_pool2d_with_indices", "mish", "mse_loss",
+           "nll_loss", "relu", "relu6", "selu", "selu_", "sigmoid", "silu",
+           "smooth_l1_loss", "softmax", "softplus", "softshrink", "softsign", "tanh",
+           "tanhshrink", "threshold", "threshold_"]
 
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:  # noqa: A002

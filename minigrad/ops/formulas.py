@@ -111,8 +111,8 @@ class Scalar:
     __rmul__ = __mul__
 
     def __sub__(self, other):
-        if isinstance(other, Tensor):
-            raise NotImplementedError("a formula cannot subtract a tensor from a Scalar")
+        if isinstance(other, Tensor):  # (C++: a tensor filled with the Scalar, `sub_`)
+            return _creation.full(tuple(other.shape), self.value, dtype=other.dtype).sub_(other)
         return Scalar(self.value - _value(other))
 
     def __rsub__(self, other):  # other - self

@@ -19,6 +19,7 @@ import math
 import numpy as np
 
 from .._creation import full, ones_like
+from ..arrays.scalars import as_float_data
 from ..autograd.graph import INPUT, OUTPUT, VALUE, Node, SavedTensor
 from ..autograd.record import record
 from ..grad_mode import no_grad
@@ -347,13 +348,15 @@ def _logit_backward_on_arrays(grad: np.ndarray, p: np.ndarray, eps: float | None
 
 def logit(self: Tensor, eps: float | None = None) -> Tensor:
     """log(p / (1 - p)), p clamped to [eps, 1 - eps] first when eps is given (PyTorch's
-    aten::logit, which binary_cross_entropy's target gradient calls)."""
-    p = self._data
+    aten::logit, which binary_cross_entropy's target gradient calls); integers and
+    bools in the default float dtype."""
+    p = self._data if self._data.dtype.kind == "f" else as_float_data(self)
+    dtype = p.dtype
     if eps is not None:
         p = np.clip(p, eps, 1 - eps)
     with np.errstate(all="ignore"):
         data = np.log(p / (1 - p))
-    out = Tensor._make(np.array(data, self._data.dtype, order="C"))
+    out = Tensor._make(np.array(data, dtype, order="C"))
     node = record(LogitBackward0, out, self, like_output=True)
     if node is not None:
         node._saved.update({"eps": eps, "self": SavedTensor(self)})
@@ -443,6 +446,6 @@ declare("smooth_l1_loss_backward", nodes=(SmoothL1LossBackwardBackward0,),
 declare("huber_loss_backward", nodes=(HuberLossBackwardBackward0,), aten=huber_loss_backward)
 declare("binary_cross_entropy_backward", nodes=(BinaryCrossEntropyBackwardBackward0,),
         aten=binary_cross_entropy_backward)
-declare("logit", nodes=(LogitBackward0,), aten=logit)
+declare("logit", nodes=(LogitBackward0,), function=logit, method=True, aten=logit)
 declare("log_sigmoid", nodes=(LogSigmoidBackward0,), aten=log_sigmoid)
 declare("log_sigmoid_backward", nodes=(LogSigmoidBackwardBackward0,), aten=log_sigmoid_backward)

@@ -16,12 +16,13 @@ from .._args import CLAMP_HEADS, clamp_bounds, combination_error
 from .._cpu import FUSED_MULTIPLY_ADD
 from .._creation import zeros, zeros_like
 from .._dtype import result_type
-from ..arrays.dispatch import backward2
+from ..arrays.dispatch import backward2, unary
 from ..arrays.layout import fresh_result
 from ..autograd.graph import INPUT, VALUE, SavedTensor
 from ..autograd.inplace import begin_inplace, finish_inplace
 from ..autograd.record import record, record_elementwise
 from ..kernels import elementwise as K
+from ..kernels import passes
 from ..tensor import Tensor
 from .declaration import declare, functions_declared_in, unary_op
 from .formulas import ArrayFormulaNode, Formula, FormulaNode, helper, named, on_arrays
@@ -111,6 +112,20 @@ def _times_in_passes(ufunc):
     return fused
 
 
+def _tan_backward_in_passes(grad: np.ndarray, y: np.ndarray, out: np.ndarray) -> None:
+    """grad * (1 + y*y), in vectorised passes (the same roundings as the kernel)."""
+    with np.errstate(all="ignore"):
+        np.multiply(y, y, out=out)
+        np.add(out, 1, out=out)
+        np.multiply(grad, out, out=out)
+
+
+unary_op("tan", node="TanBackward0", kernel=K.tan, vectorised=np.tan,
+         formula="grad * (1 + result.pow(2))", fused=K.tan_backward,
+         vectorised_fused=_tan_backward_in_passes,
+         doc="The tangent. Its derivative 1 + tan(x)**2 needs only the result, so it saves "
+             "its output.")
+
 unary_op("cosh", node="CoshBackward0", kernel=K.cosh, vectorised=_in_double(np.cosh),
          formula="grad * self.sinh()", fused=K.cosh_backward,
          vectorised_fused=_times_in_passes(np.sinh),
@@ -143,6 +158,19 @@ unary_op("sqrt", node="SqrtBackward0", kernel=K.sqrt,
          formula="grad / (2 * result)", fused=K.sqrt_backward,
          doc="The square root (nan below 0). Its derivative 1 / (2 sqrt(x)) needs only the "
              "result, so it saves its output.")
+
+def _rsqrt_backward(grad: np.ndarray, y: np.ndarray, out: np.ndarray) -> None:
+    """-0.5 * grad * y**3 (y**3 as y * y * y), in PyTorch's order of roundings."""
+    with np.errstate(all="ignore"):
+        np.multiply(y, y, out=out)
+        np.multiply(out, y, out=out)
+        np.multiply(np.multiply(grad, grad.dtype.type(-0.5)), out, out=out)
+
+
+unary_op("rsqrt", node="RsqrtBackward0", kernel=passes.rsqrt,
+         formula="-0.5 * grad * result.pow(3)", fused=_rsqrt_backward,
+         doc="1 / sqrt(x) (inf at 0, nan below). Its derivative -1 / (2 x sqrt(x)) is "
+             "-y**3 / 2 in its result y, so it saves its output.")
 
 unary_op("abs", node="AbsBackward0", kernel=K.abs,
          formula="grad * self.sgn()", fused=K.abs_backward,
@@ -293,6 +321,55 @@ unary_op("ceil", node="CeilBackward0", kernel=K.ceil, vectorised=np.ceil,
          bool_error=(NotImplementedError, "\"ceil_vml_cpu\" not implemented for 'Bool'"),
          doc="The smallest whole number >= x. A zero gradient, nothing saved.")
 
+def _trunc(x: np.ndarray, out: np.ndarray) -> None:
+    """x rounded towards zero (an integer stays itself)."""
+    if x.dtype.kind == "f":
+        np.trunc(x, out=out)
+    else:
+        out[...] = x
+
+
+def _frac(x: np.ndarray, out: np.ndarray) -> None:
+    """x - trunc(x), as PyTorch computes it (nan at +-inf); PyTorch refuses integers."""
+    if x.dtype.kind != "f":
+        kind = "Long" if x.dtype.kind == "i" else "Bool"
+        raise NotImplementedError(f"\"frac_cpu\" not implemented for '{kind}'")
+    with np.errstate(all="ignore"):
+        np.trunc(x, out=out)
+        np.subtract(x, out, out=out)
+
+
+unary_op("trunc", node="TruncBackward0", kernel=_trunc,
+         formula="zeros_like(grad)", fused=K.zero, keeps_integers=True, aliases=("fix",),
+         bool_error=(NotImplementedError, "\"trunc_vml_cpu\" not implemented for 'Bool'"),
+         doc="x rounded towards zero. Flat almost everywhere: a zero gradient, nothing "
+             "saved.")
+
+class FracBackward0(ArrayFormulaNode):
+    """frac(x) = x - trunc(x): its derivative is 1 wherever it has one, so the gradient
+    passes unchanged (the same tensor, as PyTorch passes it). Saves nothing."""
+
+    tangent = Tangent("self_t")
+    elementwise = True
+    formulas = (Formula("self", "grad"),)
+
+
+def frac(input: Tensor) -> Tensor:  # noqa: A002 - PyTorch's name
+    """The fractional part, x - trunc(x), with the sign of x."""
+    out = Tensor._make(unary(_frac, input._data))
+    record_elementwise(FracBackward0, out, input)
+    return out
+
+
+def frac_(input: Tensor) -> Tensor:  # noqa: A002
+    """`frac` in place."""
+    values = unary(_frac, input._data)  # (an integer tensor raises before any check)
+    node = begin_inplace(FracBackward0, input)
+    input._data[...] = values
+    finish_inplace(input, node)
+    return input
+
+
 unary_op("sign", node="SignBackward0", kernel=K.sign, function_inplace=False,
          formula="zeros_like(grad)", fused=K.zero, keeps_integers=True,
          doc="-1, 0 or 1 (0 for nan and -0.0). A zero gradient, nothing saved.")
@@ -387,6 +464,19 @@ def threshold_backward(grad_output: Tensor, self: Tensor, threshold) -> Tensor:
     return out
 
 
+# -- square: a power ---------------------------------------------------------------------
+
+
+def square(input: Tensor) -> Tensor:  # noqa: A002 - PyTorch's name
+    """x * x, as `x.pow(2)` (PyTorch's square is that power: PowBackward0)."""
+    return input.pow(2)
+
+
+def square_(input: Tensor) -> Tensor:  # noqa: A002
+    """`square` in place: `x.pow_(2)`."""
+    return input.pow_(2)
+
+
 # -- declarations of the ops written by hand above (see `declaration.py`) ------------------
 
 
@@ -394,6 +484,9 @@ declare("clamp", nodes=(ClampBackward1,), function=clamp, method=True, inplace=c
         aliases=("clip",))
 declare("round", nodes=(RoundBackward0, RoundBackward1), function=round, method=True,
         inplace=round_)
+declare("frac", nodes=(FracBackward0,), function=frac, method=True, inplace=frac_,
+        function_inplace=True)
+declare("square", function=square, method=True, inplace=square_, function_inplace=True)
 declare("tanh_backward", nodes=(TanhBackwardBackward0,), aten=tanh_backward)
 declare("sigmoid_backward", nodes=(SigmoidBackwardBackward0,), aten=sigmoid_backward)
 declare("threshold_backward", nodes=(ThresholdBackwardBackward0,), aten=threshold_backward)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from float_policy import EXACT, VECTOR_MATH, assert_floats
+from float_policy import EXACT, VECTOR_MATH, assert_floats, stated
 from parity_harness import check
 
 from minigrad.ops.declaration import DECLARATIONS as ALL_DECLARATIONS
@@ -137,6 +137,20 @@ IEEE_ONLY = {"exp", "log", "log1p", "expm1", "sigmoid", "relu", "sqrt", "abs", "
              "reciprocal", "floor", "ceil", "sign", "sgn", "tanh"}
 
 
+# Ops whose gradient amplifies a last-bit difference of the functions it calls, with
+# the reason: (op, dtype) -> tolerance
+AMPLIFIED = {
+    ("erfinv", "float64"): stated(
+        (1e-14, 0.0), (1e-5, 0.0),
+        "exp(erfinv(x)**2) turns erfinv's one ulp into 2 erfinv(x)**2 ulps (up to ~30 "
+        "near |x| = 1)"),
+    ("sinc", "float32"): stated(
+        (4 * 2.0**-52, 0.0), (1e-5, 3e-4),
+        "pi x cos(pi x) - sin(pi x) cancels near x = 0: float32 sin's and cos's last bits "
+        "(SLEEF's or the C library's) become the gradient's third digit there"),
+}
+
+
 def _torch_gradients(torch, d, inputs: list[np.ndarray], grad: np.ndarray):
     """PyTorch's gradients of op `d` at `inputs`, and the tensors its node saved."""
     leaves = [torch.tensor(x, requires_grad=True) for x in inputs]
@@ -166,4 +180,5 @@ def test_fused_kernels_on_pytorchs_saved_values_give_pytorchs_gradients(torch, d
         node._saved[name] = SavedTensor(minigrad.tensor(values))
     got = node.backward(grad)
     for g, e in zip(got, expected):
-        assert_floats(g, e, EXACT if d.name in IEEE_ONLY else VECTOR_MATH)
+        how = EXACT if d.name in IEEE_ONLY else VECTOR_MATH
+        assert_floats(g, e, AMPLIFIED.get((d.name, np.dtype(dtype).name), how))

@@ -111,6 +111,12 @@ UNARY = {
     "index_fill": lambda t: t.index_fill(-1, _lib(t).tensor([0]), 0.5)
     if t.ndim and t.shape[-1] else t,
     "unfold": lambda t: t.unfold(-1, 1, 1) if t.ndim else t,
+    # element-wise functions of one tensor, each inside its domain
+    "atan": lambda t: t.atan(), "asinh": lambda t: t.asinh(), "erf": lambda t: t.erf(),
+    "exp2": lambda t: t.exp2(), "rsqrt1": lambda t: (t * t + 1).rsqrt(),
+    "asin_tanh": lambda t: (t.tanh() * 0.5).asin(), "silu": lambda t: _lib(t).nn.functional.silu(t),
+    "hardtanh": lambda t: _lib(t).nn.functional.hardtanh(t, -0.5, 0.7),
+    "softplus": lambda t: _lib(t).nn.functional.softplus(t),
 }
 BINARY = {
     "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
