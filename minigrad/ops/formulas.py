@@ -450,7 +450,7 @@ def compile_on_arrays(cls: type[Node]) -> Callable:
     calls anything without an array version."""
     values = {}
     for name in cls.saves:
-        if name in ROLES:
+        if name in ROLES or cls.saves[name] in (INPUT, OUTPUT):  # (sort's `indices`)
             values[name] = f"node.saved({name!r})"
         elif name in cls.saved_defaults:
             values[name] = f"_signed(s.get({name!r}, _D[{name!r}]))"
