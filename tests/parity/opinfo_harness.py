@@ -624,9 +624,9 @@ def sample_features(sample, torch, name: str = "") -> set[str]:
     """The features of a sample the known-gap table matches: kwarg names ("kwarg:dim"),
     "number input" (a Python number as the input), "tensor args" (a tensor anywhere but
     the input), "ndim>2" or "ndim=0" (the input's dimensions), "integer input" (an
-    integer tensor as the input), "bool input" (a bool tensor as the input), "numel>1000", "ellipsis"
-    (a "..." in a string argument), "matrix norm" (an `ord` that makes a norm of a matrix
-    input a matrix norm)."""
+    integer tensor as the input), "bool input" (a bool tensor as the input), "numel>1000"
+    (a large input), "ellipsis" (a "..." in a string argument), "matrix norm" (an `ord`
+    that makes a norm of a matrix input a matrix norm)."""
     feats = {f"kwarg:{k}" for k in sample.kwargs}
     if isinstance(sample.input, (bool, int, float)):
         feats.add("number input")
