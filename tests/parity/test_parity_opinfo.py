@@ -67,8 +67,6 @@ KNOWN_GAPS = [
       for key in ("eq", "ne", "lt", "le", "gt", "ge", "bitwise_and", "bitwise_or",
                   "bitwise_xor", "pow", "atan2", "maximum", "minimum", "max.binary",
                   "min.binary")],
-    ("mean", "kwarg:dtype", "mean(dtype=) is not taken (TypeError), so neither is "
-     "PyTorch's error for an integer dtype"),
     ("narrow", "error input", "narrow with a start tensor that is not a 0-d integer "
      "tensor is accepted (PyTorch: 'start must be an 0-dim integral Tensor.')"),
     *[(key, "integer input", "pooling integer tensors is not implemented "
