@@ -16,6 +16,7 @@ from ..arrays.scalars import u64
 from ..arrays.summing import add_up, whole_sum
 from ..autograd.graph import INPUT, OUTPUT, VALUE, Node, SavedTensor, bump_version
 from ..autograd.record import record
+from ..grad_mode import STATE
 from ..kernels import reductions as R
 from ..tensor import Tensor, _wrap_dim
 from .declaration import declare
@@ -175,23 +176,38 @@ class SumBackward1(ArrayFormulaNode):
     formulas = (Formula("self", "sum_backward(grad, self_sym_sizes, dim, keepdim)"),)
 
 
-def sum(x: Tensor, *args, dim=ALL_DIMS, keepdim: bool = False) -> Tensor:  # noqa: A001
+def _sum_input(x: Tensor, dtype) -> tuple[np.ndarray, np.dtype]:
+    """The values `sum` adds and the dtype of its result: x's (integers and bools
+    give int64), or, with `dtype`, x's converted to it first (PyTorch refuses an
+    integer or bool result for an x that requires grad)."""
+    if dtype is None:
+        return x._data, _sum_dtype(x)
+    dt = _dtype.to_dtype(dtype).np
+    if dt.kind != "f" and x._requires_grad and STATE.grad_enabled:
+        raise RuntimeError(f"Autograd not support dtype: {_dtype.from_numpy_dtype(dt).type_name}")
+    return x._data.astype(dt, copy=False), dt
+
+
+def sum(x: Tensor, *args, dim=ALL_DIMS, keepdim: bool = False, dtype=None) -> Tensor:  # noqa: A001
     """Sum of all elements, or along `dim` (an int, a tuple of ints, or None or () for
-    every dim, which keeps the dims with `keepdim=True`)."""
+    every dim, which keeps the dims with `keepdim=True`); with `dtype`, of the elements
+    converted to it first."""
     if args or dim is not ALL_DIMS or keepdim is not False:
         dim, keepdim = _dim_and_keepdim("sum", args, dim, keepdim, ALL_DIMS, False)
-    dt = _sum_dtype(x)
+    a, dt = _sum_input(x, dtype)
     if dim is ALL_DIMS:
         if keepdim:
             raise _no_dim_keepdim("sum")
-        out = Tensor._make(add_up(x._data, tuple(range(x._data.ndim)), dtype=dt))
+        out = Tensor._make(add_up(a, tuple(range(a.ndim)), dtype=dt))
         node = record(SumBackward0, out, x)
         if node is not None:
-            node._saved["self_sym_sizes"] = x._data.shape
+            node._saved["self_sym_sizes"] = a.shape
+            _check_gradient_dtype(node, x, a)
         return out
-    dims = _dims(dim, x._data.ndim)
-    out = Tensor._make(add_up(x._data, dims, keepdim, dtype=dt))
+    dims = _dims(dim, a.ndim)
+    out = Tensor._make(add_up(a, dims, keepdim, dtype=dt))
     node = record(SumBackward1, out, x)
+    _check_gradient_dtype(node, x, a)
     if node is not None:
         node._saved.update(
             {"dim": _saved_dim(dim), "keepdim": keepdim, "self_sym_sizes": x._data.shape})

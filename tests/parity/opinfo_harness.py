@@ -625,9 +625,12 @@ def sample_features(sample, torch, name: str = "") -> set[str]:
     "number input" (a Python number as the input), "tensor args" (a tensor anywhere but
     the input), "ndim>2" or "ndim=0" (the input's dimensions), "integer input" (an
     integer tensor as the input), "bool input" (a bool tensor as the input), "numel>1000"
-    (a large input), "ellipsis" (a "..." in a string argument), "matrix norm" (an `ord`
-    that makes a norm of a matrix input a matrix norm)."""
+    (a large input), "int32 result" (out_int32=True), "ellipsis" (a "..." in a string
+    argument), "matrix norm" (an `ord` that makes a norm of a matrix input a matrix
+    norm)."""
     feats = {f"kwarg:{k}" for k in sample.kwargs}
+    if sample.kwargs.get("out_int32"):
+        feats.add("int32 result")
     if isinstance(sample.input, (bool, int, float)):
         feats.add("number input")
     rest = (tuple(sample.args), dict(sample.kwargs))
