@@ -9,7 +9,7 @@ import numpy as np
 
 from .._args import type_name
 from .._dtype import from_numpy_dtype
-from ..tensor import Tensor
+from ..tensor import Tensor, _wrap_dim
 from .declaration import declare
 
 # (The op table, `widgets.op_table` and docs/ops.md, lists them with the reductions.)
@@ -181,3 +181,75 @@ declare("histc", function=histc, method=True)
 declare("isin", function=isin)
 declare("searchsorted", function=searchsorted)
 declare("bucketize", function=bucketize)
+
+
+# -- unique and unique_consecutive --------------------------------------------------------
+
+
+def _unique_results(values: np.ndarray, inverse: np.ndarray, counts: np.ndarray,
+                    return_inverse: bool, return_counts: bool):
+    out = [Tensor._make(np.array(values, order="C"))]
+    if return_inverse:
+        out.append(Tensor._make(np.array(inverse, np.int64, order="C")))
+    if return_counts:
+        out.append(Tensor._make(np.array(counts, np.int64, order="C")))
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def _rows(a: np.ndarray, dim: int | None) -> np.ndarray:
+    """`a` as rows to compare: its elements (no dim), or its slices along `dim`."""
+    if dim is None:
+        return a.reshape(-1, 1)
+    d = _wrap_dim(dim, a.ndim)
+    rest = int(np.prod(np.delete(a.shape, d)))
+    return np.moveaxis(a, d, 0).reshape(a.shape[d], rest)
+
+
+def _back(rows: np.ndarray, a: np.ndarray, dim: int | None) -> np.ndarray:
+    if dim is None:
+        return rows.reshape(-1)
+    d = _wrap_dim(dim, a.ndim)
+    shape = (rows.shape[0], *np.delete(a.shape, d))
+    return np.moveaxis(rows.reshape(shape), 0, d)
+
+
+def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False,  # noqa: A002
+           return_counts: bool = False, dim: int | None = None):
+    """The distinct elements (or slices along `dim`), in ascending order; with
+    `return_inverse`, where each element went, and with `return_counts`, how many of
+    each there were."""
+    a = input._data
+    if dim is None:
+        values, inverse, counts = np.unique(a.reshape(-1), return_inverse=True,
+                                            return_counts=True)
+        return _unique_results(values, inverse.reshape(a.shape), counts, return_inverse,
+                               return_counts)
+    rows = _rows(a, dim)
+    if rows.shape[0] == 0:
+        return _unique_results(a.copy(), np.zeros(0, np.int64), np.zeros(0, np.int64),
+                               return_inverse, return_counts)
+    values, inverse, counts = np.unique(rows, axis=0, return_inverse=True, return_counts=True)
+    return _unique_results(_back(values, a, dim), inverse.reshape(-1), counts,
+                           return_inverse, return_counts)
+
+
+def unique_consecutive(input: Tensor, return_inverse: bool = False,  # noqa: A002
+                       return_counts: bool = False, dim: int | None = None):
+    """Each run of equal consecutive elements (or slices along `dim`) kept once; with
+    `return_inverse`, the run each element is in, with `return_counts` their lengths."""
+    a = input._data
+    rows = _rows(a, dim)
+    if rows.shape[0] == 0:
+        empty = np.zeros(0, np.int64)
+        return _unique_results(a.copy(), empty.reshape(a.shape) if dim is None else empty,
+                               empty, return_inverse, return_counts)
+    starts = np.r_[True, (rows[1:] != rows[:-1]).any(axis=1)]
+    inverse = np.cumsum(starts) - 1
+    counts = np.diff(np.r_[np.flatnonzero(starts), rows.shape[0]])
+    values = _back(rows[starts], a, dim)
+    return _unique_results(values, inverse.reshape(a.shape) if dim is None else inverse,
+                           counts, return_inverse, return_counts)
+
+
+declare("unique", function=unique, method=True)
+declare("unique_consecutive", function=unique_consecutive, method=True)

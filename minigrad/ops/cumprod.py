@@ -53,8 +53,8 @@ def _cumprod_backward_array(grad: np.ndarray, x: np.ndarray, out: np.ndarray,
     if x.size <= 1 or x.shape[d] == 1:
         return grad
     if not (x == 0).any():  # (PyTorch's: a cumsum from the end, over the input)
-        w = np.flip(np.cumsum(np.flip(out * grad, d), axis=d), d)
         with np.errstate(all="ignore"):
+            w = np.flip(np.cumsum(np.flip(out * grad, d), axis=d), d)
             return np.asarray(w / x, grad.dtype)
     # With a zero, without dividing: for each k, the products with x_k left out.
     xs, gs = np.moveaxis(x, d, -1), np.moveaxis(grad, d, -1)
@@ -62,8 +62,9 @@ def _cumprod_backward_array(grad: np.ndarray, x: np.ndarray, out: np.ndarray,
     for k in range(xs.shape[-1]):
         others = xs.copy()
         others[..., k] = 1
-        partial = np.cumprod(others, axis=-1)[..., k:]
-        result[..., k] = (gs[..., k:] * partial).sum(-1)
+        with np.errstate(all="ignore"):
+            partial = np.cumprod(others, axis=-1)[..., k:]
+            result[..., k] = (gs[..., k:] * partial).sum(-1)
     return np.asarray(np.moveaxis(result, -1, d), grad.dtype)
 
 
@@ -135,7 +136,8 @@ def cumprod(x: Tensor, dim: int, *, dtype=None) -> Tensor:
         a = a.astype(np.int64)
     # (PyTorch's CPU scans keep the running product of floats in double, then round)
     wide = a.astype(np.float64) if a.dtype.kind == "f" else a
-    data = np.cumprod(wide, axis=d) if a.ndim else a.copy()
+    with np.errstate(invalid="ignore", over="ignore"):  # (inf * 0 is nan, as in PyTorch)
+        data = np.cumprod(wide, axis=d) if a.ndim else a.copy()
     out = Tensor._make(np.asarray(data, a.dtype))
     node = record(CumprodBackward0, out, x)
     if node is not None:

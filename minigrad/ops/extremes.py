@@ -81,7 +81,8 @@ def scale_grad_by_count(grad: Tensor, mask: Tensor, dims: tuple) -> Tensor:
 def _scale_grad_by_count(grad: np.ndarray, mask: np.ndarray, dims: tuple) -> np.ndarray:
     axes = tuple(dims) if dims else None
     count = mask.sum(axis=axes, keepdims=True) if mask.ndim else mask.astype(np.int64)
-    return (grad / count.astype(grad.dtype)) * mask
+    with np.errstate(all="ignore"):  # (no element equal to a NaN result: 0 / 0, as PyTorch)
+        return (grad / count.astype(grad.dtype)) * mask
 
 
 @on_arrays("eq")
@@ -245,7 +246,7 @@ def _logsumexp_backward(grad: np.ndarray, self: np.ndarray, result: np.ndarray,
     if not keepdim and self.ndim != 0:
         axes = sorted(d % self.ndim for d in dims)
         grad, result = np.expand_dims(grad, axes), np.expand_dims(result, axes)
-    with np.errstate(invalid="ignore", over="ignore"):
+    with np.errstate(all="ignore"):
         return grad * np.exp(self - result)
 
 
