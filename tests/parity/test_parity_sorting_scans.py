@@ -134,3 +134,41 @@ def test_create_graph_records_pytorchs_nodes(torch, name):
         grad = lib.autograd.grad(loss, x, create_graph=True)[0]
         recorded.append(_node_names(grad))
     assert recorded[0] == recorded[1]
+
+
+DTYPE_PROGRAMS = {
+    "sum": lambda m, x: x.sum(dtype=m.float64),
+    "sum_dim": lambda m, x: m.sum(x, 1, True, dtype=m.float64),
+    "mean": lambda m, x: x.mean(dtype=m.float64),
+    "mean_dim": lambda m, x: m.mean(x, (0, 1), dtype=m.float64),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DTYPE_PROGRAMS))
+def test_sum_and_mean_take_a_dtype(torch, name):
+    """sum(dtype=) and mean(dtype=) of a float32 tensor: a float64 result of the
+    converted values, PyTorch's node, and a float32 gradient (cast back)."""
+    seen = []
+    for lib in (minigrad, torch):
+        x = lib.tensor(X.astype(np.float32), requires_grad=True)
+        out = DTYPE_PROGRAMS[name](lib, x)
+        (out * lib.tensor(np.arange(out.numel(), dtype=np.float64).reshape(out.shape)
+                          + 1)).sum().backward()
+        seen.append((str(out.dtype).split(".")[-1], out.grad_fn.name(),
+                     str(x.grad.dtype).split(".")[-1], out.detach().numpy(),
+                     x.grad.numpy()))
+    mine, theirs = seen
+    assert mine[:3] == theirs[:3]
+    assert_floats(mine[3], theirs[3], CHAIN)
+    assert_floats(mine[4], theirs[4], CHAIN)
+
+
+@pytest.mark.parametrize("op", ["sum", "mean"])
+def test_sum_and_mean_refuse_an_integer_dtype_as_pytorch(torch, op):
+    errors = []
+    for lib in (minigrad, torch):
+        x = lib.tensor(X, requires_grad=True)
+        with pytest.raises(RuntimeError) as caught:
+            getattr(x, op)(dtype=lib.int64)
+        errors.append(str(caught.value))
+    assert errors[0] == errors[1]
