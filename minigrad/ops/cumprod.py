@@ -16,14 +16,14 @@ from __future__ import annotations
 import numpy as np
 
 from .._creation import ones, zeros
-from .._dtype import bool_
+from .._dtype import bool_, to_dtype
 from ..arrays.scalars import u64
 from ..autograd.graph import INPUT, OUTPUT, VALUE, SavedTensor
 from ..autograd.record import record
 from ..grad_mode import STATE
 from ..tensor import Tensor, _wrap_dim
 from .declaration import declare
-from .formulas import BACKWARD_OPS, ArrayFormulaNode, Formula, helper, named, on_arrays
+from .formulas import ArrayFormulaNode, Formula, helper, named, on_arrays
 from .joining import cat
 from .statistics import flip, prod
 from .tangent_formulas import Tangent
@@ -56,8 +56,8 @@ def _cumprod_backward_array(grad: np.ndarray, x: np.ndarray, out: np.ndarray,
     if x.size <= 1 or x.shape[d] == 1:
         return grad
     if not (x == 0).any():  # (PyTorch's: a cumsum from the end, over the input)
-        w = np.flip(np.cumsum(np.flip(out * grad, d), axis=d), d)
         with np.errstate(all="ignore"):
+            w = np.flip(np.cumsum(np.flip(out * grad, d), axis=d), d)
             return np.asarray(w / x, grad.dtype)
     # With a zero, without dividing: for each k, the products with x_k left out.
     xs, gs = np.moveaxis(x, d, -1), np.moveaxis(grad, d, -1)
@@ -65,8 +65,9 @@ def _cumprod_backward_array(grad: np.ndarray, x: np.ndarray, out: np.ndarray,
     for k in range(xs.shape[-1]):
         others = xs.copy()
         others[..., k] = 1
-        partial = np.cumprod(others, axis=-1)[..., k:]
-        result[..., k] = (gs[..., k:] * partial).sum(-1)
+        with np.errstate(all="ignore"):
+            partial = np.cumprod(others, axis=-1)[..., k:]
+            result[..., k] = (gs[..., k:] * partial).sum(-1)
     return np.asarray(np.moveaxis(result, -1, d), grad.dtype)
 
 
@@ -127,12 +128,20 @@ def cumprod_backward(grad: Tensor, input: Tensor, dim: int,  # noqa: A002 - PyTo
     return grad_input
 
 
-def cumprod(x: Tensor, dim: int) -> Tensor:
-    """The running product along `dim` (PyTorch's aten::cumprod, for floating
-    tensors)."""
+def cumprod(x: Tensor, dim: int, *, dtype=None) -> Tensor:
+    """The running product along `dim`; integers and bools give int64, unless `dtype`,
+    which the input is converted to first."""
     d = _wrap_dim(dim, x._data.ndim)
-    data = np.cumprod(x._data, axis=d) if x._data.ndim else x._data.copy()
-    out = Tensor._make(np.asarray(data, x._data.dtype))
+    a = x._data
+    if dtype is not None:
+        a = a.astype(to_dtype(dtype).np, copy=False)
+    elif a.dtype.kind != "f":
+        a = a.astype(np.int64)
+    # (PyTorch's CPU scans keep the running product of floats in double, then round)
+    wide = a.astype(np.float64) if a.dtype.kind == "f" else a
+    with np.errstate(invalid="ignore", over="ignore"):  # (inf * 0 is nan, as in PyTorch)
+        data = np.cumprod(wide, axis=d) if a.ndim else a.copy()
+    out = Tensor._make(np.asarray(data, a.dtype))
     node = record(CumprodBackward0, out, x)
     if node is not None:
         node._saved.update({"dim": u64(dim), "result": SavedTensor(out, is_output=True),
@@ -156,7 +165,7 @@ def prod_safe_zeros_backward(grad: Tensor, inp: Tensor, dim: int) -> Tensor:
     return grad * (exclusive_normal * exclusive_reverse)
 
 
-declare("cumprod", nodes=(CumprodBackward0,), aten=cumprod)
+declare("cumprod", nodes=(CumprodBackward0,), function=cumprod, method=True)
 declare("prod_safe_zeros_backward", aten=prod_safe_zeros_backward)
 
 
@@ -175,6 +184,6 @@ def cumprod_jvp(self_t: Tensor, self_p: Tensor, result: Tensor, dim: int) -> Ten
         return gradient.masked_fill_(self_p == 0, self_t)
     mask_zeros = self_p == 0
     mask_first_zero = mask_zeros & (mask_zeros.cumsum(dim) == 1)
-    new_grad = BACKWARD_OPS["cumprod"](where(mask_first_zero, self_t, self_p), dim)
+    new_grad = named("cumprod")(where(mask_first_zero, self_t, self_p), dim)
     mask_after_first_zero = mask_first_zero.cumsum(dim)
     return where(mask_after_first_zero.to(bool_), new_grad, gradient)

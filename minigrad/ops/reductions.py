@@ -16,6 +16,7 @@ from ..arrays.scalars import u64
 from ..arrays.summing import add_up, whole_sum
 from ..autograd.graph import INPUT, OUTPUT, VALUE, SavedTensor, bump_version
 from ..autograd.record import record
+from ..grad_mode import STATE
 from ..kernels import reductions as R
 from ..tensor import Tensor, _wrap_dim
 from .declaration import declare
@@ -182,23 +183,38 @@ class SumBackward1(ArrayFormulaNode):
     formulas = (Formula("self", "sum_backward(grad, self_sym_sizes, dim, keepdim)"),)
 
 
-def sum(x: Tensor, *args, dim=ALL_DIMS, keepdim: bool = False) -> Tensor:  # noqa: A001
+def _sum_input(x: Tensor, dtype) -> tuple[np.ndarray, np.dtype]:
+    """The values `sum` adds and the dtype of its result: x's (integers and bools
+    give int64), or, with `dtype`, x's converted to it first (PyTorch refuses an
+    integer or bool result for an x that requires grad)."""
+    if dtype is None:
+        return x._data, _sum_dtype(x)
+    dt = _dtype.to_dtype(dtype).np
+    if dt.kind != "f" and x._requires_grad and STATE.grad_enabled:
+        raise RuntimeError(f"Autograd not support dtype: {_dtype.from_numpy_dtype(dt).type_name}")
+    return x._data.astype(dt, copy=False), dt
+
+
+def sum(x: Tensor, *args, dim=ALL_DIMS, keepdim: bool = False, dtype=None) -> Tensor:  # noqa: A001
     """Sum of all elements, or along `dim` (an int, a tuple of ints, or None or () for
-    every dim, which keeps the dims with `keepdim=True`)."""
+    every dim, which keeps the dims with `keepdim=True`); with `dtype`, of the elements
+    converted to it first."""
     if args or dim is not ALL_DIMS or keepdim is not False:
         dim, keepdim = _dim_and_keepdim("sum", args, dim, keepdim, ALL_DIMS, False)
-    dt = _sum_dtype(x)
+    a, dt = _sum_input(x, dtype)
     if dim is ALL_DIMS:
         if keepdim:
             raise _no_dim_keepdim("sum")
-        out = Tensor._make(add_up(x._data, tuple(range(x._data.ndim)), dtype=dt))
+        out = Tensor._make(add_up(a, tuple(range(a.ndim)), dtype=dt))
         node = record(SumBackward0, out, x)
         if node is not None:
-            node._saved["self_sym_sizes"] = x._data.shape
+            node._saved["self_sym_sizes"] = a.shape
+            _check_gradient_dtype(node, x, a)
         return out
-    dims = _dims(dim, x._data.ndim)
-    out = Tensor._make(add_up(x._data, dims, keepdim, dtype=dt))
+    dims = _dims(dim, a.ndim)
+    out = Tensor._make(add_up(a, dims, keepdim, dtype=dt))
     node = record(SumBackward1, out, x)
+    _check_gradient_dtype(node, x, a)
     if node is not None:
         node._saved.update(
             {"dim": _saved_dim(dim), "keepdim": keepdim, "self_sym_sizes": x._data.shape})
@@ -272,29 +288,52 @@ def average(a: np.ndarray, dims: tuple, keepdim: bool) -> np.ndarray:
 _EVERY_DIM = [tuple(range(n)) for n in range(8)]  # (every dim of an n-d array, made once)
 
 
-def mean(x: Tensor, *args, dim=ALL_DIMS, keepdim: bool = False) -> Tensor:
-    """Average of all elements, or along `dim` (as for `sum`)."""
+def _mean_dtype(x: Tensor, dtype) -> np.ndarray:
+    """The values `mean` averages: x's, or, with `dtype` (a floating one), x's in it."""
+    if dtype is None:
+        if x._data.dtype.kind != "f":  # (minigrad's floating dtypes; it has no complex ones)
+            raise RuntimeError(
+                "mean(): could not infer output dtype. Input dtype must be either a floating "
+                f"point or complex dtype. Got: {_TYPE_NAMES[x.dtype.name]}"
+            )
+        return x._data
+    dt = _dtype.to_dtype(dtype)
+    if not dt.is_floating_point:
+        raise RuntimeError(
+            "mean(): could not infer output dtype. Optional dtype must be either a floating "
+            f"point or complex dtype. Got: {_TYPE_NAMES[dt.name]}"
+        )
+    return x._data.astype(dt.np, copy=False)
+
+
+def _check_gradient_dtype(node, x: Tensor, a: np.ndarray) -> None:
+    """With mean(dtype=), the gradient comes in the dtype asked for: the engine must
+    cast it back to x's (the node is not `exact` then)."""
+    if node is not None and a.dtype != x._data.dtype:
+        node._input_meta = ((x._data.shape, x._data.dtype),)
+
+
+def mean(x: Tensor, *args, dim=ALL_DIMS, keepdim: bool = False, dtype=None) -> Tensor:
+    """Average of all elements, or along `dim` (as for `sum`); with `dtype` (a floating
+    one), of the elements converted to it first."""
     if args or dim is not ALL_DIMS or keepdim is not False:
         dim, keepdim = _dim_and_keepdim("mean", args, dim, keepdim, ALL_DIMS, False)
-    if x._data.dtype.kind != "f":  # (minigrad's floating dtypes; it has no complex ones)
-        raise RuntimeError(
-            "mean(): could not infer output dtype. Input dtype must be either a floating "
-            f"point or complex dtype. Got: {_TYPE_NAMES[x.dtype.name]}"
-        )
+    a = _mean_dtype(x, dtype)
     if dim is ALL_DIMS:
         if keepdim:
             raise _no_dim_keepdim("mean")
-        a = x._data
         dims = _EVERY_DIM[a.ndim] if a.ndim < len(_EVERY_DIM) else tuple(range(a.ndim))
         out = Tensor._make(average(a, dims, False))
         node = record(MeanBackward0, out, x)
         if node is not None:
             node._saved["self_sym_numel"] = a.size
             node._saved["self_sym_sizes"] = a.shape
+            _check_gradient_dtype(node, x, a)
         return out
     dims = _dims(dim, x._data.ndim)
-    out = Tensor._make(average(x._data, dims, keepdim))
+    out = Tensor._make(average(a, dims, keepdim))
     node = record(MeanBackward1, out, x)
+    _check_gradient_dtype(node, x, a)
     if node is not None:
         node._saved.update(
             {"dim": _saved_dim(dim), "keepdim": keepdim,

@@ -61,18 +61,21 @@ EXACT_OPS = {
     "item", "zeros_like", "ones_like", "full_like", "new_zeros", "new_ones", "ones",
     "zeros", "full", "eye", "zero_", "nn.functional.embedding", "nn.functional.leaky_relu",
     "arange", "nn.functional.dropout", "randn", "randn_like", "rand_like", "randint",
+    "amax", "amin", "sort", "argsort", "msort", "topk", "kthvalue", "median", "nanmedian",
+    "mode", "cummax", "cummin", "count_nonzero",
 }
 # sums of many terms, linear in them: within a few ulps of the same op applied to the
 # inputs' magnitudes (the sum of the terms' sizes, float_policy's `scale`)
 LINEAR_SUM_OPS = {
     "sum", "mean", "cumsum", "sum_to_size", "matmul", "mm", "bmm", "mv", "dot",
     "__rmatmul__", "einsum", "nn.functional.linear", "nn.functional.conv1d",
-    "nn.functional.conv2d", "nn.functional.avg_pool2d",
+    "nn.functional.conv2d", "nn.functional.avg_pool2d", "nansum", "nanmean",
 }
 # sums of non-negative terms (squares, magnitudes) or a product: within a few ulps of
 # the result's largest magnitude
 SUM_OPS = LINEAR_SUM_OPS | {
-    "std", "var", "prod", "norm", "linalg.norm", "linalg.vector_norm",
+    "std", "var", "prod", "norm", "linalg.norm", "linalg.vector_norm", "cumprod",
+    "std_mean", "var_mean",
     "log_softmax",  # (x - max - log(sum): the log of a row's sum, off by a few ulps of it)
 }
 # several ops in a row (a loss, a normalisation, gelu's erf, linspace's start + i * step
@@ -107,6 +110,18 @@ STATED = {
         "a layer norm over equal elements (one element, or a constant row): the exact "
         "normalised value is 0, PyTorch's float32 x * rstd - mean * rstd leaves x's "
         "rounding times rstd = 1/sqrt(eps) = 316"),
+    ("cumprod", "grad of grad"): stated(
+        CHAIN.float64, (1e-4, 1e-4),
+        "cumprod's second derivative runs its backward formula (a cumsum from the end of "
+        "out * grad, divided by the factors) and differentiates it again: float32 rounding "
+        "of the products, amplified by the division by small factors and by cancellation "
+        "in the sums"),
+    **{(name, "result"): stated(
+        (1e-14, 1e-15), (1e-5, 1e-6),
+        "PyTorch computes both outputs by Welford's running update in double; minigrad "
+        "sums first, then divides (as var and mean do): a mean of values of both signs "
+        "differs by a few ulps of the inputs' size, many of the result's")
+       for name in ("std_mean", "var_mean")},
     ("linspace", "integer result"): stated(
         (0.0, 1.0), (0.0, 1.0),
         "PyTorch's integer linspace adds j * step to a base point per vector of the "
@@ -221,6 +236,8 @@ def convert(value, torch, lib) -> Any:
     """A sample's value as `lib` (torch or minigrad) takes it: every tensor a fresh leaf
     with the same values, dtype and `requires_grad`; dtypes and sizes translated."""
     if isinstance(value, torch.Tensor):
+        if value.dim() > 64:
+            raise ByDesign("more than 64 dims")
         if value.layout != torch.strided:
             raise ByDesign("sparse layout")
         if value.is_complex():
@@ -610,9 +627,13 @@ def sample_features(sample, torch, name: str = "") -> set[str]:
     """The features of a sample the known-gap table matches: kwarg names ("kwarg:dim"),
     "number input" (a Python number as the input), "tensor args" (a tensor anywhere but
     the input), "ndim>2" or "ndim=0" (the input's dimensions), "integer input" (an
-    integer tensor as the input), "ellipsis" (a "..." in a string argument), "matrix
-    norm" (an `ord` that makes a norm of a matrix input a matrix norm)."""
+    integer tensor as the input), "bool input" (a bool tensor as the input), "numel>1000"
+    (a large input), "int32 result" (out_int32=True), "ellipsis" (a "..." in a string
+    argument), "matrix norm" (an `ord` that makes a norm of a matrix input a matrix
+    norm)."""
     feats = {f"kwarg:{k}" for k in sample.kwargs}
+    if sample.kwargs.get("out_int32"):
+        feats.add("int32 result")
     if isinstance(sample.input, (bool, int, float)):
         feats.add("number input")
     rest = (tuple(sample.args), dict(sample.kwargs))
@@ -623,6 +644,10 @@ def sample_features(sample, torch, name: str = "") -> set[str]:
         feats |= {"ndim>2"} if ndim > 2 else {"ndim=0"} if ndim == 0 else set()
         if not sample.input.is_floating_point() and sample.input.dtype != torch.bool:
             feats.add("integer input")
+        if sample.input.dtype == torch.bool:
+            feats.add("bool input")
+        if sample.input.numel() > 1000:
+            feats.add("numel>1000")
         if name == "linalg.norm" and ndim >= 2:  # linalg.norm(input, ord, dim, ...)
             given = dict(zip(("ord", "dim"), sample.args)) | dict(sample.kwargs)
             dim = given.get("dim")

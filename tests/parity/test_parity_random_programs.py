@@ -117,6 +117,16 @@ UNARY = {
     "asin_tanh": lambda t: (t.tanh() * 0.5).asin(), "silu": lambda t: _lib(t).nn.functional.silu(t),
     "hardtanh": lambda t: _lib(t).nn.functional.hardtanh(t, -0.5, 0.7),
     "softplus": lambda t: _lib(t).nn.functional.softplus(t),
+    # sorting, scans and more reductions (ties share or pick as PyTorch's: stable sorts
+    # of a few elements, amax's even share)
+    "amax": lambda t: t.amax(-1) if t.ndim else t.amax(), "amin_all": lambda t: t.amin(),
+    "logsumexp": lambda t: t.logsumexp(-1) if t.ndim else t.logsumexp(0),
+    "sort": lambda t: t.sort(-1, descending=True).values,
+    "cummax": lambda t: t.cummax(-1).values,
+    "logcumsumexp": lambda t: t.logcumsumexp(-1), "nansum": lambda t: t.nansum(),
+    # (not std_mean, var_mean: their mean of a row with an infinite element differs, see
+    # test_parity_opinfo.py's tolerances for the two; nor cumprod: its plain backward of
+    # a row with a zero and an infinite factor differs from PyTorch's masked form)
 }
 BINARY = {
     "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
