@@ -1,6 +1,17 @@
 """Neural-network building blocks, as in `torch.nn`."""
 
 from . import functional, init, parallel, utils
+from .channel_layers import (
+    AlphaDropout,
+    ChannelShuffle,
+    Dropout1d,
+    Dropout2d,
+    Dropout3d,
+    FeatureAlphaDropout,
+    PixelShuffle,
+    PixelUnshuffle,
+    Softmin,
+)
 from .conv import Conv1d, Conv2d
 from .layers import (
     GELU,
@@ -35,10 +46,12 @@ from .parameter import Parameter
 from .pooling import AvgPool2d, MaxPool2d
 
 __all__ = [
-    "AvgPool2d", "BatchNorm1d", "BCELoss", "BCEWithLogitsLoss", "Conv1d", "Conv2d",
-    "CrossEntropyLoss", "DataParallel", "Dropout", "Embedding", "Flatten", "functional",
+    "AlphaDropout", "AvgPool2d", "BatchNorm1d", "BCELoss", "BCEWithLogitsLoss", "Conv1d", "Conv2d",
+    "ChannelShuffle", "CrossEntropyLoss", "DataParallel", "Dropout", "Dropout1d", "Dropout2d",
+    "Dropout3d", "Embedding", "FeatureAlphaDropout", "Flatten", "functional",
     "GELU", "HuberLoss", "Identity", "init", "L1Loss", "LayerNorm", "LeakyReLU", "Linear",
     "LogSoftmax",
-    "MaxPool2d", "Module", "MSELoss", "NLLLoss", "parallel", "Parameter", "ReLU",
-    "Sequential", "Sigmoid", "SmoothL1Loss", "Softmax", "Tanh", "utils",
+    "MaxPool2d", "Module", "MSELoss", "NLLLoss", "parallel", "Parameter", "PixelShuffle",
+    "PixelUnshuffle", "ReLU", "Sequential", "Sigmoid", "SmoothL1Loss", "Softmax", "Softmin",
+    "Tanh", "utils",
 ]

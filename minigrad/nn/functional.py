@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _generator
+from .._args import is_int, type_name
+from .._dtype import int64
 from ..arrays.broadcasting import broadcast_shape, shape_mismatch
 from ..ops import batched, linalg, views
 from ..ops import softmax as _sm
@@ -24,14 +26,24 @@ from ..ops.loss import (
 )
 from ..ops.normalization import batch_norm, layer_norm
 from ..ops.pooling import avg_pool2d, max_pool2d, max_pool2d_with_indices
+from ..ops.shuffles import channel_shuffle, pixel_shuffle, pixel_unshuffle
 from ..ops.unary import relu, sigmoid, tanh
 from ..tensor import Tensor
+from .dropout import (
+    alpha_dropout,
+    dropout1d,
+    dropout2d,
+    dropout3d,
+    feature_alpha_dropout,
+)
 
-__all__ = ["avg_pool2d", "batch_norm", "binary_cross_entropy",
-           "binary_cross_entropy_with_logits", "conv1d", "conv2d", "cross_entropy", "dropout",
-           "embedding", "gelu", "huber_loss", "l1_loss", "layer_norm", "leaky_relu",
+__all__ = ["alpha_dropout", "avg_pool2d", "batch_norm", "binary_cross_entropy",
+           "binary_cross_entropy_with_logits", "channel_shuffle", "conv1d", "conv2d",
+           "cross_entropy", "dropout", "dropout1d", "dropout2d", "dropout3d", "embedding",
+           "feature_alpha_dropout", "gelu", "huber_loss", "l1_loss", "layer_norm", "leaky_relu",
            "leaky_relu_", "linear", "log_softmax", "max_pool2d", "max_pool2d_with_indices",
-           "mse_loss", "nll_loss", "relu", "sigmoid", "smooth_l1_loss", "softmax", "tanh"]
+           "mse_loss", "nll_loss", "one_hot", "pixel_shuffle", "pixel_unshuffle", "relu",
+           "sigmoid", "smooth_l1_loss", "softmax", "softmin", "tanh"]
 
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:  # noqa: A002
@@ -97,6 +109,40 @@ def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,  # 
     if dtype is None:
         return _sm.log_softmax_method(input, dim)
     return _sm.log_softmax_method(input, dim, dtype=dtype)
+
+
+def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3,  # noqa: A002
+            dtype=None) -> Tensor:
+    """softmax(-x) along `dim`: the smallest elements get the largest weights. As
+    PyTorch's, a negation then a softmax (NegBackward0, SoftmaxBackward0)."""
+    if dim is None:
+        dim = _sm.implicit_dim("softmin", input.ndim, _stacklevel)
+    if dtype is None:
+        return _sm.softmax_method(-input, dim)
+    return _sm.softmax_method(-input, dim, dtype=dtype)
+
+
+def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
+    """Each class index of an int64 tensor as a row of zeros with a one at the index
+    (a new last dim of `num_classes`, or of the largest index + 1 when -1)."""
+    if not is_int(num_classes):
+        raise TypeError("one_hot(): argument 'num_classes' must be int, not "
+                        f"{type_name(num_classes)}")
+    num_classes = int(num_classes)
+    if tensor.dtype is not int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    data = tensor._data
+    if data.size == 0:
+        if num_classes <= 0:
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+        return Tensor._make(np.zeros((*data.shape, num_classes), np.int64))
+    if data.min() < 0:
+        raise RuntimeError("Class values must be non-negative.")
+    if num_classes == -1:
+        num_classes = int(data.max()) + 1
+    elif data.max() >= num_classes:
+        raise RuntimeError("Class values must be smaller than num_classes.")
+    return Tensor._make((data[..., None] == np.arange(num_classes)).astype(np.int64))
 
 
 def dropout(input: Tensor, p: float = 0.5, training: bool = True,  # noqa: A002
