@@ -41,17 +41,33 @@ from .loss import (
     SmoothL1Loss,
 )
 from .module import Module
+from .padding import (
+    ConstantPad1d,
+    ConstantPad2d,
+    ConstantPad3d,
+    ReflectionPad1d,
+    ReflectionPad2d,
+    ReflectionPad3d,
+    ReplicationPad1d,
+    ReplicationPad2d,
+    ReplicationPad3d,
+    ZeroPad1d,
+    ZeroPad2d,
+    ZeroPad3d,
+)
 from .parallel import DataParallel
 from .parameter import Parameter
 from .pooling import AvgPool2d, MaxPool2d
 
 __all__ = [
-    "AlphaDropout", "AvgPool2d", "BatchNorm1d", "BCELoss", "BCEWithLogitsLoss", "Conv1d", "Conv2d",
-    "ChannelShuffle", "CrossEntropyLoss", "DataParallel", "Dropout", "Dropout1d", "Dropout2d",
-    "Dropout3d", "Embedding", "FeatureAlphaDropout", "Flatten", "functional",
-    "GELU", "HuberLoss", "Identity", "init", "L1Loss", "LayerNorm", "LeakyReLU", "Linear",
-    "LogSoftmax",
+    "AlphaDropout", "AvgPool2d", "BatchNorm1d", "BCELoss", "BCEWithLogitsLoss",
+    "ChannelShuffle", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "Conv1d", "Conv2d",
+    "CrossEntropyLoss", "DataParallel", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d",
+    "Embedding", "FeatureAlphaDropout", "Flatten", "functional", "GELU", "HuberLoss",
+    "Identity", "init", "L1Loss", "LayerNorm", "LeakyReLU", "Linear", "LogSoftmax",
     "MaxPool2d", "Module", "MSELoss", "NLLLoss", "parallel", "Parameter", "PixelShuffle",
-    "PixelUnshuffle", "ReLU", "Sequential", "Sigmoid", "SmoothL1Loss", "Softmax", "Softmin",
-    "Tanh", "utils",
+    "PixelUnshuffle", "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReLU",
+    "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d", "Sequential", "Sigmoid",
+    "SmoothL1Loss", "Softmax", "Softmin", "Tanh", "utils", "ZeroPad1d", "ZeroPad2d",
+    "ZeroPad3d",
 ]

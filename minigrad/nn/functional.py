@@ -25,6 +25,7 @@ from ..ops.loss import (
     smooth_l1_loss,
 )
 from ..ops.normalization import batch_norm, layer_norm
+from ..ops.padding import pad
 from ..ops.pooling import avg_pool2d, max_pool2d, max_pool2d_with_indices
 from ..ops.shuffles import channel_shuffle, pixel_shuffle, pixel_unshuffle
 from ..ops.unary import relu, sigmoid, tanh
@@ -42,7 +43,7 @@ __all__ = ["alpha_dropout", "avg_pool2d", "batch_norm", "binary_cross_entropy",
            "cross_entropy", "dropout", "dropout1d", "dropout2d", "dropout3d", "embedding",
            "feature_alpha_dropout", "gelu", "huber_loss", "l1_loss", "layer_norm", "leaky_relu",
            "leaky_relu_", "linear", "log_softmax", "max_pool2d", "max_pool2d_with_indices",
-           "mse_loss", "nll_loss", "one_hot", "pixel_shuffle", "pixel_unshuffle", "relu",
+           "mse_loss", "nll_loss", "one_hot", "pad", "pixel_shuffle", "pixel_unshuffle", "relu",
            "sigmoid", "smooth_l1_loss", "softmax", "softmin", "tanh"]
 
 
