@@ -2,6 +2,7 @@
 
 from . import functional, init, parallel, utils
 from .channel_layers import (
+    GLU,
     AlphaDropout,
     ChannelShuffle,
     Dropout1d,
@@ -60,14 +61,13 @@ from .parameter import Parameter
 from .pooling import AvgPool2d, MaxPool2d
 
 __all__ = [
-    "AlphaDropout", "AvgPool2d", "BatchNorm1d", "BCELoss", "BCEWithLogitsLoss",
-    "ChannelShuffle", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "Conv1d", "Conv2d",
-    "CrossEntropyLoss", "DataParallel", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d",
-    "Embedding", "FeatureAlphaDropout", "Flatten", "functional", "GELU", "HuberLoss",
-    "Identity", "init", "L1Loss", "LayerNorm", "LeakyReLU", "Linear", "LogSoftmax",
-    "MaxPool2d", "Module", "MSELoss", "NLLLoss", "parallel", "Parameter", "PixelShuffle",
-    "PixelUnshuffle", "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReLU",
-    "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d", "Sequential", "Sigmoid",
-    "SmoothL1Loss", "Softmax", "Softmin", "Tanh", "utils", "ZeroPad1d", "ZeroPad2d",
-    "ZeroPad3d",
+    "AlphaDropout", "AvgPool2d", "BatchNorm1d", "BCELoss", "BCEWithLogitsLoss", "ChannelShuffle",
+    "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "Conv1d", "Conv2d", "CrossEntropyLoss",
+    "DataParallel", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "Embedding",
+    "FeatureAlphaDropout", "Flatten", "functional", "GELU", "GLU", "HuberLoss", "Identity",
+    "init", "L1Loss", "LayerNorm", "LeakyReLU", "Linear", "LogSoftmax", "MaxPool2d", "Module",
+    "MSELoss", "NLLLoss", "parallel", "Parameter", "PixelShuffle", "PixelUnshuffle",
+    "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReLU", "ReplicationPad1d",
+    "ReplicationPad2d", "ReplicationPad3d", "Sequential", "Sigmoid", "SmoothL1Loss", "Softmax",
+    "Softmin", "Tanh", "utils", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d",
 ]

@@ -15,6 +15,7 @@ from ..ops.arithmetic import mul, mul_
 from ..ops.convolution import conv1d, conv2d
 from ..ops.cross_entropy import cross_entropy, nll_loss
 from ..ops.expand import expanded_shape
+from ..ops.glu import glu
 from ..ops.loss import (
     TYPE_NAMES,
     binary_cross_entropy,
@@ -38,13 +39,15 @@ from .dropout import (
     feature_alpha_dropout,
 )
 
-__all__ = ["alpha_dropout", "avg_pool2d", "batch_norm", "binary_cross_entropy",
-           "binary_cross_entropy_with_logits", "channel_shuffle", "conv1d", "conv2d",
-           "cross_entropy", "dropout", "dropout1d", "dropout2d", "dropout3d", "embedding",
-           "feature_alpha_dropout", "gelu", "huber_loss", "l1_loss", "layer_norm", "leaky_relu",
-           "leaky_relu_", "linear", "log_softmax", "max_pool2d", "max_pool2d_with_indices",
-           "mse_loss", "nll_loss", "one_hot", "pad", "pixel_shuffle", "pixel_unshuffle", "relu",
-           "sigmoid", "smooth_l1_loss", "softmax", "softmin", "tanh"]
+__all__ = [
+    "alpha_dropout", "avg_pool2d", "batch_norm", "binary_cross_entropy",
+    "binary_cross_entropy_with_logits", "channel_shuffle", "conv1d", "conv2d", "cross_entropy",
+    "dropout", "dropout1d", "dropout2d", "dropout3d", "embedding", "feature_alpha_dropout",
+    "gelu", "glu", "huber_loss", "l1_loss", "layer_norm", "leaky_relu", "leaky_relu_", "linear",
+    "log_softmax", "max_pool2d", "max_pool2d_with_indices", "mse_loss", "nll_loss", "one_hot",
+    "pad", "pixel_shuffle", "pixel_unshuffle", "relu", "sigmoid", "smooth_l1_loss", "softmax",
+    "softmin", "tanh",
+]
 
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:  # noqa: A002

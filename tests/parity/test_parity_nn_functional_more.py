@@ -30,6 +30,9 @@ MODULES = {
     "AlphaDropout": lambda c: c.m.nn.AlphaDropout(0.2)(_leaf(c, 6, 7)),
     "FeatureAlphaDropout float32": lambda c: c.m.nn.FeatureAlphaDropout(0.6)(
         _leaf(c, 3, 8, 2, dtype="float32")),
+    "GLU": lambda c: c.m.nn.GLU(1)(_leaf(c, 3, 4, 2)),
+    "GLU, then its double backward": lambda c: c.m.autograd.grad(
+        (c.m.nn.GLU()(c.keep(_leaf(c, 2, 4))) ** 2).sum(), c.kept[-1], create_graph=True),
     "Softmin": lambda c: c.m.nn.Softmin(1)(_leaf(c, 3, 4)),
     "PixelShuffle": lambda c: c.m.nn.PixelShuffle(2)(_leaf(c, 2, 8, 3, 2)),
     "PixelUnshuffle": lambda c: c.m.nn.PixelUnshuffle(2)(_leaf(c, 1, 2, 4, 6)),
@@ -53,7 +56,7 @@ REPRS = ("[repr(m) for m in (torch.nn.Dropout1d(), torch.nn.AlphaDropout(0.1), "
          "torch.nn.FeatureAlphaDropout(0.2, True), torch.nn.Softmin(0), "
          "torch.nn.PixelShuffle(3), torch.nn.PixelUnshuffle(2), torch.nn.ChannelShuffle(4), "
          "torch.nn.ConstantPad1d(2, 0.5), torch.nn.ZeroPad2d((1, 2, 3, 4)), "
-         "torch.nn.ReflectionPad3d(1), torch.nn.ReplicationPad1d((0, 2)))]")
+         "torch.nn.ReflectionPad3d(1), torch.nn.ReplicationPad1d((0, 2)), torch.nn.GLU())]")
 
 X = "x = torch.ones(2, 3, 4)\n"
 ERRORS = {
