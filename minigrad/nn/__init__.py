@@ -42,6 +42,13 @@ from .loss import (
     SmoothL1Loss,
 )
 from .module import Module
+from .more_losses import (
+    CosineEmbeddingLoss,
+    GaussianNLLLoss,
+    HingeEmbeddingLoss,
+    MarginRankingLoss,
+    PoissonNLLLoss,
+)
 from .padding import (
     ConstantPad1d,
     ConstantPad2d,
@@ -62,11 +69,12 @@ from .pooling import AvgPool2d, MaxPool2d
 
 __all__ = [
     "AlphaDropout", "AvgPool2d", "BatchNorm1d", "BCELoss", "BCEWithLogitsLoss", "ChannelShuffle",
-    "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "Conv1d", "Conv2d", "CrossEntropyLoss",
-    "DataParallel", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "Embedding",
-    "FeatureAlphaDropout", "Flatten", "functional", "GELU", "GLU", "HuberLoss", "Identity",
-    "init", "L1Loss", "LayerNorm", "LeakyReLU", "Linear", "LogSoftmax", "MaxPool2d", "Module",
-    "MSELoss", "NLLLoss", "parallel", "Parameter", "PixelShuffle", "PixelUnshuffle",
+    "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "Conv1d", "Conv2d", "CosineEmbeddingLoss",
+    "CrossEntropyLoss", "DataParallel", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d",
+    "Embedding", "FeatureAlphaDropout", "Flatten", "functional", "GaussianNLLLoss", "GELU",
+    "GLU", "HingeEmbeddingLoss", "HuberLoss", "Identity", "init", "L1Loss", "LayerNorm",
+    "LeakyReLU", "Linear", "LogSoftmax", "MarginRankingLoss", "MaxPool2d", "Module", "MSELoss",
+    "NLLLoss", "parallel", "Parameter", "PixelShuffle", "PixelUnshuffle", "PoissonNLLLoss",
     "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReLU", "ReplicationPad1d",
     "ReplicationPad2d", "ReplicationPad3d", "Sequential", "Sigmoid", "SmoothL1Loss", "Softmax",
     "Softmin", "Tanh", "utils", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d",

@@ -31,6 +31,13 @@ from ..ops.pooling import avg_pool2d, max_pool2d, max_pool2d_with_indices
 from ..ops.shuffles import channel_shuffle, pixel_shuffle, pixel_unshuffle
 from ..ops.unary import relu, sigmoid, tanh
 from ..tensor import Tensor
+from .composite_losses import (
+    cosine_embedding_loss,
+    gaussian_nll_loss,
+    hinge_embedding_loss,
+    margin_ranking_loss,
+    poisson_nll_loss,
+)
 from .dropout import (
     alpha_dropout,
     dropout1d,
@@ -41,12 +48,13 @@ from .dropout import (
 
 __all__ = [
     "alpha_dropout", "avg_pool2d", "batch_norm", "binary_cross_entropy",
-    "binary_cross_entropy_with_logits", "channel_shuffle", "conv1d", "conv2d", "cross_entropy",
-    "dropout", "dropout1d", "dropout2d", "dropout3d", "embedding", "feature_alpha_dropout",
-    "gelu", "glu", "huber_loss", "l1_loss", "layer_norm", "leaky_relu", "leaky_relu_", "linear",
-    "log_softmax", "max_pool2d", "max_pool2d_with_indices", "mse_loss", "nll_loss", "one_hot",
-    "pad", "pixel_shuffle", "pixel_unshuffle", "relu", "sigmoid", "smooth_l1_loss", "softmax",
-    "softmin", "tanh",
+    "binary_cross_entropy_with_logits", "channel_shuffle", "conv1d", "conv2d",
+    "cosine_embedding_loss", "cross_entropy", "dropout", "dropout1d", "dropout2d", "dropout3d",
+    "embedding", "feature_alpha_dropout", "gaussian_nll_loss", "gelu", "glu",
+    "hinge_embedding_loss", "huber_loss", "l1_loss", "layer_norm", "leaky_relu", "leaky_relu_",
+    "linear", "log_softmax", "margin_ranking_loss", "max_pool2d", "max_pool2d_with_indices",
+    "mse_loss", "nll_loss", "one_hot", "pad", "pixel_shuffle", "pixel_unshuffle",
+    "poisson_nll_loss", "relu", "sigmoid", "smooth_l1_loss", "softmax", "softmin", "tanh",
 ]
 
 

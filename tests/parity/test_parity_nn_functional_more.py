@@ -41,6 +41,16 @@ MODULES = {
     "ZeroPad1d": lambda c: c.m.nn.ZeroPad1d(2)(_leaf(c, 2, 3)),
     "ReflectionPad2d": lambda c: c.m.nn.ReflectionPad2d((2, 1, 0, 2))(_leaf(c, 1, 2, 3, 4)),
     "ReplicationPad3d": lambda c: c.m.nn.ReplicationPad3d(1)(_leaf(c, 1, 2, 2, 2, 3)),
+    "MarginRankingLoss": lambda c: c.m.nn.MarginRankingLoss(0.3)(
+        _leaf(c, 6), _leaf(c, 6, shift=0.5), c.leaf([1.0, -1, 1, 1, -1, -1])),
+    "HingeEmbeddingLoss, none": lambda c: c.m.nn.HingeEmbeddingLoss(reduction="none")(
+        _leaf(c, 2, 3), c.leaf([[1.0, -1, 1], [-1, -1, 1]])),
+    "CosineEmbeddingLoss": lambda c: c.m.nn.CosineEmbeddingLoss(0.1)(
+        _leaf(c, 3, 4), _leaf(c, 3, 4, shift=0.7), c.leaf([1.0, -1, -1])),
+    "PoissonNLLLoss full": lambda c: c.m.nn.PoissonNLLLoss(log_input=False, full=True)(
+        _leaf(c, 2, 3).abs(), c.leaf([[0.0, 1, 2], [3, 4, 0.5]])),
+    "GaussianNLLLoss, sum": lambda c: c.m.nn.GaussianNLLLoss(reduction="sum")(
+        _leaf(c, 2, 3), _leaf(c, 2, 3, shift=0.2), _leaf(c, 2).abs()),
     "ReflectionPad1d, then its double backward": lambda c: c.m.autograd.grad(
         (c.m.nn.ReflectionPad1d(2)(c.keep(_leaf(c, 2, 4))) ** 2).sum(), c.kept[-1],
         create_graph=True),
@@ -74,6 +84,16 @@ ERRORS = {
     "pad: replicate to nothing": X + "torch.nn.functional.pad(x, (-2, -3), 'replicate')",
     "pad: crop past the size": X + "torch.nn.functional.pad(x, (-5, 2))",
     "pad: constant of an int tensor": X + "torch.nn.functional.pad(x.long(), (1, 1), value=1.5)",
+    "margin_ranking_loss: dims differ": "torch.nn.functional.margin_ranking_loss("
+                                         "torch.ones(2, 3), torch.ones(2, 3), torch.ones(2))",
+    "cosine_embedding_loss: 2-D target": "torch.nn.functional.cosine_embedding_loss("
+                                         "torch.ones(2, 3), torch.ones(2, 3), torch.ones(2, 1))",
+    "cosine_embedding_loss: 1-D target, 1-D inputs": "torch.nn.functional."
+        "cosine_embedding_loss(torch.ones(3), torch.ones(3), torch.ones(2))",
+    "gaussian_nll_loss: negative var": "torch.nn.functional.gaussian_nll_loss("
+                                       "torch.ones(2), torch.ones(2), -torch.ones(2))",
+    "hinge_embedding_loss: bad reduction": "torch.nn.functional.hinge_embedding_loss("
+                                           "torch.ones(2), torch.ones(2), reduction='x')",
     "one_hot: float input": "torch.nn.functional.one_hot(torch.tensor([1.0]))",
     "one_hot: negative class": "torch.nn.functional.one_hot(torch.tensor([-1, 2]))",
     "one_hot: class too large": "torch.nn.functional.one_hot(torch.tensor([1, 2]), 2)",
