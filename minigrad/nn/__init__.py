@@ -14,6 +14,7 @@ from .channel_layers import (
     Softmin,
 )
 from .conv import Conv1d, Conv2d
+from .distance import CosineSimilarity, PairwiseDistance
 from .layers import (
     GELU,
     BatchNorm1d,
@@ -48,6 +49,8 @@ from .more_losses import (
     HingeEmbeddingLoss,
     MarginRankingLoss,
     PoissonNLLLoss,
+    TripletMarginLoss,
+    TripletMarginWithDistanceLoss,
 )
 from .padding import (
     ConstantPad1d,
@@ -70,12 +73,13 @@ from .pooling import AvgPool2d, MaxPool2d
 __all__ = [
     "AlphaDropout", "AvgPool2d", "BatchNorm1d", "BCELoss", "BCEWithLogitsLoss", "ChannelShuffle",
     "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "Conv1d", "Conv2d", "CosineEmbeddingLoss",
-    "CrossEntropyLoss", "DataParallel", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d",
-    "Embedding", "FeatureAlphaDropout", "Flatten", "functional", "GaussianNLLLoss", "GELU",
-    "GLU", "HingeEmbeddingLoss", "HuberLoss", "Identity", "init", "L1Loss", "LayerNorm",
+    "CosineSimilarity", "CrossEntropyLoss", "DataParallel", "Dropout", "Dropout1d", "Dropout2d",
+    "Dropout3d", "Embedding", "FeatureAlphaDropout", "Flatten", "functional", "GaussianNLLLoss",
+    "GELU", "GLU", "HingeEmbeddingLoss", "HuberLoss", "Identity", "init", "L1Loss", "LayerNorm",
     "LeakyReLU", "Linear", "LogSoftmax", "MarginRankingLoss", "MaxPool2d", "Module", "MSELoss",
-    "NLLLoss", "parallel", "Parameter", "PixelShuffle", "PixelUnshuffle", "PoissonNLLLoss",
-    "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReLU", "ReplicationPad1d",
-    "ReplicationPad2d", "ReplicationPad3d", "Sequential", "Sigmoid", "SmoothL1Loss", "Softmax",
-    "Softmin", "Tanh", "utils", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d",
+    "NLLLoss", "PairwiseDistance", "parallel", "Parameter", "PixelShuffle", "PixelUnshuffle",
+    "PoissonNLLLoss", "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReLU",
+    "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d", "Sequential", "Sigmoid",
+    "SmoothL1Loss", "Softmax", "Softmin", "Tanh", "TripletMarginLoss",
+    "TripletMarginWithDistanceLoss", "utils", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d",
 ]

@@ -19,9 +19,11 @@ from .. import _dtype
 from .._creation import ones_like, zeros_like
 from ..grad_mode import no_grad
 from ..ops.arithmetic import add_, sub
-from ..ops.clamp_min import clamp_min_
+from ..ops.clamp_min import clamp_min, clamp_min_
+from ..ops.distances import pairwise_distance
 from ..ops.indexing import where
 from ..ops.loss import legacy_reduction
+from ..ops.reductions import minimum
 from ..ops.scalar_overloads import add_scalar, mul_scalar, sub_scalar
 from ..tensor import Tensor
 
@@ -160,4 +162,55 @@ def gaussian_nll_loss(input: Tensor, target: Tensor, var, full: bool = False,  #
     loss = 0.5 * (var.log() + (input - target) ** 2 / var)
     if full:
         loss += 0.5 * math.log(2 * math.pi)
+    return _reduce(loss, reduction)
+
+
+def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor,
+                        margin: float = 1.0, p: float = 2, eps: float = 1e-6,
+                        swap: bool = False, size_average=None, reduce=None,
+                        reduction: str = "mean") -> Tensor:
+    """max(0, margin + d(anchor, positive) - d(anchor, negative)), d the pairwise
+    p-norm distance (with `swap`, the smaller of d(anchor, negative) and
+    d(positive, negative))."""
+    reduction = _reduction(size_average, reduce, reduction)
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    a_dim, p_dim, n_dim = anchor.ndim, positive.ndim, negative.ndim
+    if not (a_dim == p_dim and p_dim == n_dim):
+        raise RuntimeError(
+            "The anchor, positive, and negative tensors are expected to have the same number "
+            f"of dimensions, but got: anchor {a_dim}D, positive {p_dim}D, and negative "
+            f"{n_dim}D inputs")
+    dist_pos = pairwise_distance(anchor, positive, p, eps)
+    dist_neg = pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        dist_swap = pairwise_distance(positive, negative, p, eps)
+        dist_neg = minimum(dist_neg, dist_swap)
+    output = clamp_min(add_scalar(dist_pos, margin) - dist_neg, 0)
+    return _reduce(output, reduction)
+
+
+def triplet_margin_with_distance_loss(anchor: Tensor, positive: Tensor, negative: Tensor, *,
+                                      distance_function=None, margin: float = 1.0,
+                                      swap: bool = False, reduction: str = "mean") -> Tensor:
+    """The triplet margin loss with `distance_function(x1, x2)` (pairwise_distance by
+    default) as the distance."""
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    a_dim, p_dim, n_dim = anchor.ndim, positive.ndim, negative.ndim
+    if not (a_dim == p_dim and p_dim == n_dim):
+        raise RuntimeError(
+            "The anchor, positive, and negative tensors are expected to have the same number "
+            f"of dimensions, but got: anchor {a_dim}D, positive {p_dim}D, and negative "
+            f"{n_dim}D inputs")
+    if distance_function is None:
+        distance_function = pairwise_distance
+    dist_pos = distance_function(anchor, positive)
+    dist_neg = distance_function(anchor, negative)
+    if swap:
+        dist_swap = distance_function(positive, negative)
+        dist_neg = minimum(dist_neg, dist_swap)
+    loss = clamp_min(margin + dist_pos - dist_neg, 0)
     return _reduce(loss, reduction)

@@ -14,6 +14,7 @@ from ..ops.activations import embedding, gelu, leaky_relu, leaky_relu_
 from ..ops.arithmetic import mul, mul_
 from ..ops.convolution import conv1d, conv2d
 from ..ops.cross_entropy import cross_entropy, nll_loss
+from ..ops.distances import cosine_similarity, normalize, pairwise_distance
 from ..ops.expand import expanded_shape
 from ..ops.glu import glu
 from ..ops.loss import (
@@ -37,6 +38,8 @@ from .composite_losses import (
     hinge_embedding_loss,
     margin_ranking_loss,
     poisson_nll_loss,
+    triplet_margin_loss,
+    triplet_margin_with_distance_loss,
 )
 from .dropout import (
     alpha_dropout,
@@ -49,12 +52,14 @@ from .dropout import (
 __all__ = [
     "alpha_dropout", "avg_pool2d", "batch_norm", "binary_cross_entropy",
     "binary_cross_entropy_with_logits", "channel_shuffle", "conv1d", "conv2d",
-    "cosine_embedding_loss", "cross_entropy", "dropout", "dropout1d", "dropout2d", "dropout3d",
-    "embedding", "feature_alpha_dropout", "gaussian_nll_loss", "gelu", "glu",
-    "hinge_embedding_loss", "huber_loss", "l1_loss", "layer_norm", "leaky_relu", "leaky_relu_",
-    "linear", "log_softmax", "margin_ranking_loss", "max_pool2d", "max_pool2d_with_indices",
-    "mse_loss", "nll_loss", "one_hot", "pad", "pixel_shuffle", "pixel_unshuffle",
-    "poisson_nll_loss", "relu", "sigmoid", "smooth_l1_loss", "softmax", "softmin", "tanh",
+    "cosine_embedding_loss", "cosine_similarity", "cross_entropy", "dropout", "dropout1d",
+    "dropout2d", "dropout3d", "embedding", "feature_alpha_dropout", "gaussian_nll_loss", "gelu",
+    "glu", "hinge_embedding_loss", "huber_loss", "l1_loss", "layer_norm", "leaky_relu",
+    "leaky_relu_", "linear", "log_softmax", "margin_ranking_loss", "max_pool2d",
+    "max_pool2d_with_indices", "mse_loss", "nll_loss", "normalize", "one_hot", "pad",
+    "pairwise_distance", "pixel_shuffle", "pixel_unshuffle", "poisson_nll_loss", "relu",
+    "sigmoid", "smooth_l1_loss", "softmax", "softmin", "tanh", "triplet_margin_loss",
+    "triplet_margin_with_distance_loss",
 ]
 
 

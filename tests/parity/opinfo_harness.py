@@ -104,6 +104,11 @@ STATED = {
         "a layer norm over equal elements (one element, or a constant row): the exact "
         "normalised value is 0, PyTorch's float32 x * rstd - mean * rstd leaves x's "
         "rounding times rstd = 1/sqrt(eps) = 316"),
+    ("nn.functional.normalize", "grad of grad"): stated(
+        CHAIN.float64, (1e-5, 1e-4),
+        "normalising over a dim of one element: x / |x| is +-1 exactly, and the second "
+        "derivative's exact value is 0; float32 leaves rounding noise of a few ulps of the "
+        "terms (about 1e-5 for terms near 1) that cancel, with either sign"),
     ("linspace", "integer result"): stated(
         (0.0, 1.0), (0.0, 1.0),
         "PyTorch's integer linspace adds j * step to a base point per vector of the "
@@ -235,6 +240,8 @@ def convert(value, torch, lib) -> Any:
         if value.type != "cpu":
             raise ByDesign("device")
         return lib.device(str(value))
+    if isinstance(value, torch.nn.PairwiseDistance):  # (a loss's distance function)
+        return lib.nn.PairwiseDistance(value.norm, value.eps, value.keepdim)
     if isinstance(value, torch.Generator):
         raise ByDesign("generator")
     if isinstance(value, complex):

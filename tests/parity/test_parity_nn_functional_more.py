@@ -51,6 +51,16 @@ MODULES = {
         _leaf(c, 2, 3).abs(), c.leaf([[0.0, 1, 2], [3, 4, 0.5]])),
     "GaussianNLLLoss, sum": lambda c: c.m.nn.GaussianNLLLoss(reduction="sum")(
         _leaf(c, 2, 3), _leaf(c, 2, 3, shift=0.2), _leaf(c, 2).abs()),
+    "PairwiseDistance p=3 keepdim": lambda c: c.m.nn.PairwiseDistance(3.0, keepdim=True)(
+        _leaf(c, 3, 4), _leaf(c, 3, 4, shift=0.4)),
+    "CosineSimilarity, broadcast": lambda c: c.m.nn.CosineSimilarity(dim=-1)(
+        _leaf(c, 3, 4), _leaf(c, 4, shift=0.4)),
+    "F.normalize p=1": lambda c: c.m.nn.functional.normalize(_leaf(c, 3, 4), 1.0, 0),
+    "TripletMarginLoss swap": lambda c: c.m.nn.TripletMarginLoss(swap=True, p=1.0)(
+        _leaf(c, 3, 4), _leaf(c, 3, 4, shift=0.4), _leaf(c, 3, 4, shift=0.9)),
+    "TripletMarginWithDistanceLoss": lambda c: c.m.nn.TripletMarginWithDistanceLoss(
+        distance_function=c.m.nn.CosineSimilarity(), margin=0.5)(
+        _leaf(c, 3, 4), _leaf(c, 3, 4, shift=0.4), _leaf(c, 3, 4, shift=0.9)),
     "ReflectionPad1d, then its double backward": lambda c: c.m.autograd.grad(
         (c.m.nn.ReflectionPad1d(2)(c.keep(_leaf(c, 2, 4))) ** 2).sum(), c.kept[-1],
         create_graph=True),
@@ -94,6 +104,9 @@ ERRORS = {
                                        "torch.ones(2), torch.ones(2), -torch.ones(2))",
     "hinge_embedding_loss: bad reduction": "torch.nn.functional.hinge_embedding_loss("
                                            "torch.ones(2), torch.ones(2), reduction='x')",
+    "TripletMarginLoss: margin 0": "torch.nn.TripletMarginLoss(margin=0.0)",
+    "cosine_similarity: integers": "torch.nn.functional.cosine_similarity("
+                                   "torch.ones(2, 3).long(), torch.ones(2, 3).long())",
     "one_hot: float input": "torch.nn.functional.one_hot(torch.tensor([1.0]))",
     "one_hot: negative class": "torch.nn.functional.one_hot(torch.tensor([-1, 2]))",
     "one_hot: class too large": "torch.nn.functional.one_hot(torch.tensor([1, 2]), 2)",
