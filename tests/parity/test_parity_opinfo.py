@@ -74,8 +74,6 @@ KNOWN_GAPS = [
       for key in ("nn.functional.max_pool2d", "nn.functional.avg_pool2d")],
     ("nn.functional.pad.circular", None, "pad(mode='circular') is not implemented "
      "(NotImplementedError; PyTorch records it as slices copied into a new tensor)"),
-    ("nn.functional.embedding", "error input", "embedding does not check that the weight "
-     "is 2-D (PyTorch: \"'weight' must be 2-D\")"),
 ]
 
 
