@@ -49,6 +49,7 @@ from .more_losses import (
     HingeEmbeddingLoss,
     MarginRankingLoss,
     PoissonNLLLoss,
+    SoftMarginLoss,
     TripletMarginLoss,
     TripletMarginWithDistanceLoss,
 )
@@ -80,6 +81,6 @@ __all__ = [
     "NLLLoss", "PairwiseDistance", "parallel", "Parameter", "PixelShuffle", "PixelUnshuffle",
     "PoissonNLLLoss", "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReLU",
     "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d", "Sequential", "Sigmoid",
-    "SmoothL1Loss", "Softmax", "Softmin", "Tanh", "TripletMarginLoss",
+    "SmoothL1Loss", "SoftMarginLoss", "Softmax", "Softmin", "Tanh", "TripletMarginLoss",
     "TripletMarginWithDistanceLoss", "utils", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d",
 ]

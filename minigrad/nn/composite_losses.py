@@ -22,7 +22,8 @@ from ..ops.arithmetic import add_, sub
 from ..ops.clamp_min import clamp_min, clamp_min_
 from ..ops.distances import pairwise_distance
 from ..ops.indexing import where
-from ..ops.loss import legacy_reduction
+from ..ops.loss import REDUCTIONS, legacy_reduction
+from ..ops.margin_losses import soft_margin_loss_forward
 from ..ops.reductions import minimum
 from ..ops.scalar_overloads import add_scalar, mul_scalar, sub_scalar
 from ..tensor import Tensor
@@ -214,3 +215,10 @@ def triplet_margin_with_distance_loss(anchor: Tensor, positive: Tensor, negative
         dist_neg = minimum(dist_neg, dist_swap)
     loss = clamp_min(margin + dist_pos - dist_neg, 0)
     return _reduce(loss, reduction)
+
+
+def soft_margin_loss(input: Tensor, target: Tensor, size_average=None,  # noqa: A002
+                     reduce=None, reduction: str = "mean") -> Tensor:
+    """log(1 + exp(-y * x)) for labels y = +-1, averaged (or summed, or not reduced)."""
+    reduction = _reduction(size_average, reduce, reduction)
+    return soft_margin_loss_forward(input, target, REDUCTIONS[reduction])

@@ -38,6 +38,7 @@ from .composite_losses import (
     hinge_embedding_loss,
     margin_ranking_loss,
     poisson_nll_loss,
+    soft_margin_loss,
     triplet_margin_loss,
     triplet_margin_with_distance_loss,
 )
@@ -58,8 +59,8 @@ __all__ = [
     "leaky_relu_", "linear", "log_softmax", "margin_ranking_loss", "max_pool2d",
     "max_pool2d_with_indices", "mse_loss", "nll_loss", "normalize", "one_hot", "pad",
     "pairwise_distance", "pixel_shuffle", "pixel_unshuffle", "poisson_nll_loss", "relu",
-    "sigmoid", "smooth_l1_loss", "softmax", "softmin", "tanh", "triplet_margin_loss",
-    "triplet_margin_with_distance_loss",
+    "sigmoid", "smooth_l1_loss", "soft_margin_loss", "softmax", "softmin", "tanh",
+    "triplet_margin_loss", "triplet_margin_with_distance_loss",
 ]
 
 

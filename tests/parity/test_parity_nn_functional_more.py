@@ -61,6 +61,11 @@ MODULES = {
     "TripletMarginWithDistanceLoss": lambda c: c.m.nn.TripletMarginWithDistanceLoss(
         distance_function=c.m.nn.CosineSimilarity(), margin=0.5)(
         _leaf(c, 3, 4), _leaf(c, 3, 4, shift=0.4), _leaf(c, 3, 4, shift=0.9)),
+    "SoftMarginLoss, sum": lambda c: c.m.nn.SoftMarginLoss(reduction="sum")(
+        _leaf(c, 2, 3), c.leaf([[1.0, -1, 1], [-1, -1, 1]], requires_grad=False)),
+    "soft_margin_loss, then its double backward": lambda c: c.m.autograd.grad(
+        c.m.nn.functional.soft_margin_loss(c.keep(_leaf(c, 4)), c.leaf(
+            [1.0, -1, 1, -1], requires_grad=False)), c.kept[-1], create_graph=True),
     "ReflectionPad1d, then its double backward": lambda c: c.m.autograd.grad(
         (c.m.nn.ReflectionPad1d(2)(c.keep(_leaf(c, 2, 4))) ** 2).sum(), c.kept[-1],
         create_graph=True),
@@ -107,6 +112,10 @@ ERRORS = {
     "TripletMarginLoss: margin 0": "torch.nn.TripletMarginLoss(margin=0.0)",
     "cosine_similarity: integers": "torch.nn.functional.cosine_similarity("
                                    "torch.ones(2, 3).long(), torch.ones(2, 3).long())",
+    "soft_margin_loss: a target that requires grad": "torch.nn.functional.soft_margin_loss("
+        "torch.ones(3, requires_grad=True), torch.ones(3, requires_grad=True))",
+    "soft_margin_loss: a target larger than the input": "torch.nn.functional."
+        "soft_margin_loss(torch.ones(3, 1), torch.ones(3))",
     "one_hot: float input": "torch.nn.functional.one_hot(torch.tensor([1.0]))",
     "one_hot: negative class": "torch.nn.functional.one_hot(torch.tensor([-1, 2]))",
     "one_hot: class too large": "torch.nn.functional.one_hot(torch.tensor([1, 2]), 2)",
