@@ -29,6 +29,7 @@ from ..ops.loss import (
 from ..ops.normalization import batch_norm, layer_norm
 from ..ops.padding import pad
 from ..ops.pooling import avg_pool2d, max_pool2d, max_pool2d_with_indices
+from ..ops.pooling1d import avg_pool1d
 from ..ops.shuffles import channel_shuffle, pixel_shuffle, pixel_unshuffle
 from ..ops.unary import relu, sigmoid, tanh
 from ..tensor import Tensor
@@ -51,7 +52,7 @@ from .dropout import (
 )
 
 __all__ = [
-    "alpha_dropout", "avg_pool2d", "batch_norm", "binary_cross_entropy",
+    "alpha_dropout", "avg_pool1d", "avg_pool2d", "batch_norm", "binary_cross_entropy",
     "binary_cross_entropy_with_logits", "channel_shuffle", "conv1d", "conv2d",
     "cosine_embedding_loss", "cosine_similarity", "cross_entropy", "dropout", "dropout1d",
     "dropout2d", "dropout3d", "embedding", "feature_alpha_dropout", "gaussian_nll_loss", "gelu",

@@ -66,6 +66,8 @@ MODULES = {
     "soft_margin_loss, then its double backward": lambda c: c.m.autograd.grad(
         c.m.nn.functional.soft_margin_loss(c.keep(_leaf(c, 4)), c.leaf(
             [1.0, -1, 1, -1], requires_grad=False)), c.kept[-1], create_graph=True),
+    "F.avg_pool1d": lambda c: c.m.nn.functional.avg_pool1d(_leaf(c, 2, 3, 7), 3, 2, 1,
+                                                            ceil_mode=True),
     "ReflectionPad1d, then its double backward": lambda c: c.m.autograd.grad(
         (c.m.nn.ReflectionPad1d(2)(c.keep(_leaf(c, 2, 4))) ** 2).sum(), c.kept[-1],
         create_graph=True),
@@ -116,6 +118,10 @@ ERRORS = {
         "torch.ones(3, requires_grad=True), torch.ones(3, requires_grad=True))",
     "soft_margin_loss: a target larger than the input": "torch.nn.functional."
         "soft_margin_loss(torch.ones(3, 1), torch.ones(3))",
+    "avg_pool1d: 1-D input": "torch.avg_pool1d(torch.ones(3), 3)",
+    "avg_pool1d: two kernel sizes": "torch.avg_pool1d(torch.ones(2, 3), (3, 3))",
+    "avg_pool1d: a float kernel size": "torch.avg_pool1d(torch.ones(2, 3), 1.5)",
+    "avg_pool1d: too large a window": "torch.avg_pool1d(torch.ones(2, 3), 5)",
     "one_hot: float input": "torch.nn.functional.one_hot(torch.tensor([1.0]))",
     "one_hot: negative class": "torch.nn.functional.one_hot(torch.tensor([-1, 2]))",
     "one_hot: class too large": "torch.nn.functional.one_hot(torch.tensor([1, 2]), 2)",

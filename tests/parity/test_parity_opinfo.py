@@ -71,7 +71,8 @@ KNOWN_GAPS = [
      "tensor is accepted (PyTorch: 'start must be an 0-dim integral Tensor.')"),
     *[(key, "integer input", "pooling integer tensors is not implemented "
        "(NotImplementedError; PyTorch pools them)")
-      for key in ("nn.functional.max_pool2d", "nn.functional.avg_pool2d")],
+      for key in ("nn.functional.max_pool2d", "nn.functional.avg_pool2d",
+                  "nn.functional.avg_pool1d")],
     ("nn.functional.pad.circular", None, "pad(mode='circular') is not implemented "
      "(NotImplementedError; PyTorch records it as slices copied into a new tensor)"),
 ]
