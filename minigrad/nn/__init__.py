@@ -69,11 +69,12 @@ from .padding import (
 )
 from .parallel import DataParallel
 from .parameter import Parameter
-from .pooling import AvgPool2d, MaxPool2d
+from .pooling import AdaptiveAvgPool1d, AdaptiveAvgPool2d, AvgPool1d, AvgPool2d, MaxPool2d
 
 __all__ = [
-    "AlphaDropout", "AvgPool2d", "BatchNorm1d", "BCELoss", "BCEWithLogitsLoss", "ChannelShuffle",
-    "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "Conv1d", "Conv2d", "CosineEmbeddingLoss",
+    "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AlphaDropout", "AvgPool1d", "AvgPool2d",
+    "BatchNorm1d", "BCELoss", "BCEWithLogitsLoss", "ChannelShuffle", "ConstantPad1d",
+    "ConstantPad2d", "ConstantPad3d", "Conv1d", "Conv2d", "CosineEmbeddingLoss",
     "CosineSimilarity", "CrossEntropyLoss", "DataParallel", "Dropout", "Dropout1d", "Dropout2d",
     "Dropout3d", "Embedding", "FeatureAlphaDropout", "Flatten", "functional", "GaussianNLLLoss",
     "GELU", "GLU", "HingeEmbeddingLoss", "HuberLoss", "Identity", "init", "L1Loss", "LayerNorm",

@@ -11,6 +11,7 @@ from ..arrays.broadcasting import broadcast_shape, shape_mismatch
 from ..ops import batched, linalg, views
 from ..ops import softmax as _sm
 from ..ops.activations import embedding, gelu, leaky_relu, leaky_relu_
+from ..ops.adaptive_pooling import adaptive_avg_pool1d, adaptive_avg_pool2d
 from ..ops.arithmetic import mul, mul_
 from ..ops.convolution import conv1d, conv2d
 from ..ops.cross_entropy import cross_entropy, nll_loss
@@ -52,14 +53,14 @@ from .dropout import (
 )
 
 __all__ = [
-    "alpha_dropout", "avg_pool1d", "avg_pool2d", "batch_norm", "binary_cross_entropy",
-    "binary_cross_entropy_with_logits", "channel_shuffle", "conv1d", "conv2d",
-    "cosine_embedding_loss", "cosine_similarity", "cross_entropy", "dropout", "dropout1d",
-    "dropout2d", "dropout3d", "embedding", "feature_alpha_dropout", "gaussian_nll_loss", "gelu",
-    "glu", "hinge_embedding_loss", "huber_loss", "l1_loss", "layer_norm", "leaky_relu",
-    "leaky_relu_", "linear", "log_softmax", "margin_ranking_loss", "max_pool2d",
-    "max_pool2d_with_indices", "mse_loss", "nll_loss", "normalize", "one_hot", "pad",
-    "pairwise_distance", "pixel_shuffle", "pixel_unshuffle", "poisson_nll_loss", "relu",
+    "adaptive_avg_pool1d", "adaptive_avg_pool2d", "alpha_dropout", "avg_pool1d", "avg_pool2d",
+    "batch_norm", "binary_cross_entropy", "binary_cross_entropy_with_logits", "channel_shuffle",
+    "conv1d", "conv2d", "cosine_embedding_loss", "cosine_similarity", "cross_entropy", "dropout",
+    "dropout1d", "dropout2d", "dropout3d", "embedding", "feature_alpha_dropout",
+    "gaussian_nll_loss", "gelu", "glu", "hinge_embedding_loss", "huber_loss", "l1_loss",
+    "layer_norm", "leaky_relu", "leaky_relu_", "linear", "log_softmax", "margin_ranking_loss",
+    "max_pool2d", "max_pool2d_with_indices", "mse_loss", "nll_loss", "normalize", "one_hot",
+    "pad", "pairwise_distance", "pixel_shuffle", "pixel_unshuffle", "poisson_nll_loss", "relu",
     "sigmoid", "smooth_l1_loss", "soft_margin_loss", "softmax", "softmin", "tanh",
     "triplet_margin_loss", "triplet_margin_with_distance_loss",
 ]

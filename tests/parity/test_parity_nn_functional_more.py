@@ -68,6 +68,15 @@ MODULES = {
             [1.0, -1, 1, -1], requires_grad=False)), c.kept[-1], create_graph=True),
     "F.avg_pool1d": lambda c: c.m.nn.functional.avg_pool1d(_leaf(c, 2, 3, 7), 3, 2, 1,
                                                             ceil_mode=True),
+    "AdaptiveAvgPool2d": lambda c: c.m.nn.AdaptiveAvgPool2d((2, 3))(_leaf(c, 2, 2, 5, 4)),
+    "AdaptiveAvgPool2d 1 x 1 is a mean": lambda c: c.m.nn.AdaptiveAvgPool2d(1)(
+        _leaf(c, 2, 3, 3)),
+    "AdaptiveAvgPool1d": lambda c: c.m.nn.AdaptiveAvgPool1d(3)(_leaf(c, 2, 7)),
+    "AvgPool1d": lambda c: c.m.nn.AvgPool1d(3, 2, 1, count_include_pad=False)(
+        _leaf(c, 2, 7)),
+    "adaptive_avg_pool2d, then its double backward": lambda c: c.m.autograd.grad(
+        (c.m.nn.functional.adaptive_avg_pool2d(c.keep(_leaf(c, 1, 5, 5)), 3) ** 2).sum(),
+        c.kept[-1], create_graph=True),
     "ReflectionPad1d, then its double backward": lambda c: c.m.autograd.grad(
         (c.m.nn.ReflectionPad1d(2)(c.keep(_leaf(c, 2, 4))) ** 2).sum(), c.kept[-1],
         create_graph=True),
