@@ -30,7 +30,7 @@ from ..ops.loss import (
 from ..ops.normalization import batch_norm, layer_norm
 from ..ops.padding import pad
 from ..ops.pooling import avg_pool2d, max_pool2d, max_pool2d_with_indices
-from ..ops.pooling1d import avg_pool1d
+from ..ops.pooling1d import avg_pool1d, max_pool1d, max_pool1d_with_indices
 from ..ops.shuffles import channel_shuffle, pixel_shuffle, pixel_unshuffle
 from ..ops.unary import relu, sigmoid, tanh
 from ..tensor import Tensor
@@ -59,10 +59,11 @@ __all__ = [
     "dropout1d", "dropout2d", "dropout3d", "embedding", "feature_alpha_dropout",
     "gaussian_nll_loss", "gelu", "glu", "hinge_embedding_loss", "huber_loss", "l1_loss",
     "layer_norm", "leaky_relu", "leaky_relu_", "linear", "log_softmax", "margin_ranking_loss",
-    "max_pool2d", "max_pool2d_with_indices", "mse_loss", "nll_loss", "normalize", "one_hot",
-    "pad", "pairwise_distance", "pixel_shuffle", "pixel_unshuffle", "poisson_nll_loss", "relu",
-    "sigmoid", "smooth_l1_loss", "soft_margin_loss", "softmax", "softmin", "tanh",
-    "triplet_margin_loss", "triplet_margin_with_distance_loss",
+    "max_pool1d", "max_pool1d_with_indices", "max_pool2d", "max_pool2d_with_indices", "mse_loss",
+    "nll_loss", "normalize", "one_hot", "pad", "pairwise_distance", "pixel_shuffle",
+    "pixel_unshuffle", "poisson_nll_loss", "relu", "sigmoid", "smooth_l1_loss",
+    "soft_margin_loss", "softmax", "softmin", "tanh", "triplet_margin_loss",
+    "triplet_margin_with_distance_loss",
 ]
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._creation import ones
+from ..arrays.scalars import u64
 from ..autograd.graph import INPUT, VALUE, SavedTensor
 from ..autograd.record import record
 from ..tensor import Tensor, _wrap_dim
@@ -62,7 +63,7 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:  # noqa: A002
     out = Tensor._make(np.asarray(a * _sigmoid(b), input._data.dtype))
     node = record(GluBackward0, out, input)
     if node is not None:
-        node._saved.update({"dim": int(dim), "self": SavedTensor(input)})
+        node._saved.update({"dim": u64(int(dim)), "self": SavedTensor(input)})
     return out
 
 
@@ -92,7 +93,7 @@ def glu_backward(grad_output: Tensor, input: Tensor, dim: int) -> Tensor:  # noq
     out = Tensor._make(_glu_backward_array(grad_output._data, input._data, dim))
     node = record(GluBackwardBackward0, out, grad_output, input)
     if node is not None:
-        node._saved.update({"dim": int(dim), "grad_output": SavedTensor(grad_output),
+        node._saved.update({"dim": u64(int(dim)), "grad_output": SavedTensor(grad_output),
                             "self": SavedTensor(input)})
     return out
 

@@ -30,6 +30,10 @@ MODULES = {
     "AlphaDropout": lambda c: c.m.nn.AlphaDropout(0.2)(_leaf(c, 6, 7)),
     "FeatureAlphaDropout float32": lambda c: c.m.nn.FeatureAlphaDropout(0.6)(
         _leaf(c, 3, 8, 2, dtype="float32")),
+    "GLU over the last dim (saved as PyTorch saves -1)": lambda c: c.m.nn.GLU()(
+        _leaf(c, 3, 4)),
+    "F.max_pool1d with indices": lambda c: c.m.nn.functional.max_pool1d(
+        _leaf(c, 2, 3, 7), 3, 2, 1, return_indices=True),
     "GLU": lambda c: c.m.nn.GLU(1)(_leaf(c, 3, 4, 2)),
     "GLU, then its double backward": lambda c: c.m.autograd.grad(
         (c.m.nn.GLU()(c.keep(_leaf(c, 2, 4))) ** 2).sum(), c.kept[-1], create_graph=True),
@@ -131,6 +135,8 @@ ERRORS = {
     "avg_pool1d: two kernel sizes": "torch.avg_pool1d(torch.ones(2, 3), (3, 3))",
     "avg_pool1d: a float kernel size": "torch.avg_pool1d(torch.ones(2, 3), 1.5)",
     "avg_pool1d: too large a window": "torch.avg_pool1d(torch.ones(2, 3), 5)",
+    "max_pool1d: two kernel sizes": "torch.nn.functional.max_pool1d(torch.ones(2, 3), (2, 2))",
+    "max_pool1d: padding over half": "torch.nn.functional.max_pool1d(torch.ones(2, 3), 3, 1, 2)",
     "one_hot: float input": "torch.nn.functional.one_hot(torch.tensor([1.0]))",
     "one_hot: negative class": "torch.nn.functional.one_hot(torch.tensor([-1, 2]))",
     "one_hot: class too large": "torch.nn.functional.one_hot(torch.tensor([1, 2]), 2)",
