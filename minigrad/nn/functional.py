@@ -5,15 +5,20 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _generator
+from .._args import is_int, type_name
+from .._dtype import int64
 from ..arrays.broadcasting import broadcast_shape, shape_mismatch
 from ..ops import batched, linalg, views
 from ..ops import softmax as _sm
 from ..ops.activations import embedding, gelu, leaky_relu, leaky_relu_
+from ..ops.adaptive_pooling import adaptive_avg_pool1d, adaptive_avg_pool2d
 from ..ops.arithmetic import mul, mul_
 from ..ops.convolution import conv1d, conv2d
 from ..ops.cross_entropy import cross_entropy, nll_loss
+from ..ops.distances import cosine_similarity, normalize, pairwise_distance
 from ..ops.elu import celu, celu_, elu, elu_, selu, selu_
 from ..ops.expand import expanded_shape
+from ..ops.glu import glu
 from ..ops.loss import (
     TYPE_NAMES,
     binary_cross_entropy,
@@ -25,6 +30,7 @@ from ..ops.loss import (
 )
 from ..ops.loss_backward import log_sigmoid as logsigmoid
 from ..ops.normalization import batch_norm, layer_norm
+from ..ops.padding import pad
 from ..ops.piecewise_activations import (
     hardshrink,
     hardtanh,
@@ -37,19 +43,45 @@ from ..ops.piecewise_activations import (
     threshold_,
 )
 from ..ops.pooling import avg_pool2d, max_pool2d, max_pool2d_with_indices
+from ..ops.pooling1d import avg_pool1d, max_pool1d, max_pool1d_with_indices
+from ..ops.shuffles import channel_shuffle, pixel_shuffle, pixel_unshuffle
 from ..ops.smooth_activations import hardsigmoid, hardswish, mish, silu, softplus
 from ..ops.unary import relu, sigmoid, tanh
 from ..tensor import Tensor
+from .composite_losses import (
+    cosine_embedding_loss,
+    gaussian_nll_loss,
+    hinge_embedding_loss,
+    margin_ranking_loss,
+    poisson_nll_loss,
+    soft_margin_loss,
+    triplet_margin_loss,
+    triplet_margin_with_distance_loss,
+)
+from .dropout import (
+    alpha_dropout,
+    dropout1d,
+    dropout2d,
+    dropout3d,
+    feature_alpha_dropout,
+)
 
-__all__ = ["avg_pool2d", "batch_norm", "binary_cross_entropy",
-           "binary_cross_entropy_with_logits", "celu", "celu_", "conv1d", "conv2d",
-           "cross_entropy", "dropout", "elu", "elu_", "embedding", "gelu", "hardshrink",
-           "hardsigmoid", "hardswish", "hardtanh", "hardtanh_", "huber_loss", "l1_loss",
-           "layer_norm", "leaky_relu", "leaky_relu_", "linear", "log_softmax",
-           "logsigmoid", "max_pool2d", "max_pool2d_with_indices", "mish", "mse_loss",
-           "nll_loss", "relu", "relu6", "selu", "selu_", "sigmoid", "silu",
-           "smooth_l1_loss", "softmax", "softplus", "softshrink", "softsign", "tanh",
-           "tanhshrink", "threshold", "threshold_"]
+__all__ = [
+    "adaptive_avg_pool1d", "adaptive_avg_pool2d", "alpha_dropout", "avg_pool1d",
+    "avg_pool2d", "batch_norm", "binary_cross_entropy", "binary_cross_entropy_with_logits",
+    "celu", "celu_", "channel_shuffle", "conv1d", "conv2d", "cosine_embedding_loss",
+    "cosine_similarity", "cross_entropy", "dropout", "dropout1d", "dropout2d", "dropout3d",
+    "elu", "elu_", "embedding", "feature_alpha_dropout", "gaussian_nll_loss", "gelu", "glu",
+    "hardshrink", "hardsigmoid", "hardswish", "hardtanh", "hardtanh_",
+    "hinge_embedding_loss", "huber_loss", "l1_loss", "layer_norm", "leaky_relu",
+    "leaky_relu_", "linear", "log_softmax", "logsigmoid", "margin_ranking_loss",
+    "max_pool1d", "max_pool1d_with_indices", "max_pool2d", "max_pool2d_with_indices", "mish",
+    "mse_loss", "nll_loss", "normalize", "one_hot", "pad", "pairwise_distance",
+    "pixel_shuffle", "pixel_unshuffle", "poisson_nll_loss", "relu", "relu6", "selu", "selu_",
+    "sigmoid", "silu", "smooth_l1_loss", "soft_margin_loss", "softmax", "softmin",
+    "softplus", "softshrink", "softsign", "tanh", "tanhshrink", "threshold", "threshold_",
+    "triplet_margin_loss", "triplet_margin_with_distance_loss",
+]
 
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:  # noqa: A002
@@ -115,6 +147,40 @@ def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,  # 
     if dtype is None:
         return _sm.log_softmax_method(input, dim)
     return _sm.log_softmax_method(input, dim, dtype=dtype)
+
+
+def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3,  # noqa: A002
+            dtype=None) -> Tensor:
+    """softmax(-x) along `dim`: the smallest elements get the largest weights. As
+    PyTorch's, a negation then a softmax (NegBackward0, SoftmaxBackward0)."""
+    if dim is None:
+        dim = _sm.implicit_dim("softmin", input.ndim, _stacklevel)
+    if dtype is None:
+        return _sm.softmax_method(-input, dim)
+    return _sm.softmax_method(-input, dim, dtype=dtype)
+
+
+def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
+    """Each class index of an int64 tensor as a row of zeros with a one at the index
+    (a new last dim of `num_classes`, or of the largest index + 1 when -1)."""
+    if not is_int(num_classes):
+        raise TypeError("one_hot(): argument 'num_classes' must be int, not "
+                        f"{type_name(num_classes)}")
+    num_classes = int(num_classes)
+    if tensor.dtype is not int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    data = tensor._data
+    if data.size == 0:
+        if num_classes <= 0:
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+        return Tensor._make(np.zeros((*data.shape, num_classes), np.int64))
+    if data.min() < 0:
+        raise RuntimeError("Class values must be non-negative.")
+    if num_classes == -1:
+        num_classes = int(data.max()) + 1
+    elif data.max() >= num_classes:
+        raise RuntimeError("Class values must be smaller than num_classes.")
+    return Tensor._make((data[..., None] == np.arange(num_classes)).astype(np.int64))
 
 
 def dropout(input: Tensor, p: float = 0.5, training: bool = True,  # noqa: A002

@@ -335,13 +335,16 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,  # 
     if max_norm is not None or scale_grad_by_freq or sparse:
         raise NotImplementedError("minigrad's embedding takes no max_norm, "
                                   "scale_grad_by_freq or sparse")
+    if padding_idx is not None:  # (Python's checks of padding_idx come first)
+        padding_idx = padding_index(padding_idx, weight.size(0))
+    if weight.ndim != 2:
+        raise RuntimeError("'weight' must be 2-D")
     if input._data.dtype != np.int64:
         raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the "
                            "following scalar types: Long, Int; but got "
                            f"minigrad.{input.dtype.tensor_type} instead (while checking "
                            "arguments for embedding)")
     num = weight._data.shape[0]
-    padding_idx = padding_index(padding_idx, num)
     idx = input._data
     if idx.size and (idx.min() < 0 or idx.max() >= num):
         raise IndexError("index out of range in self")

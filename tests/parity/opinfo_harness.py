@@ -122,6 +122,11 @@ STATED = {
         "sums first, then divides (as var and mean do): a mean of values of both signs "
         "differs by a few ulps of the inputs' size, many of the result's")
        for name in ("std_mean", "var_mean")},
+    ("nn.functional.normalize", "grad of grad"): stated(
+        CHAIN.float64, (1e-5, 1e-4),
+        "normalising over a dim of one element: x / |x| is +-1 exactly, and the second "
+        "derivative's exact value is 0; float32 leaves rounding noise of a few ulps of the "
+        "terms (about 1e-5 for terms near 1) that cancel, with either sign"),
     ("linspace", "integer result"): stated(
         (0.0, 1.0), (0.0, 1.0),
         "PyTorch's integer linspace adds j * step to a base point per vector of the "
@@ -255,6 +260,8 @@ def convert(value, torch, lib) -> Any:
         if value.type != "cpu":
             raise ByDesign("device")
         return lib.device(str(value))
+    if isinstance(value, torch.nn.PairwiseDistance):  # (a loss's distance function)
+        return lib.nn.PairwiseDistance(value.norm, value.eps, value.keepdim)
     if isinstance(value, torch.Generator):
         raise ByDesign("generator")
     if isinstance(value, complex):

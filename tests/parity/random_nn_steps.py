@@ -202,11 +202,93 @@ def cnn(lib, a, b, opt, rng, made):
     return made(lib.nn.Linear(h.shape[-1], 2, dtype=lib.float64))(h)
 
 
+# -- the newer nn.functional ops: padding, channel-wise dropout, glu, distances, ... -------
+
+
+def pad(lib, a, b, opt, rng, made):
+    """Padding of the last dim (or two): constant (cropping where negative), reflect,
+    replicate; a layer too small for the amounts makes both libraries raise."""
+    mode, amounts, as_module = pick(opt, ["constant", "reflect", "replicate"],
+                                    [(1, 2), (0, 1, 1, 0), (-1, 1), (2, 0)], [False, True])
+    x = _rows(a)
+    if as_module and mode == "reflect":
+        layer = (lib.nn.ReflectionPad1d if len(amounts) == 2 else lib.nn.ReflectionPad2d)
+        return made(layer(amounts))(x)
+    return lib.nn.functional.pad(x, amounts, mode)
+
+
+def channel_dropout(lib, a, b, opt, rng, made):
+    kind, p, training = pick(opt, ["Dropout1d", "Dropout2d", "AlphaDropout",
+                                   "FeatureAlphaDropout"], [0.3, 0.5, 1.0], [True, False])
+    x = _planes(a, 1 if kind == "Dropout1d" else 2, True)
+    return made(getattr(lib.nn, kind)(p)).train(training)(x)
+
+
+def glu_softmin(lib, a, b, opt, rng, made):
+    glu, dim = pick(opt, [True, False], [-1, 0])
+    if glu:
+        return made(lib.nn.GLU(dim))(a)
+    return made(lib.nn.Softmin(dim))(a)
+
+
+def adaptive_pool(lib, a, b, opt, rng, made):
+    size, two_dims = pick(opt, [1, 2, (2, None)], [True, False])
+    if two_dims:
+        return made(lib.nn.AdaptiveAvgPool2d(size))(_planes(a, 2, True))
+    return lib.nn.functional.adaptive_avg_pool1d(_rows(a), size if size != (2, None) else 3)
+
+
+def distance(lib, a, b, opt, rng, made):
+    """A distance or similarity of two tensors of the program (or of one and a
+    multiple of itself)."""
+    kind, p = pick(opt, ["pairwise", "cosine", "normalize"], [2.0, 1.0, 3.0])
+    other = b if tuple(b.shape) == tuple(a.shape) else a * 0.5 + 0.25
+    if kind == "pairwise":
+        return made(lib.nn.PairwiseDistance(p))(a, other)
+    if kind == "cosine":
+        return made(lib.nn.CosineSimilarity(-1))(a, other)
+    return lib.nn.functional.normalize(a, p, -1)
+
+
+def _signs(lib, rng, shape):
+    return _constant(lib, np.where(rng.uniform(size=shape) < 0.5, -1.0, 1.0))
+
+
+def margin_loss(lib, a, b, opt, rng, made):
+    """The margin, embedding and likelihood losses against targets drawn with `rng` (or
+    the program's second tensor as a second input)."""
+    kind, reduction = pick(opt, ["MarginRankingLoss", "HingeEmbeddingLoss", "SoftMarginLoss",
+                                 "PoissonNLLLoss", "GaussianNLLLoss", "TripletMarginLoss",
+                                 "CosineEmbeddingLoss"], REDUCTIONS)
+    shape = tuple(a.shape)
+    other = b if tuple(b.shape) == shape else a * 0.5 + 0.25
+    loss = getattr(lib.nn, kind)(reduction=reduction)
+    if kind == "MarginRankingLoss":
+        return loss(a, other, _signs(lib, rng, shape))
+    if kind in ("HingeEmbeddingLoss", "SoftMarginLoss"):
+        return loss(a, _signs(lib, rng, shape))
+    if kind == "PoissonNLLLoss":
+        return loss(a, _constant(lib, rng.integers(0, 4, shape).astype(float)))
+    if kind == "GaussianNLLLoss":
+        return loss(a, other, _constant(lib, rng.uniform(0.1, 2.0, shape)))
+    x = _rows(a)
+    y = x * 0.5 + 0.25 if tuple(b.shape) != tuple(x.shape) else b
+    if kind == "TripletMarginLoss":
+        return loss(x, y, x * -1.0 + 0.5)
+    return loss(x, y, _signs(lib, rng, tuple(x.shape)[:1]))
+
+
+# (drawn with the convolution and pooling layers, by the programs of the newer ops)
+NNFUNC_LAYERS = {f.__name__: f for f in (pad, channel_dropout, glu_softmin, adaptive_pool,
+                                          distance, margin_loss)}
+
+
 LAYERS = {f.__name__: f for f in (linear, dropout, batch_norm, layer_norm, embedding,
                                   leaky_relu, gelu, softmax, flatten, identity)}
 # (a list of their own, drawn by the programs of the newer ops, so the programs drawn
 # from LAYERS stay as they are)
 CONV_LAYERS = {f.__name__: f for f in (_conv(1), _conv(2), max_pool2d, avg_pool2d, cnn)}
+CONV_LAYERS.update(NNFUNC_LAYERS)
 
 
 # -- losses ------------------------------------------------------------------------------
