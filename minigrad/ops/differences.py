@@ -14,7 +14,7 @@ from ..autograd.record import record
 from ..grad_mode import no_grad
 from ..tensor import Tensor, _wrap_dim
 from .declaration import declare
-from .formulas import Formula, FormulaNode, helper, named
+from .formulas import Formula, FormulaNode, named
 from .statistics import _norm_data
 from .tangent_formulas import Tangent
 
@@ -67,15 +67,10 @@ declare("diff", function=diff, method=True)
 # -- dist: the p-norm of a difference -----------------------------------------------------
 
 
-@helper
-def norm_backward(grad: Tensor, self: Tensor, p, norm: Tensor) -> Tensor:
-    """The gradient of the p-norm of all of `self` (PyTorch's norm_backward, no dims)."""
-    return named("linalg_vector_norm_backward")(grad, self, p, norm, None, False)
-
-
 class DistBackward0(FormulaNode):
     """dist(self, other, p): the p-norm's gradient at self - other, for self, and its
-    negative, for other. Saves both INPUTS, p and its OUTPUT."""
+    negative, for other (`norm_backward`, beside the norms in `distances.py`). Saves
+    both INPUTS, p and its OUTPUT."""
 
     tangent = Tangent("norm_jvp(self_p - other_p, self_t - other_t, p, result, (), False)")
     saves = {"other": INPUT, "p": VALUE, "result": OUTPUT, "self": INPUT}

@@ -41,14 +41,16 @@ class NormBackward1(ArrayFormulaNode):
 
 
 @helper
-def norm_backward(grad: Tensor, self: Tensor, p, result: Tensor, dim, keepdim: bool):  # noqa: A002
-    """norm's gradient: a vector norm's (PyTorch's norm_backward)."""
+def norm_backward(grad: Tensor, self: Tensor, p, result: Tensor, dim=None,  # noqa: A002
+                  keepdim: bool = False):
+    """norm's gradient: a vector norm's (PyTorch's norm_backward), over `dim` (None: all
+    of `self`, as dist's)."""
     return named("linalg_vector_norm_backward")(grad, self, p, result, dim, keepdim)
 
 
 @on_arrays("norm_backward")
-def _norm_backward(grad: np.ndarray, x: np.ndarray, p, result: np.ndarray, dim,
-                   keepdim: bool) -> np.ndarray:
+def _norm_backward(grad: np.ndarray, x: np.ndarray, p, result: np.ndarray, dim=None,
+                   keepdim: bool = False) -> np.ndarray:
     with no_grad():  # (the same formula, on tensors that record nothing)
         out = norm_backward(Tensor._make(grad), Tensor._make(x), p, Tensor._make(result),
                             dim, keepdim)
