@@ -10,6 +10,8 @@ ordinary ops (mul, sum, neg, div), which is what its backward graph shows.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .._args import type_name
@@ -236,7 +238,9 @@ def _with_probabilities(x: Tensor, target: Tensor, weight: Tensor | None, reduct
     logp = log_softmax(x, class_dim, x.dtype)
     if label_smoothing > 0.0:
         _check_smoothing(label_smoothing)
-        target = add_scalar(mul_scalar(target, 1 - label_smoothing), label_smoothing / n_classes)
+        # (C++ divides in double: by no classes, inf, over a target of no elements)
+        share = label_smoothing / n_classes if n_classes else math.inf
+        target = add_scalar(mul_scalar(target, 1 - label_smoothing), share)
     product = mul(logp, target)
     if weight is not None:
         product = mul(product, _weight_view(weight, logp.ndim))

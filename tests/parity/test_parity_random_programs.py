@@ -634,6 +634,7 @@ def test_programs_with_empty_dims_match_torch(torch, traced, prog):
     # (not where minigrad refuses, as documented, what it does not do yet: cross_entropy
     # of no elements)
     assume(not actual.get("error", ("", ""))[1].startswith(REFUSED))
+    assume(not any(step[:2] == ("loss", "binary_cross_entropy_with_logits") for step in steps))
     assert_same(run(torch, shapes, steps, seed, edges), actual)
 
 
@@ -754,6 +755,12 @@ def test_programs_that_found_a_difference_match_torch(torch, name, traced):
 # so that a fix shows up here and the program moves to FOUND. The random steps steer
 # clear of them (see the step named).
 OPEN = {
+    # binary_cross_entropy_with_logits over a batch of no elements: PyTorch's result
+    # takes the layout of its in-place chain on `1 - target` (strides (.., 0)), minigrad's
+    # is row-major; the empty-dims programs leave this loss out until it is fixed
+    "bce with logits of no elements": ([(0, 3), (3,)],
+                                       [("loss", "binary_cross_entropy_with_logits", 0, 1,
+                                         296)], 0, False),
     # `autograd.grad` into the same GradientEdge twice (`_edge_grad`): PyTorch gives the
     # gradient at both places; minigrad gives None at the first (without
     # allow_unused, it raises "The differentiated Tensor at index 0 appears to not
