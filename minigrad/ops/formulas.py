@@ -449,8 +449,8 @@ def compile_on_arrays(cls: type[Node]) -> Callable:
     (a saved tensor's data version-checked, a dim signed). `NotOnArrays` if a formula
     calls anything without an array version."""
     values = {}
-    for name in cls.saves:
-        if name in ROLES:
+    for name, role in cls.saves.items():
+        if name in ROLES or role is INPUT or role is OUTPUT:  # (a saved tensor)
             values[name] = f"node.saved({name!r})"
         elif name in cls.saved_defaults:
             values[name] = f"_signed(s.get({name!r}, _D[{name!r}]))"

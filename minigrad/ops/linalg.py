@@ -432,7 +432,7 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
 declare("mm", nodes=(MmBackward0,), function=mm, method=True)
 declare("mv", nodes=(MvBackward0,), function=mv, method=True)
 declare("dot", nodes=(DotBackward0,), function=dot, method=True)
-declare("addmm", nodes=(AddmmBackward0,))  # (nn.functional.linear's)
+declare("addmm", nodes=(AddmmBackward0,), function=addmm, method=True)
 
 
 # -- the helpers this family's formulas call (PyTorch's FunctionsManual) --------------

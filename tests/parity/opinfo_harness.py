@@ -61,6 +61,7 @@ EXACT_OPS = {
     "item", "zeros_like", "ones_like", "full_like", "new_zeros", "new_ones", "ones",
     "zeros", "full", "eye", "zero_", "nn.functional.embedding", "nn.functional.leaky_relu",
     "arange", "nn.functional.dropout", "randn", "randn_like", "rand_like", "randint",
+    "linalg.diagonal",
 }
 # sums of many terms, linear in them: within a few ulps of the same op applied to the
 # inputs' magnitudes (the sum of the terms' sizes, float_policy's `scale`)
@@ -68,11 +69,14 @@ LINEAR_SUM_OPS = {
     "sum", "mean", "cumsum", "sum_to_size", "matmul", "mm", "bmm", "mv", "dot",
     "__rmatmul__", "einsum", "nn.functional.linear", "nn.functional.conv1d",
     "nn.functional.conv2d", "nn.functional.avg_pool2d",
+    "addmm", "addmv", "addr", "addbmm", "baddbmm", "linalg.vecdot", "linalg.multi_dot",
+    "linalg.matrix_power", "vdot",
 }
 # sums of non-negative terms (squares, magnitudes) or a product: within a few ulps of
 # the result's largest magnitude
 SUM_OPS = LINEAR_SUM_OPS | {
     "std", "var", "prod", "norm", "linalg.norm", "linalg.vector_norm",
+    "cross", "linalg.cross",
 }
 # several ops in a row (a loss, a normalisation, gelu's erf, linspace's start + i * step
 # rounded twice)
@@ -83,6 +87,13 @@ CHAIN_OPS = {
     "nn.functional.smooth_l1_loss", "nn.functional.l1_loss", "nn.functional.mse_loss",
     "nn.functional.huber_loss", "linspace",
 }
+# factorisations (LU, Cholesky) by LAPACK in both libraries, whose blocking and BLAS
+# kernels round by build and processor: several ops in a row, as CHAIN
+LAPACK_OPS = {
+    "linalg.det", "det", "linalg.inv", "linalg.inv_ex", "inverse", "linalg.solve",
+    "linalg.solve_ex", "linalg.cholesky", "linalg.cholesky_ex",
+}
+CHAIN_OPS |= LAPACK_OPS
 
 
 def kind_of(name: str) -> Tolerance:
