@@ -71,10 +71,10 @@ def vdot(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002 - PyTorch's name
     if u.ndim != 1 or v.ndim != 1:
         raise RuntimeError(f"1D tensors expected, but got {u.ndim}D and {v.ndim}D tensors")
     if u.dtype != v.dtype:
-        raise RuntimeError("vdot : expected both vectors to have same dtype, but found "
+        raise RuntimeError("dot : expected both vectors to have same dtype, but found "
                            f"{input.dtype.type_name} and {other.dtype.type_name}")
     if u.dtype == np.bool_:
-        raise NotImplementedError("\"vdot\" not implemented for 'Bool'")
+        raise NotImplementedError("\"dot\" not implemented for 'Bool'")
     if u.shape != v.shape:
         raise RuntimeError(
             f"inconsistent tensor size, expected tensor [{u.shape[0]}] and src [{v.shape[0]}] "

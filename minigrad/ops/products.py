@@ -19,7 +19,7 @@ from ..autograd.record import record
 from ..tensor import Tensor
 from .declaration import declare
 from .formulas import ArrayFormulaNode, Formula, helper, on_arrays
-from .linalg import ger
+from .linalg import _NAMES, as_scalars, ger, refuse_expand, scaled_sum
 from .tangent_formulas import ZERO, Tangent
 
 # (The op table, `widgets.op_table` and docs/ops.md, lists them with the linear algebra.)
@@ -98,41 +98,6 @@ class AddbmmBackward0(ArrayFormulaNode):
 # -- alpha, beta and the sum -----------------------------------------------------------------
 
 
-def _as_scalars(dtype: np.dtype, alpha, beta) -> tuple:
-    """alpha and beta as PyTorch's kernels read them: truncated to integers for an
-    integer tensor (0.6 is 0)."""
-    if dtype.kind in "iu":
-        return int(alpha), int(beta)
-    return alpha, beta
-
-
-def _scaled_sum(product: np.ndarray, self_data: np.ndarray, alpha, beta) -> np.ndarray:
-    """beta * self + alpha * product in `product`'s dtype and shape (`self` broadcast to
-    it); `beta == 0` ignores `self` (its nans too), as BLAS does."""
-    with np.errstate(all="ignore"):  # (inf * 0 is nan, silently, as in PyTorch)
-        out = product if alpha == 1 else product * alpha
-        if beta == 0:
-            return np.ascontiguousarray(out, product.dtype)
-        bias = self_data if beta == 1 else self_data * beta
-        return np.asarray(out + bias, product.dtype)
-
-
-def _refuse_expand(self_shape: tuple, shape: tuple) -> None:
-    """PyTorch's error when `self` does not expand to the product's shape."""
-    if len(self_shape) > len(shape):
-        raise RuntimeError(
-            f"The expanded size of the tensor ({shape[0] if shape else 0}) must match the "
-            f"existing size ({self_shape[0]}) at non-singleton dimension 0.  Target sizes: "
-            f"{list(shape)}.  Tensor sizes: {list(self_shape)}")
-    lead = len(shape) - len(self_shape)
-    for i, (have, want) in enumerate(zip(self_shape, shape[lead:])):
-        if have not in (1, want):
-            raise RuntimeError(
-                f"The expanded size of the tensor ({want}) must match the existing size "
-                f"({have}) at non-singleton dimension {i + lead}.  Target sizes: "
-                f"{list(shape)}.  Tensor sizes: {list(self_shape)}")
-
-
 def _save_each_for_the_other(node: Node, first: int, names: tuple, a: Tensor,
                              b: Tensor) -> None:
     """Input `first` (`a`) is saved if input `first + 1` needs a gradient, and vice
@@ -149,11 +114,11 @@ def _save_each_for_the_other(node: Node, first: int, names: tuple, a: Tensor,
 def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta=1, alpha=1) -> Tensor:  # noqa: A002
     """beta * input + alpha * (mat @ vec), `input` broadcast to the result's length."""
     m, v = mat._data, vec._data
-    if m.ndim != 2 or v.ndim != 1:
+    if m.ndim != 2 or v.ndim != 1 or input._data.ndim > 1:
         raise RuntimeError("vector + matrix @ vector expected, got "
                            f"{input._data.ndim}, {m.ndim}, {v.ndim}")
     if m.shape[1] != v.shape[0] or (input._data.ndim == 1 and input._data.shape[0]
-                                    not in (1, m.shape[0])) or input._data.ndim > 1:
+                                    not in (1, m.shape[0])):
         raise RuntimeError(
             f"size mismatch, got input ({input._data.shape[0] if input._data.ndim else 1}), "
             f"mat ({m.shape[0]}x{m.shape[1]}), vec ({v.shape[0]})")
@@ -163,10 +128,10 @@ def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta=1, alpha=1) -> Tensor
             f"{input.dtype.type_name}, {mat.dtype.type_name}, and {vec.dtype.type_name}")
     if m.dtype == np.bool_:
         raise NotImplementedError("\"addmv_impl_cpu\" not implemented for 'Bool'")
-    a, b = _as_scalars(m.dtype, alpha, beta)
+    a, b = as_scalars(m.dtype, alpha, beta)
     with np.errstate(all="ignore"):
         product = np.asarray(m @ v, m.dtype)
-    out = Tensor._make(_scaled_sum(product, input._data, a, b))
+    out = Tensor._make(scaled_sum(product, input._data, a, b))
     node = record(AddmvBackward0, out, input, mat, vec)
     if node is not None:
         node._saved["alpha"], node._saved["beta"] = alpha, beta
@@ -193,14 +158,14 @@ def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1) -> Tenso
     dtype = np.result_type(input._data, vec1._data, vec2._data)
     _addr_scalars(dtype, alpha, beta)
     shape = (vec1._data.shape[0], vec2._data.shape[0])
-    _refuse_expand(input._data.shape, shape)
+    refuse_expand(input._data.shape, shape, input.dtype.type_name)
     u, v, s = (np.asarray(t._data, dtype) for t in (input, vec1, vec2))
     outer = np.multiply.outer(v, s)
     if dtype == np.bool_:
         data = (outer & bool(alpha)) | (np.broadcast_to(u, shape) & bool(beta))
         data = np.ascontiguousarray(data)
     else:
-        data = _scaled_sum(outer, u, alpha, beta)
+        data = scaled_sum(outer, u, alpha, beta)
     out = Tensor._make(data)
     node = record(AddrBackward0, out, input, vec1, vec2)
     if node is not None:
@@ -222,24 +187,28 @@ def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1  #
             ) -> Tensor:
     """beta * input + alpha * (batch1 @ batch2) for stacks of matrices, `input`
     broadcast to the result's shape."""
-    _check_batches(batch1, batch2)
     b1, b2 = batch1._data, batch2._data
+    if b1.ndim >= 2 and b2.ndim >= 3:  # (PyTorch expands input to the result's shape first)
+        refuse_expand(input._data.shape, (b1.shape[0], b1.shape[1], b2.shape[2]),
+                      input.dtype.type_name)
+    _check_batches(batch1, batch2)
     if b2.shape[0] != b1.shape[0] or b2.shape[1] != b1.shape[2]:
         raise RuntimeError(
             "Expected size for first two dimensions of batch2 tensor to be: "
             f"[{b1.shape[0]}, {b1.shape[2]}] but got: [{b2.shape[0]}, {b2.shape[1]}].")
-    shape = (b1.shape[0], b1.shape[1], b2.shape[2])
-    _refuse_expand(input._data.shape, shape)
-    if not input._data.dtype == b1.dtype == b2.dtype:
+    if input._data.dtype != b1.dtype:
         raise RuntimeError(
-            f"Input dtypes must be the same, got: input {input.dtype.type_name.lower()}, "
-            f"batch1: {batch1.dtype.type_name.lower()}, batch2: {batch2.dtype.type_name.lower()}")
+            f"Input dtypes must be the same, got: input {_NAMES[input.dtype.name]}, "
+            f"batch1: {_NAMES[batch1.dtype.name]}, batch2: {_NAMES[batch2.dtype.name]}")
+    if b2.dtype != b1.dtype:
+        raise RuntimeError(f"expected scalar type {batch1.dtype.type_name} but found "
+                           f"{batch2.dtype.type_name}")
     if b1.dtype == np.bool_:
-        raise RuntimeError("\"baddbmm_cpu\" not implemented for 'Bool'")
-    a, b = _as_scalars(b1.dtype, alpha, beta)
+        raise NotImplementedError("\"baddbmm\" not implemented for 'Bool'")
+    a, b = as_scalars(b1.dtype, alpha, beta)
     with np.errstate(all="ignore"):
         product = np.asarray(np.matmul(b1, b2), b1.dtype)
-    out = Tensor._make(_scaled_sum(product, input._data, a, b))
+    out = Tensor._make(scaled_sum(product, input._data, a, b))
     node = record(BaddbmmBackward0, out, input, batch1, batch2)
     if node is not None:
         node._saved["alpha"], node._saved["beta"] = alpha, beta
@@ -259,18 +228,21 @@ def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1  # 
         raise RuntimeError(f"Incompatible matrix sizes for bmm ({b1.shape[1]}x{b1.shape[2]} "
                            f"and {b2.shape[1]}x{b2.shape[2]})")
     shape = (b1.shape[1], b2.shape[2])
-    _refuse_expand(input._data.shape, shape)
-    if not input._data.dtype == b1.dtype == b2.dtype:
-        other = batch1 if b1.dtype != input._data.dtype else batch2
-        raise RuntimeError(f"expected scalar type {input.dtype.type_name} but found "
-                           f"{other.dtype.type_name}")
+    refuse_expand(input._data.shape, shape, input.dtype.type_name)
+    # (PyTorch's addbmm is an addmm of the stacks laid side by side: addmm's checks)
+    if input._data.dtype != b2.dtype:
+        raise RuntimeError("self and mat2 must have the same dtype, but got "
+                           f"{input.dtype.type_name} and {batch2.dtype.type_name}")
+    if b1.dtype != b2.dtype:
+        raise RuntimeError("mat1 and mat2 must have the same dtype, but got "
+                           f"{batch1.dtype.type_name} and {batch2.dtype.type_name}")
     if b1.dtype == np.bool_:
-        raise RuntimeError("\"addbmm\" not implemented for 'Bool'")
-    a, b = _as_scalars(b1.dtype, alpha, beta)
+        raise NotImplementedError("\"addmm_impl_cpu_\" not implemented for 'Bool'")
+    a, b = as_scalars(b1.dtype, alpha, beta)
     with np.errstate(all="ignore"):
         product = np.asarray(np.matmul(b1, b2).sum(0) if b1.shape[0] else
                              np.zeros(shape, b1.dtype), b1.dtype)
-    out = Tensor._make(_scaled_sum(product, input._data, a, b))
+    out = Tensor._make(scaled_sum(product, input._data, a, b))
     node = record(AddbmmBackward0, out, input, batch1, batch2)
     if node is not None:
         s = node._saved

@@ -19,6 +19,7 @@ from collections import namedtuple
 import numpy as np
 
 from .._creation import zeros
+from ..arrays.broadcasting import broadcast_shape as batch_shape
 from ..autograd.graph import INPUT, OUTPUT, VALUE, SavedTensor
 from ..autograd.record import record
 from ..tensor import Tensor
@@ -58,12 +59,25 @@ def _check_square(A: Tensor, fn: str) -> None:  # noqa: N803 - PyTorch's name
                            f"Got {A.dtype.type_name}")
 
 
+class _LinAlgError(RuntimeError):
+    """A matrix a factorisation cannot take (singular, not positive-definite):
+    PyTorch's `torch.linalg.LinAlgError`, a RuntimeError."""
+
+
+_LinAlgError.__module__ = "minigrad.linalg"
+
+
+def _first_failure(info: np.ndarray) -> tuple | None:
+    """The batch index of the first matrix whose `info` is not 0, or None."""
+    flat = np.flatnonzero(info)
+    return np.unravel_index(int(flat[0]), info.shape) if flat.size else None
+
+
 def _batch_prefix(A: np.ndarray, index: tuple) -> str:
     """PyTorch's "(Batch element i): " before a batched matrix's error."""
     if A.ndim <= 2:
         return ""
-    flat = int(np.ravel_multi_index(index, A.shape[:-2])) if index else 0
-    return f"(Batch element {flat}): "
+    return f"(Batch element {int(np.ravel_multi_index(index, A.shape[:-2]))}): "
 
 
 # -- LU ----------------------------------------------------------------------------------------
@@ -105,7 +119,7 @@ def _save_lu(node, A: Tensor, lu: np.ndarray, pivots: np.ndarray) -> None:
 class LinalgInvExBackward0(ArrayFormulaNode):
     """A^-1: its gradient is -A^-T @ grad @ A^-T. Saves its output (the inverse)."""
 
-    tangent = Tangent("inv_jvp(A_t, inverse)")
+    tangent = Tangent("inv_jvp(A_t, result)")  # (result: the inverse)
     saves = {"inverse": OUTPUT}
     formulas = (Formula("A", "inv_backward(grad, inverse)"),)
 
@@ -114,14 +128,13 @@ def _inverse(A: Tensor, fn: str, check_errors: bool) -> tuple[Tensor, np.ndarray
     _check_square(A, fn)
     a = A._data
     info = lu_factor(a)[2] if a.size else np.zeros(a.shape[:-2], np.int64)
-    bad = np.argwhere(np.asarray(info) != 0)
-    if check_errors and bad.size:
-        index = tuple(bad[0])
-        raise RuntimeError(
+    index = _first_failure(info)
+    if check_errors and index is not None:
+        raise _LinAlgError(
             f"{fn}: {_batch_prefix(a, index)}The diagonal element {int(info[index])} is zero, "
             "the inversion could not be completed because the input matrix is singular.")
     with np.errstate(all="ignore"):
-        data = np.linalg.inv(a) if not bad.size else _inverse_or_inf(a)
+        data = np.linalg.inv(a) if index is None else _inverse_or_inf(a)
     out = Tensor._make(np.ascontiguousarray(data, a.dtype))
     node = record(LinalgInvExBackward0, out, A)
     if node is not None:
@@ -289,19 +302,19 @@ def _solve(A: Tensor, B: Tensor, left: bool, fn: str, check_errors: bool  # noqa
             f"{fn}: Incompatible shapes of A and B for the equation "
             f"{'AX = B' if left else 'XA = B'} ({a.shape[-2]}x{a.shape[-1]} and "
             f"{bm.shape[-2]}x{bm.shape[-1]})")
+    batch_shape(bm.shape[:-2], a.shape[:-2])  # (PyTorch's error if they do not broadcast)
     lu, pivots, info = lu_factor(a)
-    bad = np.argwhere(np.asarray(info) != 0)
-    if check_errors and bad.size:
-        index = tuple(bad[0])
-        raise RuntimeError(
-            f"{fn}: {_batch_prefix(a, index)}The solver failed because the input matrix is "
-            f"singular.")
+    index = _first_failure(info)
+    if check_errors and index is not None:
+        raise _LinAlgError(
+            f"minigrad.{fn}: {_batch_prefix(a, index)}The solver failed because the input "
+            "matrix is singular.")
     with np.errstate(all="ignore"):
         if left:
-            x = np.linalg.solve(a, bm) if not bad.size else np.matmul(_inverse_or_inf(a), bm)
+            x = np.linalg.solve(a, bm) if index is None else np.matmul(_inverse_or_inf(a), bm)
         else:
             x = np.swapaxes(np.linalg.solve(np.swapaxes(a, -1, -2), np.swapaxes(bm, -1, -2)),
-                            -1, -2) if not bad.size else np.matmul(bm, _inverse_or_inf(a))
+                            -1, -2) if index is None else np.matmul(bm, _inverse_or_inf(a))
     x = x[..., 0] if vector else x
     out = Tensor._make(np.ascontiguousarray(x, a.dtype))
     node = record(LinalgSolveExBackward0, out, A, B)
@@ -393,7 +406,7 @@ class LinalgCholeskyExBackward0(ArrayFormulaNode):
     """A = L L^T: A's gradient is L^-T Phi(L^T grad) L^-1, Phi taking the lower
     triangle with the diagonal halved and mirrored (PyTorch's cholesky_backward)."""
 
-    tangent = Tangent("cholesky_jvp(self_t, L, upper)")
+    tangent = Tangent("cholesky_jvp(self_t, result, upper)")  # (result: L)
     saves = {"L": OUTPUT, "upper": VALUE}
     formulas = (Formula("self", "cholesky_backward(grad, upper, L)"),)
 
@@ -410,7 +423,7 @@ def _cholesky(A: Tensor, upper: bool, fn: str, check_errors: bool  # noqa: N803
         except np.linalg.LinAlgError:
             info[index] = _failing_minor(a[index])
             if check_errors:
-                raise RuntimeError(
+                raise _LinAlgError(
                     f"{fn}: {_batch_prefix(a, index)}The factorization could not be completed "
                     "because the input is not positive-definite (the leading minor of order "
                     f"{info[index]} is not positive-definite).") from None
