@@ -160,7 +160,8 @@ def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1) -> Tenso
     shape = (vec1._data.shape[0], vec2._data.shape[0])
     refuse_expand(input._data.shape, shape, input.dtype.type_name)
     u, v, s = (np.asarray(t._data, dtype) for t in (input, vec1, vec2))
-    outer = np.multiply.outer(v, s)
+    with np.errstate(all="ignore"):  # (inf * 0 is nan, silently, as in PyTorch)
+        outer = np.multiply.outer(v, s)
     if dtype == np.bool_:
         data = (outer & bool(alpha)) | (np.broadcast_to(u, shape) & bool(beta))
         data = np.ascontiguousarray(data)

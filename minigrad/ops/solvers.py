@@ -107,6 +107,14 @@ def lu_factor(a: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return lu, pivots, info
 
 
+def column_major(x: np.ndarray) -> np.ndarray:
+    """`x` with each matrix laid out column by column (the batch still row-major), as
+    LAPACK writes its results and PyTorch returns them: strides (n * k, 1, n)."""
+    if x.ndim < 2:
+        return np.ascontiguousarray(x)
+    return np.swapaxes(np.ascontiguousarray(np.swapaxes(x, -1, -2)), -1, -2)
+
+
 def _save_lu(node, A: Tensor, lu: np.ndarray, pivots: np.ndarray) -> None:
     node._saved["A"] = SavedTensor(A)
     node._saved["LU"] = SavedTensor(Tensor._make(lu))
@@ -135,7 +143,7 @@ def _inverse(A: Tensor, fn: str, check_errors: bool) -> tuple[Tensor, np.ndarray
             "the inversion could not be completed because the input matrix is singular.")
     with np.errstate(all="ignore"):
         data = np.linalg.inv(a) if index is None else _inverse_or_inf(a)
-    out = Tensor._make(np.ascontiguousarray(data, a.dtype))
+    out = Tensor._make(column_major(np.asarray(data, a.dtype)))
     node = record(LinalgInvExBackward0, out, A)
     if node is not None:
         node._saved["inverse"] = SavedTensor(out, is_output=True)
@@ -254,8 +262,8 @@ def _linalg_det_backward(grad: np.ndarray, det: np.ndarray, A: np.ndarray  # noq
     if A.shape[-1] == 1:
         return np.asarray(grad)[..., None, None]
     with np.errstate(all="ignore"):
-        return np.asarray(np.asarray(grad)[..., None, None] * _cofactors(A, np.asarray(det)),
-                          A.dtype)
+        return column_major(np.asarray(np.asarray(grad)[..., None, None]
+                                       * _cofactors(A, np.asarray(det)), A.dtype))
 
 
 @helper
@@ -315,8 +323,12 @@ def _solve(A: Tensor, B: Tensor, left: bool, fn: str, check_errors: bool  # noqa
         else:
             x = np.swapaxes(np.linalg.solve(np.swapaxes(a, -1, -2), np.swapaxes(bm, -1, -2)),
                             -1, -2) if index is None else np.matmul(bm, _inverse_or_inf(a))
-    x = x[..., 0] if vector else x
-    out = Tensor._make(np.ascontiguousarray(x, a.dtype))
+    x = np.asarray(x[..., 0] if vector else x, a.dtype)
+    # (PyTorch's layout: LAPACK's columns for A X = B, and rows for X A = B, solved as
+    # A^T X^T = B^T)
+    x = (np.asfortranarray(x) if vector else column_major(x)) if left else \
+        np.ascontiguousarray(x)
+    out = Tensor._make(x)
     node = record(LinalgSolveExBackward0, out, A, B)
     if node is not None:
         _save_lu(node, A, lu, pivots)
@@ -371,7 +383,9 @@ def _solve_backward_b(grad: np.ndarray, A: np.ndarray, result: np.ndarray,  # no
                       left: bool) -> np.ndarray:
     vector = _is_vector_rhs(A, result)
     g = _solve_arrays(A, grad[..., None] if vector else grad, left)
-    return np.ascontiguousarray(g[..., 0] if vector else g)
+    if vector:
+        return np.ascontiguousarray(g[..., 0])
+    return column_major(g) if left else np.ascontiguousarray(g)
 
 
 @on_arrays("solve_backward_A")
@@ -430,7 +444,7 @@ def _cholesky(A: Tensor, upper: bool, fn: str, check_errors: bool  # noqa: N803
             out[index] = np.nan
     if upper:
         out = np.swapaxes(out, -1, -2)
-    result = Tensor._make(np.ascontiguousarray(out, a.dtype))
+    result = Tensor._make(column_major(np.asarray(out, a.dtype)))
     node = record(LinalgCholeskyExBackward0, result, A)
     if node is not None:
         node._saved["L"] = SavedTensor(result, is_output=True)
@@ -489,7 +503,7 @@ def _cholesky_backward(grad: np.ndarray, upper: bool, L: np.ndarray) -> np.ndarr
         g = 0.5 * (g + np.swapaxes(np.tril(g, -1), -1, -2))
         l_inv = np.linalg.inv(L)
         out = np.matmul(np.matmul(np.swapaxes(l_inv, -1, -2), g), l_inv)
-    return np.ascontiguousarray(out, grad.dtype)
+    return column_major(np.asarray(out, grad.dtype))
 
 
 @helper
@@ -517,3 +531,150 @@ declare("det", nodes=(LinalgDetBackward0,), function=det, method=True)
 declare("inverse", nodes=(LinalgInvExBackward0,), function=inv, method=True)
 declare("linalg_solve", nodes=(LinalgSolveExBackward0,))
 declare("linalg_cholesky", nodes=(LinalgCholeskyExBackward0,))
+
+
+# -- triangular solves --------------------------------------------------------------------------
+
+
+class LinalgSolveTriangularBackward0(ArrayFormulaNode):
+    """X = A^-1 B for triangular A: B's gradient is A^-T grad (a triangular solve
+    too), A's is -(that) X^T, kept to A's triangle (PyTorch's
+    linalg_solve_triangular_backward)."""
+
+    tangent = Tangent("solve_triangular_jvp(self_t, B_t, self_p, result, upper, left, "
+                      "unitriangular)")
+    saves = {"left": VALUE, "result": OUTPUT, "self": INPUT, "unitriangular": VALUE,
+             "upper": VALUE}
+    formulas = (
+        Formula("self", "solve_triangular_backward_A(grad, self, result, upper, left, "
+                        "unitriangular)"),
+        Formula("B", "solve_triangular_backward_B(grad, self, upper, left, unitriangular)"),
+    )
+
+
+def _triangle(n: int, upper: bool, unitriangular: bool, dtype) -> np.ndarray:
+    """The 0/1 mask of the triangle a triangular solve reads (its diagonal left out
+    for a unit triangle, whose diagonal is taken as ones)."""
+    ones_ = np.ones((n, n), dtype)
+    k = int(unitriangular)
+    return np.triu(ones_, k) if upper else np.tril(ones_, -k)
+
+
+def _substitute(a: np.ndarray, b: np.ndarray, upper: bool, unit: bool) -> np.ndarray:
+    """A^-1 B for triangular A by substitution, row by row (LAPACK's trsm does the
+    same); a zero on the diagonal gives inf and nan, as there."""
+    n = a.shape[-1]
+    x = np.zeros(np.broadcast_shapes(a.shape[:-2], b.shape[:-2]) + b.shape[-2:], b.dtype)
+    rows = range(n - 1, -1, -1) if upper else range(n)
+    with np.errstate(all="ignore"):
+        for i in rows:
+            rest = slice(i + 1, n) if upper else slice(0, i)
+            value = b[..., i, :] - np.einsum("...j,...jk->...k", a[..., i, rest], x[..., rest, :])
+            x[..., i, :] = value if unit else value / a[..., i, i, None]
+    return x
+
+
+def _solve_triangular_arrays(a: np.ndarray, b: np.ndarray, upper: bool, left: bool,
+                             unit: bool) -> np.ndarray:
+    if left:
+        return _substitute(a, b, upper, unit)
+    swap = np.swapaxes  # X A = B  <=>  A^T X^T = B^T, A^T the other triangle
+    return swap(_substitute(swap(a, -1, -2), swap(b, -1, -2), not upper, unit), -1, -2)
+
+
+def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,  # noqa: N803
+                     unitriangular: bool = False) -> Tensor:
+    """X with A X = B (`left=False`: X A = B) for a triangular A: only its upper (or
+    lower) triangle is read, and with `unitriangular` its diagonal is taken as ones."""
+    fn = "linalg.solve_triangular"
+    for name, t in (("A", A), ("B", B)):
+        if t._data.ndim < 2:
+            raise RuntimeError(f"{fn}: The input tensor {name} must have at least 2 dimensions.")
+    a, b = A._data, B._data
+    if a.shape[-1] != a.shape[-2]:
+        raise RuntimeError(f"{fn}: A must be batches of square matrices, but they are "
+                           f"{a.shape[-2]} by {a.shape[-1]} matrices")
+    if b.shape[-2 if left else -1] != a.shape[-1]:
+        raise RuntimeError(
+            f"{fn}: Incompatible shapes of A and B for the equation "
+            f"{'AX = B' if left else 'XA = B'} ({a.shape[-2]}x{a.shape[-1]} and "
+            f"{b.shape[-2]}x{b.shape[-1]})")
+    batch_shape(b.shape[:-2], a.shape[:-2])  # (PyTorch's error if they do not broadcast)
+    dtype = np.result_type(a, b)
+    if dtype.kind != "f":
+        name = {"i": "Long", "b": "Bool"}[dtype.kind]
+        raise NotImplementedError(f"\"triangular_solve_cpu\" not implemented for '{name}'")
+    if a.dtype != dtype:
+        A = A.to(B.dtype)  # noqa: N806 - (a ToCopyBackward0, as PyTorch's promotion)
+    if b.dtype != dtype:
+        B = B.to(A.dtype)  # noqa: N806
+    a, b = A._data, B._data
+    x = _solve_triangular_arrays(a * _triangle(a.shape[-1], upper, unitriangular, dtype), b,
+                                 upper, left, unitriangular)
+    out = Tensor._make(column_major(np.asarray(x, dtype)))
+    node = record(LinalgSolveTriangularBackward0, out, A, B)
+    if node is not None:
+        node._saved.update(left=left, upper=upper, unitriangular=unitriangular)
+        node._saved["self"] = SavedTensor(A)
+        node._saved["result"] = SavedTensor(out, is_output=True)
+    return out
+
+
+def _kept_triangle(g: Tensor, upper: bool, unitriangular: bool) -> Tensor:
+    """g.triu(unitriangular) (upper) or g.tril(-unitriangular), as a product with the
+    triangle's mask."""
+    mask = _triangle(g.shape[-1], upper, unitriangular, g._data.dtype)
+    return g * Tensor._make(mask)
+
+
+@helper
+def solve_triangular_backward_B(grad: Tensor, A: Tensor, upper: bool, left: bool,  # noqa: N802, N803
+                                unitriangular: bool) -> Tensor:
+    """B's gradient: the triangular solve with A^T (the other triangle)."""
+    return solve_triangular(A.mT, grad, upper=not upper, left=left,
+                            unitriangular=unitriangular)
+
+
+@helper
+def solve_triangular_backward_A(grad: Tensor, A: Tensor, X: Tensor, upper: bool,  # noqa: N802, N803
+                                left: bool, unitriangular: bool) -> Tensor:
+    """A's gradient: -gB X^T (left) or -X^T gB, kept to A's triangle."""
+    g_b = solve_triangular_backward_B(grad, A, upper, left, unitriangular)
+    g_a = -batched.matmul(g_b, X.mT) if left else -batched.matmul(X.mT, g_b)
+    return _kept_triangle(g_a, upper, unitriangular)
+
+
+@on_arrays("solve_triangular_backward_B")
+def _solve_triangular_backward_b(grad: np.ndarray, A: np.ndarray, upper: bool,  # noqa: N803
+                                 left: bool, unitriangular: bool) -> np.ndarray:
+    a_t = np.swapaxes(A, -1, -2)
+    a_t = a_t * _triangle(a_t.shape[-1], not upper, unitriangular, a_t.dtype)
+    return column_major(_solve_triangular_arrays(a_t, grad, not upper, left, unitriangular))
+
+
+@on_arrays("solve_triangular_backward_A")
+def _solve_triangular_backward_a(grad: np.ndarray, A: np.ndarray, X: np.ndarray,  # noqa: N803
+                                 upper: bool, left: bool, unitriangular: bool) -> np.ndarray:
+    g_b = _solve_triangular_backward_b(grad, A, upper, left, unitriangular)
+    x_t = np.swapaxes(X, -1, -2)
+    with np.errstate(all="ignore"):
+        g_a = -(np.matmul(g_b, x_t) if left else np.matmul(x_t, g_b))
+        g_a = g_a * _triangle(A.shape[-1], upper, unitriangular, A.dtype)
+    return np.ascontiguousarray(g_a, A.dtype)
+
+
+@helper
+def solve_triangular_jvp(A_t, B_t, A: Tensor, X: Tensor, upper: bool, left: bool,  # noqa: N803
+                         unitriangular: bool):
+    """The tangent: A^-1 (dB - dA X) (left), dA kept to A's triangle."""
+    rhs = B_t
+    if A_t is not ZERO:
+        projected = _kept_triangle(A_t, upper, unitriangular)
+        change = batched.matmul(projected, X) if left else batched.matmul(X, projected)
+        rhs = -change if rhs is ZERO else rhs - change
+    if rhs is ZERO:
+        return ZERO
+    return solve_triangular(A, rhs, upper=upper, left=left, unitriangular=unitriangular)
+
+
+declare("linalg_solve_triangular", nodes=(LinalgSolveTriangularBackward0,))

@@ -91,7 +91,7 @@ CHAIN_OPS = {
 # kernels round by build and processor: several ops in a row, as CHAIN
 LAPACK_OPS = {
     "linalg.det", "det", "linalg.inv", "linalg.inv_ex", "inverse", "linalg.solve",
-    "linalg.solve_ex", "linalg.cholesky", "linalg.cholesky_ex",
+    "linalg.solve_ex", "linalg.cholesky", "linalg.cholesky_ex", "linalg.solve_triangular",
 }
 CHAIN_OPS |= LAPACK_OPS
 

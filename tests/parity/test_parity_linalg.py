@@ -46,6 +46,16 @@ PROGRAMS = {
     "solve": (lambda L, a, b: L.linalg.solve(a, b), [(2, 3, 3), (2, 3, 2)]),
     "solve_v": (lambda L, a, b: L.linalg.solve(a, b), [(3, 3), (3,)]),
     "solve_r": (lambda L, a, b: L.linalg.solve(a, b, left=False), [(3, 3), (2, 3)]),
+    "solve_triangular": (
+        lambda L, a, b: L.linalg.solve_triangular(a + 3 * L.eye(3), b, upper=True),
+        [(2, 3, 3), (2, 3, 2)],
+    ),
+    "solve_triangular_right_unit": (
+        lambda L, a, b: L.linalg.solve_triangular(
+            a, b, upper=False, left=False, unitriangular=True
+        ),
+        [(3, 3), (2, 3)],
+    ),
     "chol": (lambda L, a: L.linalg.cholesky(a), ["spd"]),
     "chol_u": (lambda L, a: L.linalg.cholesky(a, upper=True), ["spd"]),
 }
@@ -198,6 +208,25 @@ CALLS = {
     "md dtype": lambda L: L.linalg.multi_dot([T(L, 2, 2), T(L, 2, 2, dt="float32")]),
     "md shapes": lambda L: L.linalg.multi_dot([T(L, 2), T(L, 3, 2)]),
 }
+
+
+CALLS.update(
+    {
+        "solve_triangular 1d": lambda L: L.linalg.solve_triangular(T(L, 3, 3), T(L, 3), upper=True),
+        "solve_triangular shapes": lambda L: L.linalg.solve_triangular(
+            T(L, 3, 3), T(L, 4, 2), upper=True
+        ),
+        "solve_triangular int": lambda L: L.linalg.solve_triangular(
+            T(L, 3, 3, dt="int64"), T(L, 3, 2, dt="int64"), upper=True
+        ),
+        "solve_triangular zero diagonal": lambda L: L.linalg.solve_triangular(
+            L.zeros(3, 3, dtype=L.float64), T(L, 3, 2), upper=True
+        ),
+        "solve_triangular batches": lambda L: L.linalg.solve_triangular(
+            T(L, 2, 3, 3), T(L, 4, 3, 2), upper=True
+        ),
+    }
+)
 
 
 def _outcome(lib, call):

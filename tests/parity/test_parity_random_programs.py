@@ -87,6 +87,10 @@ UNARY = {
     "prod": lambda t: t.prod(0) if t.ndim else t.prod(),
     "cumsum": lambda t: t.cumsum(-1) if t.ndim else t,
     "stack_self": lambda t: _lib(t).stack([t, t * 2], -1),
+    "vecdot": lambda t: _lib(t).linalg.vecdot(t, t * 2) if t.ndim else t,
+    "matrix_power": lambda t: _lib(t).linalg.matrix_power(t @ t.mT, 3) if t.ndim > 1 else t,
+    "inv_gram": lambda t: _lib(t).linalg.inv(t @ t.mT + _lib(t).eye(t.shape[-2])) if t.ndim > 1
+    else t,
 }
 BINARY = {
     "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
@@ -95,6 +99,7 @@ BINARY = {
     "cat": lambda a, b: _lib(a).cat([a.reshape(-1), b.reshape(-1)]),
     "batched": lambda a, b: a.expand(2, *a.shape) @ b if a.ndim and b.ndim else a * b,
     "einsum": lambda a, b: _lib(a).einsum("i,j->ij", a.reshape(-1), b.reshape(-1)),
+    "addr": lambda a, b: _lib(a).addr(a.sum(), a.reshape(-1), b.reshape(-1), beta=0.5, alpha=2),
 }
 
 
