@@ -97,6 +97,18 @@ def _mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         return np.asarray(np.multiply(a, b), np.result_type(a, b))
 
 
+# -- outer ------------------------------------------------------------------------------------
+
+
+def outer(input: Tensor, vec2: Tensor) -> Tensor:  # noqa: A002 - PyTorch's names
+    """The outer product of two vectors: PyTorch's `input.reshape(n, 1) * vec2`
+    (MulBackward0 over a ViewBackward0)."""
+    for name, v in (("self", input), ("vec2", vec2)):
+        if v._data.ndim != 1:
+            raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {v._data.ndim}-D")
+    return views.reshape(input, input._data.shape[0], 1) * vec2
+
+
 # -- multi_dot --------------------------------------------------------------------------------
 
 
@@ -337,5 +349,6 @@ def _linalg_cross(a: np.ndarray, b: np.ndarray, dim: int) -> np.ndarray:
 
 # -- declarations: each op's public names (see `declaration.py`) ----------------------------
 
+declare("outer", function=outer, method=True)  # (records MulBackward0)
 declare("vdot", nodes=(VdotBackward0,), function=vdot, method=True)
 declare("cross", nodes=(LinalgCrossBackward0,), function=cross, method=True)

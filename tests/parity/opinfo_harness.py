@@ -70,7 +70,7 @@ LINEAR_SUM_OPS = {
     "__rmatmul__", "einsum", "nn.functional.linear", "nn.functional.conv1d",
     "nn.functional.conv2d", "nn.functional.avg_pool2d",
     "addmm", "addmv", "addr", "addbmm", "baddbmm", "linalg.vecdot", "linalg.multi_dot",
-    "linalg.matrix_power", "vdot",
+    "linalg.matrix_power", "vdot", "outer",
 }
 # sums of non-negative terms (squares, magnitudes) or a product: within a few ulps of
 # the result's largest magnitude
