@@ -419,7 +419,7 @@ class _OnArrays(ast.NodeTransformer):
                                       ast.Load()), args, [])
 
     def visit_Name(self, node: ast.Name) -> ast.expr:
-        if node.id == "grad":
+        if node.id in ("grad", "grads"):  # (grads: every output's, for several outputs)
             return node
         if node.id not in self.values:
             raise NotOnArrays(f"{node.id} is not a value the node saved")

@@ -25,7 +25,7 @@ from ..autograd.record import record
 from ..tensor import Tensor
 from . import batched, views
 from .declaration import declare
-from .formulas import ArrayFormulaNode, Formula, helper, on_arrays
+from .formulas import ArrayFormulaNode, Formula, helper, named, on_arrays
 from .tangent_formulas import ZERO, Tangent
 
 # (The op table, `widgets.op_table` and docs/ops.md, lists them with the linear algebra.)
@@ -273,6 +273,74 @@ def det_jvp(A_t, det: Tensor, A: Tensor):  # noqa: N803
         return ZERO
     solved = batched.matmul(inv(A), A_t)
     return det * solved.diagonal(0, -2, -1).sum(-1)
+
+
+# -- slogdet, logdet ---------------------------------------------------------------------------
+
+slogdet_result = _return_type("linalg_slogdet", ["sign", "logabsdet"])
+
+
+class LinalgSlogdetBackward0(ArrayFormulaNode):
+    """(sign, log|det A|), one node for both outputs (output 0 the sign, 1 the log):
+    for real A the sign's gradient is zero, so A's is grad_logabsdet * A^-T."""
+
+    saves = {"A": INPUT, "LU": VALUE, "pivots": VALUE, "sign": OUTPUT}
+    formulas = (Formula("A", "slogdet_backward(grads, A, sign)"),)
+
+    def _num_outputs(self) -> int:
+        return 2
+
+
+def slogdet(A: Tensor) -> tuple:  # noqa: N803 - PyTorch's name
+    """The sign of det(A) and the log of its absolute value (which does not overflow
+    where det(A) would), for a square matrix (of each in a batch)."""
+    _check_square(A, "linalg.slogdet")
+    a = A._data
+    with np.errstate(all="ignore"):
+        sign, log = np.linalg.slogdet(a) if a.size else (
+            np.ones(a.shape[:-2], a.dtype), np.zeros(a.shape[:-2], a.dtype))
+    sign_t = Tensor._make(np.asarray(sign, a.dtype))
+    log_t = Tensor._make(np.asarray(log, a.dtype))
+    node = record(LinalgSlogdetBackward0, None, A)
+    if node is not None:
+        lu, pivots, _ = lu_factor(a)
+        _save_lu(node, A, lu, pivots)
+        sign_t._grad_fn, sign_t._output_nr = node, 0
+        log_t._grad_fn, log_t._output_nr = node, 1
+        node._saved["sign"] = SavedTensor(sign_t, is_output=True)
+    return slogdet_result(sign_t, log_t)
+
+
+@helper
+def slogdet_backward(grads: list, A: Tensor, sign: Tensor) -> Tensor:  # noqa: N803
+    """grad_logabsdet * A^-T (PyTorch's slogdet_backward for real A); zeros when only
+    the sign got a gradient."""
+    g = grads[1] if len(grads) > 1 else None
+    if g is None:
+        return zeros(*A.shape, dtype=A.dtype)
+    return views.unsqueeze(views.unsqueeze(g, -1), -1) * inv(A).mT
+
+
+@on_arrays("slogdet_backward")
+def _slogdet_backward(grads: tuple, A: np.ndarray, sign: np.ndarray) -> np.ndarray:  # noqa: N803
+    g = grads[1] if len(grads) > 1 else None
+    if g is None or A.size == 0:
+        return np.zeros(A.shape, A.dtype)
+    with np.errstate(all="ignore"):
+        return column_major(np.asarray(
+            np.asarray(g)[..., None, None] * np.swapaxes(_inverse_or_inf(A), -1, -2),
+            A.dtype))
+
+
+def logdet(A: Tensor) -> Tensor:  # noqa: N803 - PyTorch's name
+    """log(det(A)): PyTorch's `where(sign == -1, nan, logabsdet)` over slogdet (nan for
+    a negative determinant, -inf for a zero one)."""
+    _check_square(A, "logdet")
+    if not A.dtype.is_floating_point:
+        raise RuntimeError(f"logdet: Expected a floating point tensor as input. Got "
+                           f"{A.dtype.type_name}")
+    sign, log = slogdet(A)
+    return named("where")(sign == -1.0, float("nan"), log)
 
 
 # -- solve -------------------------------------------------------------------------------------
@@ -527,6 +595,8 @@ def cholesky_jvp(dA, L: Tensor, upper: bool):  # noqa: N803
 
 # -- declarations: each op's public names (see `declaration.py`) ----------------------------
 
+declare("slogdet", nodes=(LinalgSlogdetBackward0,), function=slogdet, method=True)
+declare("logdet", function=logdet, method=True)  # (records WhereBackward0 over slogdet's)
 declare("det", nodes=(LinalgDetBackward0,), function=det, method=True)
 declare("inverse", nodes=(LinalgInvExBackward0,), function=inv, method=True)
 declare("linalg_solve", nodes=(LinalgSolveExBackward0,))
