@@ -14,6 +14,7 @@ backward.
 
 from __future__ import annotations
 
+import warnings
 from collections import namedtuple
 
 import numpy as np
@@ -493,8 +494,16 @@ class LinalgCholeskyExBackward0(ArrayFormulaNode):
     formulas = (Formula("self", "cholesky_backward(grad, upper, L)"),)
 
 
-def _cholesky(A: Tensor, upper: bool, fn: str, check_errors: bool  # noqa: N803
-              ) -> tuple[Tensor, np.ndarray]:
+class CholeskyBackward0(ArrayFormulaNode):
+    """The deprecated `cholesky`: linalg.cholesky's gradient, its own node (saving
+    the factor as `result`); no forward mode, as in PyTorch."""
+
+    saves = {"result": OUTPUT, "upper": VALUE}
+    formulas = (Formula("self", "cholesky_backward(grad, upper, result)"),)
+
+
+def _cholesky(A: Tensor, upper: bool, fn: str, check_errors: bool,  # noqa: N803
+              node_cls=LinalgCholeskyExBackward0) -> tuple[Tensor, np.ndarray]:
     _check_square(A, fn)
     a = A._data
     out = np.zeros_like(a)
@@ -513,9 +522,10 @@ def _cholesky(A: Tensor, upper: bool, fn: str, check_errors: bool  # noqa: N803
     if upper:
         out = np.swapaxes(out, -1, -2)
     result = Tensor._make(column_major(np.asarray(out, a.dtype)))
-    node = record(LinalgCholeskyExBackward0, result, A)
+    node = record(node_cls, result, A)
     if node is not None:
-        node._saved["L"] = SavedTensor(result, is_output=True)
+        name = "L" if node_cls is LinalgCholeskyExBackward0 else "result"
+        node._saved[name] = SavedTensor(result, is_output=True)
         node._saved["upper"] = upper
     return result, info
 
@@ -541,6 +551,31 @@ def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False) -
     positive-definite)."""
     out, info = _cholesky(A, upper, "linalg.cholesky_ex", check_errors)
     return cholesky_ex_result(out, Tensor._make(np.asarray(info, np.int64)))
+
+
+_warned_of_cholesky = False  # (PyTorch warns once per process)
+
+
+def cholesky_deprecated(input: Tensor, upper: bool = False) -> Tensor:  # noqa: A002
+    """`linalg.cholesky` under its old name (deprecated in PyTorch, which warns once)."""
+    global _warned_of_cholesky
+    if not _warned_of_cholesky:
+        _warned_of_cholesky = True
+        warnings.warn(
+            "minigrad.cholesky is deprecated in favor of minigrad.linalg.cholesky and will be "
+            "removed in a future PyTorch release.\nL = minigrad.cholesky(A)\nshould be "
+            "replaced with\nL = minigrad.linalg.cholesky(A)\nand\nU = minigrad.cholesky(A, "
+            "upper=True)\nshould be replaced with\nU = minigrad.linalg.cholesky(A).mH\nThis "
+            "transform will produce equivalent results for all valid (symmetric positive "
+            "definite) inputs.", UserWarning, stacklevel=2)
+    shape = input._data.shape
+    if len(shape) >= 2 and shape[-1] == shape[-2] and not input.dtype.is_floating_point:
+        raise NotImplementedError(
+            f"\"cholesky_cpu\" not implemented for '{input.dtype.type_name}'")
+    return _cholesky(input, upper, "cholesky", True, CholeskyBackward0)[0]
+
+
+cholesky_deprecated.__name__ = cholesky_deprecated.__qualname__ = "cholesky"
 
 
 def _lower_mask(n: int, k: int, dtype) -> np.ndarray:
@@ -600,6 +635,7 @@ declare("logdet", function=logdet, method=True)  # (records WhereBackward0 over 
 declare("det", nodes=(LinalgDetBackward0,), function=det, method=True)
 declare("inverse", nodes=(LinalgInvExBackward0,), function=inv, method=True)
 declare("linalg_solve", nodes=(LinalgSolveExBackward0,))
+declare("cholesky", nodes=(CholeskyBackward0,), function=cholesky_deprecated, method=True)
 declare("linalg_cholesky", nodes=(LinalgCholeskyExBackward0,))
 
 

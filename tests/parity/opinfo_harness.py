@@ -92,7 +92,7 @@ CHAIN_OPS = {
 LAPACK_OPS = {
     "linalg.det", "det", "linalg.inv", "linalg.inv_ex", "inverse", "linalg.solve",
     "linalg.solve_ex", "linalg.cholesky", "linalg.cholesky_ex", "linalg.solve_triangular",
-    "linalg.slogdet", "logdet",
+    "linalg.slogdet", "logdet", "cholesky",
 }
 CHAIN_OPS |= LAPACK_OPS
 

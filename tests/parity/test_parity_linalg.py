@@ -245,6 +245,13 @@ CALLS.update(
         "logdet singular": lambda L: L.logdet(T(L, 3, 3)),
         "logdet int": lambda L: L.logdet(T(L, 3, 3, dt="int64")),
         "logdet 1d": lambda L: L.logdet(T(L, 3)),
+        "cholesky deprecated npd": lambda L: L.cholesky(-L.eye(3, dtype=L.float64)),
+        "cholesky deprecated rect": lambda L: L.cholesky(T(L, 3, 4)),
+        "cholesky deprecated 1d": lambda L: L.cholesky(T(L, 3)),
+        "cholesky deprecated int": lambda L: L.cholesky(T(L, 3, 3, dt="int64")),
+        "cholesky deprecated upper": lambda L: L.cholesky(
+            L.tensor([[4.0, 2.0], [2.0, 3.0]], dtype=L.float64), upper=True
+        ),
     }
 )
 
