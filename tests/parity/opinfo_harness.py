@@ -536,6 +536,26 @@ class Outcome:
     diffs: list[str]
 
 
+# Warnings both libraries give once per process (PyTorch's TORCH_WARN_ONCE), by OpInfo
+# name: the start of the text, and the module and flag by which minigrad remembers it
+# warned. An earlier test of the same process may have made either library warn
+# already, so before minigrad runs a sample its flag is set to PyTorch's state: warned
+# before, unless PyTorch warned on this very sample.
+WARN_ONCE = {
+    "cross": ("Using minigrad.cross without specifying the dim arg is deprecated.",
+              "minigrad.ops.matrix_functions", "_warned_of_default_dim"),
+    "cholesky": ("minigrad.cholesky is deprecated", "minigrad.ops.solvers",
+                 "_warned_of_cholesky"),
+}
+
+
+def _follow_warn_once(op: Exposed, torch_warnings: list) -> None:
+    if op.name in WARN_ONCE:
+        text, module, flag = WARN_ONCE[op.name]
+        warned_now = any(message.startswith(text) for _, message in torch_warnings)
+        setattr(importlib.import_module(module), flag, not warned_now)
+
+
 def check_sample(op: Exposed, sample, torch, minigrad) -> Outcome:
     """Run one OpInfo sample in both libraries and compare everything observable.
     Raises `ByDesign` when the sample uses what minigrad lacks by design."""
@@ -545,6 +565,7 @@ def check_sample(op: Exposed, sample, torch, minigrad) -> Outcome:
     double = bool(op.opinfo.supports_gradgrad)
     torch_fn, minigrad_fn = callables(op, torch, minigrad)
     want = run(torch, torch_fn, theirs, double=double)
+    _follow_warn_once(op, want.warnings)
     got = run(minigrad, minigrad_fn, mine, double=double)
     diffs = []
     if want.error or got.error:
