@@ -1,9 +1,27 @@
-"""`minigrad.linalg`: the part of `torch.linalg` tutorials use (vector norms, and the
-Frobenius norm, which is one)."""
+"""`minigrad.linalg`: PyTorch's `torch.linalg`, the part minigrad has: norms, products
+(`vecdot`, `multi_dot`, `matrix_power`, `cross`), `diagonal` and `vander`,
+determinants, inverses, solves and the Cholesky factorisation."""
 
 from __future__ import annotations
 
+from .ops.matrix_functions import linalg_cross as cross
+from .ops.matrix_functions import linalg_diagonal as diagonal
+from .ops.matrix_functions import matrix_power, multi_dot, vander, vecdot
+from .ops.solvers import _LinAlgError as LinAlgError
+from .ops.solvers import (
+                          cholesky,
+                          cholesky_ex,
+                          det,
+                          inv,
+                          inv_ex,
+                          slogdet,
+                          solve,
+                          solve_ex,
+                          solve_triangular,
+)
 from .ops.statistics import linalg_norm as norm
 from .ops.statistics import vector_norm
 
-__all__ = ["norm", "vector_norm"]
+__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cross", "det", "diagonal", "inv",
+           "inv_ex", "matrix_power", "multi_dot", "norm", "slogdet", "solve", "solve_ex",
+           "solve_triangular", "vander", "vecdot", "vector_norm"]

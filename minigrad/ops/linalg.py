@@ -385,20 +385,57 @@ def addmm(bias: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tenso
             f"{mat1._data.shape[1]} and {mat2._data.shape[0]}x{mat2._data.shape[1]})"
         )
     _check_float(mat1, mat2)
+    if bias._data.shape != (mat1._data.shape[0], mat2._data.shape[1]):
+        refuse_expand(bias._data.shape, (mat1._data.shape[0], mat2._data.shape[1]),
+                      bias.dtype.type_name)
+    if bias._data.dtype is not mat2._data.dtype:
+        raise RuntimeError("self and mat2 must have the same dtype, but got "
+                           f"{bias.dtype.type_name} and {mat2.dtype.type_name}")
     result = product(mat1._data, mat2._data)
     if alpha == 1 and beta == 1:  # (nn.Linear's: quietly, as PyTorch adds inf + -inf)
         quietly(np.add, result, bias._data, out=result)
     else:
-        with np.errstate(all="ignore"):
-            if alpha != 1:
-                result *= alpha
-            result += bias._data if beta == 1 else beta * bias._data
+        result = scaled_sum(result, bias._data, *as_scalars(result.dtype, alpha, beta))
     out = Tensor._make(result)
     node = record(AddmmBackward0, out, bias, mat1, mat2)
     if node is not None:
         node._saved["alpha"], node._saved["beta"] = alpha, beta
         _save_operands(node, 1, mat1, mat2, "mat1", "mat2")
     return out
+
+
+def as_scalars(dtype: np.dtype, alpha, beta) -> tuple:
+    """alpha and beta as PyTorch's kernels read them: truncated to integers for an
+    integer tensor (0.6 is 0)."""
+    if dtype.kind in "iu":
+        return int(alpha), int(beta)
+    return alpha, beta
+
+
+def scaled_sum(product: np.ndarray, bias: np.ndarray, alpha, beta) -> np.ndarray:
+    """beta * bias + alpha * product in `product`'s dtype and shape (`bias` broadcast to
+    it); `beta == 0` ignores `bias` (its nans too), as BLAS does."""
+    with np.errstate(all="ignore"):  # (inf * 0 is nan, silently, as in PyTorch)
+        out = product if alpha == 1 else product * alpha
+        if beta == 0:
+            return np.ascontiguousarray(out, product.dtype)
+        return np.asarray(out + (bias if beta == 1 else bias * beta), product.dtype)
+
+
+def refuse_expand(have: tuple, shape: tuple, dtype: str = "Double") -> None:
+    """PyTorch's error when a tensor of shape `have` (of `dtype`'s type name) does not
+    expand to `shape` (the dims compared from the last one back)."""
+    if len(have) > len(shape):
+        raise RuntimeError(f"expand(minigrad.{dtype}Tensor{{{list(have)}}}, size={list(shape)}): "
+                           f"the number of sizes provided ({len(shape)}) must be greater or "
+                           f"equal to the number of dimensions in the tensor ({len(have)})")
+    lead = len(shape) - len(have)
+    for i in reversed(range(len(have))):
+        if have[i] not in (1, shape[i + lead]):
+            raise RuntimeError(
+                f"The expanded size of the tensor ({shape[i + lead]}) must match the existing "
+                f"size ({have[i]}) at non-singleton dimension {i + lead}.  Target sizes: "
+                f"{list(shape)}.  Tensor sizes: {list(have)}")
 
 
 def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
@@ -434,7 +471,7 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
 declare("mm", nodes=(MmBackward0,), function=mm, method=True)
 declare("mv", nodes=(MvBackward0,), function=mv, method=True)
 declare("dot", nodes=(DotBackward0,), function=dot, method=True)
-declare("addmm", nodes=(AddmmBackward0,))  # (nn.functional.linear's)
+declare("addmm", nodes=(AddmmBackward0,), function=addmm, method=True)
 
 
 # -- the helpers this family's formulas call (PyTorch's FunctionsManual) --------------

@@ -1,40 +1,23 @@
-"""outer, inner, tensordot, kron and vdot: products that PyTorch builds from views,
-`mul` and `mm` (vdot excepted, which has a node of its own).
+"""inner, tensordot and kron: products that PyTorch builds from views, `mul` and `mm`
+(outer and vdot live with the other vector products, in `matrix_functions.py`).
 
-None of the composed ones has a node: PyTorch records the ops it composes them of
-(outer is `self.reshape(n, 1) * vec2`, tensordot a permute and reshape of each
-input, an `mm` and a reshape back, kron a `mul` of two reshapes), so minigrad
-composes them the same way and its graph is PyTorch's, node for node.
+None has a node: PyTorch records the ops it composes them of (tensordot a permute and
+reshape of each input, an `mm` and a reshape back, kron a `mul` of two reshapes), so
+minigrad composes them the same way and its graph is PyTorch's, node for node.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..autograd.graph import INPUT
 from ..autograd.record import record
-from ..grad_mode import no_grad
 from ..tensor import Tensor, _wrap_dim
 from .declaration import declare
-from .formulas import Formula, FormulaNode
-from .linalg import _save_each_for_the_other, dot, mm
-from .tangent_formulas import Tangent
+from .linalg import mm
 from .views import UnsafeViewBackward0
 
 # (The op table, `widgets.op_table` and docs/ops.md, lists them with the products.)
 OP_FAMILY = "linalg"
-
-
-def _check_1d(t: Tensor, arg: str, fn: str) -> None:
-    if t._data.ndim != 1:
-        raise RuntimeError(f"{fn}: Expected 1-D argument {arg}, but got {t._data.ndim}-D")
-
-
-def outer(x: Tensor, vec2: Tensor) -> Tensor:
-    """Every product x[i] * vec2[j], as a matrix (`x.reshape(n, 1) * vec2`)."""
-    _check_1d(x, "self", "outer")
-    _check_1d(vec2, "vec2", "outer")
-    return x.reshape(x._data.shape[0], 1) * vec2
 
 
 def _sizes(t: Tensor) -> str:
@@ -129,31 +112,6 @@ def kron(x: Tensor, other: Tensor) -> Tensor:
     return _unsafe_view(product, tuple(n * m for n, m in zip(xs, os_)))
 
 
-class VdotBackward0(FormulaNode):
-    """vdot(self, other): grad * other for self, grad * self for other (for real
-    tensors conj() changes nothing)."""
-
-    tangent = Tangent("vdot(self_t, other_p) + vdot(self_p, other_t)",
-                      inputs=("self", "other"))
-
-    saves = {"other": INPUT, "self": INPUT}
-    formulas = (Formula("self", "grad * other"), Formula("other", "grad * self"))
-
-
-def vdot(x: Tensor, other: Tensor) -> Tensor:
-    """The dot product of two 1-D tensors (the first conjugated: for real tensors,
-    `dot`)."""
-    with no_grad():  # (dot's checks and messages, which vdot's are)
-        out = dot(x, other)
-    out = Tensor._make(out._data)
-    node = record(VdotBackward0, out, x, other)
-    if node is not None:
-        _save_each_for_the_other(node, 0, x, other, "self", "other")
-    return out
-
-
-declare("outer", function=outer, method=True, aliases=("ger",))
 declare("inner", function=inner, method=True)
 declare("tensordot", function=tensordot)
 declare("kron", function=kron, method=True)
-declare("vdot", nodes=(VdotBackward0,), function=vdot, method=True)

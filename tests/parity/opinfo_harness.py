@@ -63,6 +63,7 @@ EXACT_OPS = {
     "arange", "nn.functional.dropout", "randn", "randn_like", "rand_like", "randint",
     "amax", "amin", "sort", "argsort", "msort", "topk", "kthvalue", "median", "nanmedian",
     "mode", "cummax", "cummin", "count_nonzero",
+    "linalg.diagonal",
 }
 # sums of many terms, linear in them: within a few ulps of the same op applied to the
 # inputs' magnitudes (the sum of the terms' sizes, float_policy's `scale`)
@@ -70,6 +71,8 @@ LINEAR_SUM_OPS = {
     "sum", "mean", "cumsum", "sum_to_size", "matmul", "mm", "bmm", "mv", "dot",
     "__rmatmul__", "einsum", "nn.functional.linear", "nn.functional.conv1d",
     "nn.functional.conv2d", "nn.functional.avg_pool2d", "nansum", "nanmean",
+    "addmm", "addmv", "addr", "addbmm", "baddbmm", "linalg.vecdot", "linalg.multi_dot",
+    "linalg.matrix_power", "vdot", "outer",
 }
 # sums of non-negative terms (squares, magnitudes) or a product: within a few ulps of
 # the result's largest magnitude
@@ -77,6 +80,7 @@ SUM_OPS = LINEAR_SUM_OPS | {
     "std", "var", "prod", "norm", "linalg.norm", "linalg.vector_norm", "cumprod",
     "std_mean", "var_mean",
     "log_softmax",  # (x - max - log(sum): the log of a row's sum, off by a few ulps of it)
+    "cross", "linalg.cross",
 }
 # several ops in a row (a loss, a normalisation, gelu's erf, linspace's start + i * step
 # rounded twice, softmax's exp divided by a running sum)
@@ -89,6 +93,14 @@ CHAIN_OPS = {
     "nn.functional.huber_loss", "linspace",
     "nn.functional.tanhshrink",  # x - tanh(x): tanh's last bit, cancelled near 0
 }
+# factorisations (LU, Cholesky) by LAPACK in both libraries, whose blocking and BLAS
+# kernels round by build and processor: several ops in a row, as CHAIN
+LAPACK_OPS = {
+    "linalg.det", "det", "linalg.inv", "linalg.inv_ex", "inverse", "linalg.solve",
+    "linalg.solve_ex", "linalg.cholesky", "linalg.cholesky_ex", "linalg.solve_triangular",
+    "linalg.slogdet", "logdet", "cholesky",
+}
+CHAIN_OPS |= LAPACK_OPS
 
 
 def kind_of(name: str) -> Tolerance:
@@ -551,6 +563,26 @@ class Outcome:
     diffs: list[str]
 
 
+# Warnings both libraries give once per process (PyTorch's TORCH_WARN_ONCE), by OpInfo
+# name: the start of the text, and the module and flag by which minigrad remembers it
+# warned. An earlier test of the same process may have made either library warn
+# already, so before minigrad runs a sample its flag is set to PyTorch's state: warned
+# before, unless PyTorch warned on this very sample.
+WARN_ONCE = {
+    "cross": ("Using minigrad.cross without specifying the dim arg is deprecated.",
+              "minigrad.ops.matrix_functions", "_warned_of_default_dim"),
+    "cholesky": ("minigrad.cholesky is deprecated", "minigrad.ops.solvers",
+                 "_warned_of_cholesky"),
+}
+
+
+def _follow_warn_once(op: Exposed, torch_warnings: list) -> None:
+    if op.name in WARN_ONCE:
+        text, module, flag = WARN_ONCE[op.name]
+        warned_now = any(message.startswith(text) for _, message in torch_warnings)
+        setattr(importlib.import_module(module), flag, not warned_now)
+
+
 def check_sample(op: Exposed, sample, torch, minigrad) -> Outcome:
     """Run one OpInfo sample in both libraries and compare everything observable.
     Raises `ByDesign` when the sample uses what minigrad lacks by design."""
@@ -560,6 +592,7 @@ def check_sample(op: Exposed, sample, torch, minigrad) -> Outcome:
     double = bool(op.opinfo.supports_gradgrad)
     torch_fn, minigrad_fn = callables(op, torch, minigrad)
     want = run(torch, torch_fn, theirs, double=double)
+    _follow_warn_once(op, want.warnings)
     got = run(minigrad, minigrad_fn, mine, double=double)
     diffs = []
     if want.error or got.error:

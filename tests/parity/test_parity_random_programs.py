@@ -141,6 +141,16 @@ BINARY = {
     "masked_scatter": lambda a, b: a.masked_scatter(a.detach() > 0, b.reshape(-1).repeat(
         a.numel())[:a.numel()].reshape(a.shape) if b.numel() else a),
 }
+# The linear algebra ops, drawn by a test of their own (`linalg_program`), so that the
+# examples the other tests draw stay the same. (Not solve or det: they save LU pivots,
+# int32 in PyTorch, int64 in minigrad, which has no int32.)
+LINALG = {
+    "vecdot": lambda t: _lib(t).linalg.vecdot(t, t * 2) if t.ndim else t,
+    "matrix_power": lambda t: _lib(t).linalg.matrix_power(t @ t.mT, 3) if t.ndim > 1 else t,
+    "inv_gram": lambda t: _lib(t).linalg.inv(t @ t.mT + _lib(t).eye(t.shape[-2])) if t.ndim > 1
+    else t,
+    "addr": lambda t: _lib(t).addr(t.sum(), t.reshape(-1), t.reshape(-1) * 2, beta=0.5, alpha=2),
+}
 
 
 def _lib(t):
@@ -304,6 +314,8 @@ empty_dims_program = st.tuples(
     st.integers(0, 2**16),
     st.booleans(),
 )
+linalg_program = _programs(SHAPES, st.one_of(
+    step, st.tuples(st.just("unary"), st.sampled_from(sorted(LINALG)), st.integers(0, 9))))
 more_shapes_program = _programs(MORE_SHAPES)
 newer_program = _programs(MORE_SHAPES, newer_step)
 
@@ -361,7 +373,7 @@ def _run_in(lib, shapes, steps, seed, edges, traced, higher, contexts):
         for kind, name, *args in steps:
             a = pool[args[0] % len(pool)]
             if kind == "unary":
-                out = UNARY[name](a)
+                out = UNARY[name](a) if name in UNARY else LINALG[name](a)
             elif kind == "binary":
                 out = BINARY[name](a, pool[args[1] % len(pool)])
             elif kind == "scalar":
@@ -596,6 +608,16 @@ def test_random_programs_match_torch(torch, traced, prog):
     shapes, steps, seed, edges = prog
     assert_same(run(torch, shapes, steps, seed, edges),
                 run(minigrad, shapes, steps, seed, edges, traced=traced))
+
+
+@pytest.mark.parity
+@settings(max_examples=PROGRAMS // 5, deadline=None, derandomize=PROGRAMS <= 300,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(linalg_program)
+def test_programs_with_linear_algebra_match_torch(torch, prog):
+    # The products, inverses and solves of `LINALG` among the other steps.
+    shapes, steps, seed, edges = prog
+    assert_same(run(torch, shapes, steps, seed, edges), run(minigrad, shapes, steps, seed, edges))
 
 
 @pytest.mark.parity
