@@ -42,9 +42,6 @@ DESIGN_SKIPS = {
 # What minigrad does not yet do as PyTorch: (OpInfo key, the samples it concerns (a
 # feature of `opinfo_harness.sample_features`, None for all), what differs).
 KNOWN_GAPS = [
-    ("remainder", None, "`%` / remainder is not implemented (NotImplementedError)"),
-    ("__rmod__", None, "`%` / remainder is not implemented (NotImplementedError)"),
-    ("floor_divide", None, "`//` / floor_divide is not implemented (NotImplementedError)"),
     ("clamp", "tensor args", "clamp with tensor bounds is not implemented"),
     ("nn.functional.cross_entropy", "ndim>2",
      "cross_entropy over inputs of more than 2 dimensions is not implemented"),

@@ -1,0 +1,363 @@
+"""Element-wise ops of two or three inputs beyond + - * / and **: remainders, signs,
+nan-aware maxima, hypot, logaddexp, xlogy, lerp, addcmul, addcdiv, ...
+
+Each op is a function that promotes and broadcasts its inputs as PyTorch does,
+computes its values with numpy, and records a node whose `formulas` are PyTorch's
+(`derivatives.yaml`), written with minigrad's own ops. The nodes are `FormulaNode`s:
+their plain backward runs the same formulas on tensors, recording nothing (these ops
+are rare in a program, and the arithmetic of their formulas is beyond what
+`compile_on_arrays` turns into array code), and a `create_graph=True` backward runs
+them recording a graph. What a node saves follows from the names its formulas read;
+like PyTorch's generated code, an op saves a tensor only when the formula of an input
+that needs a gradient reads it.
+
+Many of these ops have two overloads, as in PyTorch: a tensor `other` (`RemainderBackward1`)
+and a Python number (`RemainderBackward0`), whose nodes differ.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _dtype
+from .._args import combination_error
+from ..arrays.broadcasting import broadcast_shape, check_inplace_shape
+from ..autograd.graph import INPUT, OUTPUT, Node, SavedTensor
+from ..autograd.inplace import begin_inplace, finish_inplace
+from ..autograd.record import record
+from ..tensor import Tensor, operand
+from .declaration import declare
+from .formulas import Formula, FormulaNode
+from .public_forms import not_with_ndarray
+
+# What PyTorch lists when a call fits none of an op's overloads (the function's forms;
+# the method's are the same without the input).
+_TENSOR_OR_NUMBER = ["Tensor input, Tensor other, *, Tensor out = None",
+                     "Tensor input, Number other, *, Tensor out = None"]
+_METHOD_TENSOR_OR_NUMBER = ["Tensor other", "Number other"]
+
+
+def _node(name: str, formulas: dict[str, str], saves: dict, *, tangent=None,
+          scalars: tuple[str, ...] = (), doc: str = "") -> type[Node]:
+    """A node class named as PyTorch names it, with its formulas (one per input, in the
+    order of its inputs) and what it may save."""
+    return type(name, (FormulaNode,), {
+        "__module__": __name__, "__qualname__": name, "__doc__": doc,
+        "formulas": tuple(Formula(i, text) for i, text in formulas.items()),
+        "saves": saves, "scalars": scalars, "tangent": tangent})
+
+
+def _save(node: Node | None, values: dict) -> None:
+    """Save on `node` the values its class saves: a number always (a tangent formula
+    may read it), a tensor only when the formula of an input that needs a gradient
+    reads it (PyTorch's generated code guards each save so). In name order, as
+    PyTorch saves (and packs) them."""
+    if node is None:
+        return
+    cls = type(node)
+    read = set()
+    for i, formula in enumerate(cls.formulas):
+        if node.needs_grad(i):
+            read |= formula.names
+    for name in sorted(cls.saves):
+        value = values[name]
+        if isinstance(value, Tensor):
+            if name in read:
+                node._saved[name] = SavedTensor(value, is_output=cls.saves[name] is OUTPUT)
+        else:
+            node._saved[name] = value
+
+
+def _data(x, dt: _dtype.dtype):
+    """A tensor's values (or a number) in dtype `dt`, for numpy to compute with."""
+    if isinstance(x, Tensor):
+        return x._data.astype(dt.np, copy=False)
+    return dt.np.type(x)
+
+
+def _shape_of(*values) -> tuple:
+    """The broadcast shape of the tensors among `values` (PyTorch's error if none)."""
+    shape: tuple = ()
+    for v in values:
+        if isinstance(v, Tensor):
+            shape = broadcast_shape(shape, v._data.shape)
+    return shape
+
+
+def _result(values, dt: _dtype.dtype, shape: tuple) -> Tensor:
+    """A new tensor of `values` in dtype `dt` and shape `shape` (owning its memory)."""
+    out = np.empty(shape, dt.np)
+    out[...] = values
+    return Tensor._make(out)
+
+
+def _float_type(*operands) -> _dtype.dtype:
+    """The dtype of an op computed in floating point: integers and bools become the
+    default float dtype."""
+    dt = _dtype.result_type(*operands)
+    return dt if dt.is_floating_point else _dtype.get_default_dtype()
+
+
+def _must_be_tensor(fn: str, value, arg: str, position: int) -> None:
+    if not isinstance(value, Tensor):
+        raise TypeError(f"{fn}(): argument '{arg}' (position {position}) must be Tensor, "
+                        f"not {type(value).__name__}")
+
+
+def _inplace_result(fn_out, self: Tensor, others: tuple, node_cls, values: dict) -> Tensor:
+    """Write an op's result into `self` (`x.remainder_(y)`): its dtype must be
+    self's, its shape self's; the node is recorded (and the values saved) as
+    PyTorch records an in-place op, with the input's values from before the write."""
+    out = fn_out
+    if out.dtype is not self.dtype:
+        raise RuntimeError(f"result type {out.dtype.type_name} can't be cast to the desired "
+                           f"output type {self.dtype.type_name}")
+    tensors = [o for o in others if isinstance(o, Tensor)]
+    for o in tensors:
+        check_inplace_shape(self._data.shape, o._data.shape)
+    node = begin_inplace(node_cls, self, *others) if node_cls is not None else None
+    if node_cls is None:
+        begin_inplace(_NoGradient, self, *tensors)
+    reads_self = node is not None and any(
+        "self" in f.names for i, f in enumerate(node_cls.formulas) if node.needs_grad(i))
+    original = self.clone() if reads_self else None
+    self._data[...] = out._data
+    if node is not None:
+        _save(node, {**values, "self": original if original is not None else self,
+                     "result": self})
+    finish_inplace(self, node)
+    return self
+
+
+class _NoGradient(Node):
+    """(the in-place checks of an op that records no node)"""
+
+
+# -- remainder and fmod: what is left after a division ------------------------------------
+
+
+def _remainder_values(a, b, dt: _dtype.dtype):
+    """Python's `%` (the sign of the divisor), as PyTorch computes it: C's fmod, moved
+    by one divisor where it is nonzero and its sign differs from the divisor's."""
+    if not dt.is_floating_point:
+        _refuse_zero_division(b)
+        return np.remainder(a, b)
+    with np.errstate(all="ignore"):
+        mod = np.fmod(a, b)
+        return np.where((mod != 0) & ((b < 0) != (mod < 0)), mod + b, mod)
+
+
+def _fmod_values(a, b, dt: _dtype.dtype):
+    """C's fmod (the sign of the dividend); an integer division by zero is an error."""
+    if not dt.is_floating_point:
+        _refuse_zero_division(b)
+    with np.errstate(all="ignore"):
+        return np.fmod(a, b)
+
+
+def _refuse_zero_division(b) -> None:
+    if np.any(np.asarray(b) == 0):
+        raise RuntimeError("ZeroDivisionError")
+
+
+RemainderBackward0 = _node(
+    "RemainderBackward0", {"self": "grad"}, {}, tangent="auto_element_wise",
+    doc="remainder(x, number): x - number * floor(x / number) has slope 1 in x.")
+RemainderBackward1 = _node(
+    "RemainderBackward1",
+    {"self": "grad", "other": "-grad * self.div(other, rounding_mode='floor')"},
+    {"self": INPUT, "other": INPUT},
+    tangent="self_t - other_t * self_p.div(other_p, rounding_mode='floor')",
+    doc="remainder(x, y) = x - y * floor(x / y): slope 1 in x, -floor(x / y) in y.")
+FmodBackward0 = _node(
+    "FmodBackward0", {"self": "grad"}, {}, tangent="auto_element_wise",
+    doc="fmod(x, number): x - number * trunc(x / number) has slope 1 in x.")
+FmodBackward1 = _node(
+    "FmodBackward1",
+    {"self": "grad", "other": "-grad * self.div(other, rounding_mode='trunc')"},
+    {"self": INPUT, "other": INPUT},
+    tangent="self_t - other_t * self_p.div(other_p, rounding_mode='trunc')",
+    doc="fmod(x, y) = x - y * trunc(x / y): slope 1 in x, -trunc(x / y) in y.")
+
+
+def _divide_like(name: str, values, number_node, tensor_node, heads: list[str]):
+    """remainder and fmod: a tensor `other` or a number, the result in the operands'
+    promoted dtype."""
+    def op(self: Tensor, other) -> Tensor:
+        other = operand(other)
+        if other is NotImplemented:
+            return other
+        if isinstance(other, bool) and self.dtype is _dtype.bool_ or (
+                isinstance(other, Tensor) and _dtype.result_type(self, other) is _dtype.bool_):
+            raise NotImplementedError(f'"{name}_cpu" not implemented for \'Bool\'')
+        dt = _dtype.result_type(self, other)
+        shape = _shape_of(self, other)
+        out = _result(values(_data(self, dt), _data(other, dt), dt), dt, shape)
+        if isinstance(other, Tensor):
+            _save(record(tensor_node, out, self, other), {"self": self, "other": other})
+        else:
+            record(number_node, out, self)
+        return out
+
+    def op_(self: Tensor, other) -> Tensor:
+        checked = operand(other)
+        if checked is NotImplemented:
+            raise combination_error(name + "_", (other,), {}, _METHOD_TENSOR_OR_NUMBER,
+                                    tail=False)
+        result = op(self.detach(), checked.detach() if isinstance(checked, Tensor) else checked)
+        node_cls = tensor_node if isinstance(checked, Tensor) else number_node
+        others = (checked,) if isinstance(checked, Tensor) else ()
+        return _inplace_result(result, self, others, node_cls, {"other": checked})
+
+    def method(self: Tensor, other) -> Tensor:
+        result = op(self, other)
+        if result is NotImplemented:
+            raise combination_error(name, (other,), {}, _METHOD_TENSOR_OR_NUMBER, tail=False)
+        return result
+
+    op.__name__ = op.__qualname__ = method.__name__ = method.__qualname__ = name
+    op_.__name__ = op_.__qualname__ = name + "_"
+    return op, op_, method
+
+
+remainder_op, remainder_, remainder_method = _divide_like(
+    "remainder", _remainder_values, RemainderBackward0, RemainderBackward1,
+    [_TENSOR_OR_NUMBER[0], "Number self, Tensor other", _TENSOR_OR_NUMBER[1]])
+fmod_op, fmod_, fmod_method = _divide_like("fmod", _fmod_values, FmodBackward0,
+                                           FmodBackward1, _TENSOR_OR_NUMBER)
+
+
+def remainder(input, other) -> Tensor:  # noqa: A002 - PyTorch's names
+    """The remainder of input / other with the divisor's sign (Python's `%`); either
+    may be a number (`minigrad.remainder(5, t)`)."""
+    if isinstance(input, Tensor):
+        result = remainder_op(input, other)
+    elif isinstance(other, Tensor) and isinstance(input, (int, float)):
+        result = remainder_op(_wrapped(input), other)
+    else:
+        result = NotImplemented
+    if result is NotImplemented:
+        raise combination_error("remainder", (input, other), {}, [
+            _TENSOR_OR_NUMBER[0], "Number self, Tensor other", _TENSOR_OR_NUMBER[1]],
+            tail=False)
+    return result
+
+
+def fmod(input, other) -> Tensor:  # noqa: A002 - PyTorch's names
+    """The remainder of input / other with the dividend's sign (C's fmod)."""
+    result = fmod_op(input, other) if isinstance(input, Tensor) else NotImplemented
+    if result is NotImplemented:
+        raise combination_error("fmod", (input, other), {}, _TENSOR_OR_NUMBER, tail=False)
+    return result
+
+
+def _wrapped(number) -> Tensor:
+    """A Python number as the first operand (`5 % t`): a 0-d tensor that promotes as
+    the number does."""
+    t = Tensor._make(np.array(number, _dtype.of_number(number).np))
+    t._wrapped_number = True
+    return t
+
+
+def rmod(self: Tensor, other) -> Tensor:
+    """`number % t`: remainder(number, t)."""
+    other = operand(other)
+    if other is NotImplemented:
+        return other
+    return remainder_op(other if isinstance(other, Tensor) else _wrapped(other), self)
+
+
+# -- floor_divide: `//` --------------------------------------------------------------------
+
+
+class _NoDerivative(Node):
+    """The node PyTorch records for an op it has no derivative for (`x // y`): backward
+    through it is an error."""
+
+    _display_name = "minigrad::autograd::NotImplemented"
+    op = ""
+
+    def backward(self, *grads):
+        raise RuntimeError(f"derivative for aten::{self.op} is not implemented")
+
+
+# (PyTorch's class is named NotImplemented: `grad_fn=<NotImplemented>`)
+FloorDivideNotImplemented = type("NotImplemented", (_NoDerivative,), {
+    "__module__": __name__, "__qualname__": "NotImplemented", "op": "floor_divide"})
+
+
+def _floor_divide_values(a, b, dt: _dtype.dtype):
+    if not dt.is_floating_point:
+        _refuse_zero_division(b)
+    with np.errstate(all="ignore"):  # x / 0 is inf or nan, silently
+        # (numpy's floor_divide rounds as PyTorch's: from fmod, exact near integers)
+        return np.floor_divide(a, b)
+
+
+def floor_divide_op(self: Tensor, other) -> Tensor:
+    """self // other: the quotient rounded down, in the operands' promoted dtype."""
+    other = operand(other)
+    if other is NotImplemented:
+        return other
+    dt = _dtype.result_type(self, other)
+    if dt is _dtype.bool_:
+        raise RuntimeError("\"div_floor_cpu\" not implemented for 'Bool'")
+    out = _result(_floor_divide_values(_data(self, dt), _data(other, dt), dt), dt,
+                  _shape_of(self, other))
+    record(FloorDivideNotImplemented, out, self, other)
+    return out
+
+
+def floor_divide(input, other) -> Tensor:  # noqa: A002 - PyTorch's names
+    """input // other (either may be a number)."""
+    if not isinstance(input, Tensor) and isinstance(other, Tensor) and isinstance(
+            input, (int, float)):
+        input = _wrapped(input)  # noqa: A001
+    result = floor_divide_op(input, other) if isinstance(input, Tensor) else NotImplemented
+    if result is NotImplemented:
+        raise combination_error("floor_divide", (input, other), {},
+                                [_TENSOR_OR_NUMBER[0], "Tensor input, Number other"],
+                                tail=False)
+    return result
+
+
+def floor_divide_method(self: Tensor, other) -> Tensor:
+    result = floor_divide_op(self, other)
+    if result is NotImplemented:
+        raise combination_error("floor_divide", (other,), {}, _METHOD_TENSOR_OR_NUMBER,
+                                tail=False)
+    return result
+
+
+def floor_divide_(self: Tensor, other) -> Tensor:
+    checked = operand(other)
+    if checked is NotImplemented:
+        raise combination_error("floor_divide_", (other,), {}, _METHOD_TENSOR_OR_NUMBER,
+                                tail=False)
+    result = floor_divide_op(self.detach(), checked.detach() if isinstance(checked, Tensor)
+                             else checked)
+    others = (checked,) if isinstance(checked, Tensor) else ()
+    return _inplace_result(result, self, others, FloorDivideNotImplemented, {})
+
+
+def rfloordiv(self: Tensor, other) -> Tensor:
+    """`number // t`."""
+    other = operand(other)
+    if other is NotImplemented:
+        return other
+    return floor_divide_op(other if isinstance(other, Tensor) else _wrapped(other), self)
+
+
+# -- declarations --------------------------------------------------------------------------
+
+declare("remainder", nodes=(RemainderBackward0, RemainderBackward1), function=remainder,
+        method=remainder_method, inplace=remainder_,
+        attributes={"__mod__": remainder_op, "__rmod__": not_with_ndarray(rmod),
+                    "__imod__": remainder_})
+declare("fmod", nodes=(FmodBackward0, FmodBackward1), function=fmod, method=fmod_method,
+        inplace=fmod_)
+declare("floor_divide", nodes=(FloorDivideNotImplemented,), function=floor_divide,
+        method=floor_divide_method, inplace=floor_divide_,
+        attributes={"__floordiv__": floor_divide_op,
+                    "__rfloordiv__": not_with_ndarray(rfloordiv),
+                    "__ifloordiv__": floor_divide_})
