@@ -57,11 +57,6 @@ KNOWN_GAPS = [
      "`d % len(sizes)` divides by zero (ZeroDivisionError)"),
     ("squeeze.multiple", "ndim=0", "double backward of squeezing a 0-d tensor: "
      "ZeroDivisionError in unsqueeze_to"),
-    *[(key, "number input", "a Python number as the input raises AttributeError, not "
-       "PyTorch's TypeError (invalid combination of arguments / must be Tensor)")
-      for key in ("eq", "ne", "lt", "le", "gt", "ge", "bitwise_and", "bitwise_or",
-                  "bitwise_xor", "pow", "atan2", "maximum", "minimum", "max.binary",
-                  "min.binary")],
     ("mean", "kwarg:dtype", "mean(dtype=) is not taken (TypeError), so neither is "
      "PyTorch's error for an integer dtype"),
     ("narrow", "error input", "narrow with a start tensor that is not a 0-d integer "
