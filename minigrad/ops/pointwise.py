@@ -21,14 +21,16 @@ import numpy as np
 
 from .. import _dtype
 from .._args import combination_error
+from .._creation import zeros
 from ..arrays.broadcasting import broadcast_shape, check_inplace_shape
-from ..autograd.graph import INPUT, OUTPUT, Node, SavedTensor
+from ..autograd.graph import INPUT, OUTPUT, VALUE, Node, SavedTensor
 from ..autograd.inplace import begin_inplace, finish_inplace
 from ..autograd.record import record
 from ..tensor import Tensor, operand
 from .declaration import declare
-from .formulas import Formula, FormulaNode
+from .formulas import Formula, FormulaNode, helper, named
 from .public_forms import not_with_ndarray
+from .tangent_formulas import dense
 
 # What PyTorch lists when a call fits none of an op's overloads (the function's forms;
 # the method's are the same without the input).
@@ -348,6 +350,126 @@ def rfloordiv(self: Tensor, other) -> Tensor:
     return floor_divide_op(other if isinstance(other, Tensor) else _wrapped(other), self)
 
 
+# -- clamp with tensor bounds, clamp_min, clamp_max -----------------------------------------
+
+
+ClampBackward0 = _node(
+    "ClampBackward0",
+    {"self": "clamp_backward(grad, self, min, max)",
+     "min": "clamp_backward_min_max(grad, self, min, max, (True, False))[0]",
+     "max": "clamp_backward_min_max(grad, self, min, max, (False, True))[1]"},
+    {"self": INPUT, "min": INPUT, "max": INPUT},
+    tangent="clamp_jvp(self_p, self_t, min_p, min_t, max_p, max_t)",
+    doc="clamp(x, min, max) with tensor bounds: the gradient goes to x where it was "
+        "within them, else to the bound that was taken.")
+ClampMinBackward0 = _node(
+    "ClampMinBackward0", {"self": "where(self >= min, grad, zeros((), dtype=grad.dtype))"},
+    {"self": INPUT, "min": VALUE}, tangent="auto_element_wise",
+    doc="clamp_min(x, number): the gradient passes where x was at least the bound.")
+ClampMinBackward1 = _node(
+    "ClampMinBackward1",
+    {"self": "where(self >= min, grad, zeros((), dtype=grad.dtype))",
+     "min": "where(self < min, grad, zeros((), dtype=grad.dtype))"},
+    {"self": INPUT, "min": INPUT}, tangent="where(self_p >= min_p, self_t, min_t)",
+    doc="clamp_min(x, y): the gradient goes to whichever of x and y was taken.")
+ClampMaxBackward0 = _node(
+    "ClampMaxBackward0", {"self": "where(self <= max, grad, zeros((), dtype=grad.dtype))"},
+    {"self": INPUT, "max": VALUE}, tangent="auto_element_wise",
+    doc="clamp_max(x, number): the gradient passes where x was at most the bound.")
+ClampMaxBackward1 = _node(
+    "ClampMaxBackward1",
+    {"self": "where(self <= max, grad, zeros((), dtype=grad.dtype))",
+     "max": "where(self > max, grad, zeros((), dtype=grad.dtype))"},
+    {"self": INPUT, "max": INPUT}, tangent="where(self_p <= max_p, self_t, max_t)",
+    doc="clamp_max(x, y): the gradient goes to whichever of x and y was taken.")
+
+_CLAMP_HEADS = ["Tensor input, Tensor min = None, Tensor max = None, *, Tensor out = None",
+                "Tensor input, Number min = None, Number max = None, *, Tensor out = None"]
+
+
+def _clamp_values(x, lo, hi):
+    """min(max(x, lo), hi), a nan anywhere giving nan (as PyTorch's kernel)."""
+    if lo is not None:
+        x = np.maximum(x, lo)
+    return x if hi is None else np.minimum(x, hi)
+
+
+def clamp_tensors(self: Tensor, min, max) -> Tensor:  # noqa: A002 - PyTorch's names
+    """clamp(x, min, max) with tensor bounds (either may be None), broadcast together."""
+    if not all(b is None or isinstance(b, Tensor) for b in (min, max)):
+        raise combination_error("clamp", (self, min, max), {}, _CLAMP_HEADS, tail=False)
+    bounds = [b for b in (min, max) if b is not None]
+    dt = _dtype.result_type(self, *bounds)
+    shape = _shape_of(self, *bounds)
+    values = _clamp_values(_data(self, dt), *(None if b is None else _data(b, dt)
+                                              for b in (min, max)))
+    out = _result(values, dt, shape)
+    _save(record(ClampBackward0, out, self, min, max), {"self": self, "min": min, "max": max})
+    return out
+
+
+def clamp_tensors_(self: Tensor, min, max) -> Tensor:  # noqa: A002 - PyTorch's names
+    """`clamp_tensors` in place."""
+    plain = [None if b is None else b.detach() for b in (min, max)]
+    result = clamp_tensors(self.detach(), *plain)
+    return _inplace_result(result, self, (min, max), ClampBackward0, {"min": min, "max": max})
+
+
+def _one_bound(name: str, number_node, tensor_node, values):
+    """clamp_min or clamp_max: a tensor bound or a number."""
+    heads = [f"Tensor input, Tensor {name[6:]}, *, Tensor out = None",
+             f"Tensor input, Number {name[6:]}, *, Tensor out = None"]
+    method_heads = [f"Tensor {name[6:]}", f"Number {name[6:]}"]
+    bound_name = name[6:]
+
+    def op(self: Tensor, bound) -> Tensor:
+        checked = operand(bound)
+        if checked is NotImplemented:
+            return NotImplemented
+        dt = _dtype.result_type(self, checked)
+        out = _result(values(_data(self, dt), _data(checked, dt)), dt,
+                      _shape_of(self, checked))
+        if isinstance(checked, Tensor):
+            _save(record(tensor_node, out, self, checked), {"self": self, bound_name: checked})
+        else:
+            _save(record(number_node, out, self), {"self": self, bound_name: checked})
+        return out
+
+    def function(input, bound) -> Tensor:  # noqa: A002 - PyTorch's name
+        result = op(input, bound) if isinstance(input, Tensor) else NotImplemented
+        if result is NotImplemented:
+            raise combination_error(name, (input, bound), {}, heads, tail=False)
+        return result
+
+    def method(self: Tensor, bound) -> Tensor:
+        result = op(self, bound)
+        if result is NotImplemented:
+            raise combination_error(name, (bound,), {}, method_heads, tail=False)
+        return result
+
+    def op_(self: Tensor, bound) -> Tensor:
+        checked = operand(bound)
+        if checked is NotImplemented:
+            raise combination_error(name + "_", (bound,), {}, method_heads, tail=False)
+        result = op(self.detach(), checked.detach() if isinstance(checked, Tensor) else checked)
+        tensor = isinstance(checked, Tensor)
+        return _inplace_result(result, self, (checked,) if tensor else (),
+                               tensor_node if tensor else number_node, {bound_name: checked})
+
+    for fn, public in ((function, name), (method, name), (op_, name + "_")):
+        fn.__name__ = fn.__qualname__ = public
+    function.__doc__ = method.__doc__ = (
+        f"Each element {'at least' if name == 'clamp_min' else 'at most'} the bound "
+        "(a tensor, broadcast, or a number).")
+    return function, method, op_
+
+
+clamp_min, clamp_min_method, clamp_min_ = _one_bound(
+    "clamp_min", ClampMinBackward0, ClampMinBackward1, np.maximum)
+clamp_max, clamp_max_method, clamp_max_ = _one_bound(
+    "clamp_max", ClampMaxBackward0, ClampMaxBackward1, np.minimum)
+
+
 # -- declarations --------------------------------------------------------------------------
 
 declare("remainder", nodes=(RemainderBackward0, RemainderBackward1), function=remainder,
@@ -361,3 +483,45 @@ declare("floor_divide", nodes=(FloorDivideNotImplemented,), function=floor_divid
         attributes={"__floordiv__": floor_divide_op,
                     "__rfloordiv__": not_with_ndarray(rfloordiv),
                     "__ifloordiv__": floor_divide_})
+declare("clamp_min", nodes=(ClampMinBackward0, ClampMinBackward1), function=clamp_min,
+        method=clamp_min_method, inplace=clamp_min_, function_inplace=True)
+declare("clamp_max", nodes=(ClampMaxBackward0, ClampMaxBackward1), function=clamp_max,
+        method=clamp_max_method, inplace=clamp_max_, function_inplace=True)
+
+
+# -- the helpers this family's formulas call (PyTorch's FunctionsManual) --------------
+
+
+@helper
+def clamp_backward_min_max(grad: Tensor, self: Tensor, min, max,  # noqa: A002
+                           grad_input_mask: tuple) -> tuple:
+    """The gradients of clamp's tensor bounds: min's where x was below it (and below
+    max), max's where x was above it or the bounds crossed (then the result is max)."""
+    where, zero = named("where"), zeros((), dtype=grad.dtype)
+    grad_min = grad_max = None
+    if max is not None and min is not None:
+        if grad_input_mask[0]:
+            grad_min = where((self < min) & (min < max), grad, zero)
+        if grad_input_mask[1]:
+            grad_max = where((self > max) | (max < min), grad, zero)
+    elif min is not None and grad_input_mask[0]:
+        grad_min = where(self < min, grad, zero)
+    elif max is not None and grad_input_mask[1]:
+        grad_max = where(self > max, grad, zero)
+    return grad_min, grad_max
+
+
+@helper
+def clamp_jvp(self_p: Tensor, self_t, min_p, min_t, max_p, max_t):  # noqa: A002
+    """The tangent of clamp with tensor bounds: the tangent of whichever input was taken."""
+    where = named("where")
+    self_t = dense(self_t, self_p)
+    if min_p is not None and max_p is not None:
+        min_t, max_t = dense(min_t, min_p), dense(max_t, max_p)
+        return where(min_p > max_p, max_t,
+                     where(self_p < min_p, min_t, where(self_p > max_p, max_t, self_t)))
+    if min_p is not None:
+        return where(self_p > min_p, self_t, dense(min_t, min_p))
+    if max_p is not None:
+        return where(self_p < max_p, self_t, dense(max_t, max_p))
+    return self_t

@@ -42,7 +42,6 @@ DESIGN_SKIPS = {
 # What minigrad does not yet do as PyTorch: (OpInfo key, the samples it concerns (a
 # feature of `opinfo_harness.sample_features`, None for all), what differs).
 KNOWN_GAPS = [
-    ("clamp", "tensor args", "clamp with tensor bounds is not implemented"),
     ("nn.functional.cross_entropy", "ndim>2",
      "cross_entropy over inputs of more than 2 dimensions is not implemented"),
     ("nn.functional.nll_loss", "ndim>2",
