@@ -17,6 +17,8 @@ and a Python number (`RemainderBackward0`), whose nodes differ.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import _dtype
@@ -111,7 +113,7 @@ def _inplace_result(fn_out, self: Tensor, others: tuple, node_cls, values: dict)
     self's, its shape self's; the node is recorded (and the values saved) as
     PyTorch records an in-place op, with the input's values from before the write."""
     out = fn_out
-    if out.dtype is not self.dtype:
+    if _dtype.category(out.dtype) > _dtype.category(self.dtype):
         raise RuntimeError(f"result type {out.dtype.type_name} can't be cast to the desired "
                            f"output type {self.dtype.type_name}")
     tensors = [o for o in others if isinstance(o, Tensor)]
@@ -468,6 +470,224 @@ clamp_min, clamp_min_method, clamp_min_ = _one_bound(
     "clamp_min", ClampMinBackward0, ClampMinBackward1, np.maximum)
 clamp_max, clamp_max_method, clamp_max_ = _one_bound(
     "clamp_max", ClampMaxBackward0, ClampMaxBackward1, np.minimum)
+
+
+# -- ops of two tensors ---------------------------------------------------------------------
+# Each takes two tensors (a number for `other` is PyTorch's TypeError), promotes them,
+# and computes its values with numpy; `rule(dt)` turns the promoted dtype into the
+# result's, or refuses it as PyTorch's kernels do.
+
+
+def _same(name: str):
+    """The promoted dtype itself."""
+    return lambda dt: dt
+
+
+def _floating(name: str):
+    """Integers and bools computed in the default float dtype."""
+    return lambda dt: dt if dt.is_floating_point else _dtype.get_default_dtype()
+
+
+def _floats_only(name: str):
+    """A kernel PyTorch has for floating-point dtypes only."""
+    def rule(dt):
+        if not dt.is_floating_point:
+            raise NotImplementedError(f'"{name}_cpu" not implemented for \'{dt.type_name}\'')
+        return dt
+    return rule
+
+
+def _integers_only(name: str):
+    """A kernel PyTorch has for integer dtypes only (bool included, for shifts: no)."""
+    def rule(dt):
+        if dt is not _dtype.int64:
+            raise NotImplementedError(f'"{name}_cpu" not implemented for \'{dt.type_name}\'')
+        return dt
+    return rule
+
+
+def _tensors_op(name: str, values, rule, node=None, *, other: str = "other",
+                kernel: str | None = None, check=None, result_dtype=None):
+    """An element-wise op of two tensors: the function, the method and the in-place
+    form. `values(a, b)` computes on numpy arrays of the computing dtype; `node` is
+    recorded when an input needs a gradient (saving what its formulas read), `check`
+    sees both tensors first (heaviside's dtype rule); `result_dtype` gives a result of
+    another dtype than the computing one (bool for the logical ops)."""
+    rule = rule(kernel or name)
+
+    def op(input: Tensor, other_: Tensor) -> Tensor:  # noqa: A002 - PyTorch's names
+        _must_be_tensor(name, input, "input", 1)
+        _must_be_tensor(name, other_, other, 2)
+        return _compute(input, other_)
+
+    def method(self: Tensor, other_: Tensor) -> Tensor:
+        _must_be_tensor(name, other_, other, 1)
+        return _compute(self, other_)
+
+    def _compute(a: Tensor, b: Tensor) -> Tensor:
+        if check is not None:
+            check(a, b)
+        dt = rule(_dtype.result_type(a, b))
+        shape = _shape_of(a, b)
+        with np.errstate(all="ignore"):
+            computed = values(_data(a, dt), _data(b, dt))
+        out = _result(computed, result_dtype or dt, shape)
+        if node is not None:
+            _save(record(node, out, a, b), {"self": a, "other": b, "result": out})
+        return out
+
+    def op_(self: Tensor, other_: Tensor) -> Tensor:
+        _must_be_tensor(name + "_", other_, other, 1)
+        result = _compute(self.detach(), other_.detach())
+        return _inplace_result(result, self, (other_,), node, {"other": other_})
+
+    op.__name__ = op.__qualname__ = method.__name__ = method.__qualname__ = name
+    op_.__name__ = op_.__qualname__ = name + "_"
+    return op, method, op_
+
+
+def _declare_tensors_op(name: str, values, rule, node=None, doc: str = "", **kwargs) -> tuple:
+    op, method, op_ = _tensors_op(name, values, rule, node, **kwargs)
+    op.__doc__ = method.__doc__ = doc
+    declare(name, nodes=(node,) if node is not None else (), function=op, method=method,
+            inplace=op_, doc=doc)
+    return op, method, op_
+
+
+# fmax, fmin: a nan loses (where maximum and minimum let it win)
+FmaxBackward0 = _node(
+    "FmaxBackward0",
+    {"self": "grad.masked_fill(logical_not(logical_or(self >= other, other != other)), 0)",
+     "other": "grad.masked_fill(logical_or(self >= other, other != other), 0)"},
+    {"self": INPUT, "other": INPUT},
+    tangent="other_t + logical_or(self_p > other_p, other_p != other_p) * (self_t - other_t)",
+    doc="fmax(x, y): the gradient goes to the larger (to x on a tie, or where y is nan).")
+FminBackward0 = _node(
+    "FminBackward0",
+    {"self": "grad.masked_fill(logical_not(logical_or(self <= other, other != other)), 0)",
+     "other": "grad.masked_fill(logical_or(self <= other, other != other), 0)"},
+    {"self": INPUT, "other": INPUT},
+    tangent="other_t + logical_or(self_p <= other_p, other_p != other_p) * (self_t - other_t)",
+    doc="fmin(x, y): the gradient goes to the smaller (to x on a tie, or where y is nan).")
+_declare_tensors_op("fmax", np.fmax, _same, FmaxBackward0,
+                    doc="The larger of two tensors, element by element; a nan loses.")
+_declare_tensors_op("fmin", np.fmin, _same, FminBackward0,
+                    doc="The smaller of two tensors, element by element; a nan loses.")
+
+HypotBackward0 = _node(
+    "HypotBackward0", {"self": "grad * self / result", "other": "grad * other / result"},
+    {"self": INPUT, "other": INPUT, "result": OUTPUT},
+    tangent="self_t * self_p / result + other_t * other_p / result",
+    doc="hypot(x, y) = sqrt(x**2 + y**2): slopes x / result and y / result.")
+_declare_tensors_op("hypot", np.hypot, _floats_only, HypotBackward0,
+                    doc="sqrt(input**2 + other**2), without overflow in the squares.")
+
+LogaddexpBackward0 = _node(
+    "LogaddexpBackward0",
+    {"self": "grad / (1 + exp(other - self))", "other": "grad / (1 + exp(self - other))"},
+    {"self": INPUT, "other": INPUT},
+    tangent="self_t / (1 + exp(other_p - self_p)) + other_t / (1 + exp(self_p - other_p))",
+    doc="log(exp(x) + exp(y)): the slopes are the softmax of (x, y).")
+Logaddexp2Backward0 = _node(
+    "Logaddexp2Backward0",
+    {"self": "grad / (1 + pow(2, other - self))", "other": "grad / (1 + pow(2, self - other))"},
+    {"self": INPUT, "other": INPUT},
+    tangent="self_t / (1 + pow(2, other_p - self_p)) + other_t / (1 + pow(2, self_p - other_p))",
+    doc="log2(2**x + 2**y): the slopes are the base-2 softmax of (x, y).")
+
+
+def _logaddexp_values(a, b):
+    """max + log1p(exp(-|a - b|)), and a itself where both are the same infinity."""
+    big = np.maximum(a, b)
+    same_inf = np.isinf(a) & (a == b)
+    return np.where(same_inf, a, big + np.log1p(np.exp(-np.abs(a - b))))
+
+
+def _logaddexp2_values(a, b):
+    """max + log2(1 + 2**-|a - b|), and a itself where both are the same infinity."""
+    big = np.maximum(a, b)
+    same_inf = np.isinf(a) & (a == b)
+    inv_log_2 = big.dtype.type(1.0 / math.log(2.0))  # (a product, as PyTorch's kernel)
+    return np.where(same_inf, a, big + np.log1p(np.exp2(-np.abs(a - b))) * inv_log_2)
+
+
+_declare_tensors_op("logaddexp", _logaddexp_values, _floats_only, LogaddexpBackward0,
+                    doc="log(exp(input) + exp(other)), without overflow.")
+_declare_tensors_op("logaddexp2", _logaddexp2_values, _floats_only, Logaddexp2Backward0,
+                    doc="log2(2**input + 2**other), without overflow.")
+
+NextafterBackward0 = _node(
+    "NextafterBackward0",
+    {"self": "where(self != other, grad, zeros((), dtype=grad.dtype))",
+     "other": "zeros_like(other)"},
+    {"self": INPUT, "other": INPUT},
+    tangent="where(self_p != other_p, dense(self_t, self_p), zeros((), dtype=self_p.dtype))",
+    doc="nextafter(x, y): x moved by one float towards y; slope 1 in x (0 where x == y).")
+_declare_tensors_op("nextafter", np.nextafter, _floats_only, NextafterBackward0,
+                    doc="The next float after input in the direction of other.")
+
+LdexpBackward0 = _node(
+    "LdexpBackward0",
+    {"self": "grad * pow(2, other)", "other": "grad * result * 0.6931471805599453"},
+    {"other": INPUT, "result": OUTPUT},
+    tangent="self_t * pow(2, other_p) + other_t * result * 0.6931471805599453",
+    doc="ldexp(x, n) = x * 2**n: slope 2**n in x, result * ln 2 in n.")
+
+
+def _ldexp_values(a, b):
+    """input * 2**other, as PyTorch computes it (a power of two, then a product)."""
+    return a * np.power(a.dtype.type(2), b)
+
+
+_declare_tensors_op("ldexp", _ldexp_values, _floating, LdexpBackward0,
+                    doc="input * 2**other.")
+
+
+# heaviside: a step, with `values` where the input is 0; PyTorch has no derivative
+HeavisideNotImplemented = type("NotImplemented", (_NoDerivative,), {
+    "__module__": __name__, "__qualname__": "NotImplemented", "op": "heaviside"})
+
+
+def _same_dtypes(a: Tensor, b: Tensor) -> None:
+    if a.dtype is not b.dtype:
+        raise RuntimeError("heaviside is not yet implemented for tensors with different "
+                           "dtypes.")
+
+
+def _heaviside_values(a, b):
+    return np.where(a == 0, b, a > 0)
+
+
+_declare_tensors_op("heaviside", _heaviside_values, _same, HeavisideNotImplemented,
+                    other="values", check=_same_dtypes,
+                    doc="The step function: 0 below 0, 1 above, `values` at 0.")
+
+# the logical ops: whether elements are nonzero, combined; a bool result
+for _name, _values in (("logical_and", np.logical_and), ("logical_or", np.logical_or),
+                       ("logical_xor", np.logical_xor)):
+    _declare_tensors_op(_name, _values, _same, result_dtype=_dtype.bool_,
+                        doc=f"{_name[8:]} of whether the elements are nonzero: a bool tensor.")
+
+
+
+def logical_not(input: Tensor) -> Tensor:  # noqa: A002 - PyTorch's name
+    """Whether each element is zero: a bool tensor."""
+    _must_be_tensor("logical_not", input, "input", 1)
+    return Tensor._make(np.logical_not(input._data))
+
+
+def logical_not_(self: Tensor) -> Tensor:
+    """`logical_not` in place (the tensor keeps its dtype: 0 or 1)."""
+    return _inplace_result(logical_not(self.detach()), self, (), None, {})
+
+
+declare("logical_not", function=logical_not, method=True, inplace=logical_not_)
+
+# gcd, lcm: integers only
+_declare_tensors_op("gcd", np.gcd, _integers_only,
+                    doc="The greatest common divisor, element by element (non-negative).")
+_declare_tensors_op("lcm", np.lcm, _integers_only,
+                    doc="The least common multiple, element by element (non-negative).")
 
 
 # -- declarations --------------------------------------------------------------------------
