@@ -29,8 +29,9 @@ from ..autograd.graph import INPUT, OUTPUT, VALUE, Node, SavedTensor
 from ..autograd.inplace import begin_inplace, finish_inplace
 from ..autograd.record import record
 from ..tensor import Tensor, operand
+from .arithmetic import rsub as _rsub
 from .declaration import declare
-from .formulas import Formula, FormulaNode, helper, named
+from .formulas import Formula, FormulaNode, Scalar, helper, named
 from .public_forms import not_with_ndarray
 from .tangent_formulas import dense
 
@@ -690,6 +691,348 @@ _declare_tensors_op("lcm", np.lcm, _integers_only,
                     doc="The least common multiple, element by element (non-negative).")
 
 
+# -- ops of a tensor and a tensor or a number ----------------------------------------------
+
+
+def _tensor_or_number_op(name: str, values, rule, number_node, tensor_node, *,
+                         number_first_node=None, heads: list[str] = _TENSOR_OR_NUMBER):
+    """An element-wise op of a tensor and a tensor or a number (PyTorch's `.Tensor` and
+    `.Scalar` overloads, whose nodes differ); with `number_first_node`, a number first
+    too (`xlogy(2, t)`, PyTorch's `Scalar_Self` overload, recorded with the tensor as
+    its one input). `values(a, b)` computes on numpy values of the computing dtype
+    `rule(promoted dtype)`. Returns the function, the method and the in-place form."""
+    rule = rule(name)
+    method_heads = [h.split(", ")[1] for h in (heads[0], heads[-1])]
+
+    def compute(a, b) -> Tensor:
+        dt = rule(_dtype.result_type(a, b))
+        with np.errstate(all="ignore"):
+            out = _result(values(_data(a, dt), _data(b, dt)), dt, _shape_of(a, b))
+        values_ = {"self": a, "other": b, "result": out}
+        if not isinstance(a, Tensor):  # (a number first)
+            if number_first_node is not None:
+                _save(record(number_first_node, out, b), values_)
+        elif isinstance(b, Tensor):
+            if tensor_node is not None:
+                _save(record(tensor_node, out, a, b), values_)
+        elif number_node is not None:
+            _save(record(number_node, out, a), values_)
+        return out
+
+    def function(input, other) -> Tensor:  # noqa: A002 - PyTorch's names
+        a, b = operand(input), operand(other)
+        fits = isinstance(a, Tensor) and b is not NotImplemented or (
+            number_first_node is not None and isinstance(b, Tensor)
+            and isinstance(a, (int, float)))
+        if not fits:
+            raise combination_error(name, (input, other), {}, heads, tail=False)
+        return compute(a, b)
+
+    def method(self: Tensor, other) -> Tensor:
+        b = operand(other)
+        if b is NotImplemented:
+            raise combination_error(name, (other,), {}, method_heads, tail=False)
+        return compute(self, b)
+
+    def op_(self: Tensor, other) -> Tensor:
+        b = operand(other)
+        if b is NotImplemented:
+            raise combination_error(name + "_", (other,), {}, method_heads, tail=False)
+        result = compute(self.detach(), b.detach() if isinstance(b, Tensor) else b)
+        tensor = isinstance(b, Tensor)
+        return _inplace_result(result, self, (b,) if tensor else (),
+                               tensor_node if tensor else number_node, {"other": b})
+
+    for fn, public in ((function, name), (method, name), (op_, name + "_")):
+        fn.__name__ = fn.__qualname__ = public
+    return function, method, op_
+
+
+CopysignBackward0 = _node(
+    "CopysignBackward0",
+    {"self": "copysign_tensor_self_backward(grad, self, result)", "other": "zeros_like(grad)"},
+    {"self": INPUT, "result": OUTPUT},
+    tangent="copysign_tensor_self_backward(dense(self_t, self_p), self_p, result)",
+    doc="copysign(x, y): |x| with y's sign: slope +-1 in x (0 at x = 0), 0 in y (zeros "
+        "of grad's shape, which the engine sums down to y's).")
+CopysignBackward1 = _node(
+    "CopysignBackward1", {"self": "copysign_tensor_self_backward(grad, self, result)"},
+    {"self": INPUT, "result": OUTPUT}, tangent="auto_element_wise",
+    doc="copysign(x, number): |x| with the number's sign: slope +-1 (0 at x = 0).")
+copysign, copysign_method, copysign_ = _tensor_or_number_op(
+    "copysign", np.copysign, _floating, CopysignBackward1, CopysignBackward0)
+
+
+def _xlogy_values(x, y):
+    """x * log(y), 0 where x is 0, nan where y is (PyTorch's kernel)."""
+    return np.where(np.isnan(y), y, np.where(x == 0, x.dtype.type(0), x * np.log(y)))
+
+
+XlogyBackward0 = _node(
+    "XlogyBackward0",
+    {"self": "xlogy(grad, other).masked_fill(logical_and(self == 0., other <= 0.), 0.)",
+     "other": "grad * self / other"},
+    {"self": INPUT, "other": INPUT},
+    tangent="xlogy(dense(self_t, self_p), other_p).masked_fill(logical_and(self_p == 0., "
+            "other_p <= 0.), 0.) + other_t * self_p / other_p",
+    doc="xlogy(x, y) = x * log(y): slope log(y) in x (0 where x = 0 and y <= 0), x / y "
+        "in y.")
+XlogyBackward1 = _node(
+    "XlogyBackward1", {"other": "grad * self / other"}, {"self": VALUE, "other": INPUT},
+    tangent="auto_element_wise", scalars=("self",),
+    doc="xlogy(number, y): slope number / y.")
+XlogyBackward2 = _node(
+    "XlogyBackward2", {"self": "xlogy_scalar_other_backward(grad, self, other)"},
+    {"self": INPUT, "other": VALUE}, tangent="auto_element_wise",
+    doc="xlogy(x, number): slope log(number) (0 where x = 0 and the number <= 0).")
+xlogy, xlogy_method, xlogy_ = _tensor_or_number_op(
+    "xlogy", _xlogy_values, _floating, XlogyBackward2, XlogyBackward0,
+    number_first_node=XlogyBackward1,
+    heads=[_TENSOR_OR_NUMBER[0], "Number self, Tensor other, *, Tensor out = None",
+           _TENSOR_OR_NUMBER[1]])
+
+
+def _shift_values(left: bool):
+    """`<<` or `>>` as PyTorch shifts an int64: a count below 0 or of 64 and more
+    shifts every bit out (0, or the sign for `>>`)."""
+    def shift(a, b):
+        out_of_range = (b < 0) | (b >= 64)
+        count = np.where(out_of_range, 0, b)
+        if left:  # (on the bits as unsigned: no overflow)
+            shifted = (a.astype(np.uint64) << count.astype(np.uint64)).astype(np.int64)
+            return np.where(out_of_range, 0, shifted)
+        return np.where(out_of_range, a >> 63, a >> count)
+    return shift
+
+
+_BITWISE_HEADS = [_TENSOR_OR_NUMBER[0], "Number self, Tensor other", _TENSOR_OR_NUMBER[1]]
+bitwise_left_shift, bitwise_left_shift_method, bitwise_left_shift_ = _tensor_or_number_op(
+    "bitwise_left_shift", _shift_values(True), lambda n: _integers_only("lshift"), None, None,
+    number_first_node=None, heads=_BITWISE_HEADS)
+bitwise_right_shift, bitwise_right_shift_method, bitwise_right_shift_ = _tensor_or_number_op(
+    "bitwise_right_shift", _shift_values(False), lambda n: _integers_only("rshift"), None,
+    None, heads=_BITWISE_HEADS)
+
+
+def _shift_operator(op, reflected: bool = False):
+    """`t << x` (or, `reflected`, `x << t`): NotImplemented for what it cannot take."""
+    def operator(self: Tensor, other):
+        b = operand(other)
+        if b is NotImplemented:
+            return b
+        if reflected:
+            return op(b if isinstance(b, Tensor) else _wrapped(b), self)
+        return op(self, b)
+    return operator
+
+
+def _number_first_shift(op):
+    """The function form of a shift: a number first is PyTorch's `Number self`."""
+    def fn(input, other):  # noqa: A002 - PyTorch's names
+        if isinstance(input, (int, float)) and isinstance(other, Tensor):
+            return op(_wrapped(input), other)
+        return op(input, other)
+    fn.__name__ = fn.__qualname__ = op.__name__
+    return fn
+
+
+def rsub(input, other, alpha=1) -> Tensor:  # noqa: A002 - PyTorch's names
+    """other - alpha * input (PyTorch's reversed subtraction)."""
+    result = _rsub(input, other, alpha) if isinstance(input, Tensor) else NotImplemented
+    if result is NotImplemented:
+        raise combination_error("rsub", (input, other), {"alpha": alpha} if alpha != 1 else {},
+                                ["Tensor input, Tensor other, *, Number alpha = 1",
+                                 "Tensor input, Number other, Number alpha = 1"], tail=False)
+    return result
+
+
+# -- float_power: pow in double -----------------------------------------------------------
+
+
+def float_power(input, exponent) -> Tensor:  # noqa: A002 - PyTorch's names
+    """input ** exponent computed in float64 (either may be a number): the tensors are
+    converted first (recorded, ToCopyBackward0), then `pow`."""
+    a, b = operand(input), operand(exponent)
+    if not (isinstance(a, Tensor) and b is not NotImplemented
+            or isinstance(b, Tensor) and isinstance(a, (int, float))):
+        raise combination_error("float_power", (input, exponent), {}, [
+            "Tensor input, Tensor exponent, *, Tensor out = None",
+            "Number self, Tensor exponent, *, Tensor out = None",
+            "Tensor input, Number exponent, *, Tensor out = None"], tail=False)
+    a = a.to(_dtype.float64) if isinstance(a, Tensor) else float(a)
+    b = b.to(_dtype.float64) if isinstance(b, Tensor) else float(b)
+    return named("pow")(a, b)
+
+
+def float_power_method(self: Tensor, exponent) -> Tensor:
+    if operand(exponent) is NotImplemented:
+        raise combination_error("float_power", (exponent,), {},
+                                ["Tensor exponent", "Number exponent"], tail=False)
+    return float_power(self, exponent)
+
+
+def float_power_(self: Tensor, exponent) -> Tensor:
+    """`float_power` in place: the tensor must be float64 already."""
+    b = operand(exponent)
+    if b is NotImplemented:
+        raise combination_error("float_power_", (exponent,), {},
+                                ["Tensor exponent", "Number exponent"], tail=False)
+    if self.dtype is not _dtype.float64:
+        raise RuntimeError(f"the base given to float_power_ has dtype {self.dtype.type_name} "
+                           "but the operation's result requires dtype Double")
+    return self.pow_(b.to(_dtype.float64) if isinstance(b, Tensor) else float(b))
+
+
+# -- lerp, addcmul, addcdiv: three inputs -------------------------------------------------
+
+
+LerpBackward0 = _node(
+    "LerpBackward0", {"self": "grad * (1 - weight)", "end": "grad * weight"},
+    {"weight": VALUE}, scalars=("weight",),
+    tangent="lerp(dense(self_t, self_p), dense(end_t, end_p), weight)",
+    doc="lerp(x, end, w) = x + w * (end - x): slope 1 - w in x, w in end.")
+LerpBackward1 = _node(
+    "LerpBackward1",
+    {"self": "grad * rsub(weight, 1)", "end": "grad * weight", "weight": "grad * (end - self)"},
+    {"self": INPUT, "end": INPUT, "weight": INPUT},
+    tangent="lerp(dense(self_t, self_p), dense(end_t, end_p), weight_p) + "
+            "weight_t * (end_p - self_p)",
+    doc="lerp(x, end, w) with a tensor weight: slopes 1 - w, w and end - x.")
+
+
+def _lerp_values(a, b, w):
+    """a + w * (b - a) for small weights, b - (b - a) * (1 - w) for the others (exact
+    at both ends), as PyTorch's kernel."""
+    diff = b - a
+    return np.where(np.abs(w) < 0.5, a + w * diff, b - diff * (w.dtype.type(1) - w))
+
+
+def lerp(input: Tensor, end: Tensor, weight) -> Tensor:  # noqa: A002 - PyTorch's names
+    """input + weight * (end - input): weight a tensor (broadcast) or a number."""
+    weight = weight.value if isinstance(weight, Scalar) else weight
+    _must_be_tensor("lerp", input, "input", 1)
+    _must_be_tensor("lerp", end, "end", 2)
+    if operand(weight) is NotImplemented:
+        raise combination_error("lerp", (input, end, weight), {}, [
+            "Tensor input, Tensor end, Tensor weight, *, Tensor out = None",
+            "Tensor input, Tensor end, Number weight, *, Tensor out = None"], tail=False)
+    dt = input.dtype
+    for what, t in (("end", end), ("weight", weight)):
+        if isinstance(t, Tensor) and t.dtype is not dt:
+            raise RuntimeError(f"expected dtype {dt.c_name} for `{what}` but got dtype "
+                               f"{t.dtype.c_name}")
+    if not dt.is_floating_point:
+        kernel = "lerp_kernel_tensor" if isinstance(weight, Tensor) else "lerp_kernel_scalar"
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{dt.type_name}\'')
+    shape = _shape_of(input, end, weight)
+    out = _result(_lerp_values(_data(input, dt), _data(end, dt), _data(weight, dt)), dt, shape)
+    if isinstance(weight, Tensor):
+        _save(record(LerpBackward1, out, input, end, weight),
+              {"self": input, "end": end, "weight": weight})
+    else:
+        _save(record(LerpBackward0, out, input, end), {"weight": weight})
+    return out
+
+
+def lerp_(self: Tensor, end: Tensor, weight) -> Tensor:
+    """`lerp` in place."""
+    result = lerp(self.detach(), end.detach() if isinstance(end, Tensor) else end,
+                  weight.detach() if isinstance(weight, Tensor) else weight)
+    tensor = isinstance(weight, Tensor)
+    return _inplace_result(result, self, (end, weight) if tensor else (end,),
+                           LerpBackward1 if tensor else LerpBackward0,
+                           {"end": end, "weight": weight})
+
+
+AddcmulBackward0 = _node(
+    "AddcmulBackward0",
+    {"self": "grad", "tensor1": "grad * (tensor2 * value)", "tensor2": "grad * (tensor1 * value)"},
+    {"tensor1": INPUT, "tensor2": INPUT, "value": VALUE}, scalars=("value",),
+    tangent="self_t + maybe_multiply(tensor1_t * tensor2_p, value) + "
+            "maybe_multiply(tensor2_t * tensor1_p, value)",
+    doc="input + value * tensor1 * tensor2: slopes 1, value * tensor2, value * tensor1.")
+AddcdivBackward0 = _node(
+    "AddcdivBackward0",
+    {"self": "grad", "tensor1": "grad * (value / tensor2)",
+     "tensor2": "-grad * (value * tensor1 / (tensor2 * tensor2))"},
+    {"tensor1": INPUT, "tensor2": INPUT, "value": VALUE}, scalars=("value",),
+    tangent="self_t + maybe_multiply(tensor1_t / tensor2_p, value) - "
+            "maybe_multiply(tensor2_t * (tensor1_p / tensor2_p) / tensor2_p, value)",
+    doc="input + value * tensor1 / tensor2: slopes 1, value / tensor2, "
+        "-value * tensor1 / tensor2**2.")
+
+
+def _addc(name: str, node, combine):
+    """addcmul or addcdiv: input + value * (tensor1 op tensor2)."""
+    def op(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:  # noqa: A002
+        for i, (what, t) in enumerate((("input", input), ("tensor1", tensor1),
+                                       ("tensor2", tensor2))):
+            _must_be_tensor(name, t, what, i + 1)
+        dt = _dtype.result_type(input, tensor1, tensor2)
+        if name == "addcdiv" and not dt.is_floating_point:
+            raise RuntimeError(_ADDCDIV_INTEGERS)
+        shape = _shape_of(input, tensor1, tensor2)
+        scaled = dt.np.type(value) * _data(tensor1, dt)
+        with np.errstate(all="ignore"):
+            out = _result(_data(input, dt) + combine(scaled, _data(tensor2, dt)), dt, shape)
+        _save(record(node, out, input, tensor1, tensor2),
+              {"tensor1": tensor1, "tensor2": tensor2, "value": value})
+        return out
+
+    def op_(self: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:
+        result = op(self.detach(), tensor1.detach(), tensor2.detach(), value=value)
+        return _inplace_result(result, self, (tensor1, tensor2), node,
+                               {"tensor1": tensor1, "tensor2": tensor2, "value": value})
+
+    op.__name__ = op.__qualname__ = name
+    op_.__name__ = op_.__qualname__ = name + "_"
+    return op, op_
+
+
+_ADDCDIV_INTEGERS = (
+    "Integer division with addcdiv is no longer supported, and in a future  release addcdiv "
+    "will perform a true division of tensor1 and tensor2. The historic addcdiv behavior can "
+    "be implemented as (input + value * minigrad.trunc(tensor1 / tensor2)).to(input.dtype) "
+    "for integer inputs and as (input + value * tensor1 / tensor2) for float inputs. The "
+    "future addcdiv behavior is just the latter implementation: (input + value * tensor1 / "
+    "tensor2), for all dtypes.")
+addcmul, addcmul_ = _addc("addcmul", AddcmulBackward0, np.multiply)
+addcdiv, addcdiv_ = _addc("addcdiv", AddcdivBackward0, np.divide)
+addcmul.__doc__ = "input + value * tensor1 * tensor2, element by element (broadcast)."
+addcdiv.__doc__ = "input + value * tensor1 / tensor2, element by element (broadcast)."
+
+
+# -- isclose --------------------------------------------------------------------------------
+
+
+def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,  # noqa: A002
+            equal_nan: bool = False) -> Tensor:
+    """Whether |input - other| <= atol + rtol * |other|, element by element (equal
+    infinities too; nans only with `equal_nan`): a bool tensor."""
+    _must_be_tensor("isclose", input, "input", 1)
+    _must_be_tensor("isclose", other, "other", 2)
+    if input.dtype is not other.dtype:
+        raise RuntimeError(f"{input.dtype.type_name} did not match {other.dtype.type_name}")
+    if rtol < 0:
+        raise RuntimeError(f"rtol must be greater than or equal to zero, but got {rtol}")
+    if atol < 0:
+        raise RuntimeError(f"atol must be greater than or equal to zero, but got {atol}")
+    a, b = input._data, other._data
+    shape = _shape_of(input, other)
+    close = a == b
+    if equal_nan and input.dtype.is_floating_point:
+        close = close | (np.isnan(a) & np.isnan(b))
+    if rtol == 0 and atol == 0:
+        return _result(close, _dtype.bool_, shape)
+    dt = input.dtype if input.dtype.is_floating_point else _dtype.get_default_dtype()
+    a, b = a.astype(dt.np), b.astype(dt.np)  # (the tolerances in the tensors' dtype)
+    with np.errstate(all="ignore"):
+        allowed = dt.np.type(atol) + np.abs(dt.np.type(rtol) * b)
+        actual = np.abs(a - b)
+        close = close | (np.isfinite(actual) & (actual <= allowed))
+    return _result(close, _dtype.bool_, shape)
+
+
 # -- declarations --------------------------------------------------------------------------
 
 declare("remainder", nodes=(RemainderBackward0, RemainderBackward1), function=remainder,
@@ -745,3 +1088,41 @@ def clamp_jvp(self_p: Tensor, self_t, min_p, min_t, max_p, max_t):  # noqa: A002
     if max_p is not None:
         return where(self_p < max_p, self_t, dense(max_t, max_p))
     return self_t
+declare("copysign", nodes=(CopysignBackward0, CopysignBackward1), function=copysign,
+        method=copysign_method, inplace=copysign_)
+declare("xlogy", nodes=(XlogyBackward0, XlogyBackward1, XlogyBackward2), function=xlogy,
+        method=xlogy_method, inplace=xlogy_, function_inplace=True)
+declare("bitwise_left_shift", function=_number_first_shift(bitwise_left_shift),
+        method=bitwise_left_shift_method, inplace=bitwise_left_shift_,
+        attributes={"__lshift__": _shift_operator(bitwise_left_shift_method),
+                    "__rlshift__": not_with_ndarray(_shift_operator(bitwise_left_shift_method,
+                                                                    reflected=True)),
+                    "__ilshift__": bitwise_left_shift_})
+declare("bitwise_right_shift", function=_number_first_shift(bitwise_right_shift),
+        method=bitwise_right_shift_method, inplace=bitwise_right_shift_,
+        attributes={"__rshift__": _shift_operator(bitwise_right_shift_method),
+                    "__rrshift__": not_with_ndarray(_shift_operator(bitwise_right_shift_method,
+                                                                    reflected=True)),
+                    "__irshift__": bitwise_right_shift_})
+declare("rsub", function=rsub, doc="other - alpha * input.")
+declare("float_power", function=float_power, method=float_power_method, inplace=float_power_)
+declare("lerp", nodes=(LerpBackward0, LerpBackward1), function=lerp, method=True,
+        inplace=lerp_)
+declare("addcmul", nodes=(AddcmulBackward0,), function=addcmul, method=True, inplace=addcmul_)
+declare("addcdiv", nodes=(AddcdivBackward0,), function=addcdiv, method=True, inplace=addcdiv_)
+declare("isclose", function=isclose, method=True)
+
+
+@helper
+def copysign_tensor_self_backward(grad: Tensor, self: Tensor, result: Tensor) -> Tensor:
+    """The gradient of copysign for its input: result / self (+-1), 0 where self is 0."""
+    ratio = result / self
+    return grad * ratio.masked_fill(self == 0, 0)
+
+
+@helper
+def xlogy_scalar_other_backward(grad: Tensor, self: Tensor, other) -> Tensor:
+    """The gradient of xlogy(x, number) for x: log(number), masked to 0 where x is 0
+    unless the number is positive."""
+    slope = named("xlogy")(grad, other)
+    return slope if other > 0 else slope.masked_fill(self == 0.0, 0.0)
