@@ -452,12 +452,11 @@ def positive(self: Tensor) -> Tensor:
 
 
 def rdiv(self: Tensor, other) -> Tensor:
-    """other / self for a Python number: PyTorch computes it as other * (1 / self)."""
+    """other / self (`number / t`, `t.__rtruediv__(u)`): PyTorch computes it as
+    (1 / self) * other, a tensor `other` too."""
     other = operand(other)
     if other is NotImplemented:
         return other
-    if isinstance(other, Tensor):
-        return div(other, self)
     return mul(self.reciprocal(), other)
 
 

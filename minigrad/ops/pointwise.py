@@ -29,6 +29,7 @@ from ..autograd.graph import INPUT, OUTPUT, VALUE, Node, SavedTensor
 from ..autograd.inplace import begin_inplace, finish_inplace
 from ..autograd.record import record
 from ..tensor import Tensor, operand
+from .arithmetic import rdiv as _rdiv
 from .arithmetic import rsub as _rsub
 from .declaration import declare
 from .formulas import Formula, FormulaNode, Scalar, helper, named
@@ -1105,6 +1106,8 @@ declare("bitwise_right_shift", function=_number_first_shift(bitwise_right_shift)
                                                                     reflected=True)),
                     "__irshift__": bitwise_right_shift_})
 declare("rsub", function=rsub, doc="other - alpha * input.")
+# (`Tensor.__rdiv__`, Python 2's name of `__rtruediv__`, which PyTorch keeps)
+declare("__rdiv__", attributes={"__rdiv__": _rdiv}, doc="number / t, as `__rtruediv__`.")
 declare("float_power", function=float_power, method=float_power_method, inplace=float_power_)
 declare("lerp", nodes=(LerpBackward0, LerpBackward1), function=lerp, method=True,
         inplace=lerp_)
