@@ -44,13 +44,15 @@ _METHOD_TENSOR_OR_NUMBER = ["Tensor other", "Number other"]
 
 
 def _node(name: str, formulas: dict[str, str], saves: dict, *, tangent=None,
-          scalars: tuple[str, ...] = (), doc: str = "") -> type[Node]:
+          scalars: tuple[str, ...] = (), unshown: tuple[str, ...] = (),
+          doc: str = "") -> type[Node]:
     """A node class named as PyTorch names it, with its formulas (one per input, in the
-    order of its inputs) and what it may save."""
+    order of its inputs), what it may save and what it keeps without showing it
+    (`unshown`: `other_info`, the shape and dtype of `other`)."""
     return type(name, (FormulaNode,), {
         "__module__": __name__, "__qualname__": name, "__doc__": doc,
         "formulas": tuple(Formula(i, text) for i, text in formulas.items()),
-        "saves": saves, "scalars": scalars, "tangent": tangent})
+        "saves": saves, "scalars": scalars, "unshown": unshown, "tangent": tangent})
 
 
 def _save(node: Node | None, values: dict) -> None:
@@ -65,6 +67,9 @@ def _save(node: Node | None, values: dict) -> None:
     for i, formula in enumerate(cls.formulas):
         if node.needs_grad(i):
             read |= formula.names
+    if "other_info" in cls.unshown:
+        other = values["other"]
+        node._saved["_other_info"] = (tuple(other.shape), other.dtype)
     for name in sorted(cls.saves):
         value = values[name]
         if isinstance(value, Tensor):
@@ -621,8 +626,8 @@ _declare_tensors_op("logaddexp2", _logaddexp2_values, _floats_only, Logaddexp2Ba
 NextafterBackward0 = _node(
     "NextafterBackward0",
     {"self": "where(self != other, grad, zeros((), dtype=grad.dtype))",
-     "other": "zeros_like(other)"},
-    {"self": INPUT, "other": INPUT},
+     "other": "zeros_written(other_info)"},
+    {"self": INPUT, "other": INPUT}, unshown=("other_info",),
     tangent="where(self_p != other_p, dense(self_t, self_p), zeros((), dtype=self_p.dtype))",
     doc="nextafter(x, y): x moved by one float towards y; slope 1 in x (0 where x == y).")
 _declare_tensors_op("nextafter", np.nextafter, _floats_only, NextafterBackward0,
@@ -751,11 +756,11 @@ def _tensor_or_number_op(name: str, values, rule, number_node, tensor_node, *,
 
 CopysignBackward0 = _node(
     "CopysignBackward0",
-    {"self": "copysign_tensor_self_backward(grad, self, result)", "other": "zeros_like(grad)"},
-    {"self": INPUT, "result": OUTPUT},
+    {"self": "copysign_tensor_self_backward(grad, self, result)",
+     "other": "zeros_written(other_info)"},
+    {"self": INPUT, "result": OUTPUT}, unshown=("other_info",),
     tangent="copysign_tensor_self_backward(dense(self_t, self_p), self_p, result)",
-    doc="copysign(x, y): |x| with y's sign: slope +-1 in x (0 at x = 0), 0 in y (zeros "
-        "of grad's shape, which the engine sums down to y's).")
+    doc="copysign(x, y): |x| with y's sign: slope +-1 in x (0 at x = 0), 0 in y.")
 CopysignBackward1 = _node(
     "CopysignBackward1", {"self": "copysign_tensor_self_backward(grad, self, result)"},
     {"self": INPUT, "result": OUTPUT}, tangent="auto_element_wise",
@@ -926,7 +931,9 @@ def lerp(input: Tensor, end: Tensor, weight) -> Tensor:  # noqa: A002 - PyTorch'
         kernel = "lerp_kernel_tensor" if isinstance(weight, Tensor) else "lerp_kernel_scalar"
         raise NotImplementedError(f'"{kernel}" not implemented for \'{dt.type_name}\'')
     shape = _shape_of(input, end, weight)
-    out = _result(_lerp_values(_data(input, dt), _data(end, dt), _data(weight, dt)), dt, shape)
+    with np.errstate(all="ignore"):  # (inf - inf is nan, silently)
+        values = _lerp_values(_data(input, dt), _data(end, dt), _data(weight, dt))
+    out = _result(values, dt, shape)
     if isinstance(weight, Tensor):
         _save(record(LerpBackward1, out, input, end, weight),
               {"self": input, "end": end, "weight": weight})
@@ -1114,6 +1121,14 @@ declare("lerp", nodes=(LerpBackward0, LerpBackward1), function=lerp, method=True
 declare("addcmul", nodes=(AddcmulBackward0,), function=addcmul, method=True, inplace=addcmul_)
 declare("addcdiv", nodes=(AddcdivBackward0,), function=addcdiv, method=True, inplace=addcdiv_)
 declare("isclose", function=isclose, method=True)
+
+
+@helper
+def zeros_written(info: tuple) -> Tensor:
+    """Zeros of a shape and dtype, made as PyTorch's generated code makes the zero
+    gradient of `zeros_like(other)`: an empty tensor, then written (its `_version` 1)."""
+    shape, dtype = info
+    return zeros(shape, dtype=dtype).zero_()
 
 
 @helper
