@@ -61,6 +61,10 @@ EXACT_OPS = {
     "item", "zeros_like", "ones_like", "full_like", "new_zeros", "new_ones", "ones",
     "zeros", "full", "eye", "zero_", "nn.functional.embedding", "nn.functional.leaky_relu",
     "arange", "nn.functional.dropout", "randn", "randn_like", "rand_like", "randint",
+    "remainder", "__rmod__", "fmod", "floor_divide", "copysign", "fmax", "fmin", "nextafter",
+    "heaviside", "clamp_min", "clamp_max", "__rdiv__", "logical_and", "logical_or",
+    "logical_xor", "logical_not", "gcd", "lcm", "bitwise_left_shift", "bitwise_right_shift",
+    "isclose",
 }
 # sums of many terms, linear in them: within a few ulps of the same op applied to the
 # inputs' magnitudes (the sum of the terms' sizes, float_policy's `scale`)
