@@ -553,11 +553,15 @@ def _tensors_op(name: str, values, rule, node=None, *, other: str = "other",
     return op, method, op_
 
 
-def _declare_tensors_op(name: str, values, rule, node=None, doc: str = "", **kwargs) -> tuple:
+def _declare_tensors_op(name: str, values, rule, node=None, doc: str = "",
+                        inplace: bool = True, function_inplace: bool = False,
+                        **kwargs) -> tuple:
+    """Declare `_tensors_op`'s forms; `inplace`: whether PyTorch has `Tensor.name_`
+    (fmax has none), `function_inplace`: `minigrad.name_` too (gcd_, ldexp_)."""
     op, method, op_ = _tensors_op(name, values, rule, node, **kwargs)
     op.__doc__ = method.__doc__ = doc
     declare(name, nodes=(node,) if node is not None else (), function=op, method=method,
-            inplace=op_, doc=doc)
+            inplace=op_ if inplace else None, function_inplace=function_inplace, doc=doc)
     return op, method, op_
 
 
@@ -576,9 +580,9 @@ FminBackward0 = _node(
     {"self": INPUT, "other": INPUT},
     tangent="other_t + logical_or(self_p <= other_p, other_p != other_p) * (self_t - other_t)",
     doc="fmin(x, y): the gradient goes to the smaller (to x on a tie, or where y is nan).")
-_declare_tensors_op("fmax", np.fmax, _same, FmaxBackward0,
+_declare_tensors_op("fmax", np.fmax, _same, FmaxBackward0, inplace=False,
                     doc="The larger of two tensors, element by element; a nan loses.")
-_declare_tensors_op("fmin", np.fmin, _same, FminBackward0,
+_declare_tensors_op("fmin", np.fmin, _same, FminBackward0, inplace=False,
                     doc="The smaller of two tensors, element by element; a nan loses.")
 
 HypotBackward0 = _node(
@@ -619,8 +623,10 @@ def _logaddexp2_values(a, b):
 
 
 _declare_tensors_op("logaddexp", _logaddexp_values, _floats_only, LogaddexpBackward0,
+                    inplace=False,
                     doc="log(exp(input) + exp(other)), without overflow.")
 _declare_tensors_op("logaddexp2", _logaddexp2_values, _floats_only, Logaddexp2Backward0,
+                    inplace=False,
                     doc="log2(2**input + 2**other), without overflow.")
 
 NextafterBackward0 = _node(
@@ -646,7 +652,7 @@ def _ldexp_values(a, b):
     return a * np.power(a.dtype.type(2), b)
 
 
-_declare_tensors_op("ldexp", _ldexp_values, _floating, LdexpBackward0,
+_declare_tensors_op("ldexp", _ldexp_values, _floating, LdexpBackward0, function_inplace=True,
                     doc="input * 2**other.")
 
 
@@ -691,9 +697,9 @@ def logical_not_(self: Tensor) -> Tensor:
 declare("logical_not", function=logical_not, method=True, inplace=logical_not_)
 
 # gcd, lcm: integers only
-_declare_tensors_op("gcd", np.gcd, _integers_only,
+_declare_tensors_op("gcd", np.gcd, _integers_only, function_inplace=True,
                     doc="The greatest common divisor, element by element (non-negative).")
-_declare_tensors_op("lcm", np.lcm, _integers_only,
+_declare_tensors_op("lcm", np.lcm, _integers_only, function_inplace=True,
                     doc="The least common multiple, element by element (non-negative).")
 
 
