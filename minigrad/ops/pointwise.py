@@ -67,7 +67,7 @@ def _save(node: Node | None, values: dict) -> None:
     for i, formula in enumerate(cls.formulas):
         if node.needs_grad(i):
             read |= formula.names
-    if "other_info" in cls.unshown:
+    if "other_info" in getattr(cls, "unshown", ()):
         other = values["other"]
         node._saved["_other_info"] = (tuple(other.shape), other.dtype)
     for name in sorted(cls.saves):
@@ -1034,17 +1034,20 @@ def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-
     a, b = input._data, other._data
     shape = _shape_of(input, other)
     close = a == b
+    # (PyTorch ors each further test into its result in place: its `_version` counts them)
+    writes = 0
     if equal_nan and input.dtype.is_floating_point:
-        close = close | (np.isnan(a) & np.isnan(b))
-    if rtol == 0 and atol == 0:
-        return _result(close, _dtype.bool_, shape)
-    dt = input.dtype if input.dtype.is_floating_point else _dtype.get_default_dtype()
-    a, b = a.astype(dt.np), b.astype(dt.np)  # (the tolerances in the tensors' dtype)
-    with np.errstate(all="ignore"):
-        allowed = dt.np.type(atol) + np.abs(dt.np.type(rtol) * b)
-        actual = np.abs(a - b)
-        close = close | (np.isfinite(actual) & (actual <= allowed))
-    return _result(close, _dtype.bool_, shape)
+        close, writes = close | (np.isnan(a) & np.isnan(b)), writes + 1
+    if rtol != 0 or atol != 0:
+        dt = input.dtype if input.dtype.is_floating_point else _dtype.get_default_dtype()
+        a, b = a.astype(dt.np), b.astype(dt.np)  # (the tolerances in the tensors' dtype)
+        with np.errstate(all="ignore"):
+            allowed = dt.np.type(atol) + np.abs(dt.np.type(rtol) * b)
+            actual = np.abs(a - b)
+            close, writes = close | (np.isfinite(actual) & (actual <= allowed)), writes + 1
+    out = _result(close, _dtype.bool_, shape)
+    out._version_counter.value += writes
+    return out
 
 
 # -- declarations --------------------------------------------------------------------------
