@@ -19,11 +19,11 @@ from .. import _dtype
 from .._creation import ones_like, zeros_like
 from ..grad_mode import no_grad
 from ..ops.arithmetic import add_, sub
-from ..ops.clamp_min import clamp_min, clamp_min_
 from ..ops.distances import pairwise_distance
 from ..ops.indexing import where
 from ..ops.loss import REDUCTIONS, legacy_reduction
 from ..ops.margin_losses import soft_margin_loss_forward
+from ..ops.pointwise import clamp_min, clamp_min_
 from ..ops.reductions import minimum
 from ..ops.scalar_overloads import add_scalar, mul_scalar, sub_scalar
 from ..tensor import Tensor

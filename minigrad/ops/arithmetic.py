@@ -374,22 +374,6 @@ def _div_rounded(self: Tensor, other, mode: str) -> Tensor:
     return out
 
 
-def floor_divide(self: Tensor, other) -> Tensor:
-    """`//`: not implemented; PyTorch's own floor_divide has no gradient either."""
-    raise NotImplementedError(
-        "minigrad does not implement `//` (floor_divide); use "
-        "minigrad.div(a, b, rounding_mode='floor')"
-    )
-
-
-def remainder(self: Tensor, other) -> Tensor:
-    """`%`: not implemented."""
-    raise NotImplementedError(
-        "minigrad does not implement `%` (remainder); use "
-        "a - b * minigrad.div(a, b, rounding_mode='floor')"
-    )
-
-
 def positive(self: Tensor) -> Tensor:
     """`+x`: x itself (refused for bool, as PyTorch does)."""
     if self._data.dtype == _NP_BOOL:
@@ -398,12 +382,11 @@ def positive(self: Tensor) -> Tensor:
 
 
 def rdiv(self: Tensor, other) -> Tensor:
-    """other / self for a Python number: PyTorch computes it as other * (1 / self)."""
+    """other / self (`number / t`, `t.__rtruediv__(u)`): PyTorch computes it as
+    (1 / self) * other, a tensor `other` too."""
     other = operand(other)
     if other is NotImplemented:
         return other
-    if isinstance(other, Tensor):
-        return div(other, self)
     return mul(self.reciprocal(), other)
 
 
@@ -527,13 +510,6 @@ declare("div", nodes=(DivBackward0, DivBackward2), function=number_first(div),
                 "Number other, *, str rounding_mode"]),
             "true_divide": as_method(div, "true_divide", ["Tensor other", "Number other"])},
         attributes={"__truediv__": div, "__rtruediv__": rdiv, "__itruediv__": div_})
-
-declare("floor_divide", method=floor_divide,
-        attributes={"__floordiv__": floor_divide,
-                    "__rfloordiv__": not_with_ndarray(floor_divide)})
-
-declare("remainder", method=remainder,
-        attributes={"__mod__": remainder, "__rmod__": not_with_ndarray(remainder)})
 
 declare("positive", method=positive, attributes={"__pos__": positive})
 

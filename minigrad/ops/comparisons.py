@@ -19,7 +19,7 @@ from ..autograd.inplace import (
 from ..tensor import Tensor, as_tensor_arg
 from .arithmetic import _check_out_dtype
 from .declaration import declare
-from .public_forms import OPERANDS, operator_of
+from .public_forms import OPERANDS, operator_of, tensor_first
 from .reductions import _dims
 
 
@@ -182,24 +182,54 @@ def equal_method(self: Tensor, other: Tensor) -> bool:
 # (PyTorch declines `!=` with a numpy array, either way round: Python then compares
 # identities, and `t != array` is True.)
 
-declare("eq", function=eq, method=True, attributes={"__eq__": operator_of(eq)})
-declare("ne", function=ne, method=True, attributes={"__ne__": operator_of(ne, arrays=False)})
-declare("lt", function=lt, method=True, attributes={"__lt__": operator_of(lt, arrays=False)})
-declare("le", function=le, method=True, attributes={"__le__": operator_of(le, arrays=False)})
-declare("gt", function=gt, method=True, attributes={"__gt__": operator_of(gt, arrays=False)})
-declare("ge", function=ge, method=True, attributes={"__ge__": operator_of(ge, arrays=False)})
+# (A number first fits none of PyTorch's signatures: its TypeError lists them.)
+_COMPARE_HEADS = ["Tensor input, Tensor other, *, Tensor out = None",
+                  "Tensor input, Number other, *, Tensor out = None"]
+_BITWISE_HEADS = ["Tensor input, Tensor other, *, Tensor out = None", "Number self, Tensor other",
+                  "Tensor input, Number other, *, Tensor out = None"]
+
+
+def _number_first_bitwise(op):
+    """The function form of `&`, `|` or `^`: a number first is PyTorch's `Number self`
+    overload, the same op with its operands swapped (they commute)."""
+    def fn(input, other):  # noqa: A002 - PyTorch's argument name
+        if isinstance(input, Tensor):
+            return op(input, other)
+        if isinstance(input, (int, builtins.float)) and isinstance(other, Tensor):
+            return op(other, input)
+        raise combination_error(op.__name__, (input, other), {}, _BITWISE_HEADS, tail=False)
+
+    fn.__name__ = fn.__qualname__ = op.__name__
+    return fn
+
+
+declare("eq", function=tensor_first(eq, "eq", _COMPARE_HEADS), method=eq,
+        attributes={"__eq__": operator_of(eq)})
+declare("ne", function=tensor_first(ne, "ne", _COMPARE_HEADS), method=ne,
+        attributes={"__ne__": operator_of(ne, arrays=False)})
+declare("lt", function=tensor_first(lt, "lt", _COMPARE_HEADS), method=lt,
+        attributes={"__lt__": operator_of(lt, arrays=False)})
+declare("le", function=tensor_first(le, "le", _COMPARE_HEADS), method=le,
+        attributes={"__le__": operator_of(le, arrays=False)})
+declare("gt", function=tensor_first(gt, "gt", _COMPARE_HEADS), method=gt,
+        attributes={"__gt__": operator_of(gt, arrays=False)})
+declare("ge", function=tensor_first(ge, "ge", _COMPARE_HEADS), method=ge,
+        attributes={"__ge__": operator_of(ge, arrays=False)})
 # `&`, `|` and `^` commute, so the reflected forms (`3 & t`) are the same ops.
-declare("bitwise_and", function=bitwise_and, method=True, inplace=bitwise_and_,
+declare("bitwise_and", function=_number_first_bitwise(bitwise_and), method=bitwise_and,
+        inplace=bitwise_and_,
         function_inplace=True,
         attributes={"__and__": operator_of(bitwise_and),
                     "__rand__": operator_of(bitwise_and, arrays=False),
                     "__iand__": operator_of(bitwise_and_)})
-declare("bitwise_or", function=bitwise_or, method=True, inplace=bitwise_or_,
+declare("bitwise_or", function=_number_first_bitwise(bitwise_or), method=bitwise_or,
+        inplace=bitwise_or_,
         function_inplace=True,
         attributes={"__or__": operator_of(bitwise_or),
                     "__ror__": operator_of(bitwise_or, arrays=False),
                     "__ior__": operator_of(bitwise_or_)})
-declare("bitwise_xor", function=bitwise_xor, method=True, inplace=bitwise_xor_,
+declare("bitwise_xor", function=_number_first_bitwise(bitwise_xor), method=bitwise_xor,
+        inplace=bitwise_xor_,
         function_inplace=True,
         attributes={"__xor__": operator_of(bitwise_xor),
                     "__rxor__": operator_of(bitwise_xor, arrays=False),

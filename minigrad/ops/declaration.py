@@ -327,6 +327,9 @@ def binary_op(name: str, *, node: str, kernel, formulas: dict[str, str], fused: 
     })
 
     def op(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002 - PyTorch's names
+        if not isinstance(input, Tensor):
+            raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, "
+                            f"not {type(input).__name__}")
         if not isinstance(other, Tensor):
             raise TypeError(f"{name}(): argument 'other' (position 2) must be Tensor, "
                             f"not {type(other).__name__}")

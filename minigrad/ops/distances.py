@@ -20,9 +20,9 @@ from ..autograd.graph import INPUT, OUTPUT, VALUE, SavedTensor
 from ..autograd.record import record
 from ..grad_mode import no_grad
 from ..tensor import Tensor
-from .clamp_min import clamp_min, clamp_min_
 from .declaration import declare
 from .formulas import ArrayFormulaNode, Formula, helper, named, on_arrays
+from .pointwise import clamp_min, clamp_min_
 from .reductions import _dims, _saved_dim
 from .scalar_overloads import add_scalar
 from .statistics import _norm_data, vector_norm

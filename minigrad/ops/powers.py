@@ -143,10 +143,12 @@ def pow_(self: Tensor, exponent) -> Tensor:
 
 def pow_function(input, exponent) -> Tensor:  # noqa: A002 - PyTorch's names
     """input ** exponent; either may be a number (`minigrad.pow(2, t)` is `2 ** t`)."""
-    if not isinstance(input, Tensor) and isinstance(exponent, Tensor):
-        result = rpow(exponent, input)
-    else:
+    if isinstance(input, Tensor):
         result = pow(input, exponent)
+    elif isinstance(exponent, Tensor):
+        result = rpow(exponent, input)
+    else:  # (two numbers: no signature fits)
+        result = NotImplemented
     if result is NotImplemented:
         raise combination_error("pow", (input, exponent), {}, [
             "Tensor input, Tensor exponent, *, Tensor out = None",

@@ -83,3 +83,19 @@ def not_with_ndarray(fn: Callable) -> Callable:
 def reflected(fn: Callable) -> Callable:
     """`fn` with its operands swapped, for a reflected operator (`__rmatmul__`)."""
     return lambda self, other: fn(other, self) if isinstance(other, Tensor) else NotImplemented
+
+
+def tensor_first(op: Callable, name: str, heads: list[str] | None = None) -> Callable:
+    """The function form of `op`, whose input must be a tensor: anything else is
+    PyTorch's TypeError, the list of `heads` (an overloaded op's signatures) or, for
+    an op of one signature, "argument 'input' must be Tensor"."""
+    def fn(input, *args, **kwargs):  # noqa: A002 - PyTorch's argument name
+        if not isinstance(input, Tensor):
+            if heads is None:
+                raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, "
+                                f"not {type(input).__name__}")
+            raise _args.combination_error(name, (input, *args), kwargs, heads, tail=False)
+        return op(input, *args, **kwargs)
+
+    fn.__name__, fn.__qualname__, fn.__doc__ = op.__name__, op.__name__, op.__doc__
+    return fn

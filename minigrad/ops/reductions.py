@@ -21,6 +21,7 @@ from ..kernels import reductions as R
 from ..tensor import Tensor, _wrap_dim
 from .declaration import declare
 from .formulas import ArrayFormulaNode, Formula, Scalar, helper, named, on_arrays
+from .public_forms import tensor_first
 from .tangent_formulas import Tangent
 
 
@@ -574,12 +575,20 @@ def minimum(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002 - PyTorch's n
 declare("sum", nodes=(SumBackward0, SumBackward1), function=sum, method=True)
 declare("sum_to_size", method=sum_to_size)
 declare("mean", nodes=(MeanBackward0, MeanBackward1), function=mean, method=True)
-declare("max", nodes=(MaxBackward0, MaxBackward1), function=max, method=True)
-declare("min", nodes=(MinBackward0, MinBackward1), function=min, method=True)
+# (A number first fits none of PyTorch's signatures: its TypeError lists them.)
+_EXTREME_HEADS = ["Tensor input, *, Tensor out = None",
+                  "Tensor input, Tensor other, *, Tensor out = None",
+                  "Tensor input, int dim, bool keepdim = False, *, tuple of Tensors out = None"]
+declare("max", nodes=(MaxBackward0, MaxBackward1), method=max,
+        function=tensor_first(max, "max", _EXTREME_HEADS))
+declare("min", nodes=(MinBackward0, MinBackward1), method=min,
+        function=tensor_first(min, "min", _EXTREME_HEADS))
 declare("argmax", function=argmax, method=True)
 declare("argmin", function=argmin, method=True)
-declare("maximum", nodes=(MaximumBackward0,), function=maximum, method=True)
-declare("minimum", nodes=(MinimumBackward0,), function=minimum, method=True)
+declare("maximum", nodes=(MaximumBackward0,), function=tensor_first(maximum, "maximum"),
+        method=maximum)
+declare("minimum", nodes=(MinimumBackward0,), function=tensor_first(minimum, "minimum"),
+        method=minimum)
 
 
 # -- the helpers this family's formulas call (PyTorch's FunctionsManual) --------------

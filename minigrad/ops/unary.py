@@ -26,6 +26,7 @@ from ..kernels import passes
 from ..tensor import Tensor
 from .declaration import declare, functions_declared_in, unary_op
 from .formulas import ArrayFormulaNode, Formula, FormulaNode, helper, named, on_arrays
+from .pointwise import ClampBackward0, clamp_tensors, clamp_tensors_
 from .tangent_formulas import AUTO_ELEMENT_WISE, Tangent
 
 # 1 - y*y with one rounding where this machine's PyTorch fuses it (see `minigrad._cpu`)
@@ -207,8 +208,6 @@ def _clamp_backward_on_arrays(grad: np.ndarray, x: np.ndarray, min, max) -> np.n
 def _clamp_bounds(min, max):  # noqa: A002
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
-    if isinstance(min, Tensor) or isinstance(max, Tensor):
-        raise NotImplementedError("minigrad supports clamp with number bounds only")
     return (-math.inf if min is None else min, math.inf if max is None else max)
 
 
@@ -238,6 +237,8 @@ def clamp(x: Tensor, *args, min=None, max=None) -> Tensor:  # noqa: A002
     min, max = _bounds("clamp", args, min, max)  # noqa: A001
     clamp_bounds(x, "clamp", min, max, len(args))
     lo, hi = _clamp_bounds(min, max)
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
+        return clamp_tensors(x, min, max)
     # Float bounds on an integer tensor promote the result, as in PyTorch.
     dt = result_type(x, *(b for b in (min, max) if b is not None))
     out = Tensor._make(_clamp_data(x._data, lo, hi, dt.np))
@@ -252,6 +253,8 @@ def clamp_(x: Tensor, *args, min=None, max=None) -> Tensor:  # noqa: A002
     min, max = _bounds("clamp_", args, min, max)  # noqa: A001
     clamp_bounds(x, "clamp_", min, max, len(args))
     lo, hi = _clamp_bounds(min, max)
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
+        return clamp_tensors_(x, min, max)
     if result_type(x, *(b for b in (min, max) if b is not None)) is not x.dtype:
         raise RuntimeError("result type Float can't be cast to the desired output type long int")
     node = begin_inplace(ClampBackward1, x)
@@ -480,8 +483,8 @@ def square_(input: Tensor) -> Tensor:  # noqa: A002
 # -- declarations of the ops written by hand above (see `declaration.py`) ------------------
 
 
-declare("clamp", nodes=(ClampBackward1,), function=clamp, method=True, inplace=clamp_,
-        aliases=("clip",))
+declare("clamp", nodes=(ClampBackward1, ClampBackward0), function=clamp, method=True,
+        inplace=clamp_, aliases=("clip",))
 declare("round", nodes=(RoundBackward0, RoundBackward1), function=round, method=True,
         inplace=round_)
 declare("frac", nodes=(FracBackward0,), function=frac, method=True, inplace=frac_,

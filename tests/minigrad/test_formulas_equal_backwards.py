@@ -90,7 +90,6 @@ def _programs():
         "hardshrink": lambda: F.hardshrink(a, 0.3), "softshrink": lambda: F.softshrink(a, 0.3),
         "hardtanh": lambda: F.hardtanh(a, -0.5, 0.5),
         "threshold": lambda: F.threshold(a, 0.1, 2.0),
-        "clamp_min_op": lambda: BACKWARD_OPS["clamp_min"](a, 0.2),
         "soft_margin_loss": lambda: F.soft_margin_loss(a, b.sign().detach()),
         "pairwise_distance": lambda: F.pairwise_distance(a, b),
         # (reductions, sorts and scans)

@@ -197,5 +197,5 @@ def test_bitwise_operators_on_integers_and_bools():
 def test_rounded_division():
     assert torch.tensor([5, -7]).div(2, rounding_mode="trunc").tolist() == [2, -3]
     assert torch.tensor([5.0, -7.0]).div(2, rounding_mode="floor").tolist() == [2.0, -4.0]
-    with pytest.raises(NotImplementedError, match="rounding_mode='floor'"):
-        torch.tensor([5.0]) // 2
+    assert (torch.tensor([5.0, -7.0]) // 2).tolist() == [2.0, -4.0]
+    assert (torch.tensor([5, -7]) % 3).tolist() == [2, 2]

@@ -64,6 +64,10 @@ EXACT_OPS = {
     "amax", "amin", "sort", "argsort", "msort", "topk", "kthvalue", "median", "nanmedian",
     "mode", "cummax", "cummin", "count_nonzero",
     "linalg.diagonal",
+    "remainder", "__rmod__", "fmod", "floor_divide", "copysign", "fmax", "fmin", "nextafter",
+    "heaviside", "clamp_min", "clamp_max", "__rdiv__", "logical_and", "logical_or",
+    "logical_xor", "logical_not", "gcd", "lcm", "bitwise_left_shift", "bitwise_right_shift",
+    "isclose",
 }
 # sums of many terms, linear in them: within a few ulps of the same op applied to the
 # inputs' magnitudes (the sum of the terms' sizes, float_policy's `scale`)
@@ -553,6 +557,25 @@ def _alpha_scale(sample_values, torch) -> Any:
     return size(inp) + abs(kwargs["alpha"]) * size(other)
 
 
+def _fused_scale(name: str, sample_values, torch) -> Any:
+    """For addcmul and lerp: the sum of their terms' sizes. PyTorch's AVX2/AVX-512
+    kernels compute them with a fused multiply-add (rounded once), its default kernels
+    with two roundings: a sum of two terms, by processor."""
+    inp, args, kwargs = sample_values
+
+    def size(v):
+        return np.abs(_values(v)) if isinstance(v, torch.Tensor) else abs(v)
+    if name == "addcmul":
+        t1, t2 = args[:2]
+        return size(inp) + abs(kwargs.get("value", 1)) * size(t1) * size(t2)
+    end, weight = args[:2]
+    return (size(inp) + size(end)) * np.maximum(1.0, size(weight))
+
+
+# ops PyTorch may compute with a fused multiply-add (see `_fused_scale`)
+FUSED_OPS = {"addcmul", "lerp"}
+
+
 @dataclass
 class Outcome:
     """How a sample came out: "same", "different", "notimplemented" (minigrad raised
@@ -606,6 +629,8 @@ def check_sample(op: Exposed, sample, torch, minigrad) -> Outcome:
         # a + alpha * b: PyTorch's AVX2/AVX-512 kernels round it once (a fused
         # multiply-add), its default kernels twice: a sum of two terms, by processor
         kind, scale = SUM, _alpha_scale(theirs, torch)
+    if op.name in FUSED_OPS:
+        kind, scale = SUM, _fused_scale(op.name, theirs, torch)
 
     def how(what: str, floats: Tolerance) -> tuple:
         return tolerance(op.name, what, floats), tolerance(op.name, "integer result", EXACT)

@@ -1002,10 +1002,7 @@ assert len(SUITES) == sum(map(len, _GROUPS)), "a snippet name is used twice"
 
 
 # What minigrad deliberately lacks: it must say so with a NotImplementedError.
-DELIBERATE = {
-    "tensor_complex", "int_floordiv_zero", "int_floordiv_zero_tensor", "int_rem_zero",
-    "float_floordiv_zero", "float_rem_zero", "clamp_tensor_bound",
-}
+DELIBERATE = {"tensor_complex"}
 
 # Differences that remain, each with where its fix belongs: strict xfails, so a fix
 # makes the test pass and then the entry must go. (None remain.)

@@ -44,10 +44,6 @@ DESIGN_SKIPS = {
 # What minigrad does not yet do as PyTorch: (OpInfo key, the samples it concerns (a
 # feature of `opinfo_harness.sample_features`, None for all), what differs).
 KNOWN_GAPS = [
-    ("remainder", None, "`%` / remainder is not implemented (NotImplementedError)"),
-    ("__rmod__", None, "`%` / remainder is not implemented (NotImplementedError)"),
-    ("floor_divide", None, "`//` / floor_divide is not implemented (NotImplementedError)"),
-    ("clamp", "tensor args", "clamp with tensor bounds is not implemented"),
     ("nn.functional.cross_entropy", "ndim>2",
      "cross_entropy over inputs of more than 2 dimensions is not implemented"),
     ("nn.functional.nll_loss", "ndim>2",
@@ -58,11 +54,6 @@ KNOWN_GAPS = [
     ("linalg.norm.subgradients_at_zero", "matrix norm",
      "linalg.norm's matrix norms are not implemented"),
     ("einsum", "ellipsis", "einsum with '...' is not implemented"),
-    *[(key, "number input", "a Python number as the input raises AttributeError, not "
-       "PyTorch's TypeError (invalid combination of arguments / must be Tensor)")
-      for key in ("eq", "ne", "lt", "le", "gt", "ge", "bitwise_and", "bitwise_or",
-                  "bitwise_xor", "pow", "atan2", "maximum", "minimum", "max.binary",
-                  "min.binary")],
     *[(key, "integer input", "pooling integer tensors is not implemented "
        "(NotImplementedError; PyTorch pools them)")
       for key in ("nn.functional.max_pool2d", "nn.functional.avg_pool2d",
