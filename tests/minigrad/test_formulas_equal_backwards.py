@@ -27,6 +27,12 @@ def _x(*shape, positive=False, seed=0):
     return minigrad.tensor(values, dtype=F64, requires_grad=True)
 
 
+def _square():
+    """A well-conditioned symmetric positive definite 3x3 matrix made from a leaf."""
+    g = _x(3, 3, seed=40)
+    return g @ g.mT + 3 * minigrad.eye(3, dtype=minigrad.float64)
+
+
 def _programs():
     """One op each, on leaves that require grad (float64)."""
     a, b, m, v = _x(3, 4), _x(3, 4, seed=1), _x(4, 5, seed=2), _x(4, seed=3)
@@ -97,6 +103,21 @@ def _programs():
         "median": lambda: a.median(), "nansum": lambda: a.nansum(), "amax": lambda: a.amax(1),
         "sort": lambda: a.sort(1), "kthvalue": lambda: a.kthvalue(2, 1),
         "cummax": lambda: a.cummax(1),
+        # (linear algebra: scaled products, factorisations)
+        "addmv": lambda: minigrad.addmv(_x(3, seed=30), a, v),
+        "addr": lambda: minigrad.addr(a, _x(3, seed=31), v),
+        "baddbmm": lambda: minigrad.baddbmm(_x(2, 3, 2, seed=32), s, _x(2, 4, 2, seed=33)),
+        "addbmm": lambda: minigrad.addbmm(_x(3, 2, seed=34), s, _x(2, 4, 2, seed=35)),
+        "vdot": lambda: v.vdot(v * 2),
+        "linalg_cross": lambda: minigrad.linalg.cross(_x(2, 3, seed=36), _x(2, 3, seed=37)),
+        "det": lambda: minigrad.linalg.det(_square()),
+        "slogdet": lambda: (minigrad.linalg.slogdet(_square())[1],),
+        "inv": lambda: minigrad.linalg.inv(_square()),
+        "solve": lambda: minigrad.linalg.solve(_square(), _x(3, 2, seed=38)),
+        "cholesky": lambda: minigrad.linalg.cholesky(_square()),
+        "cholesky_deprecated": lambda: minigrad.cholesky(_square()),
+        "solve_triangular": lambda: minigrad.linalg.solve_triangular(
+            _square().triu(), _x(3, 2, seed=39), upper=True),
         "fill_": lambda: a.clone().fill_(2.0), "fill_tensor": lambda: a.clone().fill_(b.sum()),
         "gelu": lambda: F.gelu(a), "leaky_relu": lambda: F.leaky_relu(a, 0.1),
         "bce": lambda: F.binary_cross_entropy(a.sigmoid(), b.sigmoid().detach()),
