@@ -22,6 +22,7 @@ from ..kernels import on_demand
 from ..tensor import Tensor
 from . import views
 from .arithmetic import add, div, mul, neg
+from .copies import contiguous
 from .declaration import declare
 from .formulas import ArrayFormulaNode, Formula, FormulaNode, on_arrays
 from .loss import REDUCTIONS, TYPE_NAMES, reduction_of
@@ -78,6 +79,37 @@ def _nll_grad(grad: np.ndarray, x: np.ndarray, target: np.ndarray, w: np.ndarray
     return out
 
 
+class NllLoss2DBackward0(ArrayFormulaNode):
+    """nll_loss2d (a batch of maps, N x C x H x W): nll_loss at every pixel; the
+    gradient at (n, t, h, w) is -weight[t] * grad (divided by the total weight for
+    "mean"), where t is that pixel's target, zero elsewhere and at ignored pixels."""
+
+    tangent = Tangent("nll_loss2d(self_t, target, weight, reduction, ignore_index)")
+    saves = NllLossBackward0.saves
+    unpack_order = NllLossBackward0.unpack_order
+    formulas = (Formula("self", "nll_loss2d_backward(grad, self, target, weight, reduction, "
+                                "ignore_index, total_weight)"),)
+
+
+@on_arrays("nll_loss2d_backward")
+def _nll_loss2d_backward_on_arrays(grad: np.ndarray, x: np.ndarray, target: np.ndarray,
+                                   w: np.ndarray | None, reduction: int, ignore_index: int,
+                                   total: np.ndarray) -> np.ndarray:
+    return _nll2d_grad(grad, x, target, w, total, reduction, ignore_index)
+
+
+def _nll2d_grad(grad: np.ndarray, x: np.ndarray, target: np.ndarray, w: np.ndarray | None,
+                total: np.ndarray, reduction: int, ignore: int) -> np.ndarray:
+    """nll_loss2d's gradient: nll_loss's, with each pixel a row (the classes moved to
+    the last dim, then back)."""
+    n, c, h, wd = x.shape
+    rows = np.broadcast_to(np.zeros((), x.dtype), (n * h * wd, c))  # (for its shape)
+    if reduction == REDUCTIONS["none"]:
+        grad = grad.reshape(-1)
+    out = _nll_grad(grad, rows, target, w, total, reduction, ignore)
+    return np.ascontiguousarray(out.reshape(n, h, wd, c).transpose(0, 3, 1, 2))
+
+
 class NllLossBackwardBackward0(FormulaNode):
     """nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index,
     total_weight): linear in grad_output (its gradient is nll_loss of the incoming
@@ -106,6 +138,41 @@ def nll_loss_backward(grad_output: Tensor, self: Tensor, target: Tensor, weight:
     return out
 
 
+class NllLoss2DBackwardBackward0(FormulaNode):
+    """nll_loss2d_backward: linear in grad_output (its gradient is nll_loss2d of the
+    incoming gradient), flat in self."""
+
+    tangent = Tangent("nll_loss2d_backward(dense(grad_output_t, grad_output_p), self_p, "
+                      "target, weight, reduction, ignore_index, _total_weight)")
+    saves = NllLossBackwardBackward0.saves
+    formulas = (Formula("grad_output", "nll_loss2d(grad, target, weight, reduction, "
+                                       "ignore_index)"),
+                Formula("self", "zeros_like(grad)"))
+
+
+def nll_loss2d_backward(grad_output: Tensor, self: Tensor, target: Tensor,
+                        weight: Tensor | None, reduction: int, ignore_index: int,
+                        total_weight: Tensor) -> Tensor:
+    """The gradient of nll_loss2d for its input (PyTorch's aten::nll_loss2d_backward)."""
+    out = Tensor._make(_nll2d_grad(grad_output._data, self._data, target._data,
+                                   None if weight is None else weight._data, total_weight._data,
+                                   reduction, ignore_index))
+    node = record(NllLoss2DBackwardBackward0, out, grad_output, self)
+    if node is not None:
+        node._saved.update({"ignore_index": u64(ignore_index), "reduction": reduction,
+                            "target": SavedTensor(target),
+                            "weight": None if weight is None else SavedTensor(weight),
+                            "_total_weight": total_weight})  # (for the tangent)
+    return out
+
+
+def _nll_loss2d_of_enum(x: Tensor, target: Tensor, weight: Tensor | None, reduction: int,
+                        ignore_index: int) -> Tensor:
+    """nll_loss2d with the reduction as PyTorch's enum number."""
+    name = next(k for k, v in REDUCTIONS.items() if v == reduction)
+    return _nll2d(x, target, weight, name, ignore_index)
+
+
 def _nll_loss_of_enum(x: Tensor, target: Tensor, weight: Tensor | None, reduction: int,
                       ignore_index: int) -> Tensor:
     """nll_loss with the reduction as PyTorch's enum number (as backward formulas
@@ -127,9 +194,6 @@ def _check_nll(x: Tensor, target: Tensor, weight: Tensor | None) -> None:
     if x.ndim != 1 and x.shape[0] != (target.shape[0] if target.ndim else 1):
         raise ValueError(f"Expected input batch_size ({x.shape[0]}) to match target "
                          f"batch_size ({target.shape[0] if target.ndim else 1}).")
-    if x.ndim > 2:
-        raise NotImplementedError("minigrad's nll_loss and cross_entropy take 1-D or 2-D "
-                                  "input (batch, classes) with class indices")
     if target.ndim > 1:
         raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
     n_classes = x.shape[-1]
@@ -158,36 +222,95 @@ def _check_targets(targets: np.ndarray, n_classes: int, ignore_index: int) -> No
 
 def _nll(x: Tensor, target: Tensor, weight: Tensor | None, reduction: str,
          ignore_index: int) -> Tensor:
-    refuse_grad_for("nll_loss_forward", "weight", weight)
-    _check_nll(x, target, weight)
-    data = x._data.reshape(-1, x.shape[-1]) if x.ndim == 1 else x._data
-    targets = target._data.reshape(-1)
-    _check_targets(targets, x.shape[-1], ignore_index)
+    """nll_loss over any number of dims, as PyTorch's nll_loss_nd: 1-D or 2-D input
+    is nll_loss's, 4-D (N, C, H, W) nll_loss2d's; other shapes (N, C, d1, ...) are
+    viewed as (N, C, 1, d1 * ...) for nll_loss2d, its "none" result viewed back."""
+    if x.ndim <= 2:
+        return _nll_rows(x, target, weight, reduction, ignore_index)
+    if x.ndim != 1 and x.shape[0] != (target.shape[0] if target.ndim else 1):
+        raise ValueError(f"Expected input batch_size ({x.shape[0]}) to match target "
+                         f"batch_size ({target.shape[0] if target.ndim else 1}).")
+    if x.ndim == 4:
+        return _nll2d(x, target, weight, reduction, ignore_index)
+    n, c, out_size = x.shape[0], x.shape[1], (x.shape[0], *x.shape[2:])
+    if tuple(target.shape[1:]) != tuple(x.shape[2:]):
+        raise RuntimeError(f"Expected target size [{', '.join(map(str, out_size))}], got "
+                           f"[{', '.join(map(str, target.shape))}]")
+    x, target = contiguous(x), contiguous(target)
+    x = views.view(x, (n, c, 1, -1) if x.numel() else (n, c, 0, 0))
+    target = views.view(target, (n, 1, -1) if target.numel() else (n, 0, 0))
+    out = _nll2d(x, target, weight, reduction, ignore_index)
+    return views.view(out, out_size) if reduction == "none" else out
+
+
+def _check_nll2d(x: Tensor, target: Tensor, weight: Tensor | None) -> None:
+    """PyTorch's checks of nll_loss2d's arguments, in its order."""
+    if target.ndim != 3:
+        raise RuntimeError("only batches of spatial targets supported (3D tensors) but got "
+                           f"targets of dimension: {target.ndim}")
+    if x.ndim != 4:
+        raise RuntimeError("only batches of spatial inputs supported (4D tensors), but got "
+                           f"input of dimension: {x.ndim}")
+    if target.dtype.name != "int64":
+        raise RuntimeError("expected target dtype to be Long or Byte, but got "
+                           f"{TYPE_NAMES[target.dtype.name]}")
+    if weight is not None and weight.numel() != x.shape[1]:
+        raise RuntimeError("weight tensor should be defined either for all or no classes")
+    if (x.shape[0], *x.shape[2:]) != tuple(target.shape):
+        raise RuntimeError(f"size mismatch (got input: [{', '.join(map(str, x.shape))}] , "
+                           f"target: [{', '.join(map(str, target.shape))}]")
+    if not x.dtype.is_floating_point:
+        raise NotImplementedError(
+            f"\"nll_loss2d_forward_out_frame\" not implemented for '{TYPE_NAMES[x.dtype.name]}'")
+    if weight is not None and weight.dtype is not x.dtype:
+        raise RuntimeError(f"expected scalar type {TYPE_NAMES[x.dtype.name]} but found "
+                           f"{TYPE_NAMES[weight.dtype.name]}")
+
+
+def _nll2d(x: Tensor, target: Tensor, weight: Tensor | None, reduction: str,
+           ignore_index: int) -> Tensor:
+    """PyTorch's nll_loss2d: nll_loss with each pixel (n, h, w) a row, summed in the
+    pixels' order; its "none" result is (N, H, W)."""
+    refuse_grad_for("nll_loss2d_forward", "weight", weight)
+    _check_nll2d(x, target, weight)
+    n, c, h, w = x.shape
+    rows = np.ascontiguousarray(np.moveaxis(x._data, 1, -1)).reshape(n * h * w, c)
+    out_data, total = _nll_values(rows, target._data.reshape(-1), weight, reduction,
+                                  ignore_index)
+    return _record_nll(NllLoss2DBackward0, out_data.reshape((n, h, w)) if reduction == "none"
+                       else out_data, total, x, target, weight, reduction, ignore_index)
+
+
+def _nll_values(data: np.ndarray, targets: np.ndarray, weight: Tensor | None, reduction: str,
+                ignore_index: int) -> tuple[np.ndarray, np.ndarray]:
+    """nll_loss of rows (batch, classes): the loss and the total weight."""
+    _check_targets(targets, data.shape[-1], ignore_index)
     dt = data.dtype
     w = weight._data if weight is not None else np.ones(0, dt)
-    if reduction == "none" and x.ndim == 2:
+    if reduction == "none":
         keep = targets != ignore_index
         picked = np.zeros(targets.shape, dt)
         rows = np.nonzero(keep)[0]
         cls = targets[keep]
         picked[rows] = -data[rows, cls] * (w[cls] if weight is not None else dt.type(1))
-        out_data, total = picked, np.array(0, dt)
-    elif data.shape[0] == 0:  # (the mean of nothing is nan, as in PyTorch)
-        out_data = np.array(np.nan if reduction == "mean" else 0, dt)
-        total = np.array(0, dt)
-    else:
-        loss, total_weight = losses.nll_sums(np.ascontiguousarray(data), targets, w,
-                                      weight is not None, ignore_index)
-        loss, total = np.array(loss, dt), np.array(total_weight, dt)
-        if reduction != "mean":
-            out_data = loss
-        elif total != 0:
-            out_data = np.array(loss / total, dt)
-        else:  # (every target ignored, or weighed 0: 0 / 0, nan, without numpy's warning)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                out_data = np.array(loss / total, dt)
+        return picked, np.array(0, dt)
+    if data.shape[0] == 0:  # (the mean of nothing is nan, as in PyTorch)
+        return np.array(np.nan if reduction == "mean" else 0, dt), np.array(0, dt)
+    loss, total_weight = losses.nll_sums(np.ascontiguousarray(data), targets, w,
+                                         weight is not None, ignore_index)
+    loss, total = np.array(loss, dt), np.array(total_weight, dt)
+    if reduction != "mean":
+        return loss, total
+    # (every target ignored, or weighed 0: 0 / 0, nan, without numpy's warning)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.array(loss / total, dt), total
+
+
+def _record_nll(node_cls: type, out_data: np.ndarray, total: np.ndarray, x: Tensor,
+                target: Tensor, weight: Tensor | None, reduction: str,
+                ignore_index: int) -> Tensor:
     out = Tensor._make(out_data)
-    node = record(NllLossBackward0, out, x)
+    node = record(node_cls, out, x)
     if node is not None:
         node._saved.update({
             "ignore_index": u64(ignore_index), "_ignore_index": ignore_index,
@@ -197,6 +320,20 @@ def _nll(x: Tensor, target: Tensor, weight: Tensor | None, reduction: str,
             "total_weight": SavedTensor(Tensor._make(total)),  # (an output: saved last)
         })
     return out
+
+
+def _nll_rows(x: Tensor, target: Tensor, weight: Tensor | None, reduction: str,
+              ignore_index: int) -> Tensor:
+    """PyTorch's nll_loss: 1-D input (one sample) or 2-D (batch, classes)."""
+    refuse_grad_for("nll_loss_forward", "weight", weight)
+    _check_nll(x, target, weight)
+    data = x._data.reshape(-1, x.shape[-1]) if x.ndim == 1 else x._data
+    # (one sample's "none" loss is a 0-dim tensor, its one value: a sum)
+    summed = "sum" if reduction == "none" and x.ndim == 1 else reduction
+    out_data, total = _nll_values(data, target._data.reshape(-1), weight, summed,
+                                  ignore_index)
+    return _record_nll(NllLossBackward0, out_data, total, x, target, weight, reduction,
+                       ignore_index)
 
 
 def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,  # noqa: A002
@@ -318,3 +455,5 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,  
 
 declare("nll_loss", nodes=(NllLossBackward0,), aten=_nll_loss_of_enum)
 declare("nll_loss_backward", nodes=(NllLossBackwardBackward0,), aten=nll_loss_backward)
+declare("nll_loss2d", nodes=(NllLoss2DBackward0,), aten=_nll_loss2d_of_enum)
+declare("nll_loss2d_backward", nodes=(NllLoss2DBackwardBackward0,), aten=nll_loss2d_backward)

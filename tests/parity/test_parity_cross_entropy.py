@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from parity_harness import check
 from test_parity_bad_input import compare
+from test_parity_joining_statistics import _leaf
 
 X = [[1.0, 2.0, 3.0], [4.0, 5.0, 7.5], [-1.0, 0.25, -3.0], [0.5, 0.5, 0.5]]
 P = [[0.2, 0.3, 0.5], [1.0, 0.0, 0.0], [0.0, 0.5, 0.5], [0.25, 0.25, 0.5]]
@@ -93,6 +94,70 @@ CASES = {
 }
 
 
+# -- inputs of more than 2 dims (N, C, d1, ...): nll_loss2d, 4-D input as it is, others
+# viewed as (N, C, 1, d1 * ...) (ViewBackward0 under NllLoss2DBackward0) -----------------------
+
+def _targets(c, *shape, ignore=None):
+    """Class indices 0, 1, 2 of `shape`, uneven; `ignore` replaces every fifth."""
+    n = int(np.prod(shape))
+    values = np.array([(i * 7 + 1) % 3 for i in range(n)])
+    if ignore is not None:
+        values[::5] = ignore
+    return c.m.tensor(values.reshape(shape).tolist())
+
+
+def _nd(c, *shape, dtype="float64"):
+    return _leaf(c, *shape, dtype=dtype)
+
+
+ND_CASES = {
+    "nll-3d": lambda c: c.m.nn.functional.nll_loss(_nd(c, 2, 3, 4), _targets(c, 2, 4)),
+    "nll-3d-none": lambda c: c.m.nn.functional.nll_loss(_nd(c, 2, 3, 4), _targets(c, 2, 4),
+                                                        reduction="none"),
+    "nll-3d-transposed": lambda c: c.m.nn.functional.nll_loss(
+        _nd(c, 2, 4, 3).transpose(1, 2), _targets(c, 2, 4)),
+    "nll-4d": lambda c: c.m.nn.functional.nll_loss(_nd(c, 2, 3, 2, 3), _targets(c, 2, 2, 3)),
+    "nll-4d-none-weight-ignore": lambda c: c.m.nn.functional.nll_loss(
+        _nd(c, 2, 3, 2, 3), _targets(c, 2, 2, 3, ignore=1), _w(c), ignore_index=1,
+        reduction="none"),
+    "nll-4d-weight-ignore": lambda c: c.m.nn.functional.nll_loss(
+        _nd(c, 2, 3, 2, 3), _targets(c, 2, 2, 3, ignore=-100), _w(c)),
+    "nll-4d-sum-f32": lambda c: c.m.nn.functional.nll_loss(
+        _nd(c, 2, 3, 2, 3, dtype="float32"), _targets(c, 2, 2, 3), reduction="sum"),
+    "nll-5d": lambda c: c.m.nn.functional.nll_loss(_nd(c, 2, 3, 2, 2, 2),
+                                                   _targets(c, 2, 2, 2, 2), _w(c)),
+    "nll-5d-none": lambda c: c.m.nn.functional.nll_loss(
+        _nd(c, 2, 3, 2, 1, 2), _targets(c, 2, 2, 1, 2), reduction="none"),
+    "nll-3d-empty": lambda c: c.m.nn.functional.nll_loss(_nd(c, 2, 3, 0),
+                                                         _targets(c, 2, 0)),
+    "nll-3d-empty-none": lambda c: c.m.nn.functional.nll_loss(
+        _nd(c, 2, 3, 0), _targets(c, 2, 0), reduction="none"),
+    "nll-4d-double-backward": lambda c: c.m.autograd.grad(
+        c.m.nn.functional.nll_loss(c.keep(_nd(c, 2, 3, 2, 2) * 1.5), _targets(c, 2, 2, 2),
+                                   _w(c)), c.kept[-1], create_graph=True),
+    "ce-3d": lambda c: c.m.nn.functional.cross_entropy(_nd(c, 2, 3, 4), _targets(c, 2, 4)),
+    "ce-4d-weight-none": lambda c: c.m.nn.functional.cross_entropy(
+        _nd(c, 2, 3, 2, 2), _targets(c, 2, 2, 2), _w(c), reduction="none"),
+    "ce-5d-ignore": lambda c: c.m.nn.functional.cross_entropy(
+        _nd(c, 1, 3, 2, 2, 2), _targets(c, 1, 2, 2, 2, ignore=2), ignore_index=2),
+    "ce-4d-smooth-weight-ignore": lambda c: c.m.nn.functional.cross_entropy(
+        _nd(c, 2, 3, 2, 2), _targets(c, 2, 2, 2, ignore=0), _w(c), ignore_index=0,
+        label_smoothing=0.2),
+    "ce-3d-smooth-none": lambda c: c.m.nn.functional.cross_entropy(
+        _nd(c, 2, 3, 4), _targets(c, 2, 4), reduction="none", label_smoothing=0.1),
+    "ce-4d-prob-weight": lambda c: c.m.nn.functional.cross_entropy(
+        _nd(c, 2, 3, 2, 2), c.m.softmax(_nd(c, 2, 3, 2, 2), 1).detach(), _w(c)),
+    "ce-3d-prob-smooth-none": lambda c: c.m.nn.functional.cross_entropy(
+        _nd(c, 2, 3, 4), c.m.softmax(_nd(c, 2, 3, 4), 1).detach(), reduction="none",
+        label_smoothing=0.3),
+    "ce-module-4d": lambda c: c.m.nn.CrossEntropyLoss(weight=_w(c), ignore_index=1)(
+        _nd(c, 2, 3, 2, 2), _targets(c, 2, 2, 2, ignore=1)),
+    "nll-module-3d": lambda c: c.m.nn.NLLLoss(reduction="sum")(
+        _nd(c, 2, 3, 4), _targets(c, 2, 4)),
+}
+CASES.update(ND_CASES)
+
+
 def _changed_after(c):
     x = c.leaf(X)
     h = c.keep(x * 1.0)
@@ -149,6 +214,31 @@ ERRORS = {
     "prob_int_target": X2 + "F.cross_entropy(x, torch.tensor([[0, 0, 1], [1, 0, 0]]))",
     "smoothing_too_big": X2 + "F.cross_entropy(x, t, label_smoothing=1.5)",
     "legacy_warning": X2 + "F.cross_entropy(x, t, size_average=False)",
+    "nd_target_size": "torch.nn.functional.nll_loss(torch.ones(2, 3, 4), "
+                      "torch.zeros(2, 5, dtype=torch.long))",
+    "nd_target_size_5d": "torch.nn.functional.nll_loss(torch.ones(2, 3, 4, 5, 6), "
+                         "torch.zeros(2, 4, 5, dtype=torch.long))",
+    "4d_target_dims": "torch.nn.functional.nll_loss(torch.ones(2, 3, 4, 5), "
+                      "torch.zeros(2, 4, dtype=torch.long))",
+    "4d_size_mismatch": "torch.nn.functional.nll_loss(torch.ones(2, 3, 4, 5), "
+                        "torch.zeros(2, 4, 6, dtype=torch.long))",
+    "4d_batch_mismatch": "torch.nn.functional.nll_loss(torch.ones(2, 3, 4, 5), "
+                         "torch.zeros(3, 4, 5, dtype=torch.long))",
+    "4d_target_float_before_weight": "torch.nn.functional.nll_loss(torch.ones(2, 3, 4, 5), "
+                                     "torch.zeros(2, 4, 5), torch.ones(4))",
+    "4d_weight_size": "torch.nn.functional.nll_loss(torch.ones(2, 3, 4, 5), "
+                      "torch.zeros(2, 4, 5, dtype=torch.long), torch.ones(4))",
+    "4d_input_int": "torch.nn.functional.nll_loss(torch.ones(2, 3, 4, 5, dtype=torch.long), "
+                    "torch.zeros(2, 4, 5, dtype=torch.long))",
+    "4d_weight_dtype": "torch.nn.functional.nll_loss(torch.ones(2, 3, 4, 5), "
+                       "torch.zeros(2, 4, 5, dtype=torch.long), torch.ones(3).double())",
+    "4d_target_out_of_bounds": "torch.nn.functional.nll_loss(torch.ones(2, 3, 4, 5), "
+                               "torch.full((2, 4, 5), 3))",
+    "3d_weight_requires_grad": "torch.nn.functional.nll_loss(torch.ones(2, 3, 4), "
+                               "torch.zeros(2, 4, dtype=torch.long), "
+                               "torch.ones(3, requires_grad=True))",
+    "3d_none_out_of_bounds": "torch.nn.functional.nll_loss(torch.ones(2, 3, 4), "
+                             "torch.full((2, 4), -2), reduction='none')",
     "module_reprs": "repr(torch.nn.CrossEntropyLoss()), repr(torch.nn.NLLLoss(ignore_index=3))",
     "module_attrs": "m = torch.nn.CrossEntropyLoss(label_smoothing=0.1, reduction='sum')\n"
                     "(m.label_smoothing, m.reduction, m.ignore_index, m.weight)",

@@ -44,10 +44,6 @@ DESIGN_SKIPS = {
 # What minigrad does not yet do as PyTorch: (OpInfo key, the samples it concerns (a
 # feature of `opinfo_harness.sample_features`, None for all), what differs).
 KNOWN_GAPS = [
-    ("nn.functional.cross_entropy", "ndim>2",
-     "cross_entropy over inputs of more than 2 dimensions is not implemented"),
-    ("nn.functional.nll_loss", "ndim>2",
-     "nll_loss over inputs of more than 2 dimensions is not implemented"),
     ("norm.nuc", None, "norm(p='nuc') (a matrix norm) is not implemented"),
     ("linalg.norm", "matrix norm", "linalg.norm's matrix norms (ord 'nuc', 1, 2, inf, ... "
      "over two dimensions) are not implemented"),
