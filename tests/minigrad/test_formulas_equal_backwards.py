@@ -160,6 +160,12 @@ def _programs():
         "mse_sum": lambda: F.mse_loss(a, b, reduction="sum"),
         "nll_weighted": lambda: F.nll_loss(a.log_softmax(1), idx, weight=p[0].detach(),
                                            ignore_index=0),
+        "nll2d_weighted": lambda: F.nll_loss(
+            _x(2, 3, 2, 2, seed=40), minigrad.tensor([[[0, 2], [1, 2]], [[2, 1], [0, 0]]]),
+            weight=p[0, :3].detach(), ignore_index=1),
+        "nll2d_none_3d": lambda: F.nll_loss(_x(2, 3, 4, seed=41),
+                                            minigrad.tensor([[0, 2, 1, 1], [2, 0, 0, 1]]),
+                                            reduction="none"),
     }
 
 
