@@ -1,4 +1,4 @@
-"""Padding (`nn.functional.pad`): constant, reflect and replicate.
+"""Padding (`nn.functional.pad`): constant, reflect, replicate and circular.
 
 `pad` lists amounts for the last dims, last dim first: (left, right) for the last,
 then (top, bottom) for the one before, ... A negative amount crops.
@@ -11,6 +11,11 @@ then (top, bottom) for the one before, ... A negative amount crops.
   an input element is the sum of the gradients of its copies. PyTorch has one op per
   mode and number of padded dims (reflection_pad1d, ..., replication_pad3d), each with
   its backward op; minigrad makes their nodes from one table.
+
+Circular padding wraps around (for 1, 2, 3: pad 2 gives 2, 3, 1, 2, 3, 1, 2). PyTorch
+has no node for it: it fills a new tensor by copying slices into it (the input into
+the middle, then each border from the opposite side of the output), so its graph is
+CopySlices nodes, as minigrad's is.
 
 Reflect and replicate are written as a map from each output element to the input
 element it copies (`_source`): forward gathers through the map, backward adds the
@@ -25,6 +30,8 @@ from ..arrays.scalars import u64
 from ..autograd.graph import INPUT, VALUE, SavedTensor
 from ..autograd.record import record
 from ..tensor import Tensor
+from . import views
+from .copies import copy_
 from .declaration import declare
 from .formulas import ArrayFormulaNode, Formula, FormulaNode, helper, on_arrays
 from .tangent_formulas import Tangent
@@ -256,6 +263,44 @@ ReplicationPad2DBackward0, ReplicationPad2DBackwardBackward0 = MIRRORS["replicat
 ReplicationPad3DBackward0, ReplicationPad3DBackwardBackward0 = MIRRORS["replicate", 3][1:]
 
 
+# -- circular: slices copied into a new tensor --------------------------------------------------
+
+
+def _circular_pad(input: Tensor, padding: tuple) -> Tensor:  # noqa: A002
+    """`input` padded circularly, as PyTorch's _pad_circular: the input (cropped by the
+    negative amounts) copied into the middle of a new tensor, then, dim by dim from
+    the last, the left border copied from the right end and the right border from the
+    left end (corners are written more than once)."""
+    k, ndim, shape = len(padding) // 2, input.ndim, tuple(input.shape)
+    out_shape = list(shape)
+    for i in range(k):
+        dim = ndim - 1 - i
+        left, right = padding[2 * i], padding[2 * i + 1]
+        out_shape[dim] = shape[dim] + left + right
+        if left > shape[dim] or right > shape[dim]:
+            raise RuntimeError("Padding value causes wrapping around more than once.")
+        if out_shape[dim] < 0:
+            raise RuntimeError("Negative padding value is resulting in an empty dimension")
+    out = Tensor._make(np.zeros(out_shape, input._data.dtype))
+    middle, source = out, input
+    for i in range(k):
+        dim = ndim - 1 - i
+        left, right = padding[2 * i], padding[2 * i + 1]
+        middle = views.slice_dim(middle, dim, max(left, 0), out_shape[dim] - max(right, 0), 1)
+        source = views.slice_dim(source, dim, max(-left, 0), shape[dim] - max(-right, 0), 1)
+    copy_(middle, source)
+    for i in range(k):
+        dim, n = ndim - 1 - i, out_shape[ndim - 1 - i]
+        left, right = padding[2 * i], padding[2 * i + 1]
+        if left > 0:
+            copy_(views.slice_dim(out, dim, 0, left, 1),
+                  views.slice_dim(out, dim, n - left - max(right, 0), n - max(right, 0), 1))
+        if right > 0:
+            copy_(views.slice_dim(out, dim, n - right, n, 1),
+                  views.slice_dim(out, dim, max(left, 0), max(left, 0) + right, 1))
+    return out
+
+
 # -- nn.functional.pad --------------------------------------------------------------------------
 
 
@@ -273,8 +318,8 @@ def _int_list(pad) -> tuple:
 def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) -> Tensor:  # noqa: A002
     """Pad (or, with negative amounts, crop) the last dims of `input`: `pad` is
     (left, right) for the last dim, then (top, bottom) for the one before, ...;
-    `mode` "constant" (with `value`, 0 by default), "reflect" or "replicate".
-    ("circular" is not implemented.)"""
+    `mode` "constant" (with `value`, 0 by default), "reflect", "replicate" or
+    "circular"."""
     amounts = _int_list(pad)
     if mode not in ("constant", "reflect", "replicate", "circular"):
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
@@ -293,7 +338,7 @@ def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) 
         raise NotImplementedError(f"Padding size {len(amounts)} is not supported for "
                                   f"{input.ndim}D input tensor.\n{_GUIDE}")
     if mode == "circular":
-        raise NotImplementedError("minigrad's pad does not implement mode 'circular'")
+        return _circular_pad(input, amounts)
     return MIRRORS[mode, k][0](input, amounts)
 
 

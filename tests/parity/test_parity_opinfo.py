@@ -65,8 +65,6 @@ KNOWN_GAPS = [
      "last one of the most frequent value in that order (minigrad: its last index)"),
     *[(key, "int32 result", "out_int32=True asks for an int32 result, a dtype minigrad "
        "does not have (NotImplementedError)") for key in ("searchsorted", "bucketize")],
-    ("nn.functional.pad.circular", None, "pad(mode='circular') is not implemented "
-     "(NotImplementedError; PyTorch records it as slices copied into a new tensor)"),
     *[(key, None, "the info tensor is int64: minigrad has no int32 dtype (PyTorch's is "
        "int32)") for key in ("linalg.inv_ex", "linalg.solve_ex", "linalg.cholesky_ex")],
 ]
