@@ -60,7 +60,11 @@ def _backward_ops(m):
                                     m.tensor([0, 1, 2]), None, 1, -100,
                                     m.tensor(3.0, dtype=m.float64)),
             op("nll_loss_backward")(dual(m, V[:3], TV[:3]), m.tensor(A), m.tensor([0, 1, 3]),
-                                    m.tensor(V + 2), 0, 1, m.tensor(3.0, dtype=m.float64)))
+                                    m.tensor(V + 2), 0, 1, m.tensor(3.0, dtype=m.float64)),
+            op("nll_loss2d_backward")(dual(m, np.array(2.0), np.array(0.7)),
+                                      m.tensor(M3.reshape(2, 3, 2, 2)),
+                                      m.tensor([[[0, 2], [1, 1]], [[2, 0], [0, 1]]]),
+                                      m.tensor(V[:3] + 2), 1, 2, m.tensor(5.0, dtype=m.float64)))
 
 
 def _softmax_backward_ops(m):
@@ -175,7 +179,14 @@ FORMULAS = {
         F(m).nll_loss(dual(m, A, TA), m.tensor([0, 3, 1]), weight=m.tensor(V + 3),
                       reduction="sum"),
         F(m).nll_loss(dual(m, A, TA), m.tensor([0, 3, 1]), ignore_index=3, reduction="none"),
-        F(m).cross_entropy(dual(m, A, TA), m.tensor([2, 0, 1]))),
+        F(m).cross_entropy(dual(m, A, TA), m.tensor([2, 0, 1])),
+        # (more than 2 dims: nll_loss2d, 3-D input viewed as 4-D)
+        F(m).nll_loss(dual(m, M3, TM3), m.tensor([[0, 2, 1, 1], [2, 0, 0, 1]])),
+        F(m).nll_loss(dual(m, M3.reshape(2, 3, 2, 2), TM3.reshape(2, 3, 2, 2)),
+                      m.tensor([[[0, 2], [1, 1]], [[2, 0], [0, 1]]]), weight=m.tensor(V[:3] + 3),
+                      ignore_index=1, reduction="none"),
+        F(m).cross_entropy(dual(m, M3, TM3), m.tensor([[0, 2, 1, 1], [2, 0, 0, 1]]),
+                           reduction="sum")),
     "group norms": lambda m: (
         F(m).layer_norm(dual(m, M3, TM3), (4,)),
         F(m).layer_norm(dual(m, M3, TM3), (3, 4), dual(m, A, TA), m.tensor(A + 1)),
