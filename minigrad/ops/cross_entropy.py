@@ -3,9 +3,12 @@
 `nll_loss(logp, target)` picks, for each row, the log-probability of its target class
 and averages the negatives. It is one node, NllLossBackward0, which saves the input
 (only for its shape, as PyTorch does), the target, the weight and the total weight it
-divided by. `cross_entropy` is not a node of its own: like PyTorch, it is log_softmax
-followed by nll_loss, and with class probabilities or label smoothing, a few more
-ordinary ops (mul, sum, neg, div), which is what its backward graph shows.
+divided by. Over maps (N, C, H, W) it is nll_loss2d, NllLoss2DBackward0, the same at
+every pixel; other shapes (N, C, d1, ...) are viewed as (N, C, 1, d1 * ...) for it, as
+PyTorch's nll_loss_nd does. `cross_entropy` is not a node of its own: like PyTorch,
+it is log_softmax followed by nll_loss, and with class probabilities or label
+smoothing, a few more ordinary ops (mul, sum, neg, div), which is what its backward
+graph shows.
 """
 
 from __future__ import annotations
@@ -227,7 +230,7 @@ def _nll(x: Tensor, target: Tensor, weight: Tensor | None, reduction: str,
     viewed as (N, C, 1, d1 * ...) for nll_loss2d, its "none" result viewed back."""
     if x.ndim <= 2:
         return _nll_rows(x, target, weight, reduction, ignore_index)
-    if x.ndim != 1 and x.shape[0] != (target.shape[0] if target.ndim else 1):
+    if x.shape[0] != (target.shape[0] if target.ndim else 1):
         raise ValueError(f"Expected input batch_size ({x.shape[0]}) to match target "
                          f"batch_size ({target.shape[0] if target.ndim else 1}).")
     if x.ndim == 4:
@@ -341,7 +344,9 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,  # noq
              reduce: bool | None = None, reduction: str = "mean") -> Tensor:
     """The negative log-likelihood of the target classes: `-input[i, target[i]]`,
     weighted by `weight[target[i]]`, averaged over the total weight ("mean"), summed,
-    or per row ("none"); rows whose target is `ignore_index` count for nothing."""
+    or per row ("none"); rows whose target is `ignore_index` count for nothing. The
+    classes are dim 1 (dim 0 of one sample): input (N, C, d1, ...) takes a target
+    (N, d1, ...), one class per position."""
     reduction = reduction_of(size_average, reduce, reduction)
     _check_weight(weight, "nll_loss_nd")
     return _nll(input, target, weight, reduction, ignore_index)
