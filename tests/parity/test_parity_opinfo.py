@@ -53,7 +53,6 @@ KNOWN_GAPS = [
      "over two dimensions) are not implemented"),
     ("linalg.norm.subgradients_at_zero", "matrix norm",
      "linalg.norm's matrix norms are not implemented"),
-    ("einsum", "ellipsis", "einsum with '...' is not implemented"),
     *[(key, "integer input", "pooling integer tensors is not implemented "
        "(NotImplementedError; PyTorch pools them)")
       for key in ("nn.functional.max_pool2d", "nn.functional.avg_pool2d",
