@@ -1,12 +1,14 @@
-"""`minigrad.linalg`: PyTorch's `torch.linalg`, the part minigrad has: norms, products
-(`vecdot`, `multi_dot`, `matrix_power`, `cross`), `diagonal` and `vander`,
-determinants, inverses, solves and the Cholesky factorisation."""
+"""`minigrad.linalg`: PyTorch's `torch.linalg`, the part minigrad has: norms (of vectors
+and matrices), products (`vecdot`, `multi_dot`, `matrix_power`, `cross`), `diagonal`
+and `vander`, determinants, inverses, solves and the Cholesky factorisation."""
 
 from __future__ import annotations
 
 from .ops.matrix_functions import linalg_cross as cross
 from .ops.matrix_functions import linalg_diagonal as diagonal
 from .ops.matrix_functions import matrix_power, multi_dot, vander, vecdot
+from .ops.matrix_norms import linalg_norm as norm
+from .ops.matrix_norms import matrix_norm
 from .ops.solvers import _LinAlgError as LinAlgError
 from .ops.solvers import (
                           cholesky,
@@ -19,9 +21,8 @@ from .ops.solvers import (
                           solve_ex,
                           solve_triangular,
 )
-from .ops.statistics import linalg_norm as norm
 from .ops.statistics import vector_norm
 
 __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cross", "det", "diagonal", "inv",
-           "inv_ex", "matrix_power", "multi_dot", "norm", "slogdet", "solve", "solve_ex",
-           "solve_triangular", "vander", "vecdot", "vector_norm"]
+           "inv_ex", "matrix_norm", "matrix_power", "multi_dot", "norm", "slogdet", "solve",
+           "solve_ex", "solve_triangular", "vander", "vecdot", "vector_norm"]

@@ -1,12 +1,14 @@
-"""einsum, for the one- and two-operand equations tutorials write ("ij,jk->ik",
-"bij,bjk->bik", "i,i->", "ij->ji", "ii->i", ...), and `diagonal`, which a repeated
-label in one operand ("ii") takes.
+"""einsum, for one- and two-operand equations ("ij,jk->ik", "bij,bjk->bik", "i,i->",
+"ij->ji", "ii->i", "...ij,...jk->...ik", ...), and `diagonal`, which a repeated label
+in one operand ("ii") takes.
 
 PyTorch's einsum has no node of its own: it lines each operand's dims up in one
-order (output labels first, then the summed ones), with a `permute` and an
-`unsqueeze` for each label the operand lacks, then multiplies pairs of operands
-with one `bmm` (`sumproduct_pair`) or `mul` when nothing is summed. minigrad calls
-the same ops in the same order, so the graph is PyTorch's node for node.
+order (output labels first, then the summed ones; an ellipsis stands for as many
+dims as the operand has beyond its labels), with a `permute` and an `unsqueeze` for
+each label the operand lacks, sums the dims only one operand has, then multiplies
+the pair with one `bmm` (`sumproduct_pair`) or `mul` when nothing is left to sum.
+minigrad calls the same ops in the same order, so the graph is PyTorch's node for
+node.
 """
 
 from __future__ import annotations
@@ -105,33 +107,7 @@ def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Te
 # -- einsum -----------------------------------------------------------------------------------
 
 
-def _parse(equation: str, operands: list) -> tuple[list[str], str]:
-    """The labels of each operand and of the output ("->" optional: then every label
-    used once, in alphabetical order)."""
-    if "." in equation:
-        raise NotImplementedError("minigrad's einsum does not take '...' (ellipsis) yet")
-    lhs, arrow, out = equation.replace(" ", "").partition("->")
-    inputs = lhs.split(",")
-    if len(inputs) != len(operands):
-        which = "more" if len(operands) > len(inputs) else "fewer"
-        raise RuntimeError(f"einsum(): {which} operands were provided than specified in the "
-                           "equation")
-    for labels in inputs + [out]:
-        for ch in labels:
-            if not ch.isalpha() or not ch.isascii():
-                raise RuntimeError(f"einsum(): invalid subscript given at index "
-                                   f"{equation.index(ch)} in the equation string, subscripts "
-                                   "must be in [a-zA-Z]")
-    for i, (labels, t) in enumerate(zip(inputs, operands)):
-        if len(labels) != t._data.ndim:
-            raise RuntimeError(
-                f"einsum(): the number of subscripts in the equation ({len(labels)}) does not "
-                f"match the number of dimensions ({t._data.ndim}) for operand {i} and no "
-                "ellipsis was given")
-    if not arrow:
-        counts = {ch: lhs.count(ch) for ch in set(lhs.replace(",", ""))}
-        out = "".join(sorted((ch for ch, k in counts.items() if k == 1), key=_label_order))
-    return inputs, out
+_ELLIPSIS = "..."
 
 
 def _label_order(ch: str) -> int:
@@ -139,34 +115,129 @@ def _label_order(ch: str) -> int:
     return ord(ch) - ord("A") if ch.isupper() else 26 + ord(ch) - ord("a")
 
 
-def _lined_up(t: Tensor, labels: str, order: dict[str, int]) -> Tensor:
-    """The operand with one dim per label of `order`, in that order: a repeated label
-    takes the diagonal, a missing one an `unsqueeze`, then one `permute`."""
-    permutation = [-1] * len(order)
-    dim = 0
-    for ch in labels:
-        at = order[ch]
-        if permutation[at] == -1:
-            permutation[at] = dim
-            dim += 1
-        else:  # a repeated label: its diagonal, moved to where the label first was
-            prev = permutation[at]
-            t = diagonal(t, 0, prev, dim)
-            moved = list(range(t._data.ndim - 1))
-            moved.insert(prev, t._data.ndim - 1)
-            t = views.permute(t, moved)  # (`movedim(-1, prev)`)
-    for i, index in enumerate(permutation):
-        if index == -1:
-            t = views.unsqueeze(t, t._data.ndim)
-            permutation[i] = dim
-            dim += 1
-    return views.permute(t, permutation)
+def _parse(equation: str, operands: list) -> tuple[list[list[str]], list[str] | None]:
+    """Each operand's labels and the output's (None without "->"), an ellipsis as one
+    `_ELLIPSIS` label; PyTorch's checks and messages (indices count the spaces)."""
+    lhs, arrow, rhs = equation.partition("->")
+    inputs: list[list[str]] = [[]]
+    i = 0
+    while i < len(lhs):
+        ch = lhs[i]
+        if ch == ".":
+            op = len(inputs) - 1
+            if _ELLIPSIS in inputs[-1]:
+                raise RuntimeError(f"einsum(): found '.' for operand {op} for which an "
+                                   "ellipsis was already found")
+            if lhs[i:i + 3] != _ELLIPSIS:
+                raise RuntimeError(f"einsum(): found '.' for operand {op} that is not part "
+                                   "of any ellipsis")
+            inputs[-1].append(_ELLIPSIS)
+            i += 2
+        elif ch == ",":
+            if len(inputs) == len(operands):
+                raise RuntimeError("einsum(): fewer operands were provided than specified "
+                                   "in the equation")
+            inputs.append([])
+        elif ch != " ":
+            if not (ch.isascii() and ch.isalpha()):
+                raise RuntimeError(f"einsum(): invalid subscript given at index {i} in the "
+                                   "equation string, subscripts must be in [a-zA-Z]")
+            inputs[-1].append(ch)
+        i += 1
+    if len(inputs) != len(operands):
+        raise RuntimeError("einsum(): more operands were provided than specified in the "
+                           "equation")
+    for k, (labels, t) in enumerate(zip(inputs, operands)):
+        n, ndim = len(labels) - (_ELLIPSIS in labels), t._data.ndim
+        if n > ndim if _ELLIPSIS in labels else n != ndim:
+            raise RuntimeError(
+                f"einsum(): the number of subscripts in the equation ({n}) "
+                + ("is more than" if _ELLIPSIS in labels else "does not match")
+                + f" the number of dimensions ({ndim}) for operand {k}"
+                + ("" if _ELLIPSIS in labels else " and no ellipsis was given"))
+    if not arrow:
+        return inputs, None
+    counts = {ch: sum(labels.count(ch) for labels in inputs) for ch in set(lhs)}
+    out: list[str] = []
+    i = 0
+    while i < len(rhs):
+        ch = rhs[i]
+        if ch == ".":
+            if _ELLIPSIS in out:
+                raise RuntimeError("einsum(): found '.' for output but an ellipsis (...) "
+                                   "was already found")
+            if rhs[i:i + 3] != _ELLIPSIS:
+                raise RuntimeError("einsum(): found '.' for output that is not part of any "
+                                   "ellipsis (...)")
+            out.append(_ELLIPSIS)
+            i += 2
+        elif ch != " ":
+            if not (ch.isascii() and ch.isalpha()):
+                raise RuntimeError(f"einsum(): invalid subscript given at index "
+                                   f"{len(lhs) + 2 + i} in the equation string, subscripts "
+                                   "must be in [a-zA-Z]")
+            if ch in out:
+                raise RuntimeError(f"einsum(): output subscript {ch} appears more than once "
+                                   "in the output")
+            if not counts.get(ch):
+                raise RuntimeError(f"einsum(): output subscript {ch} does not appear in the "
+                                   "equation for any input operand")
+            out.append(ch)
+        i += 1
+    return inputs, out
+
+
+def _positions(inputs: list[list[str]], out: list[str] | None,
+               ell_dims: int) -> tuple[dict[str, int], int, int, int]:
+    """Where each label goes in the lined-up operands (the output's dims first, then
+    the summed ones, both in PyTorch's order), where the ellipsis dims start, the
+    number of output dims and of all dims."""
+    counts: dict[str, int] = {}
+    for labels in inputs:
+        for ch in labels:
+            if ch != _ELLIPSIS:
+                counts[ch] = counts.get(ch, 0) + 1
+    labels_in_order = sorted(counts, key=_label_order)
+    place: dict[str, int] = {}
+    at = ell_at = 0
+    ell_in_out = out is None or _ELLIPSIS in out
+    if out is None:  # implicit: the ellipsis dims, then each label used once
+        at = ell_dims
+        for ch in labels_in_order:
+            if counts[ch] == 1:
+                place[ch] = at
+                at += 1
+    else:
+        for ch in out:
+            if ch == _ELLIPSIS:
+                ell_at = at
+                at += ell_dims
+            else:
+                place[ch] = at
+                at += 1
+    n_out = at
+    if not ell_in_out:  # ellipsis dims the output lacks are summed
+        ell_at = at
+        at += ell_dims
+    for ch in labels_in_order:
+        if ch not in place:
+            place[ch] = at
+            at += 1
+    return place, ell_at, n_out, at
 
 
 def _sumproduct_pair(left: Tensor, right: Tensor, sum_dims: list[int]) -> Tensor:
     """PyTorch's `sumproduct_pair` (keeping the summed dims, as 1s): the dims both
     have (lro), only the left has (lo), only the right has (ro) and the summed ones
-    are each flattened into one, so that one `bmm` computes the whole contraction."""
+    are each flattened into one, so that one `bmm` computes the whole contraction;
+    `mul` when nothing is summed."""
+    if not sum_dims:
+        return mul(left, right)
+    kept = [i for i in range(left._data.ndim) if i not in sum_dims]
+    lo = [i for i in kept if left._data.shape[i] != 1 and right._data.shape[i] == 1]
+    ro = [i for i in kept if left._data.shape[i] == 1 and right._data.shape[i] != 1]
+    if lo and ro and ro[-1] < lo[0]:  # (PyTorch swaps the two: its bmm then writes the
+        left, right = right, left     # output's dims in order)
     lro, lo, ro = [], [], []
     lro_size = lo_size = ro_size = sum_size = 1
     for i in range(left._data.ndim):
@@ -200,50 +271,109 @@ def _sumproduct_pair(left: Tensor, right: Tensor, sum_dims: list[int]) -> Tensor
     return views.permute(views.view(result, out_size), operm)
 
 
+def _line_up(inputs: list[list[str]], operands: list, place: dict[str, int], ell_at: int,
+             ell_dims: int, n_dims: int) -> tuple[list[Tensor], list[int]]:
+    """Each operand with one dim per position, in order: a repeated label takes the
+    diagonal, a missing one an `unsqueeze`, then one `permute`; and how many operands
+    have each dim with a size other than 1 (PyTorch's `dim_counts`)."""
+    sizes: dict[str, int] = {}
+    ell_sizes = [1] * ell_dims
+    dim_counts = [0] * n_dims
+    lined = []
+    for i, (labels, t) in enumerate(zip(inputs, operands)):
+        permutation = [-1] * n_dims
+        dim = 0
+        for ch in labels:
+            if ch == _ELLIPSIS:
+                covered = t._data.ndim - (len(labels) - 1)
+                for j in range(ell_dims - covered, ell_dims):
+                    n = t._data.shape[dim]
+                    if n != 1:
+                        if ell_sizes[j] not in (1, n):
+                            raise RuntimeError(
+                                f"einsum(): dimension {dim} covered by ellipsis in operand "
+                                f"{i}has size {n} which does not broadcast with previously "
+                                f"seen ellipsis with size {ell_sizes[j]} for the respective "
+                                "dimension")
+                        ell_sizes[j] = n
+                        dim_counts[ell_at + j] += 1
+                    permutation[ell_at + j] = dim
+                    dim += 1
+            elif permutation[place[ch]] == -1:
+                n = t._data.shape[dim]
+                if n != 1:
+                    if sizes.get(ch, 1) not in (1, n):
+                        raise RuntimeError(
+                            f"einsum(): subscript {ch} has size {n} for operand {i} which "
+                            f"does not broadcast with previously seen size {sizes[ch]}")
+                    sizes[ch] = n
+                    dim_counts[place[ch]] += 1
+                permutation[place[ch]] = dim
+                dim += 1
+            else:  # a repeated label: its diagonal, moved to where the label first was
+                prev = permutation[place[ch]]
+                n, before = t._data.shape[dim], t._data.shape[prev]
+                if n != before:
+                    raise RuntimeError(f"einsum(): subscript {ch} is repeated for operand {i} "
+                                       f"but the sizes don't match, {n} != {before}")
+                t = diagonal(t, 0, prev, dim)
+                moved = list(range(t._data.ndim - 1))
+                moved.insert(prev, t._data.ndim - 1)
+                t = views.permute(t, moved)  # (`movedim(-1, prev)`)
+        for k, index in enumerate(permutation):
+            if index == -1:
+                t = views.unsqueeze(t, dim)
+                permutation[k] = dim
+                dim += 1
+        lined.append(views.permute(t, permutation))
+    return lined, dim_counts
+
+
 def einsum(equation: str, *operands) -> Tensor:
     """Sums of products named by index labels: `einsum("ij,jk->ik", a, b)` is `a @ b`,
-    `einsum("ii->i", a)` the diagonal, `einsum("ij->ji", a)` the transpose. One or two
-    operands; anything else is refused with NotImplementedError."""
+    `einsum("ii->i", a)` the diagonal, `einsum("...ij->...ji", a)` the transpose of
+    the last two dims. One or two operands; more are refused with NotImplementedError."""
     if not isinstance(equation, str):
         raise TypeError(f"einsum(): argument 'equation' (position 1) must be str, not "
                         f"{type_name(equation)}")
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
+    if not operands:
+        raise ValueError("einsum(): must specify the equation string and at least one "
+                         "operand, or at least one operand and its subscripts list")
     operands = list(operands)
     for i, t in enumerate(operands):
         if not isinstance(t, Tensor):
             raise TypeError(f"expected Tensor as element {i} in argument 1, but got "
                             f"{type_name(t)}")
     inputs, out = _parse(equation, operands)
-    if not 1 <= len(operands) <= 2:
+    if len(operands) > 2:
         raise NotImplementedError("minigrad's einsum takes one or two operands")
-    summed = sorted({ch for labels in inputs for ch in labels} - set(out), key=_label_order)
-    order = {ch: i for i, ch in enumerate(list(out) + summed)}
-    seen: dict[str, int] = {}
-    for i, (labels, t) in enumerate(zip(inputs, operands)):
-        sizes: dict[str, int] = {}
-        for ch, n in zip(labels, t._data.shape):
-            if sizes.setdefault(ch, n) != n:
-                raise RuntimeError(f"einsum(): subscript {ch} is repeated for operand {i} but "
-                                   f"the sizes don't match, {n} != {sizes[ch]}")
-        for ch, n in sizes.items():  # (a size of 1 broadcasts)
-            before = seen.setdefault(ch, n)
-            if n != before and 1 not in (n, before):
-                raise RuntimeError(f"einsum(): subscript {ch} has size {n} for operand {i} "
-                                   f"which does not broadcast with previously seen size {before}")
-            seen[ch] = max(n, before)
-    lined = [_lined_up(t, labels, order) for labels, t in zip(inputs, operands)]
-    n_out = len(out)
+    ell_dims = max((t._data.ndim - len(labels) + 1 for labels, t in zip(inputs, operands)
+                    if _ELLIPSIS in labels), default=0)
+    place, ell_at, n_out, n_dims = _positions(inputs, out, ell_dims)
+    lined, dim_counts = _line_up(inputs, operands, place, ell_at, ell_dims, n_dims)
     if len(lined) == 1:
-        result = lined[0]
-        if summed:
-            result = _sum(result, list(range(n_out, len(order))))
-        return result
+        if n_dims > n_out:
+            return _sum(lined[0], list(range(n_out, n_dims)))
+        return lined[0]
     left, right = lined
-    if not summed:
-        return mul(left, right)
-    result = _sumproduct_pair(left, right, list(range(n_out, len(order))))
-    return views.view(result, result._data.shape[:n_out])
+    # (PyTorch's order: a dim only one operand has is summed first, all at once; the
+    # dims both have are contracted by the product)
+    sum_dims, left_only, right_only = [], [], []
+    for d in range(n_out, n_dims):
+        if left._data.shape[d] != 1 and right._data.shape[d] != 1:
+            sum_dims.append(d)
+        elif dim_counts[d] == 1:
+            (left_only if left._data.shape[d] != 1 else right_only).append(d)
+    if left_only:
+        left = _sum(left, left_only, True)
+    if right_only:
+        right = _sum(right, right_only, True)
+    result = _sumproduct_pair(left, right, sum_dims)
+    if n_dims > n_out:
+        return views.view(result, result._data.shape[:n_out])
+    return result
 
 
 # -- declarations: each op's public names (see `declaration.py`) ----------------------------

@@ -271,42 +271,6 @@ def vector_norm(x: Tensor, ord=2, dim=None, keepdim: bool = False, *,  # noqa: A
     return out
 
 
-def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False,  # noqa: A002
-         out=None, dtype=None) -> Tensor:
-    """`torch.norm` / `Tensor.norm`: a vector norm of the entries over `dim` ("fro",
-    the default, is the 2-norm). Matrix norms ("nuc", or several matrix dims with
-    p != "fro") are not in minigrad."""
-    if out is not None:
-        raise NotImplementedError("minigrad's norm takes no out= tensor")
-    if isinstance(p, str):
-        if p != "fro" or (dim is not None and not is_int(dim) and len(dim) > 2):
-            raise NotImplementedError(f"minigrad computes vector norms only (got p={p!r})")
-        p = 2
-    elif p is None:
-        p = 2.0
-    return vector_norm(input, p, dim, keepdim, dtype=dtype)
-
-
-def linalg_norm(A: Tensor, ord=None, dim=None, keepdim: bool = False, *,  # noqa: A002,N803
-                dtype=None) -> Tensor:
-    """`linalg.norm`: with `ord=None` the 2-norm of all entries (or along `dim`); a
-    number: a vector norm of a 1-D tensor or along one dim; "fro": the 2-norm over the
-    last two dims (or the two of `dim`). Other matrix norms are not in minigrad."""
-    if dim is not None and is_int(dim):
-        dim = (dim,)
-    if ord is None:
-        return vector_norm(A, 2.0, dim, keepdim, dtype=dtype)
-    matrix = (dim is None and A._data.ndim == 2) or (dim is not None and len(dim) == 2)
-    if ord == "fro" and (dim is None or len(dim) == 2):
-        if dim is None:
-            dim = (A._data.ndim - 2, A._data.ndim - 1)
-        return vector_norm(A, 2, dim, keepdim, dtype=dtype)
-    if isinstance(ord, str) or matrix:
-        raise NotImplementedError(f"minigrad computes vector norms only (got ord={ord!r}); "
-                                  "matrix norms are not in minigrad")
-    return vector_norm(A, ord, dim, keepdim, dtype=dtype)
-
-
 # -- prod -------------------------------------------------------------------------------------
 
 
@@ -494,7 +458,6 @@ declare("var", nodes=(VarBackward0,), function=var, method=True)
 declare("std", nodes=(StdBackward0,), function=std, method=True)
 declare("prod", nodes=(ProdBackward0, ProdBackward1), function=prod, method=True)
 declare("cumsum", nodes=(CumsumBackward0,), function=cumsum, method=True)
-declare("norm", nodes=(LinalgVectorNormBackward0,), function=norm, method=True)
 declare("var_backward", aten=var_backward)
 declare("prod_backward", aten=prod_backward)
 declare("where_scalars", aten=_where_scalars)

@@ -694,8 +694,8 @@ def sample_features(sample, torch, name: str = "") -> set[str]:
     the input), "ndim>2" or "ndim=0" (the input's dimensions), "integer input" (an
     integer tensor as the input), "bool input" (a bool tensor as the input), "numel>1000"
     (a large input), "int32 result" (out_int32=True), "ellipsis" (a "..." in a string
-    argument), "matrix norm" (an `ord` that makes a norm of a matrix input a matrix
-    norm)."""
+    argument), "singular-value norm" (an `ord` that makes a norm of a matrix input
+    one of its singular values: "nuc", 2 or -2)."""
     feats = {f"kwarg:{k}" for k in sample.kwargs}
     if sample.kwargs.get("out_int32"):
         feats.add("int32 result")
@@ -713,11 +713,11 @@ def sample_features(sample, torch, name: str = "") -> set[str]:
             feats.add("bool input")
         if sample.input.numel() > 1000:
             feats.add("numel>1000")
-        if name == "linalg.norm" and ndim >= 2:  # linalg.norm(input, ord, dim, ...)
+        if name in ("linalg.norm", "linalg.matrix_norm") and ndim >= 2:  # (A, ord, dim, ...)
             given = dict(zip(("ord", "dim"), sample.args)) | dict(sample.kwargs)
             dim = given.get("dim")
-            if given.get("ord") not in (None, "fro") and (dim is None or len(dim) == 2):
-                feats.add("matrix norm")
+            if given.get("ord") in ("nuc", 2, -2) and (dim is None or len(dim) == 2):
+                feats.add("singular-value norm")
     strings = [v for v in itertools.chain([sample.input], sample.args, sample.kwargs.values())
                if isinstance(v, str)]
     if any("..." in s for s in strings):
