@@ -54,10 +54,6 @@ KNOWN_GAPS = [
     ("linalg.norm.subgradients_at_zero", "matrix norm",
      "linalg.norm's matrix norms are not implemented"),
     ("einsum", "ellipsis", "einsum with '...' is not implemented"),
-    *[(key, "integer input", "pooling integer tensors is not implemented "
-       "(NotImplementedError; PyTorch pools them)")
-      for key in ("nn.functional.max_pool2d", "nn.functional.avg_pool2d",
-                  "nn.functional.avg_pool1d")],
     *[(key, "integer input", "PyTorch finds the k-th element with a quickselect "
        "(std::nth_element), whose choice among equal values follows no stated rule: the "
        "indices of tied integers differ (the values agree)") for key in ("topk", "kthvalue")],
