@@ -15,10 +15,11 @@ import numpy as np
 
 @numba.njit(cache=True, nogil=True)
 def max_pool(x: np.ndarray, kh: int, kw: int, sh: int, sw: int, ph: int, pw: int,
-             dh: int, dw: int, out: np.ndarray, indices: np.ndarray) -> None:
+             dh: int, dw: int, lowest, out: np.ndarray, indices: np.ndarray) -> None:
     """out[p, oy, ox] = the largest element of the window, indices[p, oy, ox] its
-    index in the plane. A NaN counts as the largest (the last NaN wins), and a window
-    of -inf only keeps its first element's index, as PyTorch's kernel does."""
+    index in the plane. Each window starts from `lowest` (-inf, or an integer dtype's
+    smallest value), so a window of only that value keeps its first element's index,
+    and a NaN counts as the largest (the last NaN wins), as PyTorch's kernel does."""
     planes, height, width = x.shape
     oh, ow = out.shape[1], out.shape[2]
     for p in range(planes):
@@ -32,7 +33,7 @@ def max_pool(x: np.ndarray, kh: int, kw: int, sh: int, sw: int, ph: int, pw: int
                 x1 = min(x0 + (kw - 1) * dw + 1, width)
                 while x0 < 0:
                     x0 += dw
-                best = -np.inf
+                best = lowest
                 where = y0 * width + x0
                 for iy in range(y0, y1, dh):
                     for ix in range(x0, x1, dw):
@@ -68,11 +69,23 @@ def _window(o: int, stride: int, pad: int, k: int, size: int) -> tuple:
 
 
 @numba.njit(cache=True, nogil=True)
+def _divide_toward_zero(a, b):
+    """C++'s a / b of integers: the quotient with its fraction dropped (Python's //
+    rounds down instead, so a negative quotient with a remainder is one too small)."""
+    q = a // b
+    if q < 0 and q * b != a:
+        q += 1
+    return q
+
+
+@numba.njit(cache=True, nogil=True)
 def avg_pool(x: np.ndarray, kh: int, kw: int, sh: int, sw: int, ph: int, pw: int,
-             count_include_pad: bool, divisor: int, out: np.ndarray) -> None:
+             count_include_pad: bool, divisor: int, integer: bool, out: np.ndarray) -> None:
     """out[p, oy, ox] = the sum of the window divided by `divisor` if it is not 0,
     else by the window's size (with the padding it covers, if `count_include_pad`).
-    The sum runs row by row in the input's dtype, as PyTorch's."""
+    The sum runs row by row in the input's dtype, as PyTorch's; an `integer` sum
+    (which wraps around on overflow) is divided as C++ divides integers: rounded
+    towards zero."""
     planes, height, width = x.shape
     oh, ow = out.shape[1], out.shape[2]
     for p in range(planes):
@@ -94,7 +107,10 @@ def avg_pool(x: np.ndarray, kh: int, kw: int, sh: int, sw: int, ph: int, pw: int
                     count = hpad * wpad
                 else:
                     count = (y1 - y0) * (x1 - x0)
-                out[p, oy, ox] = out[p, oy, ox] / count
+                if integer:
+                    out[p, oy, ox] = _divide_toward_zero(out[p, oy, ox], count)
+                else:
+                    out[p, oy, ox] = out[p, oy, ox] / count
 
 
 @numba.njit(cache=True, nogil=True)

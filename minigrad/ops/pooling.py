@@ -113,9 +113,10 @@ def _planes(x: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(x).reshape(-1, x.shape[-2], x.shape[-1])
 
 
-def _floats_only(input: Tensor, op: str) -> None:  # noqa: A002
-    if not input.dtype.is_floating_point:
-        raise NotImplementedError(f"minigrad's {op} takes float32 and float64 tensors only")
+def _no_bool(input: Tensor, kernel: str) -> None:  # noqa: A002
+    """PyTorch's pooling kernels take floats and integers, but not bool."""
+    if input.dtype.type_name == "Bool":
+        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
 
 
 # -- max pooling -----------------------------------------------------------------------------------
@@ -162,12 +163,13 @@ def max_pool2d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, 
     ph, pw = _both(p)
     dh, dw = _both(d)
     oh, ow = _output_shape(input, (kh, kw), (sh, sw), (ph, pw), (dh, dw), ceil_mode)
-    _floats_only(input, op)
+    _no_bool(input, "max_pool2d")
     shape = input.shape[:-2] + (oh, ow)
     planes = _planes(input._data)
     out = np.empty((planes.shape[0], oh, ow), planes.dtype)
     indices = np.empty((planes.shape[0], oh, ow), np.int64)
-    kernels.max_pool(planes, kh, kw, sh, sw, ph, pw, dh, dw, out, indices)
+    lowest = np.iinfo(planes.dtype).min if planes.dtype.kind == "i" else -np.inf
+    kernels.max_pool(planes, kh, kw, sh, sw, ph, pw, dh, dw, lowest, out, indices)
     result, where = Tensor._make(out.reshape(shape)), Tensor._make(indices.reshape(shape))
     node = record(MaxPool2DWithIndicesBackward0, result, input)
     if node is not None:
@@ -250,7 +252,7 @@ def _avg_parameters(input: Tensor, kernel_size, stride, padding, ceil_mode: bool
     sh, sw = _both(s, (kh, kw))
     ph, pw = _both(p)
     oh, ow = _output_shape(input, (kh, kw), (sh, sw), (ph, pw), (1, 1), ceil_mode)
-    _floats_only(input, "avg_pool2d")
+    _no_bool(input, "avg_pool2d")
     return (k, s, p), (kh, kw, sh, sw, ph, pw), input.shape[:-2] + (oh, ow)
 
 
@@ -295,7 +297,7 @@ def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0,  # noqa: A002
     planes = _planes(input._data)
     out = np.empty((planes.shape[0],) + shape[-2:], planes.dtype)
     kernels.avg_pool(planes, kh, kw, sh, sw, ph, pw, bool(count_include_pad),
-                     int(divisor_override or 0), out)
+                     int(divisor_override or 0), planes.dtype.kind == "i", out)
     result = Tensor._make(out.reshape(shape))
     node = record(AvgPool2DBackward0, result, input)
     if node is not None:

@@ -120,7 +120,11 @@ def max_pool1d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,  
     d = _one("max_pool1d", "dilation", dilation, 5)
     _check_max_pool1d(input, k, s, p, d, ceil_mode)
     # (PyTorch takes the path with indices when a gradient is wanted, and its own
-    # kernel otherwise: the same values, so minigrad takes the one path)
+    # kernel otherwise: the same values, so minigrad takes the one path; but that
+    # kernel takes floats only, and an integer tensor never wants a gradient)
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f"\"max_pool1d_impl\" not implemented for "
+                                  f"'{input.dtype.type_name}'")
     return max_pool1d_with_indices(input, k, s or k, p, d, ceil_mode)[0]
 
 

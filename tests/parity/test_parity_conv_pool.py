@@ -289,6 +289,8 @@ def test_third_derivatives_of_a_convolution_are_pytorch_values(torch):
 # -- errors, argument forms, reprs --------------------------------------------------------------
 
 X = "x = torch.randn(2, 3, 5, 5)\nw = torch.randn(4, 3, 3, 3)\n"
+N = ("n = torch.tensor([[[-7, 3, 5, -2, 9, 4, -5, -9223372036854775807 - 1, "
+     "-9223372036854775807 - 1, 9223372036854775807]]])\n")
 ERRORS = {
     "conv2d channels": X + "torch.nn.functional.conv2d(x, torch.randn(4, 2, 3, 3))",
     "conv2d kernel larger than the input": X + "torch.nn.functional.conv2d(x, "
@@ -375,6 +377,25 @@ ERRORS = {
     "avg_pool2d three kernel sizes": X + "torch.nn.functional.avg_pool2d(x, (2, 2, 2))",
     "avg_pool2d divisor 0": X + "torch.nn.functional.avg_pool2d(x, 2, divisor_override=0)",
     "avg_pool2d no channels": X + "torch.nn.functional.avg_pool2d(x[:, :0], 2)",
+    # integer tensors: max pooling starts each window from the dtype's smallest value;
+    # average pooling sums in int64 (wrapping around) and divides towards zero
+    "max_pool2d of int64": N + "torch.nn.functional.max_pool2d(n, (1, 3), 1, (0, 1), "
+                               "return_indices=True)",
+    "max_pool1d of int64 with indices": N + "torch.nn.functional.max_pool1d(n[0], 2, "
+                                            "return_indices=True)",
+    "max_pool1d of int64": N + "torch.nn.functional.max_pool1d(n[0], 2)",
+    "avg_pool2d of int64": N + "f = torch.nn.functional\n"
+                               "(f.avg_pool2d(n, (1, 2)), f.avg_pool2d(n, (1, 3), 1, (0, 1)), "
+                               "f.avg_pool2d(n, (1, 3), 2, (0, 1), True, False), "
+                               "f.avg_pool2d(n, (1, 3), divisor_override=-2))",
+    "avg_pool1d of int64": N + "torch.nn.functional.avg_pool1d(n[0], 3, 2, 1)",
+    "avg_pool2d of int64 overflowing": "torch.nn.functional.avg_pool2d(torch.tensor("
+                                       "[[[2 ** 62, 2 ** 62, 2 ** 62, -1]]]), (1, 3), 1)",
+    "max_pool2d of bool": "torch.nn.functional.max_pool2d(torch.ones(1, 2, 2, dtype=torch.bool), "
+                          "2)",
+    "max_pool1d of bool": "torch.nn.functional.max_pool1d(torch.ones(1, 2, dtype=torch.bool), 2)",
+    "avg_pool2d of bool": "torch.nn.functional.avg_pool2d(torch.ones(1, 2, 2, dtype=torch.bool), "
+                          "2)",
     "pooling saves the stride as given": X + "x.requires_grad_()\n"
         "f = torch.nn.functional\n"
         "(f.max_pool2d(x, 2).grad_fn._saved_stride, torch.nn.MaxPool2d(2)(x).grad_fn._saved_stride,"
