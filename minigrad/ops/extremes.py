@@ -273,9 +273,14 @@ class LogsumexpBackward0(ArrayFormulaNode):
     formulas = (Formula("self", "logsumexp_backward(grad, self, result, dim, keepdim)"),)
 
 
-def logsumexp(input: Tensor, dim, keepdim: bool = False) -> Tensor:  # noqa: A002
+_NO_DIM = object()  # (PyTorch's own message when `dim` is left out)
+
+
+def logsumexp(input: Tensor, dim=_NO_DIM, keepdim: bool = False) -> Tensor:  # noqa: A002
     """log(sum(exp(x))) over `dim`, computed without overflow: the largest element
     is taken out first (an infinite one is not). Integer inputs give float32."""
+    if dim is _NO_DIM:
+        raise TypeError('logsumexp() missing 1 required positional arguments: "dim"')
     given = _dim_list("logsumexp", dim)
     if not isinstance(keepdim, bool):
         raise TypeError("logsumexp(): argument 'keepdim' must be bool, not "

@@ -350,6 +350,9 @@ def logit(self: Tensor, eps: float | None = None) -> Tensor:
     """log(p / (1 - p)), p clamped to [eps, 1 - eps] first when eps is given (PyTorch's
     aten::logit, which binary_cross_entropy's target gradient calls); integers and
     bools in the default float dtype."""
+    if eps is not None and not isinstance(eps, (int, float)):
+        raise TypeError(f"logit(): argument 'eps' (position 2) must be float, not "
+                        f"{type(eps).__name__}")
     p = self._data if self._data.dtype.kind == "f" else as_float_data(self)
     dtype = p.dtype
     if eps is not None:

@@ -68,6 +68,27 @@ def _reductions() -> list[str]:
 BINARY = _binary_ops()
 REDUCTIONS = _reductions()
 
+# Differences these properties found that are not fixed yet: each runs as a strict xfail,
+# so the day it matches PyTorch the test says so.
+KNOWN_DIFFERENCES = {
+    **{name: "with tensor bounds, a bound's gradient of zeros is at version 0 where "
+             "PyTorch's (made by an in-place fill) is at 1"
+       for name in ("clamp", "clip", "clamp_min", "clamp_max")},
+    "count_nonzero": "an unexpected keepdim= gives Python's TypeError text, not PyTorch's "
+                     "'invalid combination of arguments'",
+    "median": "the saved indices are not version-tracked (PyTorch: at the version of its "
+              "in-place kernel's output)",
+    "mode": "the saved indices are not version-tracked (as median's)",
+    **{name: "a 0-d input with dim=-1 raises IndexError, not PyTorch's 'Dimension "
+             "specified as -1 but tensor has no dimensions'"
+       for name in ("nanmedian", "trapezoid", "trapz")},
+}
+
+
+def _params(names: list) -> list:
+    return [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=KNOWN_DIFFERENCES[n]))
+            if n in KNOWN_DIFFERENCES else n for n in names]
+
 
 def test_the_registry_gives_the_ops_expected():
     # (a check that the probes above find what they should: the well-known ops at least)
@@ -110,7 +131,7 @@ def _leaf(c, values: np.ndarray, from_array: bool = False):
     return c.keep(c.m.zeros(values.shape, dtype=c.m.float64, requires_grad=True))
 
 
-@pytest.mark.parametrize("name", BINARY)
+@pytest.mark.parametrize("name", _params(BINARY))
 def test_binary_op_broadcasts_as_in_torch(torch, name):
     @SETTINGS
     @given(st.data())
@@ -127,7 +148,7 @@ def test_binary_op_broadcasts_as_in_torch(torch, name):
     run()
 
 
-@pytest.mark.parametrize("name", REDUCTIONS)
+@pytest.mark.parametrize("name", _params(REDUCTIONS))
 def test_reduction_as_in_torch(torch, name):
     @SETTINGS
     @given(st.data())
