@@ -46,7 +46,8 @@ from ..ops.pooling import avg_pool2d, max_pool2d, max_pool2d_with_indices
 from ..ops.pooling1d import avg_pool1d, max_pool1d, max_pool1d_with_indices
 from ..ops.shuffles import channel_shuffle, pixel_shuffle, pixel_unshuffle
 from ..ops.smooth_activations import hardsigmoid, hardswish, mish, silu, softplus
-from ..ops.unary import relu, sigmoid, tanh
+from ..ops.unary import relu as _relu
+from ..ops.unary import relu_, sigmoid, tanh
 from ..tensor import Tensor
 from .composite_losses import (
     cosine_embedding_loss,
@@ -181,6 +182,11 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     elif data.max() >= num_classes:
         raise RuntimeError("Class values must be smaller than num_classes.")
     return Tensor._make((data[..., None] == np.arange(num_classes)).astype(np.int64))
+
+
+def relu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
+    """max(x, 0), element-wise; with `inplace=True` the input is overwritten (`relu_`)."""
+    return relu_(input) if inplace else _relu(input)
 
 
 def dropout(input: Tensor, p: float = 0.5, training: bool = True,  # noqa: A002

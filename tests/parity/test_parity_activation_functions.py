@@ -41,6 +41,7 @@ IN_PLACE = {
     "hardtanh_": lambda F, x: F.hardtanh_(x, -0.5, 1.0),
     "hardtanh_inplace": lambda F, x: F.hardtanh(x, inplace=True),
     "relu6_inplace": lambda F, x: F.relu6(x, inplace=True),
+    "relu_inplace": lambda F, x: F.relu(x, inplace=True),
     "silu_inplace": lambda F, x: F.silu(x, inplace=True),
     "mish_inplace": lambda F, x: F.mish(x, inplace=True),
     "hardsigmoid_inplace": lambda F, x: F.hardsigmoid(x, inplace=True),
