@@ -72,6 +72,9 @@ from .more_losses import (
     TripletMarginWithDistanceLoss,
 )
 from .padding import (
+    CircularPad1d,
+    CircularPad2d,
+    CircularPad3d,
     ConstantPad1d,
     ConstantPad2d,
     ConstantPad3d,
@@ -91,7 +94,8 @@ from .pooling import AdaptiveAvgPool1d, AdaptiveAvgPool2d, AvgPool1d, AvgPool2d,
 
 __all__ = [
     "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AlphaDropout", "AvgPool1d", "AvgPool2d",
-    "BatchNorm1d", "BCELoss", "BCEWithLogitsLoss", "CELU", "ChannelShuffle", "ConstantPad1d",
+    "BatchNorm1d", "BCELoss", "BCEWithLogitsLoss", "CELU", "ChannelShuffle",
+    "CircularPad1d", "CircularPad2d", "CircularPad3d", "ConstantPad1d",
     "ConstantPad2d", "ConstantPad3d", "Conv1d", "Conv2d", "CosineEmbeddingLoss",
     "CosineSimilarity", "CrossEntropyLoss", "DataParallel", "Dropout", "Dropout1d",
     "Dropout2d", "Dropout3d", "ELU", "Embedding", "FeatureAlphaDropout", "Flatten",

@@ -1,5 +1,5 @@
 """Padding layers: ConstantPad1d/2d/3d, ZeroPad1d/2d/3d, ReflectionPad1d/2d/3d and
-ReplicationPad1d/2d/3d, each `F.pad` of its input with its amounts."""
+ReplicationPad1d/2d/3d and CircularPad1d/2d/3d, each `F.pad` of its input with its amounts."""
 
 from __future__ import annotations
 
@@ -114,5 +114,23 @@ class ReplicationPad2d(ReplicationPad1d):
 
 class ReplicationPad3d(ReplicationPad1d):
     """Pad the last 3 dims by repeating their edge elements."""
+
+    dims = 3
+
+
+class CircularPad1d(_Pad):
+    """Pad the last dim with its other end (as if the row were a ring)."""
+
+    mode = "circular"
+
+
+class CircularPad2d(CircularPad1d):
+    """Pad the last 2 dims with their other ends (as if each were a ring)."""
+
+    dims = 2
+
+
+class CircularPad3d(CircularPad1d):
+    """Pad the last 3 dims with their other ends (as if each were a ring)."""
 
     dims = 3

@@ -84,6 +84,11 @@ MODULES = {
     "ReflectionPad1d, then its double backward": lambda c: c.m.autograd.grad(
         (c.m.nn.ReflectionPad1d(2)(c.keep(_leaf(c, 2, 4))) ** 2).sum(), c.kept[-1],
         create_graph=True),
+    "CircularPad1d": lambda c: c.m.nn.CircularPad1d((2, 1))(_leaf(c, 2, 4)),
+    "CircularPad2d, then its double backward": lambda c: c.m.autograd.grad(
+        (c.m.nn.CircularPad2d((1, 0, 2, 1))(c.keep(_leaf(c, 1, 3, 4))) ** 2).sum(),
+        c.kept[-1], create_graph=True),
+    "CircularPad3d": lambda c: c.m.nn.CircularPad3d(1)(_leaf(c, 1, 2, 2, 3)),
 }
 
 
@@ -96,7 +101,8 @@ REPRS = ("[repr(m) for m in (torch.nn.Dropout1d(), torch.nn.AlphaDropout(0.1), "
          "torch.nn.FeatureAlphaDropout(0.2, True), torch.nn.Softmin(0), "
          "torch.nn.PixelShuffle(3), torch.nn.PixelUnshuffle(2), torch.nn.ChannelShuffle(4), "
          "torch.nn.ConstantPad1d(2, 0.5), torch.nn.ZeroPad2d((1, 2, 3, 4)), "
-         "torch.nn.ReflectionPad3d(1), torch.nn.ReplicationPad1d((0, 2)), torch.nn.GLU())]")
+         "torch.nn.ReflectionPad3d(1), torch.nn.ReplicationPad1d((0, 2)), torch.nn.GLU(), "
+         "torch.nn.CircularPad2d((1, 0, 2, 1)), torch.nn.CircularPad1d(2))]")
 
 X = "x = torch.ones(2, 3, 4)\n"
 ERRORS = {
@@ -112,6 +118,7 @@ ERRORS = {
     "pad: replicate 3 dims of 3-D input": X + "torch.nn.functional.pad(x, (1,) * 6, 'replicate')",
     "pad: replicate an empty dim": X + "torch.nn.functional.pad(x[:, :0], (1, 1), 'replicate')",
     "pad: replicate to nothing": X + "torch.nn.functional.pad(x, (-2, -3), 'replicate')",
+    "CircularPad1d: wraps more than once": X + "torch.nn.CircularPad1d(5)(x)",
     "pad: crop past the size": X + "torch.nn.functional.pad(x, (-5, 2))",
     "pad: constant of an int tensor": X + "torch.nn.functional.pad(x.long(), (1, 1), value=1.5)",
     "margin_ranking_loss: dims differ": "torch.nn.functional.margin_ranking_loss("
