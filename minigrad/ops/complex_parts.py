@@ -25,29 +25,37 @@ from .formulas import ArrayFormulaNode, Formula, helper, on_arrays
 from .tangent_formulas import AUTO_ELEMENT_WISE
 
 
+def _itself(input: Tensor, name: str) -> Tensor:  # noqa: A002
+    """The tensor itself, once it is one (PyTorch's error for anything else)."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, "
+                        f"not {type(input).__name__}")
+    return input
+
+
 def conj(input: Tensor) -> Tensor:  # noqa: A002 - PyTorch's name
     """The complex conjugate: a real tensor is its own (the tensor itself)."""
-    return input
+    return _itself(input, "conj")
 
 
 def conj_physical(input: Tensor) -> Tensor:  # noqa: A002
     """The complex conjugate, computed: for a real tensor, the tensor itself."""
-    return input
+    return _itself(input, "conj_physical")
 
 
 def resolve_conj(input: Tensor) -> Tensor:  # noqa: A002
     """The tensor with a pending conjugation applied: a real tensor has none."""
-    return input
+    return _itself(input, "resolve_conj")
 
 
 def resolve_neg(input: Tensor) -> Tensor:  # noqa: A002
     """The tensor with a pending negation applied: minigrad's tensors have none."""
-    return input
+    return _itself(input, "resolve_neg")
 
 
 def real(input: Tensor) -> Tensor:  # noqa: A002
     """The real part: a real tensor itself."""
-    return input
+    return _itself(input, "real")
 
 
 def imag(input: Tensor) -> Tensor:  # noqa: A002

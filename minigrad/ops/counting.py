@@ -218,6 +218,9 @@ def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False,  # 
     """The distinct elements (or slices along `dim`), in ascending order; with
     `return_inverse`, where each element went, and with `return_counts`, how many of
     each there were."""
+    if not isinstance(input, Tensor):  # (PyTorch's unique is Python calling _unique2)
+        raise TypeError(f"_unique2(): argument 'input' (position 1) must be Tensor, "
+                        f"not {type(input).__name__}")
     a = input._data
     if dim is None:
         values, inverse, counts = np.unique(a.reshape(-1), return_inverse=True,

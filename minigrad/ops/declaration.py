@@ -51,6 +51,7 @@ from ..autograd.inplace import begin_inplace, finish_inplace
 from ..autograd.record import record, record_elementwise
 from ..tensor import Tensor
 from .formulas import ROLES, Formula, register_ops
+from .public_forms import input_checked, takes_a_tensor_first
 from .tangent_formulas import AUTO_ELEMENT_WISE, Tangent
 
 
@@ -78,6 +79,11 @@ class Declaration:
     def __post_init__(self) -> None:
         if not self.nodes and self.node is not None:
             self.nodes = (self.node,)
+        # A function form is called with anything (`minigrad.exp(2.0)`): where its first
+        # argument must be a tensor, a wrapper gives PyTorch's TypeError for the rest.
+        self.functions = {public: input_checked(fn, public, _pytorch_argument(fn))
+                          if takes_a_tensor_first(fn) else fn
+                          for public, fn in self.functions.items()}
 
     @property
     def saves(self) -> dict[str, str]:
@@ -85,6 +91,13 @@ class Declaration:
 
 
 DECLARATIONS: list[Declaration] = []
+
+
+def _pytorch_argument(fn: Callable) -> str:
+    """The name PyTorch's error gives a function's first argument: its own where it is
+    PyTorch's (`where(condition, ...)`, `trapezoid(y, ...)`), else `input`."""
+    first = fn.__code__.co_varnames[0]
+    return first if first in ("condition", "y") else "input"
 
 
 def namespace() -> dict[str, Callable]:
@@ -394,8 +407,9 @@ def declare(name: str, *, nodes: tuple[type[Node], ...] = (), function: Callable
     aten: an op backward formulas call that the namespace does not have (PyTorch's
         `torch.ops.aten`: `sigmoid_backward`, `add_scalar`), found by formulas as `name`.
 
-    The functions registered are the module's own objects: a call through
-    `minigrad.mul` or `x.mul()` runs no extra frame.
+    The methods registered are the module's own objects: `x.mul()` runs no extra
+    frame. (A function whose first parameter is a Tensor is wrapped by
+    `Declaration`, for PyTorch's error when called with anything else.)
     """
     module, family = _family_of_caller()
     names = (name, *aliases)

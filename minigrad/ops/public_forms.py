@@ -85,17 +85,53 @@ def reflected(fn: Callable) -> Callable:
     return lambda self, other: fn(other, self) if isinstance(other, Tensor) else NotImplemented
 
 
-def tensor_first(op: Callable, name: str, heads: list[str] | None = None) -> Callable:
+def tensor_first(op: Callable, name: str, heads: list[str] | None = None,
+                 alone_named: bool = False) -> Callable:
     """The function form of `op`, whose input must be a tensor: anything else is
     PyTorch's TypeError, the list of `heads` (an overloaded op's signatures) or, for
-    an op of one signature, "argument 'input' must be Tensor"."""
+    an op of one signature, "argument 'input' must be Tensor" (and so, with
+    `alone_named`, for an overloaded op given nothing else: `max(3)`)."""
     def fn(input, *args, **kwargs):  # noqa: A002 - PyTorch's argument name
         if not isinstance(input, Tensor):
-            if heads is None:
+            if heads is None or (alone_named and not args and not kwargs):
                 raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, "
                                 f"not {type(input).__name__}")
             raise _args.combination_error(name, (input, *args), kwargs, heads, tail=False)
         return op(input, *args, **kwargs)
 
     fn.__name__, fn.__qualname__, fn.__doc__ = op.__name__, op.__name__, op.__doc__
+    fn.__wrapped__ = op
     return fn
+
+
+def input_checked(op: Callable, name: str, argument: str = "input") -> Callable:
+    """The function form of an op whose first parameter is a tensor: called with
+    something else (`minigrad.exp(2.0)`), it gives PyTorch's TypeError, not the
+    AttributeError the op meets on its first look at the input. The check runs only
+    once the op has failed, so a call with a tensor pays one frame and nothing more.
+    (A method needs none: its `self` is a tensor.)"""
+    first = op.__code__.co_varnames[0]
+
+    def fn(*args, **kwargs):
+        try:
+            return op(*args, **kwargs)
+        except AttributeError:
+            given = args[0] if args else kwargs.get(first, Tensor)
+            if isinstance(given, Tensor) or given is Tensor:
+                raise
+            where = " (position 1)" if args else ""
+            raise TypeError(f"{name}(): argument '{argument}'{where} must be Tensor, not "
+                            f"{type(given).__name__}") from None
+
+    fn.__name__, fn.__qualname__, fn.__doc__ = name, name, op.__doc__
+    fn.__module__, fn.__wrapped__ = op.__module__, op
+    return fn
+
+
+def takes_a_tensor_first(fn: Callable) -> bool:
+    """Whether `fn`'s first parameter is declared a Tensor (and `fn` is not a wrapper
+    that checks it already)."""
+    code = getattr(fn, "__code__", None)
+    if code is None or not code.co_argcount or hasattr(fn, "__wrapped__"):
+        return False
+    return fn.__annotations__.get(code.co_varnames[0]) in ("Tensor", Tensor)

@@ -580,9 +580,9 @@ _EXTREME_HEADS = ["Tensor input, *, Tensor out = None",
                   "Tensor input, Tensor other, *, Tensor out = None",
                   "Tensor input, int dim, bool keepdim = False, *, tuple of Tensors out = None"]
 declare("max", nodes=(MaxBackward0, MaxBackward1), method=max,
-        function=tensor_first(max, "max", _EXTREME_HEADS))
+        function=tensor_first(max, "max", _EXTREME_HEADS, alone_named=True))
 declare("min", nodes=(MinBackward0, MinBackward1), method=min,
-        function=tensor_first(min, "min", _EXTREME_HEADS))
+        function=tensor_first(min, "min", _EXTREME_HEADS, alone_named=True))
 declare("argmax", function=argmax, method=True)
 declare("argmin", function=argmin, method=True)
 declare("maximum", nodes=(MaximumBackward0,), function=tensor_first(maximum, "maximum"),

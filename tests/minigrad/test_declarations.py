@@ -138,7 +138,8 @@ def test_every_declared_name_is_a_function_and_a_method():
         assert d.node.__module__ == f"minigrad.ops.{d.family}"
     assert minigrad.log1p.__doc__.startswith("log(1 + x)")
     assert hasattr(minigrad.Tensor, "atan2_") and not hasattr(minigrad, "atan2_")
-    assert minigrad.negative is minigrad.neg and minigrad.Tensor.negative_ is minigrad.neg_
+    assert minigrad.negative.__wrapped__ is minigrad.neg.__wrapped__
+    assert minigrad.Tensor.negative_ is minigrad.neg_.__wrapped__
     assert hasattr(minigrad.Tensor, "sign_") and not hasattr(minigrad, "sign_")
 
 

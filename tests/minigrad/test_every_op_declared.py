@@ -125,8 +125,12 @@ def test_a_declaration_says_which_operators_run_the_op(name, operators):
 
 
 def test_aliases_share_the_function_and_methods_name_the_alias():
-    assert minigrad.clip is minigrad.clamp and minigrad.Tensor.clip_ is minigrad.Tensor.clamp_
-    assert minigrad.swapaxes is minigrad.transpose is minigrad.Tensor.swapdims
+    # (each function form names itself in the error for a non-tensor input, so an
+    # alias's function is its own wrapper around the op's one function)
+    assert minigrad.clip.__wrapped__ is minigrad.clamp.__wrapped__ is minigrad.Tensor.clamp
+    assert minigrad.Tensor.clip_ is minigrad.Tensor.clamp_
+    assert minigrad.swapaxes.__wrapped__ is minigrad.transpose.__wrapped__ \
+        is minigrad.Tensor.swapdims
     assert minigrad.multiply is minigrad.mul
     # (PyTorch's overloads name the alias in their error)
     with pytest.raises(TypeError, match=r"^multiply\(\) received an invalid combination"):
