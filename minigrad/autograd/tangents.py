@@ -70,8 +70,22 @@ _PENDING: dict[int, Tensor] = {}
 _WRITTEN: dict[int, Tensor] = {}
 
 
+# PyTorch's text for an op its derivatives table marks `not_implemented`, which
+# forward mode refuses as well (a node class names the op: `forward_ad_refused = "asinh_"`).
+NOT_IMPLEMENTED_YET = (
+    "Trying to use forward AD with {} that does not support it because it has not been "
+    "implemented yet.\nPlease file an issue to PyTorch at "
+    "https://github.com/pytorch/pytorch/issues/new?template=feature-request.yml so that we "
+    "can prioritize its implementation.")
+
+
 def unsupported(node_cls: type) -> NotImplementedError:
-    """PyTorch's error for an op with no forward formula, raised when the op runs."""
+    """PyTorch's error for an op with no forward formula, raised when the op runs: its
+    own where PyTorch refuses too (`forward_ad_refused`), else one that says minigrad
+    lacks the formula."""
+    refused = getattr(node_cls, "forward_ad_refused", None)
+    if refused is not None:
+        return NotImplementedError(NOT_IMPLEMENTED_YET.format(refused))
     op = re.sub(r"Backward\d*$", "", node_cls.__name__)
     op = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", op).lower()
     return NotImplementedError(

@@ -129,6 +129,7 @@ def _in_place_without_derivative(declared: Declaration, node: str) -> None:
     node_cls = type(node, (FormulaNode,), {
         "__module__": __name__, "__qualname__": node, "elementwise": True,
         "__doc__": f"{name}_, in place: PyTorch gives it no derivative.",
+        "forward_ad_refused": f"{name}_",
         "formulas": (Formula("self", f"not_implemented('inplace version of {name}')"),),
     })
     op = declared.functions[name]

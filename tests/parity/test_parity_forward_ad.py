@@ -347,6 +347,9 @@ def _error_cases(m):
         "make_dual of a number": inside(lambda: f.make_dual(3, t)),
         "in-place op of a shape a dual cannot take": inside(
             lambda: f.make_dual(m.tensor(V), m.tensor(TV)).add_(x)),
+        # (PyTorch gives these in-place forms no derivative, and says so in forward mode)
+        **{f"{op}, in place": inside(lambda op=op: getattr(f.make_dual(x, t) * 1, op)())
+           for op in ("asinh_", "arccosh_", "atanh_")},
     }
 
 
