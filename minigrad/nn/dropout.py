@@ -22,6 +22,7 @@ import numpy as np
 
 from .. import _generator
 from ..ops.arithmetic import add_, mul, mul_
+from ..ops.public_forms import checked_input
 from ..tensor import Tensor
 
 # SELU's alpha * scale: the value alpha dropout sets dropped elements to, negated
@@ -135,11 +136,13 @@ def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,  # noqa
                   inplace: bool = False) -> Tensor:
     """Dropout that keeps the mean and variance of SELU activations (training only)."""
     _check_p(p)
-    return _dropout_impl(input, p, training, feature=False, alpha=True, inplace=inplace)
+    return _dropout_impl(checked_input(input, "alpha_dropout"), p, training, feature=False,
+                         alpha=True, inplace=inplace)
 
 
 def feature_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,  # noqa: A002
                           inplace: bool = False) -> Tensor:
     """Alpha dropout of whole channels (training only)."""
     _check_p(p)
-    return _dropout_impl(input, p, training, feature=True, alpha=True, inplace=inplace)
+    return _dropout_impl(checked_input(input, "feature_alpha_dropout"), p, training,
+                         feature=True, alpha=True, inplace=inplace)

@@ -44,6 +44,7 @@ from ..ops.piecewise_activations import (
 )
 from ..ops.pooling import avg_pool2d, max_pool2d, max_pool2d_with_indices
 from ..ops.pooling1d import avg_pool1d, max_pool1d, max_pool1d_with_indices
+from ..ops.public_forms import input_checked
 from ..ops.shuffles import channel_shuffle, pixel_shuffle, pixel_unshuffle
 from ..ops.smooth_activations import hardsigmoid, hardswish, mish, silu, softplus
 from ..ops.unary import relu as _relu
@@ -207,3 +208,20 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True,  # noqa: A002
         data /= data.dtype.type(1 - p)
         noise = Tensor._make(data)
     return mul_(input, noise) if inplace else mul(input, noise)
+
+
+# Called with something that is not a tensor (`F.relu(3)`), PyTorch's functions written
+# in C name the argument ("relu(): argument 'input' (position 1) must be Tensor, not
+# int"); those written in Python (softmax, the losses, ...) fail on their first look at
+# it, as minigrad's do. The C ones, under the names their errors give:
+_WRITTEN_IN_C = {
+    "celu": "celu", "celu_": "celu_", "dropout": "dropout", "elu": "elu", "elu_": "elu_",
+    "gelu": "gelu", "hardshrink": "hardshrink", "hardsigmoid": "hardsigmoid",
+    "hardswish": "hardswish", "hardtanh": "hardtanh", "hardtanh_": "hardtanh_",
+    "leaky_relu": "leaky_relu", "leaky_relu_": "leaky_relu_", "logsigmoid": "log_sigmoid",
+    "mish": "mish", "one_hot": "one_hot", "relu": "relu", "relu6": "relu6", "selu": "selu",
+    "selu_": "selu_", "silu": "silu", "softplus": "softplus", "softshrink": "softshrink",
+}
+for _name, _shown in _WRITTEN_IN_C.items():
+    globals()[_name] = input_checked(globals()[_name], _shown)
+del _name, _shown

@@ -22,40 +22,33 @@ from ..autograd.record import record_elementwise
 from ..tensor import Tensor
 from .declaration import declare
 from .formulas import ArrayFormulaNode, Formula, helper, on_arrays
+from .public_forms import checked_input
 from .tangent_formulas import AUTO_ELEMENT_WISE
-
-
-def _itself(input: Tensor, name: str) -> Tensor:  # noqa: A002
-    """The tensor itself, once it is one (PyTorch's error for anything else)."""
-    if not isinstance(input, Tensor):
-        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, "
-                        f"not {type(input).__name__}")
-    return input
 
 
 def conj(input: Tensor) -> Tensor:  # noqa: A002 - PyTorch's name
     """The complex conjugate: a real tensor is its own (the tensor itself)."""
-    return _itself(input, "conj")
+    return checked_input(input, "conj")
 
 
 def conj_physical(input: Tensor) -> Tensor:  # noqa: A002
     """The complex conjugate, computed: for a real tensor, the tensor itself."""
-    return _itself(input, "conj_physical")
+    return checked_input(input, "conj_physical")
 
 
 def resolve_conj(input: Tensor) -> Tensor:  # noqa: A002
     """The tensor with a pending conjugation applied: a real tensor has none."""
-    return _itself(input, "resolve_conj")
+    return checked_input(input, "resolve_conj")
 
 
 def resolve_neg(input: Tensor) -> Tensor:  # noqa: A002
     """The tensor with a pending negation applied: minigrad's tensors have none."""
-    return _itself(input, "resolve_neg")
+    return checked_input(input, "resolve_neg")
 
 
 def real(input: Tensor) -> Tensor:  # noqa: A002
     """The real part: a real tensor itself."""
-    return _itself(input, "real")
+    return checked_input(input, "real")
 
 
 def imag(input: Tensor) -> Tensor:  # noqa: A002

@@ -11,6 +11,7 @@ from .._args import type_name
 from .._dtype import from_numpy_dtype
 from ..tensor import Tensor, _wrap_dim
 from .declaration import declare
+from .public_forms import checked_input
 
 # (The op table, `widgets.op_table` and docs/ops.md, lists them with the reductions.)
 OP_FAMILY = "reductions"
@@ -218,10 +219,7 @@ def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False,  # 
     """The distinct elements (or slices along `dim`), in ascending order; with
     `return_inverse`, where each element went, and with `return_counts`, how many of
     each there were."""
-    if not isinstance(input, Tensor):  # (PyTorch's unique is Python calling _unique2)
-        raise TypeError(f"_unique2(): argument 'input' (position 1) must be Tensor, "
-                        f"not {type(input).__name__}")
-    a = input._data
+    a = checked_input(input, "_unique2")._data  # (PyTorch's unique calls _unique2)
     if dim is None:
         values, inverse, counts = np.unique(a.reshape(-1), return_inverse=True,
                                             return_counts=True)

@@ -9,11 +9,10 @@ op with a node of its own (LinalgCrossBackward0).
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
 from .._creation import eye, ones
+from .._warn import warn_user
 from ..arrays.broadcasting import broadcast_shape
 from ..arrays.scalars import u64
 from ..autograd.graph import INPUT, VALUE, SavedTensor
@@ -318,11 +317,11 @@ def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:  # no
     if dim is None:
         if not _warned_of_default_dim:
             _warned_of_default_dim = True
-            warnings.warn(
+            warn_user(
                 "Using minigrad.cross without specifying the dim arg is deprecated.\n"
                 "Please either pass the dim explicitly or simply use minigrad.linalg.cross.\n"
                 "The default value of dim will change to agree with that of linalg.cross in "
-                "a future release.", UserWarning, stacklevel=2)
+                "a future release.")
         sizes = input._data.shape
         if 3 not in sizes:
             raise RuntimeError("no dimension of size 3 in input")

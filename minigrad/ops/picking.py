@@ -12,11 +12,10 @@ public API has (index_copy, index_fill, take) have their nodes here.
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
 from .._creation import zeros
+from .._warn import warn_user
 from ..arrays.broadcasting import broadcast_shape
 from ..arrays.scalars import u64
 from ..autograd.graph import INPUT, VALUE, SavedTensor
@@ -209,9 +208,9 @@ def _scatter_reduced(x: Tensor, d: int, index: Tensor, src, reduce: str) -> Tens
     global _reduce_warned
     if isinstance(src, Tensor) and not _reduce_warned:  # (PyTorch warns once a process)
         _reduce_warned = True
-        warnings.warn("The reduce argument of torch.scatter with Tensor src is deprecated and "
+        warn_user("The reduce argument of torch.scatter with Tensor src is deprecated and "
                       "will be removed in a future PyTorch release. Use torch.scatter_reduce "
-                      "instead for more reduction options.", UserWarning, stacklevel=3)
+                      "instead for more reduction options.")
     if is_grad_enabled() and (x.requires_grad or getattr(src, "requires_grad", False)):
         raise NotImplementedError("minigrad does not differentiate scatter(reduce=...) (PyTorch "
                                   "records a node whose backward raises)")

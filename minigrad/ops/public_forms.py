@@ -128,6 +128,16 @@ def input_checked(op: Callable, name: str, argument: str = "input") -> Callable:
     return fn
 
 
+def checked_input(input, name: str) -> Tensor:  # noqa: A002 - PyTorch's argument name
+    """`input` itself, once it is a tensor (PyTorch's TypeError otherwise), for an op
+    that would not otherwise look at it (`conj` of a real tensor, a dropout that is
+    not training)."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, "
+                        f"not {type(input).__name__}")
+    return input
+
+
 def takes_a_tensor_first(fn: Callable) -> bool:
     """Whether `fn`'s first parameter is declared a Tensor (and `fn` is not a wrapper
     that checks it already)."""

@@ -14,12 +14,12 @@ backward.
 
 from __future__ import annotations
 
-import warnings
 from collections import namedtuple
 
 import numpy as np
 
 from .._creation import zeros
+from .._warn import warn_user
 from ..arrays.broadcasting import broadcast_shape as batch_shape
 from ..autograd.graph import INPUT, OUTPUT, VALUE, SavedTensor
 from ..autograd.record import record
@@ -561,13 +561,13 @@ def cholesky_deprecated(input: Tensor, upper: bool = False) -> Tensor:  # noqa: 
     global _warned_of_cholesky
     if not _warned_of_cholesky:
         _warned_of_cholesky = True
-        warnings.warn(
+        warn_user(
             "minigrad.cholesky is deprecated in favor of minigrad.linalg.cholesky and will be "
             "removed in a future PyTorch release.\nL = minigrad.cholesky(A)\nshould be "
             "replaced with\nL = minigrad.linalg.cholesky(A)\nand\nU = minigrad.cholesky(A, "
             "upper=True)\nshould be replaced with\nU = minigrad.linalg.cholesky(A).mH\nThis "
             "transform will produce equivalent results for all valid (symmetric positive "
-            "definite) inputs.", UserWarning, stacklevel=2)
+            "definite) inputs.")
     shape = input._data.shape
     if len(shape) >= 2 and shape[-1] == shape[-2] and not input.dtype.is_floating_point:
         raise NotImplementedError(

@@ -12,13 +12,13 @@
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 
 from .. import _dtype
 from .._args import combination_error, is_int, is_number, type_name
 from .._creation import ones, zeros_like
+from .._warn import warn_user
 from ..arrays.quiet import quietly
 from ..arrays.scalars import u64
 from ..autograd.graph import INPUT, OUTPUT, VALUE, Node, SavedTensor
@@ -103,9 +103,8 @@ def _variance(name: str, x: Tensor, dim, correction, keepdim: bool) -> np.ndarra
     n = int(np.prod([data.shape[d] for d in dims])) if data.ndim else 1
     # (PyTorch's reduction factor is input numel / output numel: 0 for an empty input)
     if (n if data.size else 0) - c <= 0:
-        warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly "
-                      "less than the reduction factor (input numel divided by output numel).",
-                      UserWarning, stacklevel=4)
+        warn_user(f"{name}(): degrees of freedom is <= 0. Correction should be strictly "
+                  "less than the reduction factor (input numel divided by output numel).")
     wide = data.astype(np.float64)
     axes = dims if data.ndim else None
     with np.errstate(invalid="ignore", divide="ignore"):
