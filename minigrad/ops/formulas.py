@@ -361,6 +361,19 @@ def slots(cls: type[Node], count: int) -> list:
     return places
 
 
+def names_read(node: Node) -> set[str]:
+    """The names read by the formulas that will run for `node`: those giving a
+    gradient to an input that needs one (a formula for several inputs, or for a list,
+    runs if any of them does). What an op saves is derived from it: a tensor only when
+    such a formula reads it, as PyTorch's generated code guards each save."""
+    cls = type(node)
+    read: set[str] = set()
+    for places, formula in zip(slots(cls, len(node.next_functions)), cls.formulas):
+        if any(node.needs_grad(i) for i in ((places,) if type(places) is int else places)):
+            read |= formula.names
+    return read
+
+
 def formula_values(node: Node, grads: list) -> dict:
     """What `node`'s formulas read besides `grad`, or PyTorch's NotImplementedError
     for a node that has no formulas recording its graph. A saved tensor comes

@@ -124,3 +124,18 @@ def test_a_list_formula_gives_each_tensor_its_piece():
     out = s.grad_fn.backward(np.arange(18.0).reshape(2, 3, 3))
     assert out[1] is None
     np.testing.assert_array_equal(out[2], np.arange(18.0).reshape(2, 3, 3)[:, 2])
+
+
+def test_what_a_node_saves_is_what_its_formulas_that_will_run_read():
+    from minigrad.ops.formulas import names_read
+
+    x = _leaf(1, 2, 5, 5, requires_grad=False)
+    w, b = _leaf(3, 2, 3, 3, seed=1, requires_grad=False), _leaf(3, seed=2)
+    node = F.conv2d(x, w, b).grad_fn
+    # (bias alone needs a gradient, yet the one formula for all three runs: it reads
+    # input and weight, which the node saves)
+    assert {"input", "weight", "grad_input_mask"} <= names_read(node)
+    assert node._saved_input is x and node._saved_weight is w
+    a, c = _leaf(2, 3), _leaf(2, 3, seed=1, requires_grad=False)
+    assert names_read((a * c).grad_fn) == {"grad", "other"}
+    assert names_read(minigrad.cat([c, a]).grad_fn) >= {"sizes", "dim"}
