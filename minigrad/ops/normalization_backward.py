@@ -209,6 +209,16 @@ def _expand_as_dim1(src: Tensor, target: Tensor) -> Tensor:
     return src.expand_as(target)
 
 
+def _add_(t: Tensor, other: Tensor | None) -> Tensor:
+    """`t.add_(other)` as the C++ formula runs it: without a weight, the bias's
+    gradient has no expanded form (an undefined tensor), and adding it is PyTorch's
+    error."""
+    if other is None:
+        raise RuntimeError("Expected a proper Tensor but got None (or an undefined Tensor in "
+                           "C++) for argument #1 'other'")
+    return t.add_(other)
+
+
 class _Statistics:
     """What both double backward formulas share: the centred input, the powers of
     rstd, and the first backward's gradient of the input (`first_backward`)."""
@@ -316,7 +326,7 @@ def batchnorm_double_backward(input: Tensor, gamma: Tensor | None, ggI: Tensor |
         term = ggG_expanded * input_sub_mu * rstd
         ggO = term if ggO is None else ggO.add_(term)  # noqa: N806
     if ggB is not None:
-        ggO = ggB_expanded if ggO is None else ggO.add_(ggB_expanded)  # noqa: N806
+        ggO = ggB_expanded if ggO is None else _add_(ggO, ggB_expanded)  # noqa: N806
     return gI, gG, ggO
 
 
@@ -389,7 +399,7 @@ def layer_norm_double_backward(input_t: Tensor, gamma: Tensor | None, ggI: Tenso
         term = ggG_expanded * input_sub_mu * rstd
         ggO = term if ggO is None else ggO.add_(term)  # noqa: N806
     if ggB is not None:
-        ggO = ggB_expanded if ggO is None else ggO.add_(ggB_expanded)  # noqa: N806
+        ggO = ggB_expanded if ggO is None else _add_(ggO, ggB_expanded)  # noqa: N806
     if ggO is not None:
         ggO = ggO.expand(m, n).reshape_as(input_t)  # noqa: N806
     return gI, gG, ggO
