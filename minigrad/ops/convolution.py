@@ -31,9 +31,8 @@ from ..autograd.record import record
 from ..kernels import on_demand
 from ..tensor import Tensor
 from .declaration import declare
-from .formulas import Formula, FormulaNode, helper
+from .formulas import ArrayFormulaNode, Formula, FormulaNode, helper, on_arrays
 from .joining import cat
-from .normalization import _OneCallForSeveral
 from .tangent_formulas import ZERO, Tangent, dense
 
 kernels = on_demand("convolution")  # (loaded at the first convolution: see `on_demand`)
@@ -275,7 +274,7 @@ _DOUBLE = ("convolution_double_backward(grads[0], grads[1], grads[2], grad_outpu
            "grad_input_mask)")
 
 
-class ConvolutionBackward0(_OneCallForSeveral):
+class ConvolutionBackward0(ArrayFormulaNode):
     """conv(input, weight) + bias: the input's gradient is a transposed convolution of
     grad with the weight, the weight's a convolution of the input with grad, the
     bias's grad summed over all but the channels. Saves the INPUT, the WEIGHT and the
@@ -286,24 +285,26 @@ class ConvolutionBackward0(_OneCallForSeveral):
     saves = {"bias_sym_sizes_opt": VALUE, "dilation": VALUE, "groups": VALUE,
              "input": INPUT, "output_padding": VALUE, "padding": VALUE, "stride": VALUE,
              "transposed": VALUE, "weight": INPUT}
-    one_call = Formula("input, weight, bias", _BACKWARD)
-    one_call_inputs = ("input", "weight", "bias")
-    formulas = (Formula("input", _BACKWARD + "[0]"),
-                Formula("weight", "convolution_backward(...)[1]"),
-                Formula("bias", "convolution_backward(...)[2]"))
-
-    def apply(self, grads: list) -> tuple:
-        s = self._saved
-        x, w = self.saved("input"), self.saved("weight")
-        # (PyTorch saves the parameters as given: one value may stand for every dim)
-        full = [s[n] * (w.ndim - 2) if len(s[n]) == 1 else s[n]
-                for n in ("stride", "padding", "dilation")]
-        arrays = transposed_backward_arrays if s["transposed"] else convolution_backward_arrays
-        return arrays(grads[0], x, w, *full, s["groups"],
-                      tuple(self.needs_grad(i) for i in range(3)))
+    formulas = (Formula("input, weight, bias", _BACKWARD),)
 
 
-class ConvolutionBackwardBackward0(_OneCallForSeveral, FormulaNode):
+@on_arrays("convolution_backward")
+def _convolution_backward_on_arrays(grad: np.ndarray, input: np.ndarray,  # noqa: A002
+                                    weight: np.ndarray, bias_sizes: tuple, stride: tuple,
+                                    padding: tuple, dilation: tuple, transposed: bool,
+                                    output_padding: tuple, groups: int,
+                                    output_mask: tuple) -> tuple:
+    """`convolution_backward` on arrays, the plain backward's: the kernels' fused
+    passes (`convolution_backward_arrays`), for the gradients `output_mask` asks for."""
+    dims = weight.ndim - 2
+    # (PyTorch saves the parameters as given: one value may stand for every dim)
+    full = [_expand(name, value, dims) for name, value in
+            (("stride", stride), ("padding", padding), ("dilation", dilation))]
+    compute = transposed_backward_arrays if transposed else convolution_backward_arrays
+    return compute(grad, input, weight, *full, groups, tuple(output_mask))
+
+
+class ConvolutionBackwardBackward0(FormulaNode):
     """convolution_backward: the gradients of a convolution's input, weight and bias
     (outputs 0, 1, 2) from grad_output. Each is linear in grad_output and in the
     weight or input, so their gradients are convolutions again
@@ -312,11 +313,7 @@ class ConvolutionBackwardBackward0(_OneCallForSeveral, FormulaNode):
     saves = {"dilation": VALUE, "grad_output": INPUT, "groups": VALUE, "input": INPUT,
              "output_padding": VALUE, "padding": VALUE, "stride": VALUE, "transposed": VALUE,
              "weight": INPUT}
-    one_call = Formula("grad_output, input, weight", _DOUBLE)
-    one_call_inputs = ("grad_output", "input", "weight")
-    formulas = (Formula("grad_output", _DOUBLE + "[0]"),
-                Formula("input", "convolution_double_backward(...)[1]"),
-                Formula("weight", "convolution_double_backward(...)[2]"))
+    formulas = (Formula("grad_output, input, weight", _DOUBLE),)
 
     def _num_outputs(self) -> int:
         return 3

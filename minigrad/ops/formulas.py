@@ -188,12 +188,20 @@ def names_in(text: str) -> frozenset:
 class Formula:
     """The gradient of one input, written as a minigrad expression of `grad` (the
     gradient of the output) and of the names the node saved (`self`, `other`,
-    `result`, or a value such as `exponent`)."""
+    `result`, or a value such as `exponent`).
 
-    __slots__ = ("input", "text", "names", "uses", "_code")
+    As in PyTorch's `derivatives.yaml`, one formula may give several inputs their
+    gradients at once (`Formula("input, weight, bias", "convolution_backward(...,
+    grad_input_mask)")`): it reads `grad_input_mask`, which of them are wanted, and
+    gives a tuple, one gradient (or None) per input named. A formula for a list of
+    tensors (`LIST_INPUT`, cat's `tensors`) gives a list, one gradient per tensor."""
+
+    __slots__ = ("input", "inputs", "text", "names", "uses", "_code")
 
     def __init__(self, input: str, text: str) -> None:  # noqa: A002 - PyTorch's name
         self.input = input
+        # (the inputs it gives gradients to: one, or several as "input, weight, bias")
+        self.inputs = tuple(name.strip() for name in input.split(","))
         self.text = text
         self.names = names_in(text)
         # (the op's tensors it reads, in the order self, other, result)
@@ -291,18 +299,79 @@ def apply_recording(node: Node, grads: list, wanted: list | None = None) -> list
     grad mode on (a `create_graph=True` backward) the ops the formulas call record a
     graph; with it off (`FormulaNode.backward`) they just compute. `wanted[i]`:
     whether input i's gradient is wanted at all (by default, every input that needs
-    one)."""
+    one). A formula for several inputs runs once if any of them is wanted, told
+    which by `grad_input_mask`; an input not wanted gets None whatever it gave."""
     cls = type(node)
     saved = formula_values(node, grads)
     grad = grads[0]
-    out: list = [None] * len(cls.formulas)
+    at = slots(cls, len(node.next_functions))
+    if wanted is None:
+        wanted = [node.needs_grad(i) for i in range(len(node.next_functions))]
+    one_each = all(type(p) is int for p in at)  # (formula i gives input i's gradient)
+    out: list = [None] * (len(cls.formulas) if one_each else len(node.next_functions))
     # In the order PyTorch's generated code computes them, by input name (`other`
     # before `self`): the nodes they record are numbered in that order, and the
     # numbers decide which of them a later backward runs first.
-    for i, formula in sorted(enumerate(cls.formulas), key=lambda f: f[1].input):
-        if node.needs_grad(i) if wanted is None else wanted[i]:
-            out[i] = formula(grad, **saved)
+    for places, formula in sorted(zip(at, cls.formulas), key=lambda f: f[1].input):
+        if type(places) is int:  # (a formula for one input)
+            if wanted[places]:
+                out[places] = formula(grad, **saved)
+            continue
+        mask = tuple(bool(wanted[i]) for i in places)
+        if any(mask):
+            given = formula(grad, **saved) if formula.inputs == (LIST_INPUT,) else \
+                formula(grad, grad_input_mask=mask, **saved)
+            for i, g, w in zip(places, given, mask):
+                out[i] = g if w else None
     return out
+
+
+# The name PyTorch gives a list of tensors an op takes (cat's and stack's `tensors`):
+# an input of that name stands for every tensor of the list, each an input of the
+# node, and its formula gives a list of their gradients.
+LIST_INPUT = "tensors"
+
+
+def input_names(cls: type[Node]) -> tuple[str, ...]:
+    """The names of a node class's inputs, in the order of `next_functions`: as its
+    formulas name them, or `cls.inputs` where a formula for several names them in
+    another order (`input, weight, grad_out: batchnorm_double_backward(...)` of a node
+    whose inputs are grad_out, input, weight, ...)."""
+    order = getattr(cls, "inputs", None)
+    return order if order is not None else tuple(n for f in cls.formulas for n in f.inputs)
+
+
+def slots(cls: type[Node], count: int) -> list:
+    """Where each of `cls`'s formulas puts its gradients among the node's `count`
+    inputs: the position of its one input (an int), or a tuple of positions, one per
+    input it names (a list input: every position from its own to the end, as the
+    list is an op's last differentiable input: cat's, stack's)."""
+    if all(len(f.inputs) == 1 for f in cls.formulas) and \
+            LIST_INPUT not in (f.input for f in cls.formulas):
+        return list(range(len(cls.formulas)))  # (the common case: formula i, input i)
+    order = input_names(cls)
+    places = []
+    for f in cls.formulas:
+        if f.inputs == (LIST_INPUT,):
+            places.append(tuple(range(order.index(LIST_INPUT), count)))
+        elif len(f.inputs) == 1:
+            places.append(order.index(f.input))
+        else:
+            places.append(tuple(order.index(n) for n in f.inputs))
+    return places
+
+
+def names_read(node: Node) -> set[str]:
+    """The names read by the formulas that will run for `node`: those giving a
+    gradient to an input that needs one (a formula for several inputs, or for a list,
+    runs if any of them does). What an op saves is derived from it: a tensor only when
+    such a formula reads it, as PyTorch's generated code guards each save."""
+    cls = type(node)
+    read: set[str] = set()
+    for places, formula in zip(slots(cls, len(node.next_functions)), cls.formulas):
+        if any(node.needs_grad(i) for i in ((places,) if type(places) is int else places)):
+            read |= formula.names
+    return read
 
 
 def formula_values(node: Node, grads: list) -> dict:
@@ -332,6 +401,10 @@ def formula_values(node: Node, grads: list) -> dict:
         else:
             value = signed_dims(value)
         saved[name] = value
+    # Saved outputs PyTorch's forward marks non-differentiable (batch_norm's and
+    # layer_norm's statistics) are read as plain tensors, not as outputs of the node.
+    for name in getattr(cls, "non_differentiable", ()):
+        saved[name] = saved[name].detach()
     # What the node keeps for its formulas without showing it (`unshown`, kept as
     # `_<name>`), and every output's gradient (`grads`) for a multi-output node.
     for name in getattr(cls, "unshown", ()):
@@ -507,6 +580,34 @@ def _read(cls: type[Node], name: str) -> str:
     return f"(v if type(v := {read}) is int and v < 2**63 else _saved_value(v, node))"
 
 
+def _on_arrays(formula: Formula, values: dict[str, str], **more: str) -> str:
+    """Formula `formula` as an expression of array functions (see `_OnArrays`)."""
+    return ast.unparse(_OnArrays({**values, **more}).visit(
+        ast.parse(formula.text, mode="eval").body))
+
+
+def _several_on_arrays(j: int, formula: Formula, places, values: dict[str, str],
+                       order: tuple[str, ...]) -> str:
+    """The lines of a compiled plain backward that run formula `j` of its node and
+    put what it gives into `out`: for one input, if it is wanted; for several, once
+    if any is wanted, `grad_input_mask` saying which (`m<j>`); for a list, once if any
+    of its tensors is wanted."""
+    if type(places) is int:
+        return (f"    if e[{places}][0] is not None:\n"
+                f"        out[{places}] = {_on_arrays(formula, values)}\n")
+    if formula.inputs == (LIST_INPUT,):
+        start = order.index(LIST_INPUT)
+        return (f"    if any(f[0] is not None for f in e[{start}:]):\n"
+                f"        for i, g in enumerate({_on_arrays(formula, values)}, {start}):\n"
+                f"            out[i] = g if e[i][0] is not None else None\n")
+    mask = f"m{j}"
+    lines = (f"    {mask} = ({''.join(f'e[{p}][0] is not None, ' for p in places)})\n"
+             f"    if True in {mask}:\n"
+             f"        r = {_on_arrays(formula, values, grad_input_mask=mask)}\n")
+    return lines + "".join(f"        out[{p}] = r[{k}] if {mask}[{k}] else None\n"
+                           for k, p in enumerate(places))
+
+
 def compile_on_arrays(cls: type[Node]) -> Callable:
     """The plain backward of node class `cls`: its formulas compiled into one Python
     function on arrays, `backward(node, *grads)`, which computes each input's gradient
@@ -516,18 +617,24 @@ def compile_on_arrays(cls: type[Node]) -> Callable:
     values = {name: _read(cls, name) for name in cls.saves}
     for name in getattr(cls, "unshown", ()):
         values[name] = f"s[{'_' + name!r}]"
-    parts = []
-    for i, formula in enumerate(cls.formulas):
-        body = _OnArrays(values).visit(ast.parse(formula.text, mode="eval").body)
-        parts.append(f"({ast.unparse(body)}) if e[{i}][0] is not None else None")
     if "grads" in {n for f in cls.formulas for n in f.names}:  # (every output's gradient)
         head = ("def backward(node, *grads):\n"
                 "    grads = [*grads, *([None] * (node._num_outputs() - len(grads)))]\n"
                 "    grad = grads[0]\n")
     else:
         head = "def backward(node, grad, *_):\n"
-    source = (f"{head}    s, e = node._saved, node.next_functions\n"
-              f"    return ({', '.join(parts)},)\n")
+    head += "    s, e = node._saved, node.next_functions\n"
+    at = slots(cls, 0)  # (a list input's places are counted when the node runs)
+    if all(type(p) is int for p in at):  # (formula i gives input i's gradient)
+        parts = []
+        for i, formula in enumerate(cls.formulas):
+            parts.append(f"({_on_arrays(formula, values)}) if e[{i}][0] is not None else None")
+        source = f"{head}    return ({', '.join(parts)},)\n"
+    else:
+        source = head + "    out = [None] * len(e)\n" + "".join(
+            _several_on_arrays(j, formula, places, values, input_names(cls))
+            for j, (places, formula) in enumerate(zip(at, cls.formulas))) + \
+            "    return tuple(out)\n"
     scope = {f"{prefix}_{name}": fn for prefix, table in (
                  ("_M", ARRAY_METHODS), ("_H", ARRAY_HELPERS), ("_A", ARRAY_ARITHMETIC))
              for name, fn in table.items()}

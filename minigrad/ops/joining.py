@@ -1,9 +1,10 @@
 """cat and stack: many tensors joined into one.
 
-Both take a list of tensors, so their node has one input per tensor. The gradient of
-each input is its own piece of the output's gradient: a `narrow` of it for `cat`,
-one `unbind`-slice for `stack`. Neither needs any tensor saved, only the dim (and,
-for `cat`, each input's size along it, which PyTorch keeps but does not show).
+Both take a list of tensors, so their node has one input per tensor, and one formula
+(for `tensors`, as PyTorch's `derivatives.yaml` writes it) gives the list of every
+input's gradient: each its own piece of the output's gradient, a `narrow` of it for
+`cat`, one `select`-slice for `stack`. Neither needs any tensor saved, only the dim
+(and, for `cat`, each input's size along it, which PyTorch keeps but does not show).
 """
 
 from __future__ import annotations
@@ -17,63 +18,29 @@ from ..autograd.graph import VALUE, Node, bump_version
 from ..autograd.record import record
 from ..tensor import Tensor, _wrap_dim
 from .declaration import declare
-from .formulas import Formula, helper
+from .formulas import ArrayFormulaNode, Formula, helper, on_arrays
 from .tangent_formulas import Tangent, dense
 
 
-class _JoinNode(Node):
-    """What cat's and stack's nodes share: one formula for a whole list of inputs,
-    run once for every input that needs a gradient (`apply_recording` runs a node's
-    formulas one per input, so these nodes hand it one per input they have)."""
-
-    # What the formula reads besides the saved dim: each input's size along it,
-    # which PyTorch keeps too but does not show as a `_saved_` attribute.
-    unshown = ("sizes",)
-
-    def apply_recording(self, grads: list, wanted: list | None = None) -> list:
-        formula = type(self).formulas[0]
-        pieces = formula(grads[0], dim=self._saved["_dim"], sizes=self._saved["_sizes"])
-        if wanted is None:
-            wanted = [self.needs_grad(i) for i in range(len(pieces))]
-        return [p if w else None for p, w in zip(pieces, wanted)]
-
-
-class CatBackward0(_JoinNode):
+class CatBackward0(ArrayFormulaNode):
     """cat(tensors, dim): each input's gradient is its slice of the gradient along
     `dim` (a view of it, `grad.narrow(dim, start, size)`); a legacy empty 1-D input
-    gets zeros."""
+    gets zeros. One formula gives the list of them all."""
 
     tangent = Tangent("cat_jvp(tensors_t, tensors_p, dim)")
     saves = {"dim": VALUE}
+    # (each input's size along `dim`, which PyTorch keeps too but does not show)
+    unshown = ("sizes",)
     formulas = (Formula("tensors", "cat_tensors_backward(grad, sizes, dim)"),)
 
-    def backward(self, grad):
-        d = self._saved["_dim"]
-        out, start = [], 0
-        for i, size in enumerate(self._saved["_sizes"]):
-            if size is None:  # (a skipped empty 1-D input)
-                out.append(_empty_grad(grad.dtype) if self.needs_grad(i) else None)
-                continue
-            if self.needs_grad(i):
-                out.append(grad[(slice(None),) * d + (slice(start, start + size),)])
-            else:
-                out.append(None)
-            start += size
-        return tuple(out)
 
-
-class StackBackward0(_JoinNode):
+class StackBackward0(ArrayFormulaNode):
     """stack(tensors, dim): each input's gradient is one slice of the gradient along
-    the new dim (`grad.select(dim, i)`)."""
+    the new dim (`grad.select(dim, i)`); one formula gives the list of them all."""
 
     tangent = Tangent("stack_jvp(tensors_t, tensors_p, dim)")
     saves = {"dim": VALUE}
     formulas = (Formula("tensors", "stack_tensors_backward(grad, dim)"),)
-
-    def backward(self, grad):
-        d = self._saved["_dim"]
-        return tuple(grad[(slice(None),) * d + (i,)] if self.needs_grad(i) else None
-                     for i in range(grad.shape[d]))
 
 
 def _empty_grad(dtype: np.dtype) -> np.ndarray:
@@ -102,6 +69,27 @@ def stack_tensors_backward(grad: Tensor, dim: int) -> list:
     return [grad.select(dim, i) for i in range(grad.shape[dim])]
 
 
+@on_arrays("cat_tensors_backward")
+def _cat_tensors_backward_on_arrays(grad: np.ndarray, sizes: tuple, dim: int) -> list:
+    """Each input's slice of `grad`, a view (zeros for a skipped empty 1-D input)."""
+    before = (slice(None),) * (dim % grad.ndim)
+    out, start = [], 0
+    for size in sizes:
+        if size is None:
+            out.append(_empty_grad(grad.dtype))
+            continue
+        out.append(grad[before + (slice(start, start + size),)])
+        start += size
+    return out
+
+
+@on_arrays("stack_tensors_backward")
+def _stack_tensors_backward_on_arrays(grad: np.ndarray, dim: int) -> list:
+    """Each input's slice of `grad` along the new dim, a view."""
+    before = (slice(None),) * (dim % grad.ndim)
+    return [grad[before + (i,)] for i in range(grad.shape[dim])]
+
+
 def _tensor_list(fn: str, tensors) -> list:
     """The `tensors` argument, checked as PyTorch's parser checks a TensorList."""
     if not isinstance(tensors, (list, tuple)):
@@ -114,12 +102,14 @@ def _tensor_list(fn: str, tensors) -> list:
     return list(tensors)
 
 
-def _join(node_cls: type[Node], tensors: list, data: np.ndarray, dim: int, d: int,
-          sizes: tuple) -> Tensor:
+def _join(node_cls: type[Node], tensors: list, data: np.ndarray, dim: int,
+          sizes: tuple | None = None) -> Tensor:
     out = Tensor._make(np.ascontiguousarray(data))
     node = record(node_cls, out, *tensors)
     if node is not None:
-        node._saved.update({"dim": u64(dim), "_dim": d, "_sizes": sizes})
+        node._saved["dim"] = u64(dim)
+        if sizes is not None:
+            node._saved["_sizes"] = sizes
     return out
 
 
@@ -153,7 +143,7 @@ def cat(tensors, dim: int = 0) -> Tensor:
     data = np.concatenate(arrays, axis=d, dtype=dt)
     # (PyTorch's backward gives any empty 1-D input zeros, even when all are)
     sizes = tuple(None if t._data.shape == (0,) else t._data.shape[d] for t in tensors)
-    return _join(CatBackward0, tensors, data, dim, d, sizes)
+    return _join(CatBackward0, tensors, data, dim, sizes)
 
 
 def stack(tensors, dim: int = 0) -> Tensor:
@@ -170,7 +160,7 @@ def stack(tensors, dim: int = 0) -> Tensor:
                                f"at entry 0 and [{other}] at entry {i}")
     dt = result_type(*tensors).np
     data = np.stack([t._data for t in tensors], axis=d).astype(dt, copy=False)
-    return _join(StackBackward0, tensors, data, dim, d, (1,) * len(tensors))
+    return _join(StackBackward0, tensors, data, dim)
 
 
 # -- declarations: each op's public names (see `declaration.py`) ----------------------------

@@ -1,6 +1,7 @@
 """batch_norm and layer_norm: each one node (NativeBatchNormBackward0,
-NativeLayerNormBackward0) with one formula for input, weight and bias together, as
-PyTorch's fused kernels have.
+NativeLayerNormBackward0) with one formula for input, weight and bias together
+(`input, weight, bias: native_batch_norm_backward(..., grad_input_mask)`), as
+PyTorch's `derivatives.yaml` writes it for its fused kernels.
 
 Both normalise `x` to `(x - mean) * rstd` (rstd = 1 / sqrt(var + eps), the variance
 without Bessel's correction) and then scale and shift it by `weight` and `bias`.
@@ -9,9 +10,10 @@ its running statistics (in eval mode); layer_norm per sample, over the trailing
 `normalized_shape` dims. Both save the input and the statistics they used
 (`result1` the mean, `result2` the rstd), so backward need not recompute them.
 
-A plain backward computes the three gradients with numpy; a `create_graph=True` one
-calls the backward op that gives all three (`normalization_backward.py`), which records
-a node of its own, so the gradients can be differentiated again.
+A plain backward runs that formula on arrays: the backward op's array version
+(`batch_norm_backward_arrays`, numpy) computes the gradients its mask asks for; a
+`create_graph=True` one calls the backward op itself (`normalization_backward.py`),
+which records a node of its own, so the gradients can be differentiated again.
 """
 
 from __future__ import annotations
@@ -19,50 +21,12 @@ from __future__ import annotations
 import numpy as np
 
 from .._dtype import float32
-from ..autograd.graph import INPUT, OUTPUT, VALUE, Node, SavedTensor
+from ..autograd.graph import INPUT, OUTPUT, VALUE, SavedTensor
 from ..autograd.record import record
 from ..tensor import Tensor
 from .declaration import declare
-from .formulas import Formula, formula_values, helper
+from .formulas import ArrayFormulaNode, Formula, helper, on_arrays
 from .tangent_formulas import ZERO, dense
-
-
-class _OneCallForSeveral(Node):
-    """A node whose inputs get their gradients from one call, as PyTorch's
-    `input, weight, bias: native_batch_norm_backward(..., grad_input_mask)`: `one_call`
-    is that call, giving a tuple with the gradients of `one_call_inputs` in order (the
-    `formulas` show each input's part of it, in the order of `next_functions`). The
-    call is made once if any of those inputs is wanted, and computes what its
-    `grad_input_mask` asks for; an input not wanted gets None whatever it computed.
-    Any other formula runs on its own."""
-
-    one_call: Formula
-    one_call_inputs: tuple[str, ...] = ()
-    # Saved outputs that do not require grad (batch_norm's and layer_norm's statistics:
-    # PyTorch's forward marks them non-differentiable), which the formulas read as
-    # plain tensors, not as outputs of this node.
-    non_differentiable: tuple[str, ...] = ()
-
-    def apply_recording(self, grads: list, wanted: list | None = None) -> list:
-        cls = type(self)
-        values = formula_values(self, grads)
-        for name in cls.non_differentiable:
-            values[name] = values[name].detach()
-        names = [f.input for f in cls.formulas]
-        if wanted is None:
-            wanted = [self.needs_grad(i) for i in range(len(names))]
-        out: list = [None] * len(names)
-        at = [names.index(n) for n in cls.one_call_inputs]
-        mask = tuple(bool(wanted[i]) for i in at)
-        if any(mask):
-            results = cls.one_call(grads[0], grad_input_mask=mask, **values)
-            for i, g in zip(at, results):
-                if wanted[i]:
-                    out[i] = g
-        for i, formula in enumerate(cls.formulas):
-            if i not in at and wanted[i]:
-                out[i] = formula(grads[0], **values)
-        return out
 
 
 def _expand(v: np.ndarray | None, ndim: int) -> np.ndarray | None:
@@ -77,7 +41,7 @@ _LN_BACKWARD = ("native_layer_norm_backward(grad, input, normalized_shape, resul
                 "weight, bias, grad_input_mask)")
 
 
-class NativeBatchNormBackward0(_OneCallForSeveral):
+class NativeBatchNormBackward0(ArrayFormulaNode):
     """batch_norm: in training, the gradient of x is
     (grad - mean(grad) - (x - mean) * rstd**2 * mean(grad * (x - mean))) * rstd * weight;
     in eval mode the statistics are constants, so it is grad * rstd * weight. weight
@@ -88,32 +52,24 @@ class NativeBatchNormBackward0(_OneCallForSeveral):
                "running_var, result1, result2, training, eps)")
     saves = {"eps": VALUE, "input": INPUT, "result1": OUTPUT, "result2": OUTPUT,
              "running_mean": INPUT, "running_var": INPUT, "training": VALUE, "weight": INPUT}
-    one_call = Formula("input, weight, bias", _BN_BACKWARD)
-    one_call_inputs = ("input", "weight", "bias")
+    # (the statistics, outputs 1 and 2, need no gradient: PyTorch's forward marks them
+    # non-differentiable, so the formula reads them as plain tensors)
     non_differentiable = ("result1", "result2")
-    formulas = (Formula("input", _BN_BACKWARD + "[0]"),
-                Formula("weight", "native_batch_norm_backward(...)[1]"),
-                Formula("bias", "native_batch_norm_backward(...)[2]"))
+    formulas = (Formula("input, weight, bias", _BN_BACKWARD),)
 
     def _num_outputs(self) -> int:
         return 3
 
-    def apply(self, grads: list) -> tuple:
-        weight, rm, rv = (self._saved.get(n) for n in ("weight", "running_mean", "running_var"))
-        return batch_norm_backward_arrays(
-            grads[0], self.saved("input"), None if weight is None else weight.array(self),
-            None if rm is None else rm.array(self), None if rv is None else rv.array(self),
-            self.saved("result1"), self.saved("result2"), self._saved["training"],
-            self._saved["eps"], tuple(self.needs_grad(i) for i in range(3)))
 
-
+@on_arrays("native_batch_norm_backward")
 def batch_norm_backward_arrays(grad: np.ndarray, x: np.ndarray, weight: np.ndarray | None,
                                running_mean: np.ndarray | None,
                                running_var: np.ndarray | None, save_mean: np.ndarray,
                                save_invstd: np.ndarray, training: bool, eps: float,
                                mask: tuple) -> tuple:
     """batch_norm's gradients of input, weight and bias (those `mask` asks for) as
-    arrays: the plain backward's, and the values of `native_batch_norm_backward`."""
+    arrays: `native_batch_norm_backward` on arrays (the plain backward's), and the
+    values of the op."""
     dims = (0,) + tuple(range(2, x.ndim))
     n = x.size // x.shape[1] if x.size else 0
     w = _expand(weight, x.ndim)
@@ -244,7 +200,7 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     return out
 
 
-class NativeLayerNormBackward0(_OneCallForSeveral):
+class NativeLayerNormBackward0(ArrayFormulaNode):
     """layer_norm over the trailing `normalized_shape` dims: for each sample,
     grad_x = rstd * (g - mean(g) - xhat * mean(g * xhat)) with g = grad * weight and
     xhat = (x - mean) * rstd; weight gets sum(grad * xhat), bias sum(grad), over the
@@ -254,30 +210,23 @@ class NativeLayerNormBackward0(_OneCallForSeveral):
                "result2, normalized_shape)")
     saves = {"bias": INPUT, "input": INPUT, "normalized_shape": VALUE, "result1": OUTPUT,
              "result2": OUTPUT, "weight": INPUT}
-    one_call = Formula("input, weight, bias", _LN_BACKWARD)
-    one_call_inputs = ("input", "weight", "bias")
-    non_differentiable = ("result1", "result2")
-    formulas = (Formula("input", _LN_BACKWARD + "[0]"),
-                Formula("weight", "native_layer_norm_backward(...)[1]"),
-                Formula("bias", "native_layer_norm_backward(...)[2]"))
+    non_differentiable = ("result1", "result2")  # (as batch_norm's)
+    formulas = (Formula("input, weight, bias", _LN_BACKWARD),)
 
     def _num_outputs(self) -> int:
         return 3
 
-    def apply(self, grads: list) -> tuple:
-        weight = self._saved.get("weight")
-        return layer_norm_backward_arrays(
-            grads[0], self.saved("input"), len(self._saved["normalized_shape"]),
-            self.saved("result1"), self.saved("result2"),
-            None if weight is None else weight.array(self),
-            tuple(self.needs_grad(i) for i in range(3)))
 
-
-def layer_norm_backward_arrays(grad: np.ndarray, x: np.ndarray, k: int, mean: np.ndarray,
-                               rstd: np.ndarray, w: np.ndarray | None, mask: tuple) -> tuple:
-    """layer_norm's gradients of input, weight and bias (those `mask` asks for) over
-    the last `k` dims, as arrays: the plain backward's, and the values of
-    `native_layer_norm_backward`."""
+@on_arrays("native_layer_norm_backward")
+def layer_norm_backward_arrays(grad: np.ndarray, x: np.ndarray, normalized_shape: tuple,
+                               mean: np.ndarray, rstd: np.ndarray, w: np.ndarray | None,
+                               b: np.ndarray | None, mask: tuple) -> tuple:
+    """layer_norm's gradients of input, weight and bias (those `mask` asks for, of
+    those given) over the trailing `normalized_shape` dims, as arrays:
+    `native_layer_norm_backward` on arrays (the plain backward's), and the values of
+    the op."""
+    mask = (mask[0], mask[1] and w is not None, mask[2] and b is not None)
+    k = len(normalized_shape)
     axes = tuple(range(x.ndim - k, x.ndim))
     lead = tuple(range(x.ndim - k))
     with np.errstate(all="ignore"):

@@ -33,12 +33,7 @@ from ..autograd.tangents import BY_DECOMPOSITION
 from ..tensor import Tensor
 from .declaration import declare
 from .formulas import Formula, FormulaNode, helper
-from .normalization import (
-    VALUE,
-    _OneCallForSeveral,
-    batch_norm_backward_arrays,
-    layer_norm_backward_arrays,
-)
+from .normalization import VALUE, batch_norm_backward_arrays, layer_norm_backward_arrays
 from .normalization_decomposed import (
     batch_norm_backward_decomposed,
     give_tangents,
@@ -56,7 +51,7 @@ _LN_DOUBLE = ("layer_norm_double_backward(input, weight, grads[0], grads[1], gra
               "grad_out, mean, rstd, normalized_shape, grad_input_mask)")
 
 
-class NativeBatchNormBackwardBackward0(_OneCallForSeveral, FormulaNode):
+class NativeBatchNormBackwardBackward0(FormulaNode):
     """native_batch_norm_backward: the gradients of batch_norm's input, weight and
     bias (outputs 0, 1, 2) from grad_out. Their gradients go to grad_out, input and
     weight (`batchnorm_double_backward`). Saves its tensor inputs and eps, train."""
@@ -65,11 +60,10 @@ class NativeBatchNormBackwardBackward0(_OneCallForSeveral, FormulaNode):
     saves = {"eps": VALUE, "grad_out": INPUT, "input": INPUT, "running_mean": INPUT,
              "running_var": INPUT, "save_invstd": INPUT, "save_mean": INPUT, "train": VALUE,
              "weight": INPUT}
-    one_call = Formula("input, weight, grad_out", _BN_DOUBLE)
-    one_call_inputs = ("input", "weight", "grad_out")
-    formulas = (Formula("grad_out", _BN_DOUBLE + "[2]"),
-                Formula("input", "batchnorm_double_backward(...)[0]"),
-                Formula("weight", "batchnorm_double_backward(...)[1]"),
+    # (its inputs, in the order of next_functions: the first formula names three of
+    # them in the order of the gradients it gives)
+    inputs = ("grad_out", "input", "weight", "save_mean", "save_invstd")
+    formulas = (Formula("input, weight, grad_out", _BN_DOUBLE),
                 Formula("save_mean", "not_implemented('native_batch_norm_backward save_mean')"),
                 Formula("save_invstd",
                         "not_implemented('native_batch_norm_backward save_invstd')"))
@@ -78,7 +72,7 @@ class NativeBatchNormBackwardBackward0(_OneCallForSeveral, FormulaNode):
         return 3
 
 
-class NativeLayerNormBackwardBackward0(_OneCallForSeveral, FormulaNode):
+class NativeLayerNormBackwardBackward0(FormulaNode):
     """native_layer_norm_backward: the gradients of layer_norm's input, weight and
     bias (outputs 0, 1, 2) from grad_out. Their gradients go to grad_out, input and
     weight (`layer_norm_double_backward`); bias, which none of them reads, gets none.
@@ -87,13 +81,10 @@ class NativeLayerNormBackwardBackward0(_OneCallForSeveral, FormulaNode):
     tangent = BY_DECOMPOSITION  # (see `normalization_decomposed.py`)
     saves = {"grad_out": INPUT, "input": INPUT, "mean": INPUT, "normalized_shape": VALUE,
              "rstd": INPUT, "weight": INPUT}
-    one_call = Formula("input, weight, grad_out", _LN_DOUBLE)
-    one_call_inputs = ("input", "weight", "grad_out")
-    formulas = (Formula("grad_out", _LN_DOUBLE + "[2]"),
-                Formula("input", "layer_norm_double_backward(...)[0]"),
+    inputs = ("grad_out", "input", "mean", "rstd", "weight", "bias")  # (as batch_norm's)
+    formulas = (Formula("input, weight, grad_out", _LN_DOUBLE),
                 Formula("mean", "not_implemented('native_layer_norm_backward mean')"),
                 Formula("rstd", "not_implemented('native_layer_norm_backward rstd')"),
-                Formula("weight", "layer_norm_double_backward(...)[1]"),
                 Formula("bias", "None"))
 
     def _num_outputs(self) -> int:
@@ -170,8 +161,8 @@ def native_layer_norm_backward(grad_out: Tensor, input: Tensor, normalized_shape
         arrays = _values(decomposed)
     else:
         arrays = layer_norm_backward_arrays(grad_out._data, input._data,
-                                            len(normalized_shape), mean._data, rstd._data,
-                                            _array(weight), mask)
+                                            tuple(normalized_shape), mean._data, rstd._data,
+                                            _array(weight), _array(bias), mask)
     outs, node = _outputs(NativeLayerNormBackwardBackward0, arrays, inputs)
     if decomposed is not None:
         give_tangents(outs, decomposed)
@@ -216,6 +207,16 @@ def _expand_as_dim1(src: Tensor, target: Tensor) -> Tensor:
     while src.dim() < target.dim() - 1:
         src = src.unsqueeze(1)
     return src.expand_as(target)
+
+
+def _add_(t: Tensor, other: Tensor | None) -> Tensor:
+    """`t.add_(other)` as the C++ formula runs it: without a weight, the bias's
+    gradient has no expanded form (an undefined tensor), and adding it is PyTorch's
+    error."""
+    if other is None:
+        raise RuntimeError("Expected a proper Tensor but got None (or an undefined Tensor in "
+                           "C++) for argument #1 'other'")
+    return t.add_(other)
 
 
 class _Statistics:
@@ -325,7 +326,7 @@ def batchnorm_double_backward(input: Tensor, gamma: Tensor | None, ggI: Tensor |
         term = ggG_expanded * input_sub_mu * rstd
         ggO = term if ggO is None else ggO.add_(term)  # noqa: N806
     if ggB is not None:
-        ggO = ggB_expanded if ggO is None else ggO.add_(ggB_expanded)  # noqa: N806
+        ggO = ggB_expanded if ggO is None else _add_(ggO, ggB_expanded)  # noqa: N806
     return gI, gG, ggO
 
 
@@ -398,7 +399,7 @@ def layer_norm_double_backward(input_t: Tensor, gamma: Tensor | None, ggI: Tenso
         term = ggG_expanded * input_sub_mu * rstd
         ggO = term if ggO is None else ggO.add_(term)  # noqa: N806
     if ggB is not None:
-        ggO = ggB_expanded if ggO is None else ggO.add_(ggB_expanded)  # noqa: N806
+        ggO = ggB_expanded if ggO is None else _add_(ggO, ggB_expanded)  # noqa: N806
     if ggO is not None:
         ggO = ggO.expand(m, n).reshape_as(input_t)  # noqa: N806
     return gI, gG, ggO

@@ -32,7 +32,7 @@ from ..tensor import Tensor, operand
 from .arithmetic import rdiv as _rdiv
 from .arithmetic import rsub as _rsub
 from .declaration import declare
-from .formulas import Formula, FormulaNode, Scalar, helper, named
+from .formulas import Formula, FormulaNode, Scalar, helper, named, names_read
 from .public_forms import not_with_ndarray
 from .tangent_formulas import dense
 
@@ -63,10 +63,7 @@ def _save(node: Node | None, values: dict) -> None:
     if node is None:
         return
     cls = type(node)
-    read = set()
-    for i, formula in enumerate(cls.formulas):
-        if node.needs_grad(i):
-            read |= formula.names
+    read = names_read(node)
     if "other_info" in getattr(cls, "unshown", ()):
         other = values["other"]
         node._saved["_other_info"] = (tuple(other.shape), other.dtype)
@@ -129,8 +126,7 @@ def _inplace_result(fn_out, self: Tensor, others: tuple, node_cls, values: dict)
     node = begin_inplace(node_cls, self, *others) if node_cls is not None else None
     if node_cls is None:
         begin_inplace(_NoGradient, self, *tensors)
-    reads_self = node is not None and any(
-        "self" in f.names for i, f in enumerate(node_cls.formulas) if node.needs_grad(i))
+    reads_self = node is not None and "self" in names_read(node)
     original = self.clone() if reads_self else None
     self._data[...] = out._data
     if node is not None:

@@ -24,7 +24,7 @@ from ..kernels import on_demand
 from ..tensor import Tensor
 from .copies import zero_
 from .declaration import declare
-from .formulas import Formula, FormulaNode, helper
+from .formulas import ArrayFormulaNode, Formula, FormulaNode, helper, on_arrays
 from .scatter import gather
 from .tangent_formulas import ZERO, Tangent
 
@@ -122,7 +122,7 @@ def _no_bool(input: Tensor, kernel: str) -> None:  # noqa: A002
 # -- max pooling -----------------------------------------------------------------------------------
 
 
-class MaxPool2DWithIndicesBackward0(FormulaNode):
+class MaxPool2DWithIndicesBackward0(ArrayFormulaNode):
     """max_pool2d: each output's gradient goes to the element its window's maximum
     came from (`result1`, the indices), added up where windows share a maximum.
     Saves the INPUT and the indices (its second OUTPUT)."""
@@ -135,8 +135,14 @@ class MaxPool2DWithIndicesBackward0(FormulaNode):
     formulas = (Formula("self", "max_pool2d_with_indices_backward(grad, self, kernel_size, "
                                 "stride, padding, dilation, ceil_mode, result1)"),)
 
-    def backward(self, grad):
-        return (max_pool_backward_array(grad, self.saved("result1"), self.saved("self").shape),)
+
+@on_arrays("max_pool2d_with_indices_backward")
+def _max_pool_backward_on_arrays(grad: np.ndarray, input: np.ndarray, kernel_size: tuple,  # noqa: A002
+                                 stride: tuple, padding: tuple, dilation: tuple,
+                                 ceil_mode: bool, indices: np.ndarray) -> np.ndarray:
+    """`max_pool2d_with_indices_backward` on arrays, the plain backward's: the
+    indices say where each gradient goes; of the input, only its shape is read."""
+    return max_pool_backward_array(grad, indices, input.shape)
 
 
 def max_pool_backward_array(grad: np.ndarray, indices: np.ndarray, shape: tuple) -> np.ndarray:
@@ -256,7 +262,7 @@ def _avg_parameters(input: Tensor, kernel_size, stride, padding, ceil_mode: bool
     return (k, s, p), (kh, kw, sh, sw, ph, pw), input.shape[:-2] + (oh, ow)
 
 
-class AvgPool2DBackward0(FormulaNode):
+class AvgPool2DBackward0(ArrayFormulaNode):
     """avg_pool2d: each output's gradient, divided as forward divided, spread over its
     window. Saves the INPUT (for its shape) and the parameters."""
 
@@ -267,15 +273,20 @@ class AvgPool2DBackward0(FormulaNode):
     formulas = (Formula("self", "avg_pool2d_backward(grad, self, kernel_size, stride, padding, "
                                 "ceil_mode, count_include_pad, divisor_override)"),)
 
-    def backward(self, grad):
-        s = self._saved
-        return (avg_pool_backward_array(grad, self.saved("self").shape, s["kernel_size"],
-                                        s["stride"], s["padding"], s["count_include_pad"],
-                                        s["divisor_override"]),)
+
+@on_arrays("avg_pool2d_backward")
+def _avg_pool_backward_on_arrays(grad: np.ndarray, input: np.ndarray, kernel_size: tuple,  # noqa: A002
+                                 stride: tuple, padding: tuple, ceil_mode: bool,
+                                 count_include_pad: bool, divisor_override) -> np.ndarray:
+    """`avg_pool2d_backward` on arrays, the plain backward's (of the input, only its
+    shape is read)."""
+    return avg_pool_backward_array(grad, input.shape, kernel_size, stride, padding,
+                                   count_include_pad, divisor_override)
 
 
 def avg_pool_backward_array(grad: np.ndarray, shape: tuple, k: tuple, s: tuple, p: tuple,
                             count_include_pad: bool, divisor_override) -> np.ndarray:
+    """Each gradient, divided as forward divided, added over its window."""
     kh, kw = _both(k)
     sh, sw = _both(s, (kh, kw))
     ph, pw = _both(p)

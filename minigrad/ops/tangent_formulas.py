@@ -35,7 +35,7 @@ from ..arrays.scalars import signed_dims
 from ..autograd.graph import Node, SavedNumber, SavedTensor
 from ..autograd.tangents import AUTO_ELEMENT_WISE, BY_DECOMPOSITION, SAME_VIEW
 from ..tensor import Tensor
-from .formulas import Formula, Scalar
+from .formulas import LIST_INPUT, Formula, Scalar, input_names
 
 __all__ = ["AUTO_ELEMENT_WISE", "BY_DECOMPOSITION", "SAME_VIEW", "ZERO", "Tangent",
            "apply_tangent", "describe"]
@@ -128,7 +128,7 @@ def _input_names(cls: type[Node]) -> tuple[str, ...]:
     kind = kind_of(cls)
     if isinstance(kind, Tangent) and kind.inputs is not None:
         return kind.inputs
-    return tuple(f.input for f in cls.formulas)
+    return input_names(cls)
 
 
 def apply_tangent(node: Node, inputs: tuple, tangents: list, result: Tensor) -> Tensor:
@@ -148,9 +148,8 @@ def apply_tangent(node: Node, inputs: tuple, tangents: list, result: Tensor) -> 
     for name, value in cls.saved_defaults.items():
         if name not in names:
             names[name] = Scalar(value) if name in cls.scalars else value
-    if inputs_named == ("tensors",):  # (cat's and stack's list: one input per tensor)
-        inputs_named, inputs = ("tensors",), (list(inputs),)
-        tangents = [[ZERO if t is None else t for t in tangents]]
+    if inputs_named == (LIST_INPUT,):  # (cat's and stack's list: one input per tensor)
+        inputs, tangents = (list(inputs),), [[ZERO if t is None else t for t in tangents]]
     for name, primal, tangent in zip(inputs_named, inputs, tangents):
         names[name] = names[name + "_p"] = primal
         names[name + "_t"] = ZERO if tangent is None else tangent

@@ -176,11 +176,10 @@ def test_every_recordable_formula_names_only_what_it_can_reach():
     classes = _node_classes_with_formulas()
     assert len(classes) > 30
     for cls in classes:
-        # (a node whose inputs' gradients come from one call, `one_call`, hands that
-        # call `grad_input_mask`: which of them are wanted)
-        one_call = getattr(cls, "one_call", None)
-        mask = {"grad_input_mask"} if one_call is not None else set()
-        for f in (*cls.formulas, *([one_call] if one_call is not None else [])):
+        for f in cls.formulas:
+            # (a formula for several inputs is handed `grad_input_mask`: which of
+            # them are wanted)
+            mask = {"grad_input_mask"} if len(f.inputs) > 1 else set()
             # (`unshown`: what a node keeps for its formula but shows no `_saved_` for;
             # `grads`: the gradients of every output of a multi-output node)
             unknown = (f.names - {"grad", "grads", *cls.saves, *getattr(cls, "unshown", ())}
@@ -212,11 +211,10 @@ def test_every_formula_compiles_and_names_only_what_it_can_reach():
     checked = 0
     for cls in _every_node_class():
         saved = {*cls.saves, *cls.saved_defaults, *getattr(cls, "unshown", ())}
-        one_call = getattr(cls, "one_call", None)
-        backward = [*cls.formulas, *([one_call] if one_call is not None else [])]
-        for f in backward:
+        for f in cls.formulas:
             f.compile()
-            unknown = f.names - {"grad", "grads", "grad_input_mask", *saved} - callable_names
+            mask = {"grad_input_mask"} if len(f.inputs) > 1 else set()
+            unknown = f.names - {"grad", "grads", *mask, *saved} - callable_names
             assert not unknown, f"{cls.__name__}: {f!r} names {sorted(unknown)}"
             checked += 1
         kind = kind_of(cls) if cls.tangent is not None else None
