@@ -14,20 +14,21 @@ from __future__ import annotations
 import numpy as np
 
 from ..arrays.broadcasting import broadcast_shape
-from ..autograd.graph import INPUT, Node, SavedTensor
+from ..arrays.quiet import quietly
+from ..autograd.graph import INPUT, SavedTensor
 from ..autograd.record import record
 from ..tensor import Tensor
 from . import linalg, views
 from .copies import contiguous
 from .declaration import declare
 from .expand import expand
-from .formulas import Formula
+from .formulas import ArrayFormulaNode, Formula, on_arrays
 from .linalg import _folds, _refuse_batched
 from .public_forms import reflected
 from .tangent_formulas import Tangent
 
 
-class BmmBackward0(Node):
+class BmmBackward0(ArrayFormulaNode):
     """A @ B for stacks of matrices: grad @ B^T for A, A^T @ grad for B, matrix by
     matrix. Each operand is saved only if the other one needs a gradient."""
 
@@ -37,15 +38,6 @@ class BmmBackward0(Node):
     formulas = (Formula("self", "grad.bmm(mat2.transpose(1, 2))"),
                 Formula("mat2", "self.transpose(1, 2).bmm(grad)"))
     exact = True  # (both stacks have one dtype, which `bmm` checks)
-
-    def backward(self, grad):
-        ga = gb = None
-        with np.errstate(all="ignore"):
-            if self.needs_grad(0):
-                ga = np.matmul(grad, self.saved("mat2").transpose(0, 2, 1))
-            if self.needs_grad(1):
-                gb = np.matmul(self.saved("self").transpose(0, 2, 1), grad)
-        return ga, gb
 
 
 def bmm(input: Tensor, mat2: Tensor) -> Tensor:  # noqa: A002 - PyTorch's names
@@ -64,8 +56,7 @@ def bmm(input: Tensor, mat2: Tensor) -> Tensor:  # noqa: A002 - PyTorch's names
                            f"{mat2.dtype.type_name}")
     if a.dtype == np.bool_:
         raise RuntimeError('"bmm" not implemented for \'Bool\'')
-    with np.errstate(all="ignore"):  # (inf * 0 is nan, silently, as in PyTorch)
-        out = Tensor._make(np.ascontiguousarray(np.matmul(a, b)))
+    out = Tensor._make(_bmm_on_arrays(a, b))
     node = record(BmmBackward0, out, input, mat2)
     if node is not None:
         if node.needs_grad(1):
@@ -73,6 +64,13 @@ def bmm(input: Tensor, mat2: Tensor) -> Tensor:  # noqa: A002 - PyTorch's names
         if node.needs_grad(0):
             node._saved["mat2"] = SavedTensor(mat2)
     return out
+
+
+@on_arrays("bmm", method=True)
+def _bmm_on_arrays(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The stacked products, C-contiguous as PyTorch's bmm makes them; inf * 0 inside
+    a product is nan, silently, as in PyTorch."""
+    return np.ascontiguousarray(quietly(np.matmul, a, b))
 
 
 def unsafe_view(x: Tensor, shape: tuple) -> Tensor:

@@ -562,6 +562,11 @@ def _saved_value(value, node: Node):
     if type(value) is int:
         return value - 2**64 if value >= 2**63 else value
     if type(value) is tuple:
+        for v in value:  # (quick for sizes and strides: ints that need no signing)
+            if type(v) is not int or v >= 2**63:
+                break
+        else:
+            return value
         if any(isinstance(v, SavedTensor) for v in value):
             return tuple(None if v is None else v.array(node) for v in value)
         return signed_dims(value)

@@ -14,7 +14,7 @@ from ..tensor import Tensor, element_strides
 from . import views, views_in_place
 from .arithmetic import maybe_multiply
 from .declaration import declare
-from .formulas import Formula, helper
+from .formulas import ARRAY_ARITHMETIC, ArrayFormulaNode, Formula, helper, on_arrays
 from .tangent_formulas import Tangent
 
 
@@ -39,32 +39,15 @@ _NAMES = {"float32": "float", "float64": "double", "int64": "long int", "bool": 
 
 
 def _column_major(sizes: tuple, strides: tuple) -> bool:
-    """Whether a matrix was laid out column by column (a transposed view, `w.t()`)."""
-    return strides[0] == 1 and strides[1] == sizes[0]
+    """Whether a matrix was laid out column by column (a transposed view, `w.t()`).
+    (Strides are saved only for an operand that requires grad: `()` otherwise.)"""
+    return len(strides) == 2 and strides[0] == 1 and strides[1] == sizes[0]
 
 
-def grad_of_first(grad: np.ndarray, second: np.ndarray, sizes: tuple, strides: tuple):
-    """The gradient of A in A @ B: grad @ B.T. If A was column-major, it is computed as
-    (B @ grad.T).T, which comes out column-major too, as PyTorch arranges it: that is
-    what the saved `*_sym_strides` are for."""
-    if strides and _column_major(sizes, strides):
-        return product(second, grad.T).T
-    return product(grad, second.T)
-
-
-def grad_of_second(grad: np.ndarray, first: np.ndarray, sizes: tuple, strides: tuple):
-    """The gradient of B in A @ B: A.T @ grad, or (grad.T @ A).T when B was
-    column-major. For `x @ w.t()` that makes the gradient of `w.t()` column-major, so
-    the gradient `TBackward0` hands to `w` is row-major like `w` itself and
-    `AccumulateGrad` can keep it without copying."""
-    if strides and _column_major(sizes, strides):
-        return product(grad.T, first).T
-    return product(first.T, grad)
-
-
-class MmBackward0(Node):
-    """A @ B for matrices: grad @ B.T for A, A.T @ grad for B. Each operand is
-    saved only if the other one needs a gradient."""
+class MmBackward0(ArrayFormulaNode):
+    """A @ B for matrices: grad @ B.T for A, A.T @ grad for B (`mm_mat1_backward`,
+    `mm_mat2_backward`, at the bottom). Each operand is saved only if the other one
+    needs a gradient."""
 
     tangent = Tangent("mm(self_t, mat2_p) + mm(self_p, mat2_t)")
 
@@ -78,19 +61,8 @@ class MmBackward0(Node):
     )
     exact = True  # (both matrices have one dtype, which `mm` checks)
 
-    def backward(self, grad):
-        s = self._saved
-        ga = gb = None
-        if self.needs_grad(0):
-            ga = grad_of_first(grad, self.saved("mat2"), s["self_sym_sizes"],
-                               s["self_sym_strides"])
-        if self.needs_grad(1):
-            gb = grad_of_second(grad, self.saved("self"), s["mat2_sym_sizes"],
-                                s["mat2_sym_strides"])
-        return ga, gb
 
-
-class MvBackward0(Node):
+class MvBackward0(ArrayFormulaNode):
     """A @ v: outer(grad, v) for A, A.T @ grad for v."""
 
     tangent = Tangent("mv(self_t, vec_p) + mv(self_p, vec_t)", inputs=("self", "vec"))
@@ -98,14 +70,8 @@ class MvBackward0(Node):
     saves = {"self": INPUT, "vec": INPUT}
     formulas = (Formula("self", "ger(grad, vec)"), Formula("vec", "self.t().mv(grad)"))
 
-    def backward(self, grad):
-        with np.errstate(all="ignore"):  # (inf * 0 is nan, silently, as in PyTorch)
-            ga = np.outer(grad, self.saved("vec")) if self.needs_grad(0) else None
-            gv = self.saved("self").T @ grad if self.needs_grad(1) else None
-        return ga, gv
 
-
-class DotBackward0(Node):
+class DotBackward0(ArrayFormulaNode):
     """u . v: grad * v for u, grad * u for v."""
 
     tangent = Tangent("dot(self_t, tensor_p) + dot(self_p, tensor_t)",
@@ -113,12 +79,6 @@ class DotBackward0(Node):
 
     saves = {"self": INPUT, "tensor": INPUT}
     formulas = (Formula("self", "grad * tensor"), Formula("tensor", "grad * self"))
-
-    def backward(self, grad):
-        with np.errstate(all="ignore"):
-            gu = grad * self.saved("tensor") if self.needs_grad(0) else None
-            gv = grad * self.saved("self") if self.needs_grad(1) else None
-        return gu, gv
 
 
 def product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -337,10 +297,11 @@ def _leading_dims_contiguous(t: Tensor, transposed: bool) -> bool:
 _ = _dtype
 
 
-class AddmmBackward0(Node):
+class AddmmBackward0(ArrayFormulaNode):
     """beta * bias + alpha * (mat1 @ mat2), the op behind `nn.Linear`. Like mm, each
     matrix is saved only when the other one needs a gradient; the bias needs nothing
-    saved (its gradient is the incoming one, summed over the broadcast rows)."""
+    saved (its gradient is the incoming one, which the engine sums over the broadcast
+    rows)."""
 
     tangent = Tangent("maybe_multiply(self_t, beta) + maybe_multiply(mm(mat1_t, mat2_p), alpha) "
                       "+ maybe_multiply(mm(mat1_p, mat2_t), alpha)")
@@ -356,22 +317,6 @@ class AddmmBackward0(Node):
         Formula("mat1", "mm_mat1_backward(grad, mat2, mat1_sym_sizes, mat1_sym_strides, alpha)"),
         Formula("mat2", "mm_mat2_backward(grad, mat1, mat2_sym_sizes, mat2_sym_strides, alpha)"),
     )
-
-    def backward(self, grad):
-        alpha, beta = self._saved["alpha"], self._saved["beta"]
-        gbias = g1 = g2 = None
-        if self.needs_grad(0):
-            gbias = grad if beta == 1 else grad * beta  # the engine sums it to bias's shape
-        s = self._saved
-        if self.needs_grad(1):
-            g1 = grad_of_first(grad, self.saved("mat2"), s["mat1_sym_sizes"],
-                               s["mat1_sym_strides"])
-            g1 = g1 if alpha == 1 else g1 * alpha
-        if self.needs_grad(2):
-            g2 = grad_of_second(grad, self.saved("mat1"), s["mat2_sym_sizes"],
-                                s["mat2_sym_strides"])
-            g2 = g2 if alpha == 1 else g2 * alpha
-        return gbias, g1, g2
 
 
 def addmm(bias: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tensor:
@@ -481,20 +426,43 @@ declare("addmm", nodes=(AddmmBackward0,), function=addmm, method=True)
 def mm_mat1_backward(grad: Tensor, mat2: Tensor, sizes: tuple, strides: tuple,
                      alpha) -> Tensor:
     """The gradient of the first matrix of a product: grad @ mat2.T, or, when that
-    matrix was column-major, (mat2 @ grad.T).T, which comes out column-major too."""
-    if len(sizes) == 2 and strides[0] == 1 and strides[1] == sizes[0]:
+    matrix was column-major, (mat2 @ grad.T).T, which comes out column-major too, as
+    PyTorch arranges it: that is what the saved `*_sym_strides` are for."""
+    if _column_major(sizes, strides):
         return maybe_multiply(mat2.mm(grad.t()).t(), alpha)
     return maybe_multiply(grad.mm(mat2.t()), alpha)
+
+
+@on_arrays("mm_mat1_backward")
+def _mm_mat1_backward_on_arrays(grad: np.ndarray, mat2: np.ndarray, sizes: tuple,
+                                strides: tuple, alpha) -> np.ndarray:
+    if _column_major(sizes, strides):
+        g = product(mat2, grad.T).T
+    else:
+        g = product(grad, mat2.T)
+    return g if alpha == 1 else ARRAY_ARITHMETIC["Mult"](g, alpha)
 
 
 @helper
 def mm_mat2_backward(grad: Tensor, mat1: Tensor, sizes: tuple, strides: tuple,
                      alpha) -> Tensor:
     """The gradient of the second matrix of a product: mat1.T @ grad, or (grad.T @
-    mat1).T when that matrix was column-major."""
-    if len(sizes) == 2 and strides[0] == 1 and strides[1] == sizes[0]:
+    mat1).T when that matrix was column-major. For `x @ w.t()` that makes the gradient
+    of `w.t()` column-major, so the gradient `TBackward0` hands to `w` is row-major
+    like `w` itself and `AccumulateGrad` can keep it without copying."""
+    if _column_major(sizes, strides):
         return maybe_multiply(grad.t().mm(mat1).t(), alpha)
     return maybe_multiply(mat1.t().mm(grad), alpha)
+
+
+@on_arrays("mm_mat2_backward")
+def _mm_mat2_backward_on_arrays(grad: np.ndarray, mat1: np.ndarray, sizes: tuple,
+                                strides: tuple, alpha) -> np.ndarray:
+    if _column_major(sizes, strides):
+        g = product(grad.T, mat1).T
+    else:
+        g = product(mat1.T, grad)
+    return g if alpha == 1 else ARRAY_ARITHMETIC["Mult"](g, alpha)
 
 
 @helper
@@ -502,3 +470,13 @@ def ger(vec1: Tensor, vec2: Tensor) -> Tensor:
     """The outer product of two vectors, as PyTorch computes it: vec1 as a column
     times vec2 (broadcast)."""
     return vec1.reshape(vec1.shape[0], 1) * vec2
+
+
+@on_arrays("ger")
+def _ger_on_arrays(vec1: np.ndarray, vec2: np.ndarray) -> np.ndarray:
+    return quietly(np.multiply, vec1.reshape(vec1.shape[0], 1), vec2)
+
+
+@on_arrays("mv", method=True)
+def _mv_on_arrays(mat: np.ndarray, vec: np.ndarray) -> np.ndarray:
+    return np.asarray(quietly(np.matmul, mat, vec), mat.dtype)

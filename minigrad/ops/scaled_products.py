@@ -274,32 +274,6 @@ def sum_of_bmm(a, b):
     return a.bmm(b).sum(0)
 
 
-@on_arrays("maybe_multiply")
-def _maybe_multiply(a: np.ndarray, s) -> np.ndarray:
-    if s == 1:
-        return a
-    with np.errstate(all="ignore"):
-        return np.asarray(a * s, a.dtype)
-
-
-@on_arrays("ger")
-def _ger(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    with np.errstate(all="ignore"):
-        return a.reshape(a.shape[0], 1) * b
-
-
-@on_arrays("mv", method=True)
-def _mv(a: np.ndarray, v: np.ndarray) -> np.ndarray:
-    with np.errstate(all="ignore"):
-        return np.asarray(a @ v, a.dtype)
-
-
-@on_arrays("bmm", method=True)
-def _bmm(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    with np.errstate(all="ignore"):
-        return np.ascontiguousarray(np.matmul(a, b))
-
-
 @on_arrays("unsqueeze", method=True)
 def _unsqueeze(a: np.ndarray, dim: int) -> np.ndarray:
     return np.expand_dims(a, dim)

@@ -65,6 +65,13 @@ def _programs():
         "mm": lambda: a.mm(m), "mv": lambda: m.t().mv(v), "dot": lambda: v.dot(v * 2),
         "matmul": lambda: s.matmul(m), "bmm": lambda: s.bmm(_x(2, 4, 2, seed=5)),
         "linear": lambda: minigrad.nn.functional.linear(a, m.t(), _x(5, seed=6)),
+        # (the products' other branches: a column-major operand, alpha and beta, one
+        # operand without grad)
+        "mm_column_major": lambda: a.t().mm(b), "mm_one_grad": lambda: a.detach().mm(m),
+        "addmm_scaled": lambda: minigrad.addmm(_x(5, seed=6), a, m, beta=0.5,
+                                               alpha=-1.5),
+        "addmm_column_major": lambda: minigrad.addmm(_x(4, 4, seed=6), a.t(), b, alpha=2),
+        "mv_one_grad": lambda: m.t().detach().mv(v),
         "cat": lambda: minigrad.cat([a, b], 0), "stack": lambda: minigrad.stack([a, b], 1),
         "index": lambda: a[idx], "narrow": lambda: a.narrow(1, 1, 2),
         "where": lambda: minigrad.where(a > 0, a, b),

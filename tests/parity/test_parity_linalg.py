@@ -24,6 +24,15 @@ def _spd(rng, n):
 # name -> (the call, in either library, and the shapes of its float64 inputs; "spd": a
 # symmetric positive-definite 3x3 matrix)
 PROGRAMS = {
+    "mm": (lambda L, a, b: L.mm(a, b), [(2, 3), (3, 4)]),
+    "mm_column_major": (lambda L, a, b: L.mm(a.t(), b.t()), [(3, 2), (4, 3)]),
+    "mv": (lambda L, a, b: L.mv(a, b), [(3, 4), (4,)]),
+    "dot": (lambda L, a, b: L.dot(a, b), [(4,), (4,)]),
+    "bmm": (lambda L, a, b: L.bmm(a, b), [(2, 3, 4), (2, 4, 5)]),
+    "linear": (lambda L, a, b, c: L.nn.functional.linear(a, b, c), [(2, 4), (3, 4), (3,)]),
+    "addmm_column_major": (
+        lambda L, a, b, c: L.addmm(a, b.t(), c.t(), beta=2, alpha=-1), [(2, 3), (4, 2), (3, 4)]
+    ),
     "addmm": (lambda L, a, b, c: L.addmm(a, b, c, beta=0.5, alpha=0.7), [(2, 3), (2, 4), (4, 3)]),
     "addmv": (lambda L, a, b, c: L.addmv(a, b, c, beta=0.5, alpha=0.7), [(3,), (3, 4), (4,)]),
     "addr": (lambda L, a, b, c: L.addr(a, b, c, beta=0.5, alpha=0.7), [(3, 4), (3,), (4,)]),
@@ -96,6 +105,46 @@ def test_tangent_and_double_backward(torch, name):
         assert (mine is None) == (theirs is None), f"{name} value {i}"
         if theirs is not None:
             assert_floats(mine, theirs, CHAIN, err_msg=f"{name} value {i}")
+
+
+# The products' gradients, as their formulas lay them out: a column-major operand (a
+# transposed view) gets a column-major gradient, in either dtype, with alpha and beta.
+PRODUCTS = {
+    "mm": lambda L, a, b, c: L.mm(a, b),
+    "addmm": lambda L, a, b, c: L.addmm(c, a, b),
+    "addmm scaled": lambda L, a, b, c: L.addmm(c, a, b, beta=0.5, alpha=-1.5),
+    "matmul": lambda L, a, b, c: a @ b,
+}
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("layouts", ["rr", "rc", "cr", "cc", "r-", "-c"])
+@pytest.mark.parametrize("name", sorted(PRODUCTS))
+def test_product_gradients_are_laid_out_as_in_pytorch(torch, name, layouts, dtype):
+    """Each operand a row-major (`r`) or column-major (`c`) non-leaf, or not requiring
+    grad (`-`): the gradient each one receives has PyTorch's strides and values."""
+    rng = np.random.default_rng(1)
+    shapes, got = [(5, 3), (3, 4), (5, 4)], {}
+    data = [rng.standard_normal(s) for s in shapes]
+    for lib in (torch, minigrad):
+        seen, operands = {}, []
+        for i, (how, values) in enumerate(zip(layouts + "r", data)):
+            leaf = lib.tensor(values.T.copy() if how == "c" else values,
+                              dtype=getattr(lib, dtype), requires_grad=how != "-")
+            x = leaf.t() * 1 if how == "c" else leaf * 1
+            if how != "-":
+                x.register_hook(lambda g, i=i, seen=seen: seen.__setitem__(i, g))
+            operands.append(x)
+        out = PRODUCTS[name](lib, *operands)
+        (out * lib.tensor(_weights(tuple(out.shape)), dtype=out.dtype)).sum().backward()
+        got[lib.__name__] = {i: (tuple(g.shape), g.stride(), str(g.dtype).split(".")[-1],
+                                 g.detach().double().numpy()) for i, g in seen.items()}
+    assert got["minigrad"].keys() == got["torch"].keys()
+    for i in got["torch"]:
+        mine, theirs = got["minigrad"][i], got["torch"][i]
+        assert mine[:3] == theirs[:3], f"operand {i}"
+        tol = 1e-12 if dtype == "float64" else 1e-5
+        np.testing.assert_allclose(mine[3], theirs[3], rtol=tol, atol=tol, err_msg=f"operand {i}")
 
 
 def T(L, *s, dt="float64"):  # noqa: N802 - a tensor of ones in either library
