@@ -16,9 +16,9 @@ from .layout import (
     element_strides,
     empty_in_order,
     empty_result,
-    flat,
     fresh_result,
     layout_matters,
+    plain,
     result_order,
 )
 from .scalars import scalar_of
@@ -136,6 +136,7 @@ def unary_into(kernel, x: np.ndarray, out: np.ndarray) -> None:
 def unary(kernel, x: np.ndarray) -> np.ndarray:
     """Run a one-input kernel into a fresh array of the same shape and dtype."""
     if x.ndim == 1:
+        x = plain(x)
         out = np.empty(x.size, x.dtype)
         if out.size < VECTORISED_MIN:  # short: straight to the kernel
             kernel(x, out)
@@ -144,7 +145,7 @@ def unary(kernel, x: np.ndarray) -> np.ndarray:
         return out
     if x.flags.c_contiguous:  # (the usual case, spelled out)
         out = np.empty(x.shape, x.dtype)
-        unary_into(kernel, x.ravel(), out.ravel())
+        unary_into(kernel, plain(x), out.ravel())
         return out
     out, flat_out, (flat_x,) = fresh_result(x.shape, x.dtype, x)  # (`x.t().exp()` is
     unary_into(kernel, flat_x, flat_out)                         # transposed too)
@@ -167,7 +168,8 @@ def binary(kernel, a: np.ndarray, b: np.ndarray, out_dtype) -> np.ndarray:
             out = flat_out = np.empty(a.size, out_dtype)
         else:  # (flat views: the result owns its memory)
             out = np.empty(shape, out_dtype)
-            a, b, flat_out = a.ravel(), b.ravel(), out.ravel()
+            flat_out = out.ravel()
+        a, b = plain(a), plain(b)
         if out.size < PARALLEL_MIN:
             kernel(a, b, flat_out)
         else:
@@ -232,9 +234,9 @@ def _binary_into(kernel, a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
         if _broadcast_scalar(a):
             a, b = b, a
         if _broadcast_scalar(b):
-            run_kernel(scalar_form, flat(a), b.reshape(-1)[0], out.ravel())
+            run_kernel(scalar_form, plain(a), b.reshape(-1)[0], out.ravel())
             return
-    run_kernel(kernel, flat(a), flat(b), out.ravel())
+    run_kernel(kernel, plain(a), plain(b), out.ravel())
 
 
 def scalar_op(kernel, a: np.ndarray, s, dt, reverse: bool = False,
@@ -256,7 +258,7 @@ def scalar_op(kernel, a: np.ndarray, s, dt, reverse: bool = False,
         operands = ((a.shape, element_strides(a)),) + (((), ()),) * wrapped
         return empty_result(a.shape, np_dtype, *operands)
     if a.ndim == 1:
-        x = a
+        x = plain(a)
         out = flat_out = np.empty(a.size, np_dtype)
     else:  # laid out as `a` is: `x.t() * 2` is transposed too
         out, flat_out, (x,) = fresh_result(a.shape, np_dtype, a)
@@ -280,13 +282,13 @@ def backward2(kernel, grad: np.ndarray, x: np.ndarray) -> np.ndarray:
     n = grad.size
     if len(shape) == 1:
         out = flat_out = np.empty(n, dtype)
+        flat_grad, flat_x = plain(grad), plain(x)
         if n < VECTORISED_MIN:  # short and flat: straight to the kernel
-            kernel(grad, x, out)
+            kernel(flat_grad, flat_x, out)
             return out
-        flat_grad, flat_x = grad, x
     elif grad.flags.c_contiguous and x.flags.c_contiguous:  # (the usual case, spelled out)
         out = np.empty(shape, dtype)
-        flat_out, flat_grad, flat_x = out.ravel(), grad.ravel(), x.ravel()
+        flat_out, flat_grad, flat_x = out.ravel(), plain(grad), plain(x)
     else:  # laid out as the operands are, like the forward results
         out, flat_out, (flat_grad, flat_x) = fresh_result(shape, dtype, grad, x)
     if n >= VECTORISED_MIN:
