@@ -30,7 +30,10 @@ def lesson_path(number: int) -> Path:
 
 
 def _env(cache: str) -> dict:
-    return {**os.environ, "NUMBA_CACHE_DIR": cache, "MPLBACKEND": "Agg"}
+    # (without PYTHONDONTWRITEBYTECODE, which some hosts set: a learner's Python keeps
+    # the modules' compiled bytecode, so a warm run does not compile them again)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    return {**env, "NUMBA_CACHE_DIR": cache, "MPLBACKEND": "Agg"}
 
 
 _RUN_ALL = """

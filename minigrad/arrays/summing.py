@@ -29,6 +29,8 @@ def add_up(a: np.ndarray, dims: tuple, keepdim: bool = False, dtype=None) -> np.
 def float_sum(a: np.ndarray, dims: tuple, keepdim: bool = False) -> np.ndarray:
     """`a` (float32 or float64) summed over `dims`: a new array of a's dtype, shaped as
     numpy's `a.sum(axis=dims, keepdims=keepdim)`."""
+    if not a.flags.writeable:  # (a read-only array would compile the kernels again)
+        a = np.array(a)
     if len(dims) == a.ndim and a.flags.c_contiguous:  # (the commonest: a loss's sum)
         out = np.empty((1,) * a.ndim if keepdim else (), a.dtype)
         sum_rows(a.reshape(-1), 1, a.size, out.reshape(-1), np.empty(levels(-(-a.size // RUN))))
