@@ -83,6 +83,29 @@ ROW_FORMS = {K.add: K.add_rows, K.sub: K.sub_rows, K.mul: K.mul_rows}
 COMMUTATIVE = {K.add, K.mul}
 
 
+# Kernels of one correctly rounded operation per element (+ - * / sqrt) or of none (a
+# sign, a choice). A short row-major float32 input runs through their float64 version:
+# float64 holds a float32 result so closely that rounding it to float32 gives the bits
+# the float32 kernel gives (53 >= 2 * 24 + 2 bits: rounding twice never differs from
+# rounding once). A lesson using both dtypes then compiles these kernels once, not
+# twice (about 0.1 s each on a first run); long arrays keep their float32 kernels.
+IN_FLOAT64 = {K.add, K.sub, K.mul, K.div, K.add_scalar, K.mul_scalar, K.div_scalar,
+              K.rsub_scalar, K.neg, K.abs, K.relu, K.sqrt}
+
+
+def _in_float64(kernel, a: np.ndarray) -> bool:
+    """Whether `kernel` on `a` runs in float64 (see `IN_FLOAT64`)."""
+    return (a.dtype == np.float32 and 0 < a.size < VECTORISED_MIN and kernel in IN_FLOAT64
+            and a.flags.c_contiguous)
+
+
+def _as_float32(a: np.ndarray) -> np.ndarray:
+    """A float64 result rounded to float32 (beyond float32's range: inf, silently, as
+    PyTorch gives it)."""
+    with np.errstate(over="ignore"):
+        return a.astype(np.float32)
+
+
 def _as_rows(a: np.ndarray, row: np.ndarray):
     """`a` as a 2-D batch of rows and `row` as one flat row, when `row` is a single
     row repeated over `a`'s leading dims (a bias added to a batch); else None."""
@@ -135,6 +158,8 @@ def unary_into(kernel, x: np.ndarray, out: np.ndarray) -> None:
 
 def unary(kernel, x: np.ndarray) -> np.ndarray:
     """Run a one-input kernel into a fresh array of the same shape and dtype."""
+    if _in_float64(kernel, x):
+        return _as_float32(unary(kernel, x.astype(np.float64)))
     if x.ndim == 1:
         x = plain(x)
         out = np.empty(x.size, x.dtype)
@@ -162,6 +187,9 @@ def binary(kernel, a: np.ndarray, b: np.ndarray, out_dtype) -> np.ndarray:
     shape = a.shape
     if not (a.size and b.size):  # (no elements: only the layout is PyTorch's to decide)
         return _empty_binary(a, b, out_dtype)
+    if shape == b.shape and _in_float64(kernel, a) and b.flags.c_contiguous:
+        return _as_float32(binary(kernel, a.astype(np.float64), b.astype(np.float64),
+                                  np.float64))
     if shape == b.shape and a.flags.c_contiguous and b.flags.c_contiguous:
         # The common case: nothing to broadcast, both already flat in memory.
         if len(shape) == 1:
@@ -257,6 +285,9 @@ def scalar_op(kernel, a: np.ndarray, s, dt, reverse: bool = False,
     if not a.size:
         operands = ((a.shape, element_strides(a)),) + (((), ()),) * wrapped
         return empty_result(a.shape, np_dtype, *operands)
+    if _in_float64(kernel, a):  # (s is a float32 now: float64 holds it exactly)
+        return _as_float32(scalar_op(kernel, a.astype(np.float64), float(s), float64,
+                                     reverse, wrapped))
     if a.ndim == 1:
         x = plain(a)
         out = flat_out = np.empty(a.size, np_dtype)
