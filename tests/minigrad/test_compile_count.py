@@ -80,3 +80,49 @@ def test_a_spread_out_gradient_reaches_the_kernels_contiguous():
     for kernel in KERNELS:
         new = set(kernel.signatures) - before[kernel]
         assert all(map(_plain, new)), (kernel.py_func.__name__, new)
+
+
+def test_short_float32_arithmetic_and_sums_share_the_float64_kernels(tmp_path):
+    program = ("x = minigrad.tensor([1.0, 2.0, 3.0], requires_grad=True)\n"
+               "for t in (x, x.double()):\n"
+               "    (t * t - t / 3.0 + t.sqrt()).sum().backward(retain_graph=True)\n")
+    compiled = compiled_by("", program, tmp_path)
+    for kernel in ("mul", "sub", "div_scalar", "sqrt", "sum_rows"):
+        assert compiled.count(kernel) == 1, (kernel, compiled)
+
+
+def _bits_equal(got: np.ndarray, want: np.ndarray) -> bool:
+    return got.dtype == want.dtype and bool(np.all(
+        (got.view(np.int32) == want.view(np.int32)) | (np.isnan(got) & np.isnan(want))))
+
+
+def test_float32_through_float64_gives_the_float32_kernels_bits():
+    from minigrad.arrays import dispatch as D
+    from minigrad.arrays.summing import float_sum
+    from minigrad.kernels.sums import levels, sum_rows
+
+    rng = np.random.default_rng(0)
+    f = np.float32
+    magnitudes = f(10) ** rng.integers(-40, 38, 2000).astype(f)
+    a = np.concatenate([rng.standard_normal(2000).astype(f) * magnitudes,
+                        np.array([0, -0.0, np.inf, -np.inf, np.nan, 3.4e38, -3.4e38, 1e-45,
+                                  -1e-45, 1.1754942e-38], f)])
+    b = rng.permutation(a)
+    for kernel in (K.add, K.sub, K.mul, K.div):
+        want = np.empty_like(a)
+        kernel(a, b, want)
+        assert _bits_equal(D.binary(kernel, a, b, np.dtype(f)), want), kernel
+    for kernel in (K.neg, K.abs, K.relu, K.sqrt):
+        want = np.empty_like(a)
+        kernel(a, want)
+        assert _bits_equal(D.unary(kernel, a), want), kernel
+    for kernel, s, reverse in ((K.mul_scalar, 0.1, False), (K.add_scalar, 3.3, False),
+                               (K.div_scalar, 7.1, False), (K.rsub_scalar, 2.5, True)):
+        want = np.empty_like(a)
+        kernel(*((f(s), a) if reverse else (a, f(s))), want)
+        got = D.scalar_op(kernel, a, s, minigrad.float32, reverse=reverse)
+        assert _bits_equal(got, want), kernel
+    x = (rng.standard_normal((30, 40)) * 1e3).astype(f)
+    want = np.empty(30, f)
+    sum_rows(x.reshape(-1), 30, 40, want, np.empty(levels(1)))
+    assert _bits_equal(float_sum(x, (1,)), want)
