@@ -38,6 +38,9 @@ def run_kernel(kernel, *args) -> None:
     """Call `kernel(*args)`; the last argument is the flat output. For long arrays,
     each core runs the same kernel on its own slice of every flat array argument."""
     n = args[-1].size
+    if n < VECTORISED_MIN and kernel in IN_FLOAT64 and args[-1].dtype == np.float32:
+        _run_in_float64(kernel, args)
+        return
     if n < PARALLEL_MIN or _WORKERS == 1:
         kernel(*args)
         return
@@ -90,13 +93,25 @@ COMMUTATIVE = {K.add, K.mul}
 # rounding once). A lesson using both dtypes then compiles these kernels once, not
 # twice (about 0.1 s each on a first run); long arrays keep their float32 kernels.
 IN_FLOAT64 = {K.add, K.sub, K.mul, K.div, K.add_scalar, K.mul_scalar, K.div_scalar,
-              K.rsub_scalar, K.neg, K.abs, K.relu, K.sqrt}
+              K.rsub_scalar, K.neg, K.abs, K.relu, K.sqrt, K.add_into}
 
 
 def _in_float64(kernel, a: np.ndarray) -> bool:
-    """Whether `kernel` on `a` runs in float64 (see `IN_FLOAT64`)."""
+    """Whether `kernel` on `a` runs in float64 (see `IN_FLOAT64`): when the result is
+    row-major either way (`a` row-major, 1-D, or one value spread out, which has no say
+    about the layout)."""
     return (a.dtype == np.float32 and 0 < a.size < VECTORISED_MIN and kernel in IN_FLOAT64
-            and a.flags.c_contiguous)
+            and (a.flags.c_contiguous or a.ndim == 1 or not any(a.strides)))
+
+
+def _run_in_float64(kernel, args: tuple) -> None:
+    """`kernel(*args)` on float32 arrays, through its float64 version (see
+    `IN_FLOAT64`); `add_into` writes its first argument, the others their last."""
+    wide = [a.astype(np.float64) if isinstance(a, np.ndarray) else float(a) for a in args]
+    kernel(*wide)
+    written = 0 if kernel is K.add_into else -1
+    with np.errstate(over="ignore"):  # (beyond float32's range: inf, as in PyTorch)
+        args[written][...] = wide[written]
 
 
 def _as_float32(a: np.ndarray) -> np.ndarray:
@@ -304,6 +319,13 @@ def scalar_op(kernel, a: np.ndarray, s, dt, reverse: bool = False,
 
 def backward2(kernel, grad: np.ndarray, x: np.ndarray) -> np.ndarray:
     """A fused backward kernel of (grad, saved) with grad's shape."""
+    if (grad.dtype == np.float32 and 0 < grad.size < VECTORISED_MIN and kernel in IN_FLOAT64
+            and x.dtype == np.float32 and x.flags.c_contiguous
+            and (grad.flags.c_contiguous or not any(grad.strides))):
+        # (row-major operands, or a spread-out grad, which has no say about the layout:
+        # the result is row-major either way)
+        return _as_float32(backward2(kernel, np.array(grad, np.float64),
+                                     x.astype(np.float64)))
     shape = grad.shape
     if x.shape != shape:
         x = np.broadcast_to(x, shape)
