@@ -38,7 +38,7 @@ def run_kernel(kernel, *args) -> None:
     """Call `kernel(*args)`; the last argument is the flat output. For long arrays,
     each core runs the same kernel on its own slice of every flat array argument."""
     n = args[-1].size
-    if n < VECTORISED_MIN and kernel in IN_FLOAT64 and args[-1].dtype == np.float32:
+    if n < VECTORISED_MIN and kernel in IN_FLOAT64 and args[-1].dtype is _FLOAT32:
         _run_in_float64(kernel, args)
         return
     if n < PARALLEL_MIN or _WORKERS == 1:
@@ -96,11 +96,14 @@ IN_FLOAT64 = {K.add, K.sub, K.mul, K.div, K.add_scalar, K.mul_scalar, K.div_scal
               K.rsub_scalar, K.neg, K.abs, K.relu, K.sqrt, K.add_into}
 
 
+_FLOAT32 = np.dtype(np.float32)  # (compared by identity: cheaper than ==, on every op)
+
+
 def _in_float64(kernel, a: np.ndarray) -> bool:
     """Whether `kernel` on `a` runs in float64 (see `IN_FLOAT64`): when the result is
     row-major either way (`a` row-major, 1-D, or one value spread out, which has no say
     about the layout)."""
-    return (a.dtype == np.float32 and 0 < a.size < VECTORISED_MIN and kernel in IN_FLOAT64
+    return (a.dtype is _FLOAT32 and 0 < a.size < VECTORISED_MIN and kernel in IN_FLOAT64
             and (a.flags.c_contiguous or a.ndim == 1 or not any(a.strides)))
 
 
@@ -319,8 +322,8 @@ def scalar_op(kernel, a: np.ndarray, s, dt, reverse: bool = False,
 
 def backward2(kernel, grad: np.ndarray, x: np.ndarray) -> np.ndarray:
     """A fused backward kernel of (grad, saved) with grad's shape."""
-    if (grad.dtype == np.float32 and 0 < grad.size < VECTORISED_MIN and kernel in IN_FLOAT64
-            and x.dtype == np.float32 and x.flags.c_contiguous
+    if (grad.dtype is _FLOAT32 and 0 < grad.size < VECTORISED_MIN and kernel in IN_FLOAT64
+            and x.dtype is _FLOAT32 and x.flags.c_contiguous
             and (grad.flags.c_contiguous or not any(grad.strides))):
         # (row-major operands, or a spread-out grad, which has no say about the layout:
         # the result is row-major either way)

@@ -22,7 +22,8 @@ def plain(a: np.ndarray) -> np.ndarray:
     (`sum`'s, every stride 0) or a read-only array is a type of its own: a second
     compilation of the same kernel, about 0.1 s, for a copy of a few elements.
     (Never for an output: a copy would not be written back.)"""
-    a = flat(a)
+    if a.ndim != 1:
+        a = a.ravel() if a.flags.c_contiguous else a.reshape(-1)  # (`flat`, inlined)
     flags = a.flags
     return a if flags.c_contiguous and flags.writeable else np.array(a)
 
