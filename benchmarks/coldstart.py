@@ -30,7 +30,10 @@ def lesson_path(number: int) -> Path:
 
 
 def _env(cache: str) -> dict:
-    return {**os.environ, "NUMBA_CACHE_DIR": cache, "MPLBACKEND": "Agg"}
+    # (without PYTHONDONTWRITEBYTECODE, which some hosts set: a learner's Python keeps
+    # the modules' compiled bytecode, so a warm run does not compile them again)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    return {**env, "NUMBA_CACHE_DIR": cache, "MPLBACKEND": "Agg"}
 
 
 _RUN_ALL = """
@@ -96,10 +99,14 @@ class Recorder(event.Listener):
 event.register("numba:compile", Recorder())
 nb = nbformat.read(sys.argv[1], as_version=4)
 shell = InteractiveShell.instance()
+shell.enable_gui = lambda gui=None: None  # (`%matplotlib inline` needs a kernel's shell)
 start = time.perf_counter()
-for cell in nb.cells:
+for number, cell in enumerate(nb.cells):
     if cell.cell_type == "code":
-        shell.run_cell(cell.source, silent=True)
+        result = shell.run_cell(cell.source, silent=True)
+        expected = "raises-exception" in cell.metadata.get("tags", [])
+        if not (result.success or expected):  # (the rest of the lesson would not run)
+            raise SystemExit(f"cell {number} failed: {result.error_in_exec!r}")
 total = time.perf_counter() - start
 print(json.dumps({"total": total, "kernels": found}))
 """

@@ -16,9 +16,9 @@ from .layout import (
     element_strides,
     empty_in_order,
     empty_result,
-    flat,
     fresh_result,
     layout_matters,
+    plain,
     result_order,
 )
 from .scalars import scalar_of
@@ -38,6 +38,9 @@ def run_kernel(kernel, *args) -> None:
     """Call `kernel(*args)`; the last argument is the flat output. For long arrays,
     each core runs the same kernel on its own slice of every flat array argument."""
     n = args[-1].size
+    if n < VECTORISED_MIN and kernel in IN_FLOAT64 and args[-1].dtype is _FLOAT32:
+        _run_in_float64(kernel, args)
+        return
     if n < PARALLEL_MIN or _WORKERS == 1:
         kernel(*args)
         return
@@ -81,6 +84,44 @@ ROW_FORMS = {K.add: K.add_rows, K.sub: K.sub_rows, K.mul: K.mul_rows}
 
 
 COMMUTATIVE = {K.add, K.mul}
+
+
+# Kernels of one correctly rounded operation per element (+ - * / sqrt) or of none (a
+# sign, a choice). A short row-major float32 input runs through their float64 version:
+# float64 holds a float32 result so closely that rounding it to float32 gives the bits
+# the float32 kernel gives (53 >= 2 * 24 + 2 bits: rounding twice never differs from
+# rounding once). A lesson using both dtypes then compiles these kernels once, not
+# twice (about 0.1 s each on a first run); long arrays keep their float32 kernels.
+IN_FLOAT64 = {K.add, K.sub, K.mul, K.div, K.add_scalar, K.mul_scalar, K.div_scalar,
+              K.rsub_scalar, K.neg, K.abs, K.relu, K.sqrt, K.add_into}
+
+
+_FLOAT32 = np.dtype(np.float32)  # (compared by identity: cheaper than ==, on every op)
+
+
+def _in_float64(kernel, a: np.ndarray) -> bool:
+    """Whether `kernel` on `a` runs in float64 (see `IN_FLOAT64`): when the result is
+    row-major either way (`a` row-major, 1-D, or one value spread out, which has no say
+    about the layout)."""
+    return (a.dtype is _FLOAT32 and 0 < a.size < VECTORISED_MIN and kernel in IN_FLOAT64
+            and (a.flags.c_contiguous or a.ndim == 1 or not any(a.strides)))
+
+
+def _run_in_float64(kernel, args: tuple) -> None:
+    """`kernel(*args)` on float32 arrays, through its float64 version (see
+    `IN_FLOAT64`); `add_into` writes its first argument, the others their last."""
+    wide = [a.astype(np.float64) if isinstance(a, np.ndarray) else float(a) for a in args]
+    kernel(*wide)
+    written = 0 if kernel is K.add_into else -1
+    with np.errstate(over="ignore"):  # (beyond float32's range: inf, as in PyTorch)
+        args[written][...] = wide[written]
+
+
+def _as_float32(a: np.ndarray) -> np.ndarray:
+    """A float64 result rounded to float32 (beyond float32's range: inf, silently, as
+    PyTorch gives it)."""
+    with np.errstate(over="ignore"):
+        return a.astype(np.float32)
 
 
 def _as_rows(a: np.ndarray, row: np.ndarray):
@@ -135,7 +176,10 @@ def unary_into(kernel, x: np.ndarray, out: np.ndarray) -> None:
 
 def unary(kernel, x: np.ndarray) -> np.ndarray:
     """Run a one-input kernel into a fresh array of the same shape and dtype."""
+    if _in_float64(kernel, x):
+        return _as_float32(unary(kernel, x.astype(np.float64)))
     if x.ndim == 1:
+        x = plain(x)
         out = np.empty(x.size, x.dtype)
         if out.size < VECTORISED_MIN:  # short: straight to the kernel
             kernel(x, out)
@@ -144,7 +188,7 @@ def unary(kernel, x: np.ndarray) -> np.ndarray:
         return out
     if x.flags.c_contiguous:  # (the usual case, spelled out)
         out = np.empty(x.shape, x.dtype)
-        unary_into(kernel, x.ravel(), out.ravel())
+        unary_into(kernel, plain(x), out.ravel())
         return out
     out, flat_out, (flat_x,) = fresh_result(x.shape, x.dtype, x)  # (`x.t().exp()` is
     unary_into(kernel, flat_x, flat_out)                         # transposed too)
@@ -161,13 +205,17 @@ def binary(kernel, a: np.ndarray, b: np.ndarray, out_dtype) -> np.ndarray:
     shape = a.shape
     if not (a.size and b.size):  # (no elements: only the layout is PyTorch's to decide)
         return _empty_binary(a, b, out_dtype)
+    if shape == b.shape and _in_float64(kernel, a) and b.flags.c_contiguous:
+        return _as_float32(binary(kernel, a.astype(np.float64), b.astype(np.float64),
+                                  np.float64))
     if shape == b.shape and a.flags.c_contiguous and b.flags.c_contiguous:
         # The common case: nothing to broadcast, both already flat in memory.
         if len(shape) == 1:
             out = flat_out = np.empty(a.size, out_dtype)
         else:  # (flat views: the result owns its memory)
             out = np.empty(shape, out_dtype)
-            a, b, flat_out = a.ravel(), b.ravel(), out.ravel()
+            flat_out = out.ravel()
+        a, b = plain(a), plain(b)
         if out.size < PARALLEL_MIN:
             kernel(a, b, flat_out)
         else:
@@ -232,9 +280,9 @@ def _binary_into(kernel, a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
         if _broadcast_scalar(a):
             a, b = b, a
         if _broadcast_scalar(b):
-            run_kernel(scalar_form, flat(a), b.reshape(-1)[0], out.ravel())
+            run_kernel(scalar_form, plain(a), b.reshape(-1)[0], out.ravel())
             return
-    run_kernel(kernel, flat(a), flat(b), out.ravel())
+    run_kernel(kernel, plain(a), plain(b), out.ravel())
 
 
 def scalar_op(kernel, a: np.ndarray, s, dt, reverse: bool = False,
@@ -255,8 +303,11 @@ def scalar_op(kernel, a: np.ndarray, s, dt, reverse: bool = False,
     if not a.size:
         operands = ((a.shape, element_strides(a)),) + (((), ()),) * wrapped
         return empty_result(a.shape, np_dtype, *operands)
+    if _in_float64(kernel, a):  # (s is a float32 now: float64 holds it exactly)
+        return _as_float32(scalar_op(kernel, a.astype(np.float64), float(s), float64,
+                                     reverse, wrapped))
     if a.ndim == 1:
-        x = a
+        x = plain(a)
         out = flat_out = np.empty(a.size, np_dtype)
     else:  # laid out as `a` is: `x.t() * 2` is transposed too
         out, flat_out, (x,) = fresh_result(a.shape, np_dtype, a)
@@ -271,6 +322,13 @@ def scalar_op(kernel, a: np.ndarray, s, dt, reverse: bool = False,
 
 def backward2(kernel, grad: np.ndarray, x: np.ndarray) -> np.ndarray:
     """A fused backward kernel of (grad, saved) with grad's shape."""
+    if (grad.dtype is _FLOAT32 and 0 < grad.size < VECTORISED_MIN and kernel in IN_FLOAT64
+            and x.dtype is _FLOAT32 and x.flags.c_contiguous
+            and (grad.flags.c_contiguous or not any(grad.strides))):
+        # (row-major operands, or a spread-out grad, which has no say about the layout:
+        # the result is row-major either way)
+        return _as_float32(backward2(kernel, np.array(grad, np.float64),
+                                     x.astype(np.float64)))
     shape = grad.shape
     if x.shape != shape:
         x = np.broadcast_to(x, shape)
@@ -280,13 +338,13 @@ def backward2(kernel, grad: np.ndarray, x: np.ndarray) -> np.ndarray:
     n = grad.size
     if len(shape) == 1:
         out = flat_out = np.empty(n, dtype)
+        flat_grad, flat_x = plain(grad), plain(x)
         if n < VECTORISED_MIN:  # short and flat: straight to the kernel
-            kernel(grad, x, out)
+            kernel(flat_grad, flat_x, out)
             return out
-        flat_grad, flat_x = grad, x
     elif grad.flags.c_contiguous and x.flags.c_contiguous:  # (the usual case, spelled out)
         out = np.empty(shape, dtype)
-        flat_out, flat_grad, flat_x = out.ravel(), grad.ravel(), x.ravel()
+        flat_out, flat_grad, flat_x = out.ravel(), plain(grad), plain(x)
     else:  # laid out as the operands are, like the forward results
         out, flat_out, (flat_grad, flat_x) = fresh_result(shape, dtype, grad, x)
     if n >= VECTORISED_MIN:

@@ -16,6 +16,18 @@ def flat(a: np.ndarray) -> np.ndarray:
     return a.ravel() if a.flags.c_contiguous else a.reshape(-1)
 
 
+def plain(a: np.ndarray) -> np.ndarray:
+    """`a` flat (see `flat`) as a kernel's input: contiguous and writable, copied if it
+    is not. numba compiles a kernel once per argument type, and a spread-out gradient
+    (`sum`'s, every stride 0) or a read-only array is a type of its own: a second
+    compilation of the same kernel, about 0.1 s, for a copy of a few elements.
+    (Never for an output: a copy would not be written back.)"""
+    if a.ndim != 1:
+        a = a.ravel() if a.flags.c_contiguous else a.reshape(-1)  # (`flat`, inlined)
+    flags = a.flags
+    return a if flags.c_contiguous and flags.writeable else np.array(a)
+
+
 def result_order(shape: tuple, *arrays: np.ndarray) -> list | None:
     """How PyTorch lays out an element-wise result of `shape` from `arrays` (each
     broadcastable to it): its dims from outermost to innermost in the order the
@@ -127,10 +139,10 @@ def fresh_result(shape: tuple, dtype, *operands: np.ndarray) -> tuple:
             break
     if order is None:
         out = np.empty(shape, dtype)
-        flats = [flat(a if a.shape == shape else np.broadcast_to(a, shape)) for a in operands]
+        flats = [plain(a if a.shape == shape else np.broadcast_to(a, shape)) for a in operands]
         return out, out.reshape(-1), flats
     out = empty_in_order(shape, dtype, order)
-    flats = [flat(np.broadcast_to(a, shape).transpose(order)) for a in operands]
+    flats = [plain(np.broadcast_to(a, shape).transpose(order)) for a in operands]
     return out, out.transpose(order).ravel(), flats
 
 

@@ -14,6 +14,8 @@ import numpy as np
 
 from ..kernels.sums import RUN, RUN_OF_ROWS, levels, sum_columns, sum_rows
 
+VECTORISED_MIN = 4096  # (float32 arrays shorter than this are summed in float64)
+
 # PyTorch's at::internal::GRAIN_SIZE: below this many elements an op runs on one thread.
 GRAIN_SIZE = 32768
 
@@ -29,6 +31,15 @@ def add_up(a: np.ndarray, dims: tuple, keepdim: bool = False, dtype=None) -> np.
 def float_sum(a: np.ndarray, dims: tuple, keepdim: bool = False) -> np.ndarray:
     """`a` (float32 or float64) summed over `dims`: a new array of a's dtype, shaped as
     numpy's `a.sum(axis=dims, keepdims=keepdim)`."""
+    if a.dtype == np.float32 and a.size < VECTORISED_MIN:
+        # The kernels add float32 terms in float64 anyway: summed as float64 (exact
+        # copies), the total rounds to the same float32. The kernels then compile once
+        # for both dtypes (see `arrays.dispatch.IN_FLOAT64`).
+        total = float_sum(a.astype(np.float64), dims, keepdim)
+        with np.errstate(over="ignore"):  # (beyond float32's range: inf, silently)
+            return total.astype(np.float32)
+    if not a.flags.writeable:  # (a read-only array would compile the kernels again)
+        a = np.array(a)
     if len(dims) == a.ndim and a.flags.c_contiguous:  # (the commonest: a loss's sum)
         out = np.empty((1,) * a.ndim if keepdim else (), a.dtype)
         sum_rows(a.reshape(-1), 1, a.size, out.reshape(-1), np.empty(levels(-(-a.size // RUN))))

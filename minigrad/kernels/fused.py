@@ -36,7 +36,7 @@ else:  # the kernels run as plain Python (NUMBA_DISABLE_JIT=1, to step through t
         return type(a)(float(exact))
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def mul_add(a, b, c, fused):
     """a * b + c, rounded once (`fused`) or twice."""
     return fma(a, b, c) if fused else a * b + c

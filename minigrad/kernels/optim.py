@@ -10,10 +10,13 @@ stores its result in p's dtype, and where PyTorch's kernel computes `a + alpha *
 
 Each update is written once, element by element (`_sgd_elements`, ...), with a
 switch for every option. Called with the switches of the common case as constants
-(`sgd_step`, ...), the compiler drops the branches and vectorises the loop: plain
-SGD on a 128x64 float32 weight takes about 1.7 us instead of 9, an Adam step about
-2.4 us instead of 25 (AMD EPYC, one thread). The arithmetic of each element is the
-same either way, so are the bits.
+(`_sgd_common`, ..., which `sgd_step` picks in Python), the compiler drops the
+branches and vectorises the loop: plain SGD on a 128x64 float32 weight takes about
+1.7 us instead of 9, an Adam step about 2.4 us instead of 25 (AMD EPYC, one thread).
+The arithmetic of each element is the same either way, so are the bits. The element
+loops (and `mul_add`) are inlined where they are called (`inline="always"`), and only
+the kernel a step calls is compiled: a first plain SGD step compiles one function,
+not seven (an entry, three versions of the loop, three of `mul_add`).
 """
 
 import math
@@ -23,20 +26,29 @@ from numba import njit
 from .fused import mul_add
 
 
-@njit(cache=True, error_model="numpy")
 def sgd_step(p, g, buf, lr, momentum, keep, weight_decay, nesterov, maximize, first, fused):
     """One SGD step (see `_sgd_elements`); without nesterov or maximize, after the
-    first step, with the switches as constants."""
+    first step, through a kernel with the switches as constants."""
     if nesterov or maximize or first:
         _sgd_elements(p, g, buf, lr, momentum, keep, weight_decay, nesterov, maximize, first,
                       fused)
     elif fused:
-        _sgd_elements(p, g, buf, lr, momentum, keep, weight_decay, False, False, False, True)
+        _sgd_common_fused(p, g, buf, lr, momentum, keep, weight_decay)
     else:
-        _sgd_elements(p, g, buf, lr, momentum, keep, weight_decay, False, False, False, False)
+        _sgd_common(p, g, buf, lr, momentum, keep, weight_decay)
 
 
 @njit(cache=True, error_model="numpy")
+def _sgd_common_fused(p, g, buf, lr, momentum, keep, weight_decay):
+    _sgd_elements(p, g, buf, lr, momentum, keep, weight_decay, False, False, False, True)
+
+
+@njit(cache=True, error_model="numpy")
+def _sgd_common(p, g, buf, lr, momentum, keep, weight_decay):
+    _sgd_elements(p, g, buf, lr, momentum, keep, weight_decay, False, False, False, False)
+
+
+@njit(cache=True, error_model="numpy", inline="always")
 def _sgd_elements(p, g, buf, lr, momentum, keep, weight_decay, nesterov, maximize, first,
                   fused):
     """p -= lr * d, where d is the gradient with weight decay and momentum applied
@@ -63,28 +75,38 @@ def _sgd_elements(p, g, buf, lr, momentum, keep, weight_decay, nesterov, maximiz
         p[i] = mul_add(-lr, d, p[i], fused)  # p.add_(grad, alpha=-lr)
 
 
-@njit(cache=True, error_model="numpy")
 def adam_step(p, g, exp_avg, exp_avg_sq, max_sq, neg_step_size, bias_correction2_sqrt,
               weight1, weight1_minus_1, beta2, weight2, eps, weight_decay, decay, amsgrad,
               maximize, fused):
-    """One Adam step (see `_adam_elements`); without amsgrad or maximize, with the
-    switches as constants."""
-    if not amsgrad and not maximize:
-        if fused:
-            _adam_elements(p, g, exp_avg, exp_avg_sq, max_sq, neg_step_size,
-                           bias_correction2_sqrt, weight1, weight1_minus_1, beta2, weight2, eps,
-                           weight_decay, decay, False, False, True)
-        else:
-            _adam_elements(p, g, exp_avg, exp_avg_sq, max_sq, neg_step_size,
-                           bias_correction2_sqrt, weight1, weight1_minus_1, beta2, weight2, eps,
-                           weight_decay, decay, False, False, False)
+    """One Adam step (see `_adam_elements`); without amsgrad or maximize, through a
+    kernel with the switches as constants."""
+    args = (p, g, exp_avg, exp_avg_sq, max_sq, neg_step_size, bias_correction2_sqrt, weight1,
+            weight1_minus_1, beta2, weight2, eps, weight_decay, decay)
+    if amsgrad or maximize:
+        _adam_elements(*args, amsgrad, maximize, fused)
+    elif fused:
+        _adam_common_fused(*args)
     else:
-        _adam_elements(p, g, exp_avg, exp_avg_sq, max_sq, neg_step_size,
-                       bias_correction2_sqrt, weight1, weight1_minus_1, beta2, weight2, eps,
-                       weight_decay, decay, amsgrad, maximize, fused)
+        _adam_common(*args)
 
 
 @njit(cache=True, error_model="numpy")
+def _adam_common_fused(p, g, exp_avg, exp_avg_sq, max_sq, neg_step_size, bias_correction2_sqrt,
+                       weight1, weight1_minus_1, beta2, weight2, eps, weight_decay, decay):
+    _adam_elements(p, g, exp_avg, exp_avg_sq, max_sq, neg_step_size, bias_correction2_sqrt,
+                   weight1, weight1_minus_1, beta2, weight2, eps, weight_decay, decay, False,
+                   False, True)
+
+
+@njit(cache=True, error_model="numpy")
+def _adam_common(p, g, exp_avg, exp_avg_sq, max_sq, neg_step_size, bias_correction2_sqrt,
+                 weight1, weight1_minus_1, beta2, weight2, eps, weight_decay, decay):
+    _adam_elements(p, g, exp_avg, exp_avg_sq, max_sq, neg_step_size, bias_correction2_sqrt,
+                   weight1, weight1_minus_1, beta2, weight2, eps, weight_decay, decay, False,
+                   False, False)
+
+
+@njit(cache=True, error_model="numpy", inline="always")
 def _adam_elements(p, g, exp_avg, exp_avg_sq, max_sq, neg_step_size, bias_correction2_sqrt,
                    weight1, weight1_minus_1, beta2, weight2, eps, weight_decay, decay, amsgrad,
                    maximize, fused):
@@ -121,24 +143,35 @@ def _adam_elements(p, g, exp_avg, exp_avg_sq, max_sq, neg_step_size, bias_correc
         p[i] = p[i] + neg_step_size * exp_avg[i] / denom
 
 
-@njit(cache=True, error_model="numpy")
 def rmsprop_step(p, g, square_avg, grad_avg, buf, neg_lr, alpha, weight, weight_minus_1, eps,
                  weight_decay, momentum, centered, maximize, fused):
-    """One RMSprop step (see `_rmsprop_elements`); not centered, without maximize, with
-    the switches as constants."""
-    if not centered and not maximize:
-        if fused:
-            _rmsprop_elements(p, g, square_avg, grad_avg, buf, neg_lr, alpha, weight,
-                              weight_minus_1, eps, weight_decay, momentum, False, False, True)
-        else:
-            _rmsprop_elements(p, g, square_avg, grad_avg, buf, neg_lr, alpha, weight,
-                              weight_minus_1, eps, weight_decay, momentum, False, False, False)
+    """One RMSprop step (see `_rmsprop_elements`); not centered, without maximize,
+    through a kernel with the switches as constants."""
+    args = (p, g, square_avg, grad_avg, buf, neg_lr, alpha, weight, weight_minus_1, eps,
+            weight_decay, momentum)
+    if centered or maximize:
+        _rmsprop_elements(*args, centered, maximize, fused)
+    elif fused:
+        _rmsprop_common_fused(*args)
     else:
-        _rmsprop_elements(p, g, square_avg, grad_avg, buf, neg_lr, alpha, weight, weight_minus_1,
-                          eps, weight_decay, momentum, centered, maximize, fused)
+        _rmsprop_common(*args)
 
 
 @njit(cache=True, error_model="numpy")
+def _rmsprop_common_fused(p, g, square_avg, grad_avg, buf, neg_lr, alpha, weight,
+                          weight_minus_1, eps, weight_decay, momentum):
+    _rmsprop_elements(p, g, square_avg, grad_avg, buf, neg_lr, alpha, weight, weight_minus_1,
+                      eps, weight_decay, momentum, False, False, True)
+
+
+@njit(cache=True, error_model="numpy")
+def _rmsprop_common(p, g, square_avg, grad_avg, buf, neg_lr, alpha, weight, weight_minus_1,
+                    eps, weight_decay, momentum):
+    _rmsprop_elements(p, g, square_avg, grad_avg, buf, neg_lr, alpha, weight, weight_minus_1,
+                      eps, weight_decay, momentum, False, False, False)
+
+
+@njit(cache=True, error_model="numpy", inline="always")
 def _rmsprop_elements(p, g, square_avg, grad_avg, buf, neg_lr, alpha, weight, weight_minus_1,
                       eps, weight_decay, momentum, centered, maximize, fused):
     """One RMSprop step: divide the gradient by the root of a running average of its
