@@ -330,7 +330,28 @@ INDEXING = {
     "list-out-of-range": lambda c: c.leaf(V)[[5]],
     "negative-step": lambda c: c.leaf(V)[::-1],
     "zero-step": lambda c: c.leaf(V)[::0],
+    # A mask takes one entry of `_saved_indices` for all the dims it covers.
+    "mask-2d-then-list": lambda c: c.leaf(T234)[c.m.tensor(MASK23), [0, 3, 1, 1]],
+    "list-colon-mask": lambda c: c.leaf(T234)[[1, 0], :, c.m.tensor([True, False, True, False])],
+    "mask-2d-colon-list": lambda c: c.leaf(T234)[c.m.tensor([[True, False]] * 2), :, [0, 3]],
+    "setitem-mask-2d-then-list": lambda c: _put(c, (c.m.tensor(MASK23), [0, 3, 1, 1]),
+                                                c.leaf([1.0, 2.0, 3.0, 4.0])),
+    "setitem-list-colon-mask": lambda c: _put(
+        c, ([1, 0], slice(None), c.m.tensor([True, False, True, False])), c.leaf([[5.0], [6.0]])),
+    # An empty result reads no index: one out of range is no error.
+    "empty-out-of-range": lambda c: c.leaf(M23)[:, :0][c.m.tensor([5, 9])],
 }
+
+T234 = [[[float(i * 12 + j * 4 + k) for k in range(4)] for j in range(3)] for i in range(2)]
+MASK23 = [[True, False, True], [False, True, True]]
+
+
+def _put(c, index: tuple, values):
+    """`u[index] = values` on a non-leaf copy of a (2, 3, 4) leaf."""
+    u = c.keep(c.leaf(T234) * 2)
+    u[index] = values
+    return u
+
 
 MATMUL = {
     "mm": lambda c: c.leaf(M23) @ c.leaf(M32),
