@@ -353,6 +353,21 @@ def _put(c, index: tuple, values):
     return u
 
 
+# The ops PyTorch gives no derivative record one node class, NotImplemented, whose
+# edges lead to the inputs that require grad only; backward through it raises.
+NO_DERIVATIVE = {
+    "floor-divide": lambda c: c.leaf(V4) // 2,
+    "floor-divide-tensors": lambda c: c.m.floor_divide(c.leaf(V4, requires_grad=False),
+                                                       c.leaf([2.0, 3.0, 1.0, 2.0])),
+    "floor-divide-inplace": lambda c: c.keep(c.leaf(V4) * 1.0).floor_divide_(2),
+    "heaviside": lambda c: c.m.heaviside(c.leaf(V4), c.leaf([0.5], requires_grad=False)),
+    "heaviside-values-only": lambda c: c.m.heaviside(c.leaf(V4, requires_grad=False),
+                                                     c.leaf([0.5])),
+    "heaviside-both": lambda c: c.m.heaviside(c.leaf(V4), c.leaf([0.5])),
+    "heaviside-inplace-values-only": lambda c: c.keep(c.leaf(V4, requires_grad=False) * 1.0)
+    .heaviside_(c.leaf([0.5])),
+}
+
 MATMUL = {
     "mm": lambda c: c.leaf(M23) @ c.leaf(M32),
     "mm-left-only": lambda c: c.leaf(M23) @ c.leaf(M32, requires_grad=False),
@@ -390,7 +405,7 @@ def _no_grad_view(c, t):
 CASES = {}
 for group, table in [("binary", BINARY_CASES), ("binary", NAMED_BINARY), ("unary", UNARY_CASES),
                      ("unary", UNARY_SPECIAL), ("reduce", REDUCTIONS), ("view", VIEWS),
-                     ("index", INDEXING), ("matmul", MATMUL)]:
+                     ("index", INDEXING), ("matmul", MATMUL), ("no-derivative", NO_DERIVATIVE)]:
     for name, program in table.items():
         CASES[f"{group}:{name}"] = program
 
