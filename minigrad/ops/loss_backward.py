@@ -107,8 +107,9 @@ def smooth_l1_loss_backward(grad_output: Tensor, self: Tensor, target: Tensor, r
 
 def smooth_l1_slope(x: np.ndarray, t: np.ndarray, beta: float) -> np.ndarray:
     """smooth_l1_loss's slope in x: z / beta inside (-beta, beta), sign(z) outside."""
-    z, b = x - t, x.dtype.type(beta)
-    return np.where(z < -b, -1, np.where(z > b, 1, z / b)).astype(x.dtype)
+    with np.errstate(all="ignore"):  # (inf - inf is nan, quietly as in PyTorch)
+        z, b = x - t, x.dtype.type(beta)
+        return np.where(z < -b, -1, np.where(z > b, 1, z / b)).astype(x.dtype)
 
 
 @on_arrays("smooth_l1_loss_backward")
@@ -156,8 +157,9 @@ def huber_loss_backward(grad_output: Tensor, self: Tensor, target: Tensor, reduc
 
 def huber_slope(x: np.ndarray, t: np.ndarray, delta: float) -> np.ndarray:
     """huber_loss's slope in x: z inside (-delta, delta), delta * sign(z) outside."""
-    z, d = x - t, x.dtype.type(delta)
-    return np.where(z < -d, -d, np.where(z > d, d, z)).astype(x.dtype)
+    with np.errstate(all="ignore"):  # (inf - inf is nan, quietly as in PyTorch)
+        z, d = x - t, x.dtype.type(delta)
+        return np.where(z < -d, -d, np.where(z > d, d, z)).astype(x.dtype)
 
 
 @on_arrays("huber_loss_backward")
