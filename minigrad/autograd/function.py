@@ -22,7 +22,9 @@ from typing import Any
 import numpy as np
 
 from ..grad_mode import ANOMALY, STATE, no_grad
+from ..tensor import IN_CUSTOM_FUNCTION, Tensor, make_view
 from .graph import Node, NoneSaved, SavedTensor, capture_forward_trace
+from .inplace import check_inplace, rebase_history
 from .tangents import DUAL, set_tangent, tangent_of, update_tangent
 
 NONE_SAVED = NoneSaved()
@@ -114,8 +116,6 @@ class FunctionCtx(Node):
     def apply(self, grads: list) -> tuple:
         """A plain backward: `backward` runs in no_grad mode on tensors wrapping the
         engine's arrays, and hands arrays back."""
-        from ..tensor import Tensor
-
         wrapped = [None if g is None else Tensor._make(g) for g in grads]
         with no_grad():
             result = self._call_backward(wrapped)
@@ -132,8 +132,6 @@ class FunctionCtx(Node):
         """Call the Function's `backward` with one gradient per output (zeros where
         none arrived, unless `set_materialize_grads(False)`) and check what it
         returns: one gradient per input, None for inputs that were not tensors."""
-        from ..tensor import Tensor
-
         name = self.name()
         grads = list(grads) + [None] * (len(self._output_meta) - len(grads))
         for i, (g, (shape, dtype)) in enumerate(zip(grads, self._output_meta)):
@@ -224,8 +222,6 @@ class Function(metaclass=_FunctionMeta):
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
         """Run `forward` without recording, then record one node for the whole call."""
-        from ..tensor import Tensor
-
         separate_setup = cls.setup_context is not Function.setup_context
         if kwargs or separate_setup:
             args = _positional(cls, args, kwargs, separate_setup)
@@ -249,8 +245,6 @@ class Function(metaclass=_FunctionMeta):
 
 def _tangents_in(cls, args: tuple) -> list:
     """The inputs' tangents, for `jvp` (which the Function must have)."""
-    from ..tensor import Tensor
-
     if cls.jvp is Function.jvp:
         raise NotImplementedError("You must implement the jvp function for custom "
                                   "autograd.Function to use it with forward mode AD.")
@@ -259,8 +253,6 @@ def _tangents_in(cls, args: tuple) -> list:
 
 def _new_ctx(cls, args: tuple, tensors: list, record: bool) -> FunctionCtx:
     """The call's node, linked to the tensor inputs' nodes when it records."""
-    from ..tensor import Tensor
-
     ctx = cls._backward_cls(tuple(t._edge() for t in tensors) if record else ())
     ctx._is_tensor_input = tuple(isinstance(a, Tensor) for a in args)
     ctx.needs_input_grad = tuple(
@@ -289,8 +281,6 @@ def _run_forward(cls, ctx: FunctionCtx, args: tuple, separate_setup: bool, dual:
 def _outputs(ctx: FunctionCtx, outputs: tuple, tensors: list, record: bool) -> list:
     """Forward's outputs as the call returns them: each tensor made an output of
     `ctx` (see `_as_output`), anything else as it is."""
-    from ..tensor import Tensor
-
     dirty = {id(t) for t in ctx._dirty}
     if not dirty <= {id(o) for o in outputs}:
         raise RuntimeError(
@@ -315,9 +305,6 @@ def _as_output(out, dirty: bool, is_input: bool, record: bool):
     """An output tensor before it is attached: a dirty one (modified in place by
     forward) counts one more in-place op, as in PyTorch; an input returned unchanged
     comes back as a view of itself; a view refuses in-place changes afterwards."""
-    from ..tensor import IN_CUSTOM_FUNCTION, make_view
-    from .inplace import check_inplace
-
     if dirty:
         if record and out.is_leaf and out.requires_grad:
             raise RuntimeError(
@@ -342,8 +329,6 @@ def _attach(ctx: FunctionCtx, out, nr: int, dirty: bool) -> None:
         out._grad_fn = ctx
         out._output_nr = nr
         return
-    from .inplace import rebase_history
-
     rebase_history(out, ctx)
     if out._view is None:
         out._output_nr = nr  # rebase_history numbers a lone output 0
@@ -352,8 +337,6 @@ def _attach(ctx: FunctionCtx, out, nr: int, dirty: bool) -> None:
 def _record_call(ctx: FunctionCtx, tensors: list, final: list) -> None:
     """What the node keeps of a recorded call: the outputs' and inputs' shapes and
     dtypes, the forward's trace (anomaly mode), and the tensors forward saved."""
-    from ..tensor import Tensor
-
     ctx._output_meta = tuple(
         (o._data.shape, o._data.dtype) if isinstance(o, Tensor) else ((), np.float32)
         for o in final
@@ -382,8 +365,6 @@ def _forward_tangents(ctx: FunctionCtx, args: tuple, tangents_in: list, outputs:
     """Forward mode through a custom Function: its `jvp` gets one tangent per input
     (zeros for a tensor without one, unless `set_materialize_grads(False)`; None for
     what is not a tensor) and returns one per output, which the outputs then carry."""
-    from ..tensor import Tensor
-
     grads = []
     for a, t in zip(args, tangents_in):
         if t is None and isinstance(a, Tensor) and ctx._materialize_grads:

@@ -57,6 +57,14 @@ def _pair_grad(slope: np.ndarray, grad_output: np.ndarray, x: np.ndarray,
     of x and a target for x, on arrays)."""
     with np.errstate(all="ignore"):
         data = slope * (grad_output * _norm(x, reduction))
+    return _fresh_like(data, x)
+
+
+def _fresh_like(data: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """`data`, a fresh result, as an array of x's shape and dtype laid out in C order:
+    itself when it is one already (the usual case), else a copy."""
+    if data.shape == x.shape and data.dtype == x.dtype and data.flags.c_contiguous:
+        return data
     return np.array(np.broadcast_to(data, x.shape), x.dtype, order="C")
 
 
@@ -250,7 +258,7 @@ def _bce_grad(grad_output: np.ndarray, self: np.ndarray, target: np.ndarray,
             data = data * weight
         if reduction == MEAN and p.size:
             data = data / p.dtype.type(p.size)
-    return np.array(np.broadcast_to(data, p.shape), p.dtype, order="C")
+    return _fresh_like(data, p)
 
 
 @helper
