@@ -243,7 +243,7 @@ class Function(metaclass=_FunctionMeta):
         return final[0] if single else tuple(final)
 
 
-def _tangents_in(cls, args: tuple) -> list:
+def _tangents_in(cls: type[Function], args: tuple) -> list:
     """The inputs' tangents, for `jvp` (which the Function must have)."""
     if cls.jvp is Function.jvp:
         raise NotImplementedError("You must implement the jvp function for custom "
@@ -251,7 +251,7 @@ def _tangents_in(cls, args: tuple) -> list:
     return [tangent_of(a) if isinstance(a, Tensor) else None for a in args]
 
 
-def _new_ctx(cls, args: tuple, tensors: list, record: bool) -> FunctionCtx:
+def _new_ctx(cls: type[Function], args: tuple, tensors: list, record: bool) -> FunctionCtx:
     """The call's node, linked to the tensor inputs' nodes when it records."""
     ctx = cls._backward_cls(tuple(t._edge() for t in tensors) if record else ())
     ctx._is_tensor_input = tuple(isinstance(a, Tensor) for a in args)
@@ -261,7 +261,8 @@ def _new_ctx(cls, args: tuple, tensors: list, record: bool) -> FunctionCtx:
     return ctx
 
 
-def _run_forward(cls, ctx: FunctionCtx, args: tuple, separate_setup: bool, dual: bool) -> Any:
+def _run_forward(cls: type[Function], ctx: FunctionCtx, args: tuple, separate_setup: bool,
+                 dual: bool) -> Any:
     """`forward` (then `setup_context`, if the Function has one), recording nothing
     and, in forward mode, carrying no tangents (`jvp` gives the outputs theirs)."""
     with no_grad():
@@ -301,7 +302,7 @@ def _outputs(ctx: FunctionCtx, outputs: tuple, tensors: list, record: bool) -> l
     return final
 
 
-def _as_output(out, dirty: bool, is_input: bool, record: bool):
+def _as_output(out: Tensor, dirty: bool, is_input: bool, record: bool) -> Tensor:
     """An output tensor before it is attached: a dirty one (modified in place by
     forward) counts one more in-place op, as in PyTorch; an input returned unchanged
     comes back as a view of itself; a view refuses in-place changes afterwards."""
@@ -323,7 +324,7 @@ def _as_output(out, dirty: bool, is_input: bool, record: bool):
     return out
 
 
-def _attach(ctx: FunctionCtx, out, nr: int, dirty: bool) -> None:
+def _attach(ctx: FunctionCtx, out: Tensor, nr: int, dirty: bool) -> None:
     """Make `out` output `nr` of `ctx` (a dirty input gets `ctx` as its new history)."""
     if not dirty:
         out._grad_fn = ctx
