@@ -22,7 +22,9 @@ from typing import Any
 import numpy as np
 
 from ..grad_mode import ANOMALY, STATE, no_grad
+from ..tensor import IN_CUSTOM_FUNCTION, Tensor, make_view
 from .graph import Node, NoneSaved, SavedTensor, capture_forward_trace
+from .inplace import check_inplace, rebase_history
 from .tangents import DUAL, set_tangent, tangent_of, update_tangent
 
 NONE_SAVED = NoneSaved()
@@ -114,8 +116,6 @@ class FunctionCtx(Node):
     def apply(self, grads: list) -> tuple:
         """A plain backward: `backward` runs in no_grad mode on tensors wrapping the
         engine's arrays, and hands arrays back."""
-        from ..tensor import Tensor
-
         wrapped = [None if g is None else Tensor._make(g) for g in grads]
         with no_grad():
             result = self._call_backward(wrapped)
@@ -132,8 +132,6 @@ class FunctionCtx(Node):
         """Call the Function's `backward` with one gradient per output (zeros where
         none arrived, unless `set_materialize_grads(False)`) and check what it
         returns: one gradient per input, None for inputs that were not tensors."""
-        from ..tensor import Tensor
-
         name = self.name()
         grads = list(grads) + [None] * (len(self._output_meta) - len(grads))
         for i, (g, (shape, dtype)) in enumerate(zip(grads, self._output_meta)):
@@ -224,122 +222,150 @@ class Function(metaclass=_FunctionMeta):
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
         """Run `forward` without recording, then record one node for the whole call."""
-        from ..tensor import IN_CUSTOM_FUNCTION, Tensor, make_view
-        from .inplace import check_inplace
-
         separate_setup = cls.setup_context is not Function.setup_context
         if kwargs or separate_setup:
             args = _positional(cls, args, kwargs, separate_setup)
-        is_tensor = tuple(isinstance(a, Tensor) for a in args)
         tensors = [a for a in args if isinstance(a, Tensor)]
         dual = DUAL.active and any(tangent_of(t) is not None for t in tensors)
-        if dual:
-            if cls.jvp is Function.jvp:
-                raise NotImplementedError("You must implement the jvp function for custom "
-                                          "autograd.Function to use it with forward mode AD.")
-            # (read before forward runs: an input forward modifies in place keeps its
-            # tangent object, which jvp then updates in place)
-            tangents_in = [tangent_of(a) if isinstance(a, Tensor) else None for a in args]
+        # (read before forward runs: an input forward modifies in place keeps its
+        # tangent object, which jvp then updates in place)
+        tangents_in = _tangents_in(cls, args) if dual else None
         record = STATE.grad_enabled and any(t.requires_grad for t in tensors)
-        ctx = cls._backward_cls(tuple(t._edge() for t in tensors) if record else ())
-        ctx._is_tensor_input = is_tensor
-        ctx.needs_input_grad = tuple(
-            isinstance(a, Tensor) and a.requires_grad and STATE.grad_enabled for a in args
-        )
-        with no_grad():
-            if dual:
-                DUAL.active = False  # (forward's own ops carry no tangents: jvp gives them)
-            try:
-                if separate_setup:
-                    result = cls.forward(*args)
-                    cls.setup_context(ctx, args, result)
-                else:
-                    result = cls.forward(ctx, *args)
-            finally:
-                if dual:
-                    DUAL.active = True
+        ctx = _new_ctx(cls, args, tensors, record)
+        result = _run_forward(cls, ctx, args, separate_setup, dual)
         single = not isinstance(result, tuple)
-        outputs = (result,) if single else result
-
-        dirty = {id(t) for t in ctx._dirty}
-        if not dirty <= {id(o) for o in outputs}:
-            raise RuntimeError(
-                "Some elements marked as dirty during the forward method were not returned "
-                "as output. The inputs that are modified inplace must all be outputs of the "
-                "Function."
-            )
-        non_diff = {id(t) for t in ctx._non_differentiable}
-        inputs = {id(t) for t in tensors}
-        final = []
-        for nr, out in enumerate(outputs):
-            if not isinstance(out, Tensor):
-                final.append(out)
-                continue
-            if id(out) in dirty:
-                # Modified in place by forward: the input itself becomes this output,
-                # and counts one more in-place op (as in PyTorch).
-                if record and out.is_leaf and out.requires_grad:
-                    raise RuntimeError(
-                        "a leaf Variable that requires grad has been used in an in-place "
-                        "operation."
-                    )
-                if record:
-                    check_inplace(out)
-                out._version_counter.value += 1
-            elif id(out) in inputs:
-                # An input returned unchanged comes back as a view of itself.
-                out = make_view(out, out._data.view())
-            if out._view is not None and id(out) not in dirty:
-                # An in-place op on this view must not rewrite its history: that would
-                # bypass the custom backward (`view_rebase_error` says so).
-                out._view.creation_meta = IN_CUSTOM_FUNCTION
-            if record and id(out) not in non_diff and out.dtype.is_floating_point:
-                if id(out) in dirty:
-                    from .inplace import rebase_history
-
-                    rebase_history(out, ctx)
-                    if out._view is None:
-                        out._output_nr = nr  # rebase_history numbers a lone output 0
-                else:
-                    out._grad_fn = ctx
-                    out._output_nr = nr
-            final.append(out)
+        final = _outputs(ctx, (result,) if single else result, tensors, record)
         if record:
-            ctx._output_meta = tuple(
-                (o._data.shape, o._data.dtype) if isinstance(o, Tensor) else ((), np.float32)
-                for o in final
-            )
-            ctx._input_meta = tuple(
-                (t._data.shape, t._data.dtype) if fn is not None else None
-                for t, (fn, _) in zip(tensors, ctx.next_functions)
-            )
-            if ANOMALY.enabled:
-                ctx._forward_trace = capture_forward_trace()
-                ctx._plain = False
-            # Outputs are saved without a reference to themselves (no cycle).
-            out_ids = {id(o): o for o in final if isinstance(o, Tensor)}
-            for i, t in enumerate(ctx._to_save):
-                if t is not None and not isinstance(t, Tensor):
-                    raise TypeError(
-                        "save_for_backward can only save variables, but argument "
-                        f"{i} is of type {type(t).__name__}"
-                    )
-            ctx._ctx_saved = tuple(
-                None if t is None else SavedTensor(t, is_output=id(t) in out_ids)
-                for t in ctx._to_save
-            )
+            _record_call(ctx, tensors, final)
         ctx._to_save = ()
         if dual:
             _forward_tangents(ctx, args, tangents_in, final)
         return final[0] if single else tuple(final)
 
 
+def _tangents_in(cls: type[Function], args: tuple) -> list:
+    """The inputs' tangents, for `jvp` (which the Function must have)."""
+    if cls.jvp is Function.jvp:
+        raise NotImplementedError("You must implement the jvp function for custom "
+                                  "autograd.Function to use it with forward mode AD.")
+    return [tangent_of(a) if isinstance(a, Tensor) else None for a in args]
+
+
+def _new_ctx(cls: type[Function], args: tuple, tensors: list, record: bool) -> FunctionCtx:
+    """The call's node, linked to the tensor inputs' nodes when it records."""
+    ctx = cls._backward_cls(tuple(t._edge() for t in tensors) if record else ())
+    ctx._is_tensor_input = tuple(isinstance(a, Tensor) for a in args)
+    ctx.needs_input_grad = tuple(
+        isinstance(a, Tensor) and a.requires_grad and STATE.grad_enabled for a in args
+    )
+    return ctx
+
+
+def _run_forward(cls: type[Function], ctx: FunctionCtx, args: tuple, separate_setup: bool,
+                 dual: bool) -> Any:
+    """`forward` (then `setup_context`, if the Function has one), recording nothing
+    and, in forward mode, carrying no tangents (`jvp` gives the outputs theirs)."""
+    with no_grad():
+        if dual:
+            DUAL.active = False
+        try:
+            if separate_setup:
+                result = cls.forward(*args)
+                cls.setup_context(ctx, args, result)
+                return result
+            return cls.forward(ctx, *args)
+        finally:
+            if dual:
+                DUAL.active = True
+
+
+def _outputs(ctx: FunctionCtx, outputs: tuple, tensors: list, record: bool) -> list:
+    """Forward's outputs as the call returns them: each tensor made an output of
+    `ctx` (see `_as_output`), anything else as it is."""
+    dirty = {id(t) for t in ctx._dirty}
+    if not dirty <= {id(o) for o in outputs}:
+        raise RuntimeError(
+            "Some elements marked as dirty during the forward method were not returned "
+            "as output. The inputs that are modified inplace must all be outputs of the "
+            "Function."
+        )
+    non_diff = {id(t) for t in ctx._non_differentiable}
+    inputs = {id(t) for t in tensors}
+    final = []
+    for nr, out in enumerate(outputs):
+        if isinstance(out, Tensor):
+            is_dirty = id(out) in dirty
+            out = _as_output(out, is_dirty, id(out) in inputs, record)
+            if record and id(out) not in non_diff and out.dtype.is_floating_point:
+                _attach(ctx, out, nr, is_dirty)
+        final.append(out)
+    return final
+
+
+def _as_output(out: Tensor, dirty: bool, is_input: bool, record: bool) -> Tensor:
+    """An output tensor before it is attached: a dirty one (modified in place by
+    forward) counts one more in-place op, as in PyTorch; an input returned unchanged
+    comes back as a view of itself; a view refuses in-place changes afterwards."""
+    if dirty:
+        if record and out.is_leaf and out.requires_grad:
+            raise RuntimeError(
+                "a leaf Variable that requires grad has been used in an in-place "
+                "operation."
+            )
+        if record:
+            check_inplace(out)
+        out._version_counter.value += 1
+    elif is_input:
+        out = make_view(out, out._data.view())
+    if out._view is not None and not dirty:
+        # An in-place op on this view must not rewrite its history: that would
+        # bypass the custom backward (`view_rebase_error` says so).
+        out._view.creation_meta = IN_CUSTOM_FUNCTION
+    return out
+
+
+def _attach(ctx: FunctionCtx, out: Tensor, nr: int, dirty: bool) -> None:
+    """Make `out` output `nr` of `ctx` (a dirty input gets `ctx` as its new history)."""
+    if not dirty:
+        out._grad_fn = ctx
+        out._output_nr = nr
+        return
+    rebase_history(out, ctx)
+    if out._view is None:
+        out._output_nr = nr  # rebase_history numbers a lone output 0
+
+
+def _record_call(ctx: FunctionCtx, tensors: list, final: list) -> None:
+    """What the node keeps of a recorded call: the outputs' and inputs' shapes and
+    dtypes, the forward's trace (anomaly mode), and the tensors forward saved."""
+    ctx._output_meta = tuple(
+        (o._data.shape, o._data.dtype) if isinstance(o, Tensor) else ((), np.float32)
+        for o in final
+    )
+    ctx._input_meta = tuple(
+        (t._data.shape, t._data.dtype) if fn is not None else None
+        for t, (fn, _) in zip(tensors, ctx.next_functions)
+    )
+    if ANOMALY.enabled:
+        ctx._forward_trace = capture_forward_trace()
+        ctx._plain = False
+    for i, t in enumerate(ctx._to_save):
+        if t is not None and not isinstance(t, Tensor):
+            raise TypeError(
+                "save_for_backward can only save variables, but argument "
+                f"{i} is of type {type(t).__name__}"
+            )
+    # Outputs are saved without a reference to themselves (no cycle).
+    out_ids = {id(o) for o in final if isinstance(o, Tensor)}
+    ctx._ctx_saved = tuple(
+        None if t is None else SavedTensor(t, is_output=id(t) in out_ids)
+        for t in ctx._to_save
+    )
+
 def _forward_tangents(ctx: FunctionCtx, args: tuple, tangents_in: list, outputs: list) -> None:
     """Forward mode through a custom Function: its `jvp` gets one tangent per input
     (zeros for a tensor without one, unless `set_materialize_grads(False)`; None for
     what is not a tensor) and returns one per output, which the outputs then carry."""
-    from ..tensor import Tensor
-
     grads = []
     for a, t in zip(args, tangents_in):
         if t is None and isinstance(a, Tensor) and ctx._materialize_grads:

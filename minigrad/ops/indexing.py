@@ -18,7 +18,7 @@ import numpy as np
 from .._creation import tensor, zeros
 from .._dtype import check_scalar_fits, result_type
 from ..arrays.scalars import u64
-from ..autograd.graph import INPUT, VALUE, Node, SavedTensor, bump_version
+from ..autograd.graph import INPUT, VALUE, SavedTensor, bump_version
 from ..autograd.inplace import begin_inplace, finish_inplace
 from ..autograd.record import record
 from ..tensor import Tensor, _wrap_dim
@@ -134,7 +134,7 @@ def _check_broadcast(advanced: list) -> None:
         ) from None
 
 
-class IndexBackward0(Node):
+class IndexBackward0(ArrayFormulaNode):
     """x[indices] with lists or masks: the gradient is scattered back (added, so a
     repeated index receives several contributions)."""
 
@@ -143,13 +143,6 @@ class IndexBackward0(Node):
     saves = {"indices": VALUE, "self_sym_sizes": VALUE}
     formulas = (Formula("self", "index_backward(grad.new_zeros(self_sym_sizes), indices, "
                                 "grad)"),)
-
-    def backward(self, grad):
-        _check_indices(self)
-        out = np.zeros(self._saved["self_sym_sizes"], grad.dtype)
-        np.add.at(out, self._saved["_where"], grad)
-        bump_version(out)  # (PyTorch adds into its zeros with `index_put_`)
-        return (out,)
 
 
 def _covers(item: slice, length: int) -> bool:
@@ -215,19 +208,17 @@ def _where_of(shape: tuple, advanced: list) -> tuple:
 
 
 def _saved_indices(advanced: list) -> tuple:
-    """The index tensors as PyTorch saves them: one entry per indexed dim (None for a
-    dim taken whole), the caller's own tensor when one was given, so modifying it in
-    place before backward is caught by the version check."""
-    indices: list = [None] * (advanced[-1][0] + 1)
+    """The index tensors as PyTorch saves them: one entry per index item, None for
+    each dim taken whole before it (a mask takes one entry for all the dims it
+    covers, as in `_where_of`), the caller's own tensor when one was given, so
+    modifying it in place before backward is caught by the version check."""
+    indices: list = []
+    dim = 0
     for d, arr, item in advanced:
-        indices[d] = SavedTensor(item if isinstance(item, Tensor) else Tensor._make(arr))
+        indices.extend([None] * (d - dim))
+        indices.append(SavedTensor(item if isinstance(item, Tensor) else Tensor._make(arr)))
+        dim = d + (arr.ndim if arr.dtype == np.bool_ else 1)
     return tuple(indices)
-
-
-def _check_indices(node: Node) -> None:
-    for saved in node._saved["indices"]:
-        if saved is not None:
-            saved.check(node)
 
 
 def _check_advanced(shape: tuple, advanced: list) -> None:
@@ -302,7 +293,7 @@ def _gather(x: Tensor, advanced: list) -> Tensor:
     return out
 
 
-class IndexPutBackward0(Node):
+class IndexPutBackward0(ArrayFormulaNode):
     """x[indices] = values: the overwritten places get no gradient; the values
     get the gradient gathered from those places."""
 
@@ -314,20 +305,6 @@ class IndexPutBackward0(Node):
     formulas = (Formula("self", "grad if accumulate else "
                                 "index_put(grad, indices, zeros_of(values_meta), False)"),
                 Formula("values", "index(grad, indices)"))
-
-    def backward(self, grad):
-        _check_indices(self)
-        where = self._saved["_where"]
-        ga = gv = None
-        if self.needs_grad(0):
-            ga = grad.copy()
-            ga[where] = 0
-        if self.needs_grad(1):
-            shape, dt = self._input_meta[1]
-            from ..arrays.broadcasting import sum_to
-
-            gv = sum_to(grad[where], shape).astype(dt, copy=False)
-        return ga, gv
 
 
 def _check_value(x: Tensor, value) -> None:
@@ -422,29 +399,27 @@ class IndexPutImplBackward0(IndexPutBackward0):
     """_index_put_impl_(x, indices, values, accumulate, unsafe), in place: what the
     gradient of `x[indices]` is made with (it adds the gradient into zeros)."""
 
-    def backward(self, grad):
-        if not self._saved["accumulate"]:
-            return super().backward(grad)
-        _check_indices(self)
-        # (accumulated: x's gradient passes whole, the values' is gathered)
-        return (grad if self.needs_grad(0) else None,
-                grad[self._saved["_where"]] if self.needs_grad(1) else None)
-
 
 def _indexed(indices: tuple) -> tuple:
     """Saved indices (a tensor or None per dim) as a numpy index."""
-    return tuple(slice(None) if i is None else i._data for i in indices)
+    return _numpy_index(tuple(None if i is None else i._data for i in indices))
+
+
+def _numpy_index(indices: tuple) -> tuple:
+    """Indices (an array or None per dim, as a formula on arrays reads them) as a numpy
+    index."""
+    return tuple(slice(None) if i is None else i for i in indices)
 
 
 def _saved_index_tensors(indices: tuple) -> tuple:
     return tuple(None if i is None else SavedTensor(i) for i in indices)
 
 
-def _put(data: np.ndarray, where: tuple, values: Tensor, accumulate: bool) -> None:
+def _put(data: np.ndarray, where: tuple, values: np.ndarray, accumulate: bool) -> None:
     if accumulate:
-        np.add.at(data, where, values._data)
+        np.add.at(data, where, values)
     else:
-        data[where] = values._data
+        data[where] = values
 
 
 def index_put(x: Tensor, indices: tuple, values: Tensor, accumulate: bool = False) -> Tensor:
@@ -452,7 +427,7 @@ def index_put(x: Tensor, indices: tuple, values: Tensor, accumulate: bool = Fals
     (PyTorch's aten::index_put; IndexPutBackward0)."""
     where = _indexed(indices)
     data = x._data.copy()
-    _put(data, where, values, accumulate)
+    _put(data, where, values._data, accumulate)
     out = Tensor._make(data)
     node = record(IndexPutBackward0, out, x, values)
     if node is not None:
@@ -466,7 +441,7 @@ def index_put_impl_(x: Tensor, indices: tuple, values: Tensor, accumulate: bool,
     """`index_put` in place (PyTorch's aten::_index_put_impl_, IndexPutImplBackward0)."""
     node = begin_inplace(IndexPutImplBackward0, x, values)
     where = _indexed(indices)
-    _put(x._data, where, values, accumulate)
+    _put(x._data, where, values._data, accumulate)
     finish_inplace(x, node)
     if node is not None:
         node._saved.update({"indices": _saved_index_tensors(indices), "accumulate": accumulate,
@@ -489,6 +464,44 @@ def zeros_of(meta: tuple) -> Tensor:
     """Zeros of a saved (shape, dtype)."""
     shape, dtype = meta
     return zeros(shape, dtype=dtype)
+
+
+# -- the array versions of what the formulas of IndexBackward0 and IndexPutBackward0 call ------
+
+
+@on_arrays("new_zeros", method=True)
+def _new_zeros_on_arrays(a: np.ndarray, sizes: tuple) -> np.ndarray:
+    return np.zeros(sizes, a.dtype)
+
+
+@on_arrays("index_backward")
+def _index_backward_on_arrays(zeros: np.ndarray, indices: tuple, grad: np.ndarray) -> np.ndarray:
+    """`grad` added into `zeros` at `indices`, in place: PyTorch's `_index_put_impl_`
+    step, which the gradient's `_version` counts. (An empty `grad` reads no index: one
+    out of range is no error then, as in the forward.)"""
+    if grad.size:
+        np.add.at(zeros, _numpy_index(indices), grad)
+    bump_version(zeros)
+    return zeros
+
+
+@on_arrays("index_put")
+def _index_put_on_arrays(x: np.ndarray, indices: tuple, values: np.ndarray,
+                         accumulate: bool) -> np.ndarray:
+    data = x.copy()
+    _put(data, _numpy_index(indices), values, accumulate)
+    return data
+
+
+@on_arrays("index")
+def _index_on_arrays(x: np.ndarray, indices: tuple) -> np.ndarray:
+    return x[_numpy_index(indices)]
+
+
+@on_arrays("zeros_of")
+def _zeros_of_on_arrays(meta: tuple) -> np.ndarray:
+    shape, dtype = meta
+    return np.zeros(shape, dtype.np)
 
 
 @on_arrays("index_select_backward")

@@ -10,10 +10,10 @@ import numpy as np
 
 from .._dtype import result_type
 from ..arrays.broadcasting import broadcast_shape
-from ..arrays.dispatch import binary, unary_into
+from ..arrays.dispatch import binary
 from ..arrays.layout import element_strides, with_strides
 from ..arrays.summing import add_up
-from ..autograd.graph import INPUT, VALUE, Node, SavedTensor, bump_version
+from ..autograd.graph import INPUT, VALUE, Node, SavedTensor
 from ..autograd.record import record, refuse_grad_for
 from ..kernels import elementwise as K
 from ..tensor import Size, Tensor
@@ -177,46 +177,6 @@ def reduction_of(size_average, reduce, reduction: str) -> str:
     return reduction
 
 
-class _PairLoss(Node):
-    """A loss of `self` and `target`, element by element, then reduced. Subclasses give
-    the gradient of the element-wise loss with respect to the input (`d_self`) and,
-    unless it is its negative, to the target (`d_target`); "mean" divides by numel.
-    (A `create_graph=True` backward runs their formulas instead: the backward ops
-    they call are in `loss_backward.py`.)"""
-
-    def d_self(self, x, t):
-        raise NotImplementedError
-
-    def d_target(self, x, t):
-        return -self.d_self(x, t)
-
-    # PyTorch's formulas build some gradients in place, step by step, and the steps
-    # show in their `_version`: for each input, None (no in-place step) or the steps
-    # every call takes, to which come one step for each optional factor applied in
-    # place ("mean"'s 1 / numel, the weight, and two for pos_weight).
-    in_place_steps: tuple = (None, None)
-
-    def _version_bumps(self) -> tuple:
-        extra = self._saved["reduction"] == REDUCTIONS["mean"]
-        extra += self._saved.get("weight") is not None
-        extra += 2 * (self._saved.get("pos_weight") is not None)
-        return tuple(None if n is None else n + extra for n in self.in_place_steps)
-
-    def backward(self, grad):
-        x, t = self.saved("self"), self.saved("target")
-        scale = 1.0
-        if self._saved["reduction"] == REDUCTIONS["mean"] and x.size:
-            scale = 1.0 / x.size
-        with np.errstate(all="ignore"):
-            g = grad * grad.dtype.type(scale) if scale != 1.0 else grad
-            gx = np.asarray(self.d_self(x, t) * g, x.dtype) if self.needs_grad(0) else None
-            gt = np.asarray(self.d_target(x, t) * g, x.dtype) if self.needs_grad(1) else None
-        for out, n in zip((gx, gt), self._version_bumps()):
-            if out is not None and n:  # (None or 0: no step)
-                bump_version(out, n)
-        return gx, gt
-
-
 def _record_pair(node_cls: type[Node], out: Tensor, input: Tensor,  # noqa: A002
                  target: Tensor, reduction: str, **values) -> None:
     node = record(node_cls, out, input, target)
@@ -232,7 +192,7 @@ def _float_pair(input: Tensor, target: Tensor, kernel: str):  # noqa: A002
     return input._data.astype(dt.np, copy=False), target._data.astype(dt.np, copy=False)
 
 
-class SmoothL1LossBackward0(_PairLoss):
+class SmoothL1LossBackward0(ArrayFormulaNode):
     """smooth_l1_loss: z / beta inside (-beta, beta), sign(z) outside (z = x - t)."""
 
     tangent = ("apply_loss_reduction(smooth_l1_part(self_t, self_p, target_p, beta) + "
@@ -241,11 +201,8 @@ class SmoothL1LossBackward0(_PairLoss):
     formulas = (Formula("self", "smooth_l1_loss_backward(grad, self, target, reduction, beta)"),
                 Formula("target", "smooth_l1_loss_backward(grad, target, self, reduction, beta)"))
 
-    def d_self(self, x, t):
-        return smooth_l1_slope(x, t, self._saved["beta"])
 
-
-class HuberLossBackward0(_PairLoss):
+class HuberLossBackward0(ArrayFormulaNode):
     """huber_loss: z inside (-delta, delta), delta * sign(z) outside (z = x - t)."""
 
     tangent = ("apply_loss_reduction(huber_part(self_t, self_p, target_p, delta) + "
@@ -253,21 +210,6 @@ class HuberLossBackward0(_PairLoss):
     saves = {"delta": VALUE, "reduction": VALUE, "self": INPUT, "target": INPUT}
     formulas = (Formula("self", "huber_loss_backward(grad, self, target, reduction, delta)"),
                 Formula("target", "huber_loss_backward(grad, target, self, reduction, delta)"))
-
-    def d_self(self, x, t):
-        return huber_slope(x, t, self._saved["delta"])
-
-
-def smooth_l1_slope(x: np.ndarray, t: np.ndarray, beta: float) -> np.ndarray:
-    """smooth_l1_loss's slope in x: z / beta inside (-beta, beta), sign(z) outside."""
-    z, b = x - t, x.dtype.type(beta)
-    return np.where(z < -b, -1, np.where(z > b, 1, z / b)).astype(x.dtype)
-
-
-def huber_slope(x: np.ndarray, t: np.ndarray, delta: float) -> np.ndarray:
-    """huber_loss's slope in x: z inside (-delta, delta), delta * sign(z) outside."""
-    z, d = x - t, x.dtype.type(delta)
-    return np.where(z < -d, -d, np.where(z > d, d, z)).astype(x.dtype)
 
 
 def l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None,  # noqa: A002
@@ -325,31 +267,20 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean",  # noqa: 
 # -- binary cross-entropy ------------------------------------------------------------------------
 
 
-class BinaryCrossEntropyBackward0(_PairLoss):
+class BinaryCrossEntropyBackward0(ArrayFormulaNode):
     """binary_cross_entropy: w * (p - t) / max((1 - p) p, 1e-12) for p, and
     w * (log(1 - p) - log(p)) for the target."""
 
     tangent = ("apply_loss_reduction(bce_part(self_t, self_p, target_p, weight) + "
                "bce_target_part(target_t, self_p, weight), reduction)")
     saves = {"reduction": VALUE, "self": INPUT, "target": INPUT, "weight": INPUT}
-    in_place_steps = (None, 2)
     formulas = (
         Formula("self", "binary_cross_entropy_backward(grad, self, target, weight, reduction)"),
         Formula("target", "binary_cross_entropy_target_backward(grad, self, target, weight, "
                           "reduction)"))
 
-    def _weighted(self, d):
-        w = self._saved["weight"]
-        return d if w is None else d * w.array(self)
 
-    def d_self(self, p, t):
-        return self._weighted(bce_slope(p, t))
-
-    def d_target(self, p, t):
-        return self._weighted(np.log1p(-p) - np.log(p))
-
-
-class BinaryCrossEntropyWithLogitsBackward0(_PairLoss):
+class BinaryCrossEntropyWithLogitsBackward0(ArrayFormulaNode):
     """binary_cross_entropy_with_logits: w * (sigmoid(x) - t) for the logits (with
     pos_weight pw: w * ((pw t + 1 - t) sigmoid(x) - pw t)), w * -x for the target
     (w * (log_sigmoid(-x) - pw log_sigmoid(x)) with pos_weight)."""
@@ -359,64 +290,11 @@ class BinaryCrossEntropyWithLogitsBackward0(_PairLoss):
                "reduction)")
     saves = {"pos_weight": INPUT, "reduction": VALUE, "self": INPUT, "target": INPUT,
              "weight": INPUT}
-    in_place_steps = (2, 0)
     formulas = (
         Formula("self", "binary_cross_entropy_with_logits_backward(grad, self, target, "
                         "weight, pos_weight, reduction)"),
         Formula("target", "binary_cross_entropy_with_logits_target_backward(grad, self, "
                           "target, weight, pos_weight, reduction)"))
-
-    def _optional(self, name):
-        saved = self._saved[name]
-        return None if saved is None else saved.array(self)
-
-    def backward(self, grad):
-        # PyTorch's order: the slope times grad, then times the weight, then / numel
-        x, t = self.saved("self"), self.saved("target")
-        w = self._optional("weight")
-        grads = []
-        with np.errstate(all="ignore"):
-            for i, slope in enumerate((self.d_self, self.d_target)):
-                d = slope(x, t) * grad if self.needs_grad(i) else None
-                if d is not None and w is not None:
-                    d = d * w
-                if d is not None and self._saved["reduction"] == REDUCTIONS["mean"]:
-                    d = d / x.dtype.type(x.size)
-                grads.append(None if d is None else np.asarray(d, x.dtype))
-        for out, n in zip(grads, self._version_bumps()):
-            if out is not None and n:
-                bump_version(out, n)
-        return tuple(grads)
-
-    def d_self(self, x, t):
-        """sigmoid(x) - t, or (pw t + 1 - t) sigmoid(x) - pw t (unweighted)."""
-        pw = self._optional("pos_weight")
-        s = sigmoid_data(x)
-        if pw is None:
-            return s - t
-        pt = pw * t
-        return (pt + 1 - t) * s - pt
-
-    def d_target(self, x, t):
-        """-x, or log_sigmoid(-x) - pw log_sigmoid(x) (unweighted)."""
-        pw = self._optional("pos_weight")
-        return -x if pw is None else _log_sigmoid(-x) - _log_sigmoid(x) * pw
-
-
-def sigmoid_data(x: np.ndarray) -> np.ndarray:
-    """1 / (1 + exp(-x)), with the sigmoid op's kernel for float64 and float32."""
-    if x.dtype not in (np.float64, np.float32):
-        with np.errstate(all="ignore"):
-            return 1 / (1 + np.exp(-x))
-    out = np.empty(x.shape, x.dtype)
-    unary_into(K.sigmoid, np.ascontiguousarray(x).reshape(-1), out.reshape(-1))
-    return out
-
-
-def bce_slope(p: np.ndarray, t: np.ndarray) -> np.ndarray:
-    """binary_cross_entropy's slope in p (unweighted): (p - t) / max((1 - p) p, 1e-12)."""
-    eps = p.dtype.type(np.float32(1e-12))  # (PyTorch's EPSILON is a C++ float)
-    return (p - t) / np.maximum((1 - p) * p, eps)
 
 
 def _log_sigmoid(x: np.ndarray) -> np.ndarray:

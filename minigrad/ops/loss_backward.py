@@ -3,13 +3,14 @@ helpers the formulas of all four losses of `loss.py` call, and the two element-w
 ops those helpers need (`logit`, `log_sigmoid`), so that a `create_graph=True`
 backward through a loss records PyTorch's graph and can be differentiated again.
 
-A plain backward through a loss never comes here (its node computes with numpy,
-`_PairLoss.backward`); these run when the engine evaluates the losses' formulas on
-tensors. Each backward op computes with numpy and records its own node
+Each backward op computes with numpy and records its own node
 (SmoothL1LossBackwardBackward0, ...), whose formulas are PyTorch's derivatives.yaml
-entries for that op. The helpers are PyTorch's "FunctionsManual" functions in
-minigrad code: the ops they call, in C++'s order (the right operand of a binary
-operator first), are the nodes PyTorch's graph has.
+entries for that op. The array versions (`@on_arrays`) beside the ops and helpers are
+what a plain backward through a loss runs (its formulas compiled for arrays): they
+take PyTorch's in-place steps, which the gradient's `_version` counts. The helpers
+are PyTorch's "FunctionsManual" functions in minigrad code: the ops they call, in
+C++'s order (the right operand of a binary operator first), are the nodes PyTorch's
+graph has.
 """
 
 from __future__ import annotations
@@ -19,15 +20,17 @@ import math
 import numpy as np
 
 from .._creation import full, ones_like
+from ..arrays.dispatch import unary_into
 from ..arrays.scalars import as_float_data
-from ..autograd.graph import INPUT, OUTPUT, VALUE, Node, SavedTensor
+from ..autograd.graph import INPUT, OUTPUT, VALUE, Node, SavedTensor, bump_version
 from ..autograd.record import record
 from ..grad_mode import no_grad
+from ..kernels import elementwise as K
 from ..tensor import Tensor
 from .declaration import declare
 from .formulas import ArrayFormulaNode, Formula, FormulaNode, Scalar, helper, on_arrays
 from .indexing import where
-from .loss import REDUCTIONS, bce_slope, huber_slope, log_sigmoid_and_buffer, smooth_l1_slope
+from .loss import REDUCTIONS, log_sigmoid_and_buffer
 from .scalar_overloads import add_scalar, div_scalar, div_scalar_
 
 MEAN = REDUCTIONS["mean"]
@@ -48,14 +51,28 @@ def _norm(x: np.ndarray, reduction: int):
     return x.dtype.type(1.0 / x.size) if reduction == MEAN and x.size else x.dtype.type(1)
 
 
-def _pair_backward(node_cls: type[Node], slope: np.ndarray, grad_output: Tensor, self: Tensor,
-                   target: Tensor, reduction: int, **values) -> Tensor:
-    """norm * grad_output * slope (the gradient of a loss of self and target for self),
-    recorded as `node_cls`, which saves the three tensors and `values`."""
-    x = self._data
+def _pair_grad(slope: np.ndarray, grad_output: np.ndarray, x: np.ndarray,
+               reduction: int) -> np.ndarray:
+    """norm * grad_output * slope, a fresh array laid out as x (the gradient of a loss
+    of x and a target for x, on arrays)."""
     with np.errstate(all="ignore"):
-        data = slope * (grad_output._data * _norm(x, reduction))
-    out = Tensor._make(np.array(np.broadcast_to(data, x.shape), x.dtype, order="C"))
+        data = slope * (grad_output * _norm(x, reduction))
+    return _fresh_like(data, x)
+
+
+def _fresh_like(data: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """`data`, a fresh result, as an array of x's shape and dtype laid out in C order:
+    itself when it is one already (the usual case), else a copy."""
+    if data.shape == x.shape and data.dtype == x.dtype and data.flags.c_contiguous:
+        return data
+    return np.array(np.broadcast_to(data, x.shape), x.dtype, order="C")
+
+
+def _pair_backward(node_cls: type[Node], data: np.ndarray, grad_output: Tensor, self: Tensor,
+                   target: Tensor, reduction: int, **values) -> Tensor:
+    """The gradient `data` of a loss of self and target for self, recorded as
+    `node_cls`, which saves the three tensors and `values`."""
+    out = Tensor._make(data)
     node = record(node_cls, out, grad_output, self, target)
     if node is not None:
         node._saved.update({"grad_output": SavedTensor(grad_output), "reduction": reduction,
@@ -91,9 +108,22 @@ def smooth_l1_loss_backward(grad_output: Tensor, self: Tensor, target: Tensor, r
                             beta: float) -> Tensor:
     """The gradient of smooth_l1_loss for `self` (PyTorch's aten::smooth_l1_loss_backward;
     with self and target swapped, the target's)."""
-    return _pair_backward(SmoothL1LossBackwardBackward0,
-                          smooth_l1_slope(self._data, target._data, beta), grad_output, self,
-                          target, reduction, beta=float(beta))
+    data = _smooth_l1_grad(grad_output._data, self._data, target._data, reduction, beta)
+    return _pair_backward(SmoothL1LossBackwardBackward0, data, grad_output, self, target,
+                          reduction, beta=float(beta))
+
+
+def smooth_l1_slope(x: np.ndarray, t: np.ndarray, beta: float) -> np.ndarray:
+    """smooth_l1_loss's slope in x: z / beta inside (-beta, beta), sign(z) outside."""
+    with np.errstate(all="ignore"):  # (inf - inf is nan, quietly as in PyTorch)
+        z, b = x - t, x.dtype.type(beta)
+        return np.where(z < -b, -1, np.where(z > b, 1, z / b)).astype(x.dtype)
+
+
+@on_arrays("smooth_l1_loss_backward")
+def _smooth_l1_grad(grad_output: np.ndarray, self: np.ndarray, target: np.ndarray,
+                    reduction: int, beta: float) -> np.ndarray:
+    return _pair_grad(smooth_l1_slope(self, target, beta), grad_output, self, reduction)
 
 
 @helper
@@ -128,8 +158,22 @@ class HuberLossBackwardBackward0(FormulaNode):
 def huber_loss_backward(grad_output: Tensor, self: Tensor, target: Tensor, reduction: int,
                         delta: float) -> Tensor:
     """The gradient of huber_loss for `self` (PyTorch's aten::huber_loss_backward)."""
-    return _pair_backward(HuberLossBackwardBackward0, huber_slope(self._data, target._data, delta),
-                          grad_output, self, target, reduction, delta=float(delta))
+    data = _huber_grad(grad_output._data, self._data, target._data, reduction, delta)
+    return _pair_backward(HuberLossBackwardBackward0, data, grad_output, self, target,
+                          reduction, delta=float(delta))
+
+
+def huber_slope(x: np.ndarray, t: np.ndarray, delta: float) -> np.ndarray:
+    """huber_loss's slope in x: z inside (-delta, delta), delta * sign(z) outside."""
+    with np.errstate(all="ignore"):  # (inf - inf is nan, quietly as in PyTorch)
+        z, d = x - t, x.dtype.type(delta)
+        return np.where(z < -d, -d, np.where(z > d, d, z)).astype(x.dtype)
+
+
+@on_arrays("huber_loss_backward")
+def _huber_grad(grad_output: np.ndarray, self: np.ndarray, target: np.ndarray,
+                reduction: int, delta: float) -> np.ndarray:
+    return _pair_grad(huber_slope(self, target, delta), grad_output, self, reduction)
 
 
 @helper
@@ -186,20 +230,35 @@ def binary_cross_entropy_backward(grad_output: Tensor, self: Tensor, target: Ten
     """The gradient of binary_cross_entropy for `self` (PyTorch's
     aten::binary_cross_entropy_backward): the slope times grad_output, then the weight,
     then 1 / numel for "mean", in PyTorch's order."""
-    p = self._data
-    with np.errstate(all="ignore"):
-        data = bce_slope(p, target._data) * grad_output._data
-        if weight is not None:
-            data = data * weight._data
-        if reduction == MEAN and p.size:
-            data = data / p.dtype.type(p.size)
-    out = Tensor._make(np.array(np.broadcast_to(data, p.shape), p.dtype, order="C"))
+    out = Tensor._make(_bce_grad(grad_output._data, self._data, target._data,
+                                 None if weight is None else weight._data, reduction))
     node = record(BinaryCrossEntropyBackwardBackward0, out, grad_output, self, target)
     if node is not None:
         node._saved.update({"grad_output": SavedTensor(grad_output), "reduction": reduction,
                             "self": SavedTensor(self), "target": SavedTensor(target),
                             "weight": None if weight is None else SavedTensor(weight)})
     return out
+
+
+def bce_slope(p: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """binary_cross_entropy's slope in p (unweighted): (p - t) / max((1 - p) p, 1e-12)."""
+    eps = p.dtype.type(np.float32(1e-12))  # (PyTorch's EPSILON is a C++ float)
+    return (p - t) / np.maximum((1 - p) * p, eps)
+
+
+@on_arrays("binary_cross_entropy_backward")
+def _bce_grad(grad_output: np.ndarray, self: np.ndarray, target: np.ndarray,
+              weight: np.ndarray | None, reduction: int) -> np.ndarray:
+    """The slope times grad_output, then the weight, then 1 / numel (PyTorch's kernel
+    takes these steps inside the op: its result's `_version` stays 0)."""
+    p = self
+    with np.errstate(all="ignore"):
+        data = bce_slope(p, target) * grad_output
+        if weight is not None:
+            data = data * weight
+        if reduction == MEAN and p.size:
+            data = data / p.dtype.type(p.size)
+    return _fresh_like(data, p)
 
 
 @helper
@@ -214,6 +273,32 @@ def binary_cross_entropy_target_backward(grad: Tensor, self: Tensor, target: Ten
     if reduction == MEAN:
         div_scalar_(grad_target, target.numel())
     return grad_target
+
+
+@on_arrays("binary_cross_entropy_target_backward")
+def _bce_target_grad(grad: np.ndarray, self: np.ndarray, target: np.ndarray,
+                     weight: np.ndarray | None, reduction: int) -> np.ndarray:
+    with np.errstate(all="ignore"):
+        out = logit_data(self, None)
+        np.negative(out, out=out)
+        np.multiply(out, grad, out=out, casting="unsafe")
+        return _weighted_and_averaged_(out, weight, reduction, 2)
+
+
+def _weighted_and_averaged_(out: np.ndarray, weight: np.ndarray | None, reduction: int,
+                            steps: int) -> np.ndarray:
+    """The last steps of a gradient of binary cross-entropy, on arrays: times the weight,
+    then divided by numel for "mean", each in place, as PyTorch's `mul_` and `div_`;
+    `steps`: the in-place steps taken before. The array's version counts them all."""
+    if weight is not None:
+        np.multiply(out, weight, out=out, casting="unsafe")
+        steps += 1
+    if reduction == MEAN:
+        np.divide(out, out.dtype.type(out.size), out=out, casting="unsafe")
+        steps += 1
+    if steps:
+        bump_version(out, steps)
+    return out
 
 
 # The slope of binary_cross_entropy_backward in self, before grad, weight and mean
@@ -321,6 +406,59 @@ def binary_cross_entropy_with_logits_target_backward(grad_output: Tensor, self: 
     return grad_target
 
 
+def sigmoid_data(x: np.ndarray) -> np.ndarray:
+    """1 / (1 + exp(-x)), a fresh array, with the sigmoid op's kernel for float64 and
+    float32."""
+    if x.dtype not in (np.float64, np.float32):
+        with np.errstate(all="ignore"):
+            return 1 / (1 + np.exp(-x))
+    out = np.empty(x.shape, x.dtype)
+    unary_into(K.sigmoid, np.ascontiguousarray(x).reshape(-1), out.reshape(-1))
+    return out
+
+
+@on_arrays("binary_cross_entropy_with_logits_backward")
+def _bce_logits_grad(grad: np.ndarray, input: np.ndarray, target: np.ndarray,  # noqa: A002
+                     weight: np.ndarray | None, pos_weight: np.ndarray | None,
+                     reduction: int) -> np.ndarray:
+    """As PyTorch computes it with grad mode off: each step after the first in place
+    (`sigmoid().sub_(target)`, or `(pw t).add(1).sub_(target).mul_(sigmoid).sub_(pw t)`),
+    then `mul_(grad)`, the weight and the mean."""
+    with np.errstate(all="ignore"):
+        if pos_weight is None:
+            out = sigmoid_data(input)
+            np.subtract(out, target, out=out, casting="unsafe")
+            steps = 1
+        else:
+            t = pos_weight * target
+            out = t + 1
+            np.subtract(out, target, out=out, casting="unsafe")
+            np.multiply(out, sigmoid_data(input), out=out, casting="unsafe")
+            np.subtract(out, t, out=out, casting="unsafe")
+            steps = 3
+        np.multiply(out, grad, out=out, casting="unsafe")
+        return _weighted_and_averaged_(out, weight, reduction, steps + 1)
+
+
+@on_arrays("binary_cross_entropy_with_logits_target_backward")
+def _bce_logits_target_grad(grad_output: np.ndarray, self: np.ndarray, target: np.ndarray,
+                            weight: np.ndarray | None, pos_weight: np.ndarray | None,
+                            reduction: int) -> np.ndarray:
+    """-x * grad_output (out of place), or, with pos_weight, `log_sigmoid(-x).sub_(
+    log_sigmoid(x).mul_(pw)).mul_(grad_output)`; then the weight and the mean."""
+    with np.errstate(all="ignore"):
+        if pos_weight is None:
+            out, steps = np.negative(self) * grad_output, 0
+        else:
+            out = log_sigmoid_and_buffer(-self)[0]
+            below = log_sigmoid_and_buffer(self)[0]
+            np.multiply(below, pos_weight, out=below, casting="unsafe")
+            np.subtract(out, below, out=out, casting="unsafe")
+            np.multiply(out, grad_output, out=out, casting="unsafe")
+            steps = 2
+        return _weighted_and_averaged_(np.asarray(out), weight, reduction, steps)
+
+
 # -- logit and log_sigmoid, as the helpers above call them -----------------------------------
 
 
@@ -354,16 +492,21 @@ def logit(self: Tensor, eps: float | None = None) -> Tensor:
         raise TypeError(f"logit(): argument 'eps' (position 2) must be float, not "
                         f"{type(eps).__name__}")
     p = self._data if self._data.dtype.kind == "f" else as_float_data(self)
-    dtype = p.dtype
-    if eps is not None:
-        p = np.clip(p, eps, 1 - eps)
-    with np.errstate(all="ignore"):
-        data = np.log(p / (1 - p))
-    out = Tensor._make(np.array(data, dtype, order="C"))
+    out = Tensor._make(logit_data(p, eps))
     node = record(LogitBackward0, out, self, like_output=True)
     if node is not None:
         node._saved.update({"eps": eps, "self": SavedTensor(self)})
     return out
+
+
+def logit_data(p: np.ndarray, eps: float | None) -> np.ndarray:
+    """log(p / (1 - p)) of a float array, p clamped to [eps, 1 - eps] first when eps is
+    given: a fresh array of p's dtype."""
+    dtype = p.dtype
+    if eps is not None:
+        p = np.clip(p, eps, 1 - eps)
+    with np.errstate(all="ignore"):
+        return np.array(np.log(p / (1 - p)), dtype, order="C")
 
 
 @helper

@@ -33,6 +33,7 @@ from .arithmetic import rdiv as _rdiv
 from .arithmetic import rsub as _rsub
 from .declaration import declare
 from .formulas import Formula, FormulaNode, Scalar, helper, named, names_read
+from .no_derivative import NoDerivative, name_op
 from .public_forms import not_with_ndarray
 from .tangent_formulas import dense
 
@@ -67,6 +68,8 @@ def _save(node: Node | None, values: dict) -> None:
     if "other_info" in getattr(cls, "unshown", ()):
         other = values["other"]
         node._saved["_other_info"] = (tuple(other.shape), other.dtype)
+    if "op" in getattr(cls, "unshown", ()):  # (NoDerivative's: the op it names)
+        name_op(node, values["op"])
     for name in sorted(cls.saves):
         value = values[name]
         if isinstance(value, Tensor):
@@ -277,22 +280,6 @@ def rmod(self: Tensor, other) -> Tensor:
 # -- floor_divide: `//` --------------------------------------------------------------------
 
 
-class _NoDerivative(Node):
-    """The node PyTorch records for an op it has no derivative for (`x // y`): backward
-    through it is an error."""
-
-    _display_name = "minigrad::autograd::NotImplemented"
-    op = ""
-
-    def backward(self, *grads):
-        raise RuntimeError(f"derivative for aten::{self.op} is not implemented")
-
-
-# (PyTorch's class is named NotImplemented: `grad_fn=<NotImplemented>`)
-FloorDivideNotImplemented = type("NotImplemented", (_NoDerivative,), {
-    "__module__": __name__, "__qualname__": "NotImplemented", "op": "floor_divide"})
-
-
 def _floor_divide_values(a, b, dt: _dtype.dtype):
     if not dt.is_floating_point:
         _refuse_zero_division(b)
@@ -311,7 +298,7 @@ def floor_divide_op(self: Tensor, other) -> Tensor:
         raise RuntimeError("\"div_floor_cpu\" not implemented for 'Bool'")
     out = _result(_floor_divide_values(_data(self, dt), _data(other, dt), dt), dt,
                   _shape_of(self, other))
-    record(FloorDivideNotImplemented, out, self, other)
+    name_op(record(NoDerivative, out, self, other), "floor_divide")
     return out
 
 
@@ -344,7 +331,7 @@ def floor_divide_(self: Tensor, other) -> Tensor:
     result = floor_divide_op(self.detach(), checked.detach() if isinstance(checked, Tensor)
                              else checked)
     others = (checked,) if isinstance(checked, Tensor) else ()
-    return _inplace_result(result, self, others, FloorDivideNotImplemented, {})
+    return _inplace_result(result, self, others, NoDerivative, {"op": "floor_divide_"})
 
 
 def rfloordiv(self: Tensor, other) -> Tensor:
@@ -536,13 +523,13 @@ def _tensors_op(name: str, values, rule, node=None, *, other: str = "other",
             computed = values(_data(a, dt), _data(b, dt))
         out = _result(computed, result_dtype or dt, shape)
         if node is not None:
-            _save(record(node, out, a, b), {"self": a, "other": b, "result": out})
+            _save(record(node, out, a, b), {"self": a, "other": b, "result": out, "op": name})
         return out
 
     def op_(self: Tensor, other_: Tensor) -> Tensor:
         _must_be_tensor(name + "_", other_, other, 1)
         result = _compute(self.detach(), other_.detach())
-        return _inplace_result(result, self, (other_,), node, {"other": other_})
+        return _inplace_result(result, self, (other_,), node, {"other": other_, "op": name + "_"})
 
     op.__name__ = op.__qualname__ = method.__name__ = method.__qualname__ = name
     op_.__name__ = op_.__qualname__ = name + "_"
@@ -653,8 +640,6 @@ _declare_tensors_op("ldexp", _ldexp_values, _floating, LdexpBackward0, function_
 
 
 # heaviside: a step, with `values` where the input is 0; PyTorch has no derivative
-HeavisideNotImplemented = type("NotImplemented", (_NoDerivative,), {
-    "__module__": __name__, "__qualname__": "NotImplemented", "op": "heaviside"})
 
 
 def _same_dtypes(a: Tensor, b: Tensor) -> None:
@@ -667,7 +652,7 @@ def _heaviside_values(a, b):
     return np.where(a == 0, b, a > 0)
 
 
-_declare_tensors_op("heaviside", _heaviside_values, _same, HeavisideNotImplemented,
+_declare_tensors_op("heaviside", _heaviside_values, _same, NoDerivative,
                     other="values", check=_same_dtypes,
                     doc="The step function: 0 below 0, 1 above, `values` at 0.")
 
@@ -1054,7 +1039,7 @@ declare("remainder", nodes=(RemainderBackward0, RemainderBackward1), function=re
                     "__imod__": remainder_})
 declare("fmod", nodes=(FmodBackward0, FmodBackward1), function=fmod, method=fmod_method,
         inplace=fmod_)
-declare("floor_divide", nodes=(FloorDivideNotImplemented,), function=floor_divide,
+declare("floor_divide", nodes=(NoDerivative,), function=floor_divide,
         method=floor_divide_method, inplace=floor_divide_,
         attributes={"__floordiv__": floor_divide_op,
                     "__rfloordiv__": not_with_ndarray(rfloordiv),

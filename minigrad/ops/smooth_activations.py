@@ -15,13 +15,14 @@ from __future__ import annotations
 import numpy as np
 
 from .._creation import zeros
-from ..autograd.graph import INPUT, VALUE, Node, SavedTensor
+from ..autograd.graph import INPUT, VALUE, SavedTensor
 from ..autograd.inplace import begin_inplace, finish_inplace
 from ..autograd.record import record, record_elementwise
 from ..grad_mode import is_grad_enabled
 from ..tensor import Tensor
 from .declaration import declare
 from .formulas import BACKWARD_OPS, Formula, FormulaNode, Scalar, helper, named
+from .no_derivative import NoDerivative, name_op
 from .tangent_formulas import AUTO_ELEMENT_WISE
 
 
@@ -169,17 +170,6 @@ class HardswishBackwardBackward0(FormulaNode):
                 Formula("self", "hardswish_slope_times(grad * grad_output, self)"))
 
 
-class NotImplemented(Node):  # noqa: A001 - PyTorch's name for the node
-    """The node PyTorch records for an op it gives no derivative (hardsigmoid_backward):
-    backward through it raises."""
-
-    def name(self) -> str:
-        return "minigrad::autograd::NotImplemented"
-
-    def backward(self, *grads):
-        raise RuntimeError(f"derivative for aten::{self._saved['op']} is not implemented")
-
-
 # -- the backward ops -------------------------------------------------------------------------
 
 
@@ -206,9 +196,7 @@ def hardsigmoid_backward(grad_output: Tensor, self: Tensor) -> Tensor:
     """The gradient of hardsigmoid (PyTorch's aten::hardsigmoid_backward, which has no
     derivative of its own)."""
     out = Tensor._make(_hardsigmoid_grad(grad_output._data, self._data))
-    node = record(NotImplemented, out, grad_output, self)
-    if node is not None:
-        node._saved["op"] = "hardsigmoid_backward"
+    name_op(record(NoDerivative, out, grad_output, self), "hardsigmoid_backward")
     return out
 
 
@@ -325,4 +313,4 @@ declare("hardswish", nodes=(HardswishBackward0,))
 declare("softplus", nodes=(SoftplusBackward0,))
 declare("softplus_backward", nodes=(SoftplusBackwardBackward0,), aten=softplus_backward)
 declare("hardswish_backward", nodes=(HardswishBackwardBackward0,), aten=hardswish_backward)
-declare("hardsigmoid_backward", nodes=(NotImplemented,), aten=hardsigmoid_backward)
+declare("hardsigmoid_backward", nodes=(NoDerivative,), aten=hardsigmoid_backward)

@@ -130,6 +130,21 @@ def _programs():
         "bce": lambda: F.binary_cross_entropy(a.sigmoid(), b.sigmoid().detach()),
         "bce_logits": lambda: F.binary_cross_entropy_with_logits(a, b.sigmoid().detach()),
         "huber": lambda: F.huber_loss(a, b), "smooth_l1": lambda: F.smooth_l1_loss(a, b),
+        "huber_none": lambda: F.huber_loss(a, b, reduction="none", delta=0.5),
+        "smooth_l1_sum": lambda: F.smooth_l1_loss(a, b, reduction="sum", beta=0.5),
+        "bce_weighted_sum": lambda: F.binary_cross_entropy(
+            a.sigmoid(), b.sigmoid().detach(), weight=p[0].detach(), reduction="sum"),
+        "bce_none_target": lambda: F.binary_cross_entropy(a.sigmoid().detach(), b.sigmoid(),
+                                                          reduction="none"),
+        "bce_logits_weights": lambda: F.binary_cross_entropy_with_logits(
+            a, b.sigmoid(), weight=p[:, :1].detach(), pos_weight=p[0].detach()),
+        "bce_logits_none": lambda: F.binary_cross_entropy_with_logits(
+            a, b.sigmoid(), pos_weight=p[1].detach(), reduction="none"),
+        "index_mask": lambda: s[s[:, :, 0] > 0], "index_lists": lambda: s[[1, 0, 1], :, [0, 3, 3]],
+        "index_put": lambda: _put(a, (minigrad.tensor([2, 0]),), b[:2]),
+        "index_put_mask": lambda: _put(a, (a > 0.3,), v.sum()),
+        "index_put_impl": lambda: BACKWARD_OPS["index_backward"](
+            a * 1.0, (None, minigrad.tensor([3, 0, 3, 1])), _x(3, 4, seed=42)),
         "layer_norm": lambda: F.layer_norm(a, (4,)),
         "layer_norm_affine": lambda: F.layer_norm(s, (3, 4), _x(3, 4, seed=42), _x(3, 4, seed=43)),
         "layer_norm_bias_only": lambda: F.layer_norm(s, (4,), None, _x(4, seed=44)),
@@ -184,12 +199,18 @@ def _programs():
     }
 
 
+def _put(x, index: tuple, values):
+    """`x[index] = values` on a copy of `x` (IndexPutBackward0)."""
+    y = x * 1.0
+    y[index] = values
+    return y
+
+
 # Node classes with formulas whose plain backward is written by hand and that the
 # programs above do not reach yet: each is a hand-written twin of its formulas that
 # no test here compares with them. (The Scalar overloads and the ops below are ones
 # only formulas call, not in the namespace: `BACKWARD_OPS`.)
 NOT_YET_REACHED = {
-    "IndexPutBackward0", "IndexPutImplBackward0",
 }
 
 

@@ -330,6 +330,42 @@ INDEXING = {
     "list-out-of-range": lambda c: c.leaf(V)[[5]],
     "negative-step": lambda c: c.leaf(V)[::-1],
     "zero-step": lambda c: c.leaf(V)[::0],
+    # A mask takes one entry of `_saved_indices` for all the dims it covers.
+    "mask-2d-then-list": lambda c: c.leaf(T234)[c.m.tensor(MASK23), [0, 3, 1, 1]],
+    "list-colon-mask": lambda c: c.leaf(T234)[[1, 0], :, c.m.tensor([True, False, True, False])],
+    "mask-2d-colon-list": lambda c: c.leaf(T234)[c.m.tensor([[True, False]] * 2), :, [0, 3]],
+    "setitem-mask-2d-then-list": lambda c: _put(c, (c.m.tensor(MASK23), [0, 3, 1, 1]),
+                                                c.leaf([1.0, 2.0, 3.0, 4.0])),
+    "setitem-list-colon-mask": lambda c: _put(
+        c, ([1, 0], slice(None), c.m.tensor([True, False, True, False])), c.leaf([[5.0], [6.0]])),
+    # An empty result reads no index: one out of range is no error.
+    "empty-out-of-range": lambda c: c.leaf(M23)[:, :0][c.m.tensor([5, 9])],
+}
+
+T234 = [[[float(i * 12 + j * 4 + k) for k in range(4)] for j in range(3)] for i in range(2)]
+MASK23 = [[True, False, True], [False, True, True]]
+
+
+def _put(c, index: tuple, values):
+    """`u[index] = values` on a non-leaf copy of a (2, 3, 4) leaf."""
+    u = c.keep(c.leaf(T234) * 2)
+    u[index] = values
+    return u
+
+
+# The ops PyTorch gives no derivative record one node class, NotImplemented, whose
+# edges lead to the inputs that require grad only; backward through it raises.
+NO_DERIVATIVE = {
+    "floor-divide": lambda c: c.leaf(V4) // 2,
+    "floor-divide-tensors": lambda c: c.m.floor_divide(c.leaf(V4, requires_grad=False),
+                                                       c.leaf([2.0, 3.0, 1.0, 2.0])),
+    "floor-divide-inplace": lambda c: c.keep(c.leaf(V4) * 1.0).floor_divide_(2),
+    "heaviside": lambda c: c.m.heaviside(c.leaf(V4), c.leaf([0.5], requires_grad=False)),
+    "heaviside-values-only": lambda c: c.m.heaviside(c.leaf(V4, requires_grad=False),
+                                                     c.leaf([0.5])),
+    "heaviside-both": lambda c: c.m.heaviside(c.leaf(V4), c.leaf([0.5])),
+    "heaviside-inplace-values-only": lambda c: c.keep(c.leaf(V4, requires_grad=False) * 1.0)
+    .heaviside_(c.leaf([0.5])),
 }
 
 MATMUL = {
@@ -369,7 +405,7 @@ def _no_grad_view(c, t):
 CASES = {}
 for group, table in [("binary", BINARY_CASES), ("binary", NAMED_BINARY), ("unary", UNARY_CASES),
                      ("unary", UNARY_SPECIAL), ("reduce", REDUCTIONS), ("view", VIEWS),
-                     ("index", INDEXING), ("matmul", MATMUL)]:
+                     ("index", INDEXING), ("matmul", MATMUL), ("no-derivative", NO_DERIVATIVE)]:
     for name, program in table.items():
         CASES[f"{group}:{name}"] = program
 
