@@ -210,8 +210,7 @@ def _put(x, index: tuple, values):
 # programs above do not reach yet: each is a hand-written twin of its formulas that
 # no test here compares with them. (The Scalar overloads and the ops below are ones
 # only formulas call, not in the namespace: `BACKWARD_OPS`.)
-NOT_YET_REACHED = {
-}
+NOT_YET_REACHED: set[str] = set()
 
 
 def _summed_to(a: np.ndarray, shape: tuple) -> np.ndarray:
