@@ -308,6 +308,7 @@ class SavedNumber(SavedTensor):
     def _as_tensor(self):
         if self._tensor is None:
             self._tensor = Tensor._make(np.array(self._value, of_number(self._value).np))
+            self._tensor._wrapped_number = True  # (as in PyTorch: it promotes as the number)
             self._counter = self._tensor._version_counter
         return self._tensor
 

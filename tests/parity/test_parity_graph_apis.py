@@ -194,6 +194,23 @@ def test_a_graph_freed_by_backward_forgets_its_saved_tensors(torch):
     _same(torch, scenario)
 
 
+def test_a_saved_number_is_a_wrapped_number_the_context_hands_on_as_a_number(torch):
+    # A node's saved Python number is a 0-d tensor that promotes as the number does;
+    # inside the context PyTorch's dispatch mode sees it as the number itself, so
+    # detaching it, reading it or its numpy array fails there (and works outside).
+    def scenario(m):
+        a = m.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        saved = [(a * number).grad_fn._saved_other for number in (-1.5, 3)]
+        seen = [str((m.ones(2, dtype=m.int64) * saved[0]).dtype).split(".")[-1]]
+        with _mutation_context(m):
+            for v in saved:
+                seen += [raised(v.detach), raised(v.item), raised(v.numpy), v.tolist()]
+        return seen + [raised(saved[0].detach), saved[1].item()]
+
+    seen = _same(torch, scenario)
+    assert seen[0] == "float32" and seen[1][0] == "RuntimeError"
+
+
 # -- increment_version ---------------------------------------------------------------------
 
 
