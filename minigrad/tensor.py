@@ -129,8 +129,9 @@ class Tensor:
     _wrapped_number = False
     # True while `allow_mutation_on_saved_tensors` is open (autograd/mutation.py sets it):
     # PyTorch runs every op there through a Python dispatch mode, which hands a wrapped
-    # number on as a plain Python number, so an op on one fails (`_refuse_unwrapped`).
-    _numbers_unwrapped = False
+    # number on as a plain Python number, so an op on one fails (`_refuse_unwrapped`),
+    # and under which backward builds gradients out of place (`graph.bump_version`).
+    _in_dispatch_mode = False
     # Forward mode (`autograd/tangents.py`): the tangent of a dual tensor, and the
     # computation of one not computed yet.
     _fw_grad: Tensor | None = None
@@ -394,7 +395,7 @@ class Tensor:
 
     def detach(self) -> Tensor:
         """The same memory and version counter, cut off from the graph."""
-        if self._wrapped_number and Tensor._numbers_unwrapped:
+        if self._wrapped_number and Tensor._in_dispatch_mode:
             self._refuse_unwrapped("detach", "aten::detach(Tensor(a) self) -> Tensor(a)")
         t = Tensor._make(self._data)
         t._version_counter = self._version_counter
@@ -449,12 +450,12 @@ class Tensor:
                 "Can't call numpy() on Tensor that requires grad. Use "
                 "tensor.detach().numpy() instead."
             )
-        if self._wrapped_number and Tensor._numbers_unwrapped:  # (PyTorch's numpy() detaches)
+        if self._wrapped_number and Tensor._in_dispatch_mode:  # (PyTorch's numpy() detaches)
             self._refuse_unwrapped("detach", "aten::detach(Tensor(a) self) -> Tensor(a)")
         return self._data
 
     def item(self) -> Any:
-        if self._wrapped_number and Tensor._numbers_unwrapped:
+        if self._wrapped_number and Tensor._in_dispatch_mode:
             self._refuse_unwrapped("_local_scalar_dense",
                                    "aten::_local_scalar_dense(Tensor self) -> Scalar")
         if self._data.size != 1:

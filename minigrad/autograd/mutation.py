@@ -136,14 +136,14 @@ def _watching(ctx: _AllowMutationOnSavedContext) -> Iterator[None]:
     _WATCH.contexts.append(ctx)
     with _lock:
         watching += 1
-        Tensor._numbers_unwrapped = True  # (PyTorch's dispatch mode: see Tensor)
+        Tensor._in_dispatch_mode = True  # (PyTorch's dispatch mode: see Tensor)
     try:
         yield
     finally:
         _WATCH.contexts.remove(ctx)
         with _lock:
             watching -= 1
-            Tensor._numbers_unwrapped = watching > 0
+            Tensor._in_dispatch_mode = watching > 0
 
 
 @contextlib.contextmanager
