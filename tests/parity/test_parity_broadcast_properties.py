@@ -71,9 +71,6 @@ REDUCTIONS = _reductions()
 # Differences these properties found that are not fixed yet: each runs as a strict xfail,
 # so the day it matches PyTorch the test says so.
 KNOWN_DIFFERENCES = {
-    **{name: "with tensor bounds, a bound's gradient of zeros is at version 0 where "
-             "PyTorch's (made by an in-place fill) is at 1"
-       for name in ("clamp", "clip", "clamp_min", "clamp_max")},
     "count_nonzero": "an unexpected keepdim= gives Python's TypeError text, not PyTorch's "
                      "'invalid combination of arguments'",
     "median": "the saved indices are not version-tracked (PyTorch: at the version of its "
