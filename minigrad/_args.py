@@ -200,9 +200,10 @@ def combination_error(fn: str, args: tuple, kwargs: dict, heads: list[str],
 
 
 def _given(args: tuple, kwargs: dict) -> str:
-    """`(float, int)`, `(dim=str, )`: what a call got, in PyTorch's formatting."""
+    """`(float, int)`, `(dim=str, )`: what a call got, in PyTorch's formatting (which
+    lists the keyword arguments last given first)."""
     parts = [f"{type_name(a)}, " for a in args] + [f"{k}={type_name(v)}, "
-                                                   for k, v in kwargs.items()]
+                                                   for k, v in reversed(kwargs.items())]
     text = "".join(parts)
     return f"({text[:-2] if args else text})"
 

@@ -71,8 +71,6 @@ REDUCTIONS = _reductions()
 # Differences these properties found that are not fixed yet: each runs as a strict xfail,
 # so the day it matches PyTorch the test says so.
 KNOWN_DIFFERENCES = {
-    "count_nonzero": "an unexpected keepdim= gives Python's TypeError text, not PyTorch's "
-                     "'invalid combination of arguments'",
     "median": "the saved indices are not version-tracked (PyTorch: at the version of its "
               "in-place kernel's output)",
     "mode": "the saved indices are not version-tracked (as median's)",
