@@ -219,7 +219,7 @@ def _why_not(option: str, args: tuple, kwargs: dict) -> str | None:
         return None
     start = max(len(params) - len(kwargs), 0)
     names = [name for _, name in params[start:]]
-    unmatched = [k for k in kwargs if k not in names]
+    unmatched = [k for k in reversed(kwargs) if k not in names]  # (last given first)
     if unmatched:
         return "some of the keywords were incorrect: " + ", ".join(unmatched)
     given = list(args) + [kwargs[name] for _, name in params[len(args):len(args) + len(kwargs)]]

@@ -70,14 +70,7 @@ REDUCTIONS = _reductions()
 
 # Differences these properties found that are not fixed yet: each runs as a strict xfail,
 # so the day it matches PyTorch the test says so.
-KNOWN_DIFFERENCES = {
-    "median": "the saved indices are not version-tracked (PyTorch: at the version of its "
-              "in-place kernel's output)",
-    "mode": "the saved indices are not version-tracked (as median's)",
-    **{name: "a 0-d input with dim=-1 raises IndexError, not PyTorch's 'Dimension "
-             "specified as -1 but tensor has no dimensions'"
-       for name in ("nanmedian", "trapezoid", "trapz")},
-}
+KNOWN_DIFFERENCES: dict[str, str] = {}
 
 
 def _params(names: list) -> list:
