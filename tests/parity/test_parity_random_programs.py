@@ -667,7 +667,6 @@ def test_programs_with_empty_dims_match_torch(torch, traced, prog):
     # (not where minigrad refuses, as documented, what it does not do yet: cross_entropy
     # of no elements)
     assume(not actual.get("error", ("", ""))[1].startswith(REFUSED))
-    assume(not any(step[:2] == ("loss", "binary_cross_entropy_with_logits") for step in steps))
     assert_same(run(torch, shapes, steps, seed, edges), actual)
 
 
@@ -761,6 +760,20 @@ FOUND = {
     "grad version under allow_mutation": ([(3,)], [("unary", "abs", 0), ("unary", "mask", 0),
                                                     ("graph", "allow_mutation", 0, 0, 0),
                                                     ("unary", "abs", 2)], 0, False),
+    # binary_cross_entropy_with_logits over a batch of no elements: PyTorch's result
+    # takes the layout of its in-place chain on C++'s `1 - target` (`empty_like(target)`:
+    # a target made from a numpy array has strides (0, 0)); minigrad's was row-major
+    "bce with logits of no elements": ([(0, 3), (3,)],
+                                       [("loss", "binary_cross_entropy_with_logits", 0, 1,
+                                         296)], 0, False),
+    # Found by the programs over empty dims (more than `make test` runs): two linear
+    # layers over inputs of no elements: the first layer's weight's gradient, of no
+    # elements, came out of numpy's product with strides 0 where PyTorch's mm gives
+    # row-major ones, so AccumulateGrad copied it (`.grad._version` 2 after two
+    # backwards, PyTorch's 1)
+    "linear after linear, no elements": ([(1, 0), (2, 1), (2, 0, 3)],
+                                         [("layer", "linear", 9, 7, 1023),
+                                          ("layer", "linear", 7, 8, 554)], 28993, True),
 }
 
 
@@ -777,24 +790,11 @@ def test_programs_that_found_a_difference_match_torch(torch, name, traced):
 # so that a fix shows up here and the program moves to FOUND. The random steps steer
 # clear of them (see the step named).
 OPEN = {
-    # binary_cross_entropy_with_logits over a batch of no elements: PyTorch's result
-    # takes the layout of its in-place chain on `1 - target` (strides (.., 0)), minigrad's
-    # is row-major; the empty-dims programs leave this loss out until it is fixed
-    "bce with logits of no elements": ([(0, 3), (3,)],
-                                       [("loss", "binary_cross_entropy_with_logits", 0, 1,
-                                         296)], 0, False),
     # `autograd.grad` into the same GradientEdge twice (`_edge_grad`): PyTorch gives the
     # gradient at both places; minigrad gives None at the first (without
     # allow_unused, it raises "The differentiated Tensor at index 0 appears to not
     # have been used in the graph").
     "grad into one edge twice": ([(3,)], [("graph", "edge_grad", 0, 0, 0)], 0, False),
-    # Found by the programs over empty dims (more than `make test` runs; they do not
-    # steer clear of it): two linear layers over inputs of no elements: the second layer's weight's
-    # `.grad._version` after two backwards is 1 in PyTorch, 2 in minigrad (its
-    # gradient, of no elements, laid out otherwise than PyTorch's)
-    "linear after linear, no elements": ([(1, 0), (2, 1), (2, 0, 3)],
-                                         [("layer", "linear", 9, 7, 1023),
-                                          ("layer", "linear", 7, 8, 554)], 28993, True),
 }
 
 
