@@ -129,8 +129,9 @@ class Tensor:
     _wrapped_number = False
     # True while `allow_mutation_on_saved_tensors` is open (autograd/mutation.py sets it):
     # PyTorch runs every op there through a Python dispatch mode, which hands a wrapped
-    # number on as a plain Python number, so an op on one fails (`_refuse_unwrapped`),
-    # and under which backward builds gradients out of place (`graph.bump_version`).
+    # number on as a plain Python number, so an op on one fails (`saved.py`'s
+    # `SavedNumberTensor`), and under which backward builds gradients out of place
+    # (`graph.bump_version`).
     _in_dispatch_mode = False
     # Forward mode (`autograd/tangents.py`): the tangent of a dual tensor, and the
     # computation of one not computed yet.
@@ -395,8 +396,6 @@ class Tensor:
 
     def detach(self) -> Tensor:
         """The same memory and version counter, cut off from the graph."""
-        if self._wrapped_number and Tensor._in_dispatch_mode:
-            self._refuse_unwrapped("detach", "aten::detach(Tensor(a) self) -> Tensor(a)")
         t = Tensor._make(self._data)
         t._version_counter = self._version_counter
         return t
@@ -450,14 +449,9 @@ class Tensor:
                 "Can't call numpy() on Tensor that requires grad. Use "
                 "tensor.detach().numpy() instead."
             )
-        if self._wrapped_number and Tensor._in_dispatch_mode:  # (PyTorch's numpy() detaches)
-            self._refuse_unwrapped("detach", "aten::detach(Tensor(a) self) -> Tensor(a)")
         return self._data
 
     def item(self) -> Any:
-        if self._wrapped_number and Tensor._in_dispatch_mode:
-            self._refuse_unwrapped("_local_scalar_dense",
-                                   "aten::_local_scalar_dense(Tensor self) -> Scalar")
         if self._data.size != 1:
             raise RuntimeError(
                 f"a Tensor with {self._data.size} elements cannot be converted to Scalar"
@@ -466,16 +460,6 @@ class Tensor:
 
     def tolist(self) -> Any:
         return self._data.tolist()
-
-    def _refuse_unwrapped(self, op: str, declaration: str) -> None:
-        """PyTorch's error for an op whose `self` is a wrapped number seen as a plain
-        Python number (inside `allow_mutation_on_saved_tensors`)."""
-        value = self._data.item()
-        raise RuntimeError(
-            f"aten::{op}() Expected a value of type 'Tensor' for argument 'self' but instead "
-            f"found type '{type(value).__name__}'.\nPosition: 0\nValue: {value!r}\n"
-            f"Declaration: {declaration}\nCast error details: Unable to cast {value!r} to Tensor"
-        )
 
     def __float__(self) -> float:
         warn_scalar_conversion(self, stacklevel=3)
