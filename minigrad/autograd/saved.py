@@ -18,7 +18,7 @@ import numpy as np
 
 from .._dtype import of_number
 from ..grad_mode import ANOMALY, no_grad
-from ..tensor import Tensor
+from ..tensor import DISPATCH_MODE, Tensor
 
 if TYPE_CHECKING:  # (graph.py stands on this module; the hints only name its Node)
     from .graph import Node
@@ -307,7 +307,7 @@ class SavedNumberTensor(Tensor):
         return super().item()
 
     def _refuse_in_dispatch_mode(self, op: str, declaration: str) -> None:
-        if not Tensor._in_dispatch_mode:
+        if not DISPATCH_MODE.on:
             return
         value = self._data.item()
         raise RuntimeError(
