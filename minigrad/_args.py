@@ -200,9 +200,10 @@ def combination_error(fn: str, args: tuple, kwargs: dict, heads: list[str],
 
 
 def _given(args: tuple, kwargs: dict) -> str:
-    """`(float, int)`, `(dim=str, )`: what a call got, in PyTorch's formatting."""
+    """`(float, int)`, `(dim=str, )`: what a call got, in PyTorch's formatting (which
+    lists the keyword arguments last given first)."""
     parts = [f"{type_name(a)}, " for a in args] + [f"{k}={type_name(v)}, "
-                                                   for k, v in kwargs.items()]
+                                                   for k, v in reversed(kwargs.items())]
     text = "".join(parts)
     return f"({text[:-2] if args else text})"
 
@@ -218,7 +219,7 @@ def _why_not(option: str, args: tuple, kwargs: dict) -> str | None:
         return None
     start = max(len(params) - len(kwargs), 0)
     names = [name for _, name in params[start:]]
-    unmatched = [k for k in kwargs if k not in names]
+    unmatched = [k for k in reversed(kwargs) if k not in names]  # (last given first)
     if unmatched:
         return "some of the keywords were incorrect: " + ", ".join(unmatched)
     given = list(args) + [kwargs[name] for _, name in params[len(args):len(args) + len(kwargs)]]

@@ -42,6 +42,17 @@ class VersionCounter:
     value = 0
 
 
+class _DispatchMode:
+    """`on` while `allow_mutation_on_saved_tensors` is open (autograd/mutation.py sets
+    it): PyTorch runs every op there through a Python dispatch mode, which hands a
+    wrapped number on as a plain Python number, so an op on one fails (saved.py's
+    `SavedNumberTensor`), and under which backward builds gradients out of place
+    (`graph.bump_version`)."""
+
+    on = False
+
+
+DISPATCH_MODE = _DispatchMode()
 _WARNED_FLOAT = False  # `float(t)` on a tensor requiring grad warns only once
 
 
@@ -124,7 +135,8 @@ class Tensor:
     _hooks: dict | None = None
     _retains_grad = False
     _is_param = False
-    # A Python number a function form wrapped (`minigrad.mul(2, t)`): promotes as the number.
+    # A Python number a function form wrapped (`minigrad.mul(2, t)`), or one a node saved
+    # (`_saved_other` of `t * 2.5`): promotes as the number.
     _wrapped_number = False
     # Forward mode (`autograd/tangents.py`): the tangent of a dual tensor, and the
     # computation of one not computed yet.

@@ -38,7 +38,7 @@ from ..arrays.layout import (
     with_strides,
 )
 from ..grad_mode import enable_grad
-from ..tensor import Tensor, VersionCounter
+from ..tensor import DISPATCH_MODE, Tensor, VersionCounter
 
 # Imported from here by the engine and the ops; and the hooks are where PyTorch has
 # them (`torch.autograd.graph.saved_tensors_hooks`).
@@ -431,7 +431,11 @@ _VERSIONS: dict[int, _Version] = {}
 def bump_version(array: np.ndarray, times: int = 1) -> None:
     """Note that `array` was modified in place (`times` times) as PyTorch modifies
     its gradient tensor. (Counted on the memory's owner: views of it share the
-    count, as PyTorch's views share their base's version counter.)"""
+    count, as PyTorch's views share their base's version counter.) Not under a
+    dispatch mode (inside `allow_mutation_on_saved_tensors`): PyTorch's formulas and
+    input buffer treat every tensor there as a subclass and work out of place."""
+    if DISPATCH_MODE.on:
+        return
     owner = array if array.base is None else array.base
     key = id(owner)
     entry = _VERSIONS.get(key)

@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from weakref import WeakKeyDictionary, WeakValueDictionary
 
 from ..grad_mode import no_grad
-from ..tensor import Tensor
+from ..tensor import DISPATCH_MODE, Tensor
 from .saved_hooks import saved_tensors_hooks
 
 _OUTSIDE_MESSAGE = (
@@ -136,12 +136,14 @@ def _watching(ctx: _AllowMutationOnSavedContext) -> Iterator[None]:
     _WATCH.contexts.append(ctx)
     with _lock:
         watching += 1
+        DISPATCH_MODE.on = True  # (PyTorch's dispatch mode: see tensor.DISPATCH_MODE)
     try:
         yield
     finally:
         _WATCH.contexts.remove(ctx)
         with _lock:
             watching -= 1
+            DISPATCH_MODE.on = watching > 0
 
 
 @contextlib.contextmanager

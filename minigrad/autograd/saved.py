@@ -18,7 +18,7 @@ import numpy as np
 
 from .._dtype import of_number
 from ..grad_mode import ANOMALY, no_grad
-from ..tensor import Tensor
+from ..tensor import DISPATCH_MODE, Tensor
 
 if TYPE_CHECKING:  # (graph.py stands on this module; the hints only name its Node)
     from .graph import Node
@@ -283,6 +283,40 @@ class SavedTensor:
         return f"<SavedTensor {'output' if self.is_output else 'input'}, {state}>"
 
 
+class SavedNumberTensor(Tensor):
+    """What a saved Python number unpacks to: PyTorch's wrapped number, a 0-d tensor
+    that promotes as the number does. Inside `allow_mutation_on_saved_tensors`, whose
+    dispatch mode hands a wrapped number on as the plain number, detaching it or
+    reading its value fails with PyTorch's error (`.tolist()` still works)."""
+
+    __slots__ = ()
+    _wrapped_number = True
+
+    def detach(self) -> Tensor:
+        self._refuse_in_dispatch_mode("detach", "aten::detach(Tensor(a) self) -> Tensor(a)")
+        return super().detach()
+
+    def numpy(self, *args, **kwargs) -> np.ndarray:
+        # (PyTorch's numpy() detaches first)
+        self._refuse_in_dispatch_mode("detach", "aten::detach(Tensor(a) self) -> Tensor(a)")
+        return super().numpy(*args, **kwargs)
+
+    def item(self):
+        self._refuse_in_dispatch_mode("_local_scalar_dense",
+                                      "aten::_local_scalar_dense(Tensor self) -> Scalar")
+        return super().item()
+
+    def _refuse_in_dispatch_mode(self, op: str, declaration: str) -> None:
+        if not DISPATCH_MODE.on:
+            return
+        value = self._data.item()
+        raise RuntimeError(
+            f"aten::{op}() Expected a value of type 'Tensor' for argument 'self' but instead "
+            f"found type '{type(value).__name__}'.\nPosition: 0\nValue: {value!r}\n"
+            f"Declaration: {declaration}\nCast error details: Unable to cast {value!r} to Tensor"
+        )
+
+
 class SavedNumber(SavedTensor):
     """A Python number a node saved. PyTorch keeps it as a 0-d float64 or int64 tensor,
     saved and released like any other (which is why even `(a * 2).sum()` cannot be
@@ -307,7 +341,8 @@ class SavedNumber(SavedTensor):
 
     def _as_tensor(self):
         if self._tensor is None:
-            self._tensor = Tensor._make(np.array(self._value, of_number(self._value).np))
+            self._tensor = SavedNumberTensor._make(np.array(self._value,
+                                                            of_number(self._value).np))
             self._counter = self._tensor._version_counter
         return self._tensor
 

@@ -17,6 +17,7 @@ import numpy as np
 
 from .._creation import tensor, zeros
 from .._dtype import check_scalar_fits, result_type
+from ..arrays.layout import element_strides, empty_result
 from ..arrays.scalars import u64
 from ..autograd.graph import INPUT, VALUE, SavedTensor, bump_version
 from ..autograd.inplace import begin_inplace, finish_inplace
@@ -508,6 +509,7 @@ def _zeros_of_on_arrays(meta: tuple) -> np.ndarray:
 def _index_select_backward_on_arrays(grad: np.ndarray, sizes: tuple, dim: int,
                                      index: np.ndarray) -> np.ndarray:
     out = np.zeros(sizes, grad.dtype)
+    bump_version(out)  # (PyTorch adds into its zeros with `index_add_`)
     if out.ndim == 0:  # (a 0-d input: its one element picked, maybe more than once)
         np.add.at(out.reshape(1), index.reshape(-1), grad.reshape(-1))
         return out
@@ -549,7 +551,18 @@ def _scalar_name(t: Tensor) -> str:
 def _where_on_arrays(condition: np.ndarray, a, b) -> np.ndarray:
     """where(condition, grad, 0) on arrays: a zero in the gradient's dtype."""
     dtype = a.dtype if isinstance(a, np.ndarray) else b.dtype
-    return np.where(condition, a, b).astype(dtype, copy=False)
+    return _chosen(condition, a, b).astype(dtype, copy=False)
+
+
+def _chosen(condition: np.ndarray, a, b) -> np.ndarray:
+    """np.where; a result of no elements laid out as PyTorch's TensorIterator lays it
+    out from the three operands (`where(cond, grad, 0)` over (0, 1): strides (1, 0))."""
+    out = np.asarray(np.where(condition, a, b))
+    if out.size:
+        return out
+    operands = [np.asarray(x) for x in (condition, a, b)]
+    return empty_result(out.shape, out.dtype,
+                        *((x.shape, element_strides(x)) for x in operands))
 
 
 class WhereBackward0(ArrayFormulaNode):
@@ -578,8 +591,8 @@ def where(condition: Tensor, input=None, other=None):  # noqa: A002 - PyTorch's 
     dt = result_type(input, other)
     a = input._data if isinstance(input, Tensor) else np.array(input)
     b = other._data if isinstance(other, Tensor) else np.array(other)
-    out = Tensor._make(np.asarray(np.where(condition._data, a.astype(dt.np, copy=False),
-                                           b.astype(dt.np, copy=False))))
+    out = Tensor._make(_chosen(condition._data, a.astype(dt.np, copy=False),
+                               b.astype(dt.np, copy=False)))
     node = record(WhereBackward0, out, input if isinstance(input, Tensor) else None,
                   other if isinstance(other, Tensor) else None)
     if node is not None:

@@ -7,6 +7,7 @@ import numpy as np
 
 from .. import _dtype
 from ..arrays.broadcasting import broadcast_shape
+from ..arrays.layout import contiguous_strides, with_strides
 from ..arrays.quiet import quietly
 from ..autograd.graph import INPUT, VALUE, Node, SavedTensor
 from ..autograd.record import record
@@ -90,7 +91,10 @@ def product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         b = np.ascontiguousarray(b)
     # inf * 0 inside a product is nan, without numpy's "invalid value" warning (PyTorch
     # gives none)
-    return quietly(np.matmul, a, b)
+    out = quietly(np.matmul, a, b)
+    if not out.size:  # (numpy's empty product has strides 0; PyTorch's is row-major)
+        return with_strides(out.shape, out.dtype, contiguous_strides(out.shape))
+    return out
 
 
 def _save_each_for_the_other(node: Node, first: int, a: Tensor, b: Tensor, a_name: str,

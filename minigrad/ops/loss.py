@@ -395,6 +395,8 @@ def binary_cross_entropy_with_logits(
         loss = (1 - t) * x - log_sig
         if weight is not None:
             loss = loss * weight._data
+    if not loss.size:  # (PyTorch's loss is C++'s `1 - target`, `empty_like(target)` filled)
+        loss = with_strides(loss.shape, x.dtype, element_strides(target._data))
     out = Tensor._make(_reduce(np.asarray(loss, x.dtype), reduction))
     _record_pair(BinaryCrossEntropyWithLogitsBackward0, out, input, target, reduction,
                  weight=SavedTensor(weight) if weight is not None else None,

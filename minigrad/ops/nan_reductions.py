@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._args import is_int, type_name
+from .._args import combination_error, is_int, type_name
 from .._dtype import to_dtype
 from ..arrays.scalars import u64
 from ..arrays.summing import add_up
@@ -107,11 +107,27 @@ def nanmean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Te
 # -- count_nonzero --------------------------------------------------------------------
 
 
-def count_nonzero(input: Tensor, dim=None) -> Tensor:  # noqa: A002
+# (PyTorch's two signatures, as its argument error lists them; the method's without input)
+_COUNT_NONZERO = ["Tensor input, int dim = None", "Tensor input, tuple of ints dim"]
+
+
+def count_nonzero(input: Tensor, *args, **kwargs) -> Tensor:  # noqa: A002
     """How many elements are not zero, over `dim` (every dim by default)."""
-    if dim is not None and not is_int(dim) and not isinstance(dim, (tuple, list)):
-        raise TypeError(f"count_nonzero(): argument 'dim' must be tuple of ints, not "
-                        f"{type_name(dim)}")
+    return _count_nonzero(input, args, kwargs, _COUNT_NONZERO, (input,))
+
+
+def count_nonzero_method(self: Tensor, *args, **kwargs) -> Tensor:
+    """`t.count_nonzero(dim)`."""
+    heads = [h.removeprefix("Tensor input, ") for h in _COUNT_NONZERO]
+    return _count_nonzero(self, args, kwargs, heads, ())
+
+
+def _count_nonzero(input: Tensor, args: tuple, kwargs: dict, heads: list,  # noqa: A002
+                   given: tuple) -> Tensor:
+    dim = args[0] if args else kwargs.get("dim")
+    if (len(args) > 1 or set(kwargs) - {"dim"} or (args and kwargs)
+            or not (dim is None or is_int(dim) or isinstance(dim, (tuple, list)))):
+        raise combination_error("count_nonzero", given + args, kwargs, heads, tail=False)
     a = input._data
     dims = _wrapped(_optional_dims("count_nonzero", dim) or (), a.ndim)
     counted = np.count_nonzero(a, axis=dims) if a.ndim else np.count_nonzero(a)
@@ -122,4 +138,4 @@ def count_nonzero(input: Tensor, dim=None) -> Tensor:  # noqa: A002
 
 declare("nansum", nodes=(NansumBackward0,), function=nansum, method=True)
 declare("nanmean", function=nanmean, method=True)
-declare("count_nonzero", function=count_nonzero, method=True)
+declare("count_nonzero", function=count_nonzero, method=count_nonzero_method)

@@ -107,7 +107,8 @@ def _cummaxmin(name: str, input: Tensor, dim: int, node_cls, result_type):  # no
     idx = Tensor._make(np.array(indices, np.int64, order="C"))
     node = record(node_cls, out, input)
     if node is not None:
-        node._saved.update({"dim": u64(dim), "indices": SavedTensor(idx, is_output=True),
+        # (the indices saved as themselves, as in `sorting._record_pick`)
+        node._saved.update({"dim": u64(dim), "indices": SavedTensor(idx),
                             "self": SavedTensor(input)})
     return result_type(out, idx)
 

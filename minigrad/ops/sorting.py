@@ -113,7 +113,9 @@ def _record_pick(node_cls: type[Node], x: Tensor, values: np.ndarray, indices: n
     idx = Tensor._make(np.array(indices, np.int64, order="C"))
     node = record(node_cls, out, x)
     if node is not None:
-        node._saved.update({"dim": u64(dim), "indices": SavedTensor(idx, is_output=True),
+        # (the indices, an output that needs no gradient, are saved as themselves, as
+        # PyTorch saves a leaf: `_saved_indices` is the tensor returned)
+        node._saved.update({"dim": u64(dim), "indices": SavedTensor(idx),
                             "self_sym_sizes": x._data.shape})
         if keepdim is not None:
             node._saved["keepdim"] = keepdim
@@ -282,7 +284,8 @@ def _median_dim(input: Tensor, dim: int, keepdim: bool, name: str, skip_nan: boo
         values, idx = a.copy(), np.array(0, np.int64)
     else:
         if a.shape[d] == 0:
-            raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+            # (nanmedian's too: PyTorch's message names median)
+            raise IndexError(f"median(): Expected reduction dim {d} to have non-zero size.")
         values, idx = _picked(a, d, _median_rank(a, d, skip_nan), keepdim)
     node_cls, result_type = ((NanmedianBackward1, nanmedian_result) if skip_nan else
                              (MedianBackward1, median_result))

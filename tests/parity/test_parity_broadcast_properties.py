@@ -70,19 +70,7 @@ REDUCTIONS = _reductions()
 
 # Differences these properties found that are not fixed yet: each runs as a strict xfail,
 # so the day it matches PyTorch the test says so.
-KNOWN_DIFFERENCES = {
-    **{name: "with tensor bounds, a bound's gradient of zeros is at version 0 where "
-             "PyTorch's (made by an in-place fill) is at 1"
-       for name in ("clamp", "clip", "clamp_min", "clamp_max")},
-    "count_nonzero": "an unexpected keepdim= gives Python's TypeError text, not PyTorch's "
-                     "'invalid combination of arguments'",
-    "median": "the saved indices are not version-tracked (PyTorch: at the version of its "
-              "in-place kernel's output)",
-    "mode": "the saved indices are not version-tracked (as median's)",
-    **{name: "a 0-d input with dim=-1 raises IndexError, not PyTorch's 'Dimension "
-             "specified as -1 but tensor has no dimensions'"
-       for name in ("nanmedian", "trapezoid", "trapz")},
-}
+KNOWN_DIFFERENCES: dict[str, str] = {}
 
 
 def _params(names: list) -> list:

@@ -10,6 +10,8 @@ errors as (type, message) with `torch` read as `minigrad`. Both lists must be eq
 
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 from parity_harness import raised
 
@@ -192,6 +194,47 @@ def test_a_graph_freed_by_backward_forgets_its_saved_tensors(torch):
             return [len(ctx.cloned), _v(a.grad)]
 
     _same(torch, scenario)
+
+
+def test_a_saved_number_is_a_wrapped_number_the_context_hands_on_as_a_number(torch):
+    # A node's saved Python number is a 0-d tensor that promotes as the number does;
+    # inside the context PyTorch's dispatch mode sees it as the number itself, so
+    # detaching it, reading it or its numpy array fails there (and works outside).
+    def scenario(m):
+        a = m.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        saved = [(a * number).grad_fn._saved_other for number in (-1.5, 3)]
+        seen = [str((m.ones(2, dtype=m.int64) * saved[0]).dtype).split(".")[-1]]
+        with _mutation_context(m):
+            for v in saved:
+                seen += [raised(v.detach), raised(v.item), raised(v.numpy), v.tolist()]
+        return seen + [raised(saved[0].detach), saved[1].item()]
+
+    seen = _same(torch, scenario)
+    assert seen[0] == "float32" and seen[1][0] == "RuntimeError"
+
+
+def test_inside_the_context_backward_builds_gradients_out_of_place(torch):
+    # Under the context's dispatch mode PyTorch's backward formulas (indexing's,
+    # sort's, max's) and its input buffer work out of place: the leaf's `.grad` is at
+    # version 0 after one backward (1, 2 outside), then 1 after adding into it.
+    programs = [lambda a: a[a > 0], lambda a: a.sort()[0], lambda a: a.max(0)[0],
+                lambda a: a.exp() * 1 + a.sin() * 1, lambda a: a.gather(0, a.argsort())]
+
+    def scenario(m):
+        seen = []
+        for inside in (False, True):
+            for program in programs:
+                a = m.tensor([1.0, -2.0, 3.0], requires_grad=True, dtype=m.float64)
+                with _mutation_context(m) if inside else contextlib.nullcontext():
+                    out = program(a).sum()
+                    out.backward(retain_graph=True)
+                    first = a.grad._version
+                    out.backward()
+                seen.append((first, a.grad._version, _v(a.grad)))
+        return seen
+
+    seen = _same(torch, scenario)
+    assert seen[0][:2] == (1, 2) and seen[len(programs)][:2] == (0, 1)
 
 
 # -- increment_version ---------------------------------------------------------------------
