@@ -48,11 +48,6 @@ DESIGN_SKIPS = {
 # What minigrad does not yet do as PyTorch: (OpInfo key, the samples it concerns (a
 # feature of `opinfo_harness.sample_features`, None for all), what differs).
 KNOWN_GAPS = [
-    ("norm.nuc", None, "norm(p='nuc') needs the singular values (linalg.svdvals, "
-     "not implemented: NotImplementedError)"),
-    *[(key, "singular-value norm", "the matrix norms 'nuc', 2 and -2 need the singular "
-       "values (linalg.svdvals, not implemented: NotImplementedError)")
-      for key in ("linalg.norm", "linalg.norm.subgradients_at_zero", "linalg.matrix_norm")],
     *[(key, "integer input", "PyTorch finds the k-th element with a quickselect "
        "(std::nth_element), whose choice among equal values follows no stated rule: the "
        "indices of tied integers differ (the values agree)") for key in ("topk", "kthvalue")],

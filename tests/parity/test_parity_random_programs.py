@@ -150,6 +150,10 @@ LINALG = {
     "inv_gram": lambda t: _lib(t).linalg.inv(t @ t.mT + _lib(t).eye(t.shape[-2])) if t.ndim > 1
     else t,
     "addr": lambda t: _lib(t).addr(t.sum(), t.reshape(-1), t.reshape(-1) * 2, beta=0.5, alpha=2),
+    # (the nuclear norm of a positive-definite matrix: its gradient U Vh does not
+    # depend on the singular vectors LAPACK picks, even for repeated singular values)
+    "nuc_gram": lambda t: _lib(t).linalg.matrix_norm(t @ t.mT + _lib(t).eye(t.shape[-2]),
+                                                     "nuc") if t.ndim > 1 else t,
 }
 
 
