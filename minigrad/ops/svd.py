@@ -43,7 +43,8 @@ class LinalgSvdBackward0(ArrayFormulaNode):
     assumes distinct singular values when gU or gVh is given. With `full_matrices`
     only the first min(m, n) columns of U (rows of Vh) take part."""
 
-    # (the op gives its three outputs their tangents itself: see `_give_tangents`)
+    # (no decomposition, but the same contract: the op gives its three outputs their
+    # tangents itself, PyTorch's linalg_svd_jvp; see `_give_tangents`)
     tangent = BY_DECOMPOSITION
     saves = {"full_matrices": VALUE, "S": OUTPUT, "S_sym_argsize_minus_1": VALUE,
              "U": OUTPUT, "Vh": OUTPUT}
@@ -168,7 +169,8 @@ svd_old.__name__ = svd_old.__qualname__ = "svd"
 # -- the backward ------------------------------------------------------------------------------
 
 
-def _edges(grads) -> list:
+def _three(grads) -> list:
+    """The gradients of U, S and Vh, None for those that got none."""
     return [*list(grads), None, None, None][:3]
 
 
@@ -177,7 +179,7 @@ def svd_backward_full(grads: list, full_matrices: bool, U: Tensor, S: Tensor,  #
                       Vh: Tensor) -> Tensor | None:
     """derivatives.yaml's `_linalg_svd` entry: with `full_matrices`, the first k =
     min(m, n) columns of U (rows of Vh) and of their gradients, then `svd_backward`."""
-    gU, gS, gVh = _edges(grads)  # noqa: N806
+    gU, gS, gVh = _three(grads)  # noqa: N806
     if full_matrices:
         k = S.shape[-1]
         gU = None if gU is None else gU.narrow(-1, 0, k)  # noqa: N806
@@ -238,7 +240,7 @@ def _skew(X: Tensor) -> Tensor:  # noqa: N803
 @on_arrays("svd_backward_full")
 def _svd_backward_full(grads: tuple, full_matrices: bool, U: np.ndarray,  # noqa: N803
                        S: np.ndarray, Vh: np.ndarray) -> np.ndarray | None:
-    gU, gS, gVh = _edges(grads)  # noqa: N806
+    gU, gS, gVh = _three(grads)  # noqa: N806
     if full_matrices:
         k = S.shape[-1]
         gU = None if gU is None else gU[..., :k]  # noqa: N806

@@ -222,3 +222,33 @@ def test_tie_rule_still_catches_a_wrong_index(torch, database, monkeypatch, swap
     sample = SampleInput(torch.tensor([5, 5, 3]), kwargs={"descending": True})
     outcome = h.check_sample(OPS["sort"], sample, torch, minigrad)
     assert bool(outcome.diffs) is caught, outcome.diffs
+
+
+# -- the rule for singular vectors (opinfo_harness.GAUGE_OPS) -----------------------------------
+
+
+@pytest.mark.parametrize(("flip_vh", "caught"), [(True, False), (False, True)],
+                         ids=["a column of U and the row of Vh", "a column of U alone"])
+def test_sign_rule_still_catches_a_wrong_factor(torch, database, monkeypatch, flip_vh,
+                                                caught):
+    """linalg.svd through the harness, minigrad's first singular vectors' signs
+    changed in place: U's column with Vh's row is another valid SVD; U's alone is not
+    (U @ Vh, the sample's processed result, changes)."""
+    from torch.testing._internal.opinfo.core import SampleInput
+
+    real_svd = minigrad.linalg.svd
+
+    def svd(*args, **kwargs):
+        result = real_svd(*args, **kwargs)
+        result.U._data[..., 0] *= -1  # (the saved factors with them: the same arrays)
+        if flip_vh:
+            result.Vh._data[..., 0, :] *= -1
+        return result
+
+    monkeypatch.setattr(minigrad.linalg, "svd", svd)
+    a = torch.tensor([[3.0, 1.0], [1.0, 2.0], [0.0, 1.0]], dtype=torch.float64,
+                     requires_grad=True)
+    sample = SampleInput(a, kwargs={"full_matrices": False},
+                         output_process_fn_grad=lambda usv: (usv[0] @ usv[2], usv[1]))
+    outcome = h.check_sample(OPS["linalg.svd"], sample, torch, minigrad)
+    assert bool(outcome.diffs) is caught, outcome.diffs
