@@ -1,6 +1,7 @@
 """`minigrad.linalg`: PyTorch's `torch.linalg`, the part minigrad has: norms (of vectors
 and matrices), products (`vecdot`, `multi_dot`, `matrix_power`, `cross`), `diagonal`
-and `vander`, determinants, inverses, solves and the Cholesky factorisation."""
+and `vander`, determinants, inverses, solves, the Cholesky factorisation and the
+singular value decomposition (`svd`, `svdvals`)."""
 
 from __future__ import annotations
 
@@ -22,7 +23,9 @@ from .ops.solvers import (
                           solve_triangular,
 )
 from .ops.statistics import vector_norm
+from .ops.svd import svd, svdvals
 
 __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cross", "det", "diagonal", "inv",
            "inv_ex", "matrix_norm", "matrix_power", "multi_dot", "norm", "slogdet", "solve",
-           "solve_ex", "solve_triangular", "vander", "vecdot", "vector_norm"]
+           "solve_ex", "solve_triangular", "svd", "svdvals", "vander", "vecdot",
+           "vector_norm"]

@@ -146,7 +146,7 @@ class GraphTask:
         self.dependencies: dict = {}  # node -> how many streams it still waits for
         self.not_ready: dict = {}  # node -> its input buffer, one slot per output
         self.ready: list = []  # a heap of nodes, the one to run next on top (`Node.__lt__`)
-        self.capture_at: dict = {}  # (id(node), output_nr) -> (node, an input tensor)
+        self.capture_at: dict = {}  # (id(node), output_nr) -> (node, the inputs there)
         self.captured: dict = {}  # id(input tensor) -> its gradient
         self.needed: set | None = None  # ids of the nodes that lead to an input
         self.events: list = []  # the event sink: a node's events, yielded after its turn
@@ -275,7 +275,7 @@ def _start(task: GraphTask, tensors: tuple, grad_tensors: tuple, inputs: tuple) 
     seed the roots' input buffers and push the ready roots. Returns the root nodes
     and their gradients."""
     for t in tensors:
-        if not isinstance(t, Tensor):
+        if not isinstance(t, (Tensor, GradientEdge)):
             raise AssertionError("Expected output to be a minigrad.Tensor")
     root_grads = root_gradients(tensors, grad_tensors, task.tensor_grads)
     roots: list = []
@@ -289,7 +289,7 @@ def _start(task: GraphTask, tensors: tuple, grad_tensors: tuple, inputs: tuple) 
     _note_inputs(task, inputs)
     root_nodes = [node for node, _ in roots]
     task.dependencies = deps = _dependencies(root_nodes)
-    targets = {id(node) for node, _ in task.capture_at.values()}
+    targets = {id(node) for node, *_ in task.capture_at.values()}
     if targets:
         task.needed = _needed(root_nodes, targets)
     # (what `register_multi_grad_hook` asks while the pass runs: see `will_execute`)
@@ -304,7 +304,9 @@ def _start(task: GraphTask, tensors: tuple, grad_tensors: tuple, inputs: tuple) 
 
 def _note_inputs(task: GraphTask, inputs: tuple) -> None:
     """Where to capture the gradients of `inputs` (`grad()`, `backward(inputs=)`):
-    `task.capture_at[(id(node), output_nr)]` for the edge of each."""
+    `task.capture_at[(id(node), output_nr)]` for the edge of each: `(node, x, ...)`,
+    every input at that edge (one tensor, or several `GradientEdge`s to one place,
+    each of which gets the gradient)."""
     for x in inputs:
         if not isinstance(x, (Tensor, GradientEdge)):
             raise RuntimeError("all inputs have to be Tensors or GradientEdges, but got "
@@ -317,7 +319,9 @@ def _note_inputs(task: GraphTask, inputs: tuple) -> None:
         node, nr = x._edge()
         if node is None:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
-        task.capture_at[(id(node), nr)] = (node, x)
+        there = task.capture_at.get((id(node), nr), (node,))
+        if all(y is not x for y in there[1:]):
+            task.capture_at[(id(node), nr)] = (*there, x)
 
 
 def _takes_short_path(task: GraphTask) -> bool:
@@ -517,7 +521,8 @@ def _capture(task: GraphTask, node: Node, grads: list) -> None:
     for nr in range(len(grads)):
         wanted = task.capture_at.get((id(node), nr))
         if wanted is not None and grads[nr] is not None:
-            _store_capture(task, wanted[1], grads[nr])
+            for x in wanted[1:]:
+                _store_capture(task, x, grads[nr])
 
 
 def _accumulate(task: GraphTask, node: AccumulateGrad, grad, step: int) -> None:
@@ -528,8 +533,9 @@ def _accumulate(task: GraphTask, node: AccumulateGrad, grad, step: int) -> None:
     if grad is None:
         return
     wanted = task.capture_at.get((id(node), 0)) if task.capture_at else None
-    if wanted is not None:  # (the input as given: the leaf, or its GradientEdge)
-        _store_capture(task, wanted[1], grad)
+    if wanted is not None:  # (the inputs as given: the leaf, or its GradientEdges)
+        for x in wanted[1:]:
+            _store_capture(task, x, grad)
         return
     leaf = node.variable
     total = node.accumulate_recorded(grad) if task.tensor_grads else node.accumulate(grad)

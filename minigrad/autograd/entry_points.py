@@ -57,15 +57,6 @@ def _sequence(x) -> tuple:
     return (x,) if isinstance(x, (Tensor, GradientEdge)) else tuple(x)
 
 
-def _tensors_only(outputs: tuple) -> tuple:
-    """PyTorch also differentiates a `GradientEdge` as an output; minigrad does not
-    (yet): it says so rather than fail obscurely."""
-    if any(isinstance(t, GradientEdge) for t in outputs):
-        raise NotImplementedError("minigrad does not take a GradientEdge as an output of "
-                                  "backward() or grad(); pass the tensor itself")
-    return outputs
-
-
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
              inputs=None) -> None:
     """Compute and accumulate gradients of `tensors` into the leaves' `.grad`.
@@ -92,7 +83,7 @@ def backward_events(tensors, grad_tensors=None, retain_graph=None, create_graph=
         retain_graph = create_graph
     if create_graph:
         _warn_of_cycle()
-    tensors, grad_tensors = _tensors_only(_sequence(tensors)), _sequence(grad_tensors) or ()
+    tensors, grad_tensors = _sequence(tensors), _sequence(grad_tensors) or ()
     if inputs is not None:
         inputs = _sequence(inputs)
         if not inputs:
@@ -111,10 +102,21 @@ def _accumulate_into_inputs(task: GraphTask, inputs: tuple, step: int) -> Iterat
     last step's accumulations."""
     accumulate_into_inputs(inputs, task.captured, task.create_graph)
     if task.trace:
-        for x in inputs:
-            if x.grad_fn is None and id(x) in task.captured:
+        reported = set()
+        for given in inputs:
+            x = _leaf_of(given)
+            if x is not None and id(given) in task.captured and id(x) not in reported:
+                reported.add(id(x))
                 yield ev.GradAccumulated(step, x._grad_accumulator(), x,
-                                         snapshot(task.captured[id(x)]), x.grad)
+                                         snapshot(task.captured[id(given)]), x.grad)
+
+
+def _leaf_of(x: Tensor | GradientEdge) -> Tensor | None:
+    """The leaf whose `.grad` an input of `backward(inputs=)` fills: the tensor, if a
+    leaf; a leaf's `GradientEdge`'s leaf; else None."""
+    if isinstance(x, GradientEdge):
+        return x.node.variable if type(x.node) is AccumulateGrad else None
+    return x if x.grad_fn is None else None
 
 
 def accumulate_into_inputs(inputs: tuple, captured: dict, create_graph: bool) -> None:
@@ -122,14 +124,16 @@ def accumulate_into_inputs(inputs: tuple, captured: dict, create_graph: bool) ->
     the leaves among `inputs` into their `.grad` (a non-leaf's retained gradient is
     already in its `.grad`; a non-leaf's `GradientEdge` gets nothing), each followed by
     its post-accumulate-grad hooks. In the order the engine reached them (`captured`
-    keeps it), as PyTorch's engine runs the leaves' AccumulateGrads; once each."""
+    keeps it), as PyTorch's engine runs the leaves' AccumulateGrads; once each (a leaf
+    given twice, as itself and by its edge, or by two edges, is one AccumulateGrad)."""
     by_id = {id(x): x for x in inputs}
+    done = set()
     for key, g in list(captured.items()):
         x = by_id.get(key)
-        if isinstance(x, GradientEdge):
-            x = x.node.variable if type(x.node) is AccumulateGrad else None
-        if g is None or x is None or x.grad_fn is not None:
+        x = None if x is None else _leaf_of(x)
+        if g is None or x is None or id(x) in done:
             continue
+        done.add(id(x))
         if create_graph:
             accumulator = x._grad_accumulator()
             # (as the engine accumulates, recording, in the accumulator's turn)
@@ -191,7 +195,7 @@ def grad(
     # (as PyTorch reads them: a tensor, or an iterable of them, so `grad(3.0, x)` is
     # Python's "'float' object is not iterable"; the engine checks the outputs, then
     # the inputs)
-    outputs = _tensors_only(_sequence(outputs))
+    outputs = _sequence(outputs)
     inputs_t = (inputs,) if isinstance(inputs, (Tensor, GradientEdge)) else tuple(inputs)
     grad_outputs = _sequence(grad_outputs)
     if not inputs_t:

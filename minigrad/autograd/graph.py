@@ -643,6 +643,24 @@ class GradientEdge(NamedTuple):
                                f"but got {type(self.node).__name__}")
         return (self.node, self.output_nr)
 
+    def _meta(self) -> tuple:
+        """(shape, numpy dtype) of the gradient this edge takes, for the edge as an
+        output of `grad()` / `backward()` (PyTorch reads `node._input_metadata`):
+        a leaf's, a custom Function's output's, or the tensor's `get_gradient_edge` was
+        given. minigrad's nodes keep no shapes of their outputs, so an edge made by
+        hand to another node cannot be an output."""
+        node, nr = self._edge()
+        if type(node) is AccumulateGrad:
+            return node.variable._data.shape, node.variable._data.dtype
+        meta = dict(enumerate(getattr(node, "_output_meta", None) or ()))
+        meta.update(node.__dict__.get("_edge_meta", {}))
+        if nr not in meta:
+            raise NotImplementedError(
+                "minigrad does not know the shape of the gradient at this GradientEdge "
+                f"({node.name()}, {nr}): make it with autograd.graph.get_gradient_edge(tensor) "
+                "to use it as an output")
+        return meta[nr]
+
 
 def get_gradient_edge(tensor: Tensor) -> GradientEdge:
     """The `GradientEdge` where `tensor`'s gradient will be computed:
@@ -651,6 +669,9 @@ def get_gradient_edge(tensor: Tensor) -> GradientEdge:
         raise RuntimeError("It is not possible to get the gradient edge for a Tensor "
                            "that does not require gradients")
     node = grad_fn_or_accumulator(tensor)
+    if type(node) is not AccumulateGrad:  # (for the edge as an output: see `_meta`)
+        node.__dict__.setdefault("_edge_meta", {})[tensor._output_nr] = (
+            tensor._data.shape, tensor._data.dtype)
     token = None
     if hasattr(node, "save_for_backward"):  # (a custom Function's node: see above)
         with enable_grad():

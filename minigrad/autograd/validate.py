@@ -27,38 +27,40 @@ def root_gradients(tensors: tuple, grad_tensors: tuple, tensor_grads: bool = Fal
     Extra gradients are ignored (PyTorch zips the two lists). A root that does not
     require grad and has no gradient given gets None: it needs no implicit gradient,
     and the caller then reports "element i of tensors does not require grad".
+    A root may be a `GradientEdge` (always wanting a gradient), of the shape and dtype
+    of the gradient it takes.
     """
     if 0 < len(grad_tensors) < len(tensors):
         raise RuntimeError(f"got {len(tensors)} tensors and {len(grad_tensors)} gradients")
     grads = []
     for i, t in enumerate(tensors):
         g = grad_tensors[i] if grad_tensors else None
+        shape, dtype = (t._data.shape, t._data.dtype) if isinstance(t, Tensor) else t._meta()
         if g is None:
-            if not t.requires_grad:
+            if isinstance(t, Tensor) and not t.requires_grad:
                 grads.append(None)
                 continue
-            if t._data.size != 1:
+            if not all(n == 1 for n in shape):
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            if not t.dtype.is_floating_point:
-                raise RuntimeError(
-                    f"grad can be implicitly created only for real scalar outputs but got {t.dtype}"
-                )
-            ones = np.ones(t._data.shape, t._data.dtype)
+            if dtype.kind != "f":
+                raise RuntimeError("grad can be implicitly created only for real scalar outputs "
+                                   f"but got {_dtype_of(dtype)}")
+            ones = np.ones(shape, dtype)
             grads.append(Tensor._make(ones) if tensor_grads else ones)
             continue
         if not isinstance(g, Tensor):
             raise TypeError(
                 f"gradients can be either Tensors or None, but got {type(g).__name__}"
             )
-        if g._data.shape != t._data.shape:
+        if g._data.shape != shape:
             raise RuntimeError(
                 f"Mismatch in shape: grad_output[{i}] has a shape of {_shape_str(g._data.shape)} "
-                f"and output[{i}] has a shape of {_shape_str(t._data.shape)}."
+                f"and output[{i}] has a shape of {_shape_str(shape)}."
             )
         if tensor_grads:
-            grads.append(g if g._data.dtype == t._data.dtype else g.to(t.dtype))
+            grads.append(g if g._data.dtype == dtype else g.to(_dtype_of(dtype)))
         else:
-            grads.append(g._data.astype(t._data.dtype, copy=False))
+            grads.append(g._data.astype(dtype, copy=False))
     return grads
 
 

@@ -130,9 +130,9 @@ def _extreme_over(name: str, input: Tensor, dim, keepdim: bool, node_cls, reduce
         raise RuntimeError(
             f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
             "Specify the reduction dim with the 'dim' argument.")
-    for d in dims:
+    for d, shown in zip(dims, given):  # (the message shows the dim as given: -1)
         if a.shape[d] == 0:
-            raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+            raise IndexError(f"{name}(): Expected reduction dim {shown} to have non-zero size.")
     data = reduce(a, axis=dims, keepdims=keepdim) if a.ndim else a.copy()
     out = Tensor._make(np.array(data, a.dtype, order="C"))
     node = record(node_cls, out, input)

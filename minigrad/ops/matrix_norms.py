@@ -7,9 +7,10 @@ does minigrad, op for op, so the graph is PyTorch's:
 * 1 / -1: the largest / smallest column sum of |A| (`vector_norm(A, 1)` over the
   rows, then `amax` / `amin` over the columns); inf / -inf: the same for the rows
   (the two dims swapped).
-The norms through the singular values ("nuc": their sum, 2 / -2: the largest /
-smallest) need `linalg.svdvals`, which minigrad does not have yet: refused with
-NotImplementedError.
+* "nuc": the sum of the singular values; 2 / -2: the largest / smallest of them
+  (`linalg.svdvals` of the input with the two dims moved to the end, then `sum` /
+  `amax` / `amin` over its last dim; with keepdim, `unsqueeze` and the inverse
+  `permute` put the two dims back).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from ..tensor import Tensor, _wrap_dim
 from .declaration import declare
 from .extremes import amax, amin
 from .statistics import LinalgVectorNormBackward0, vector_norm
+from .svd import svdvals
 
 _SVD_ORDERS = ("nuc", 2, -2)
 
@@ -61,7 +63,7 @@ def matrix_norm(A: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *,  #
                 dtype=None) -> Tensor:
     """The norm of the matrices in dims `dim` of `A`: "fro" (the 2-norm of the entries),
     1 / -1 (the largest / smallest column sum of |A|), inf / -inf (the same for the
-    rows). "nuc", 2 and -2 need the singular values: not in minigrad yet."""
+    rows), "nuc" (the sum of the singular values), 2 / -2 (the largest / smallest)."""
     if isinstance(ord, str):
         if ord not in ("fro", "nuc"):
             raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
@@ -74,8 +76,7 @@ def matrix_norm(A: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *,  #
     if ord == "fro":
         return vector_norm(A, 2, (d0, d1), keepdim, dtype=dtype)
     if ord in _SVD_ORDERS:
-        raise NotImplementedError(f"minigrad's matrix_norm does not compute ord={ord!r} (it "
-                                  "needs the singular values, linalg.svdvals)")
+        return _singular_value_norm(A, ord, d0, d1, keepdim, dtype)
     extreme = amax if float(ord) > 0 else amin
     if math.isinf(float(ord)):  # (the inf-norm is the 1-norm of the transpose)
         d0, d1 = d1, d0
@@ -87,6 +88,26 @@ def matrix_norm(A: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *,  #
         shape[d1:d1 + 1] = [1] if keepdim else []
         return zeros(shape, dtype=sums.dtype)
     return extreme(sums, d1, keepdim)
+
+
+def _singular_value_norm(A: Tensor, ord, d0: int, d1: int, keepdim: bool,  # noqa: A002,N803
+                         dtype) -> Tensor:
+    """"nuc", 2 or -2, as PyTorch composes them: the singular values of the matrices
+    in dims (d0, d1), moved to the end, then their sum, largest or smallest (with
+    keepdim, one size-1 dim kept, a second added, both put back in place)."""
+    ndim = A._data.ndim
+    order = [d for d in range(ndim) if d not in (d0, d1)] + [d0, d1]
+    values = svdvals((A if dtype is None else A.to(dtype)).permute(order))
+    if ord == "nuc":
+        result = values.sum(-1, keepdim)
+    elif ord > 0 and values._data.shape[-1] == 0:  # (the largest of none: zeros, as
+        shape = values._data.shape[:-1] + ((1,) if keepdim else ())  # PyTorch's, no graph)
+        result = zeros(shape, dtype=values.dtype)
+    else:
+        result = (amax if ord > 0 else amin)(values, -1, keepdim)
+    if keepdim:
+        result = result.unsqueeze(-1).permute([order.index(d) for d in range(ndim)])
+    return result
 
 
 # -- the norms that choose between a vector and a matrix norm -----------------------------

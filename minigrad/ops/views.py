@@ -531,6 +531,16 @@ def mT(x: Tensor) -> Tensor:  # noqa: N802 - the attribute is called mT
     return transpose(x, -2, -1)
 
 
+def mH(x: Tensor) -> Tensor:  # noqa: N802 - the attribute is called mH
+    """`x.mH`: the conjugate transpose of the matrices, for real tensors `x.mT`."""
+    if x.ndim < 2:
+        raise RuntimeError(
+            "tensor.mH is only supported on matrices or batches of matrices. "
+            f"Got {x.ndim}-D tensor."
+        )
+    return transpose(x, -2, -1)
+
+
 # -- declarations: each op's public names (see `declaration.py`) ----------------------------
 
 
@@ -541,7 +551,7 @@ declare("reshape", nodes=(ReshapeAliasBackward0, UnsafeViewBackward0), function=
 declare("reshape_as", method=reshape_as)
 declare("flatten", function=flatten, method=True)
 declare("transpose", nodes=(TransposeBackward0,), function=transpose, method=True,
-        aliases=("swapaxes", "swapdims"), attributes={"mT": property(mT)})
+        aliases=("swapaxes", "swapdims"), attributes={"mT": property(mT), "mH": property(mH)})
 declare("t", nodes=(TBackward0,), function=t, method=True)
 declare("permute", nodes=(PermuteBackward0,), function=permute, method=True,
         attributes={"T": property(T)})

@@ -123,6 +123,8 @@ def _programs():
         "solve": lambda: minigrad.linalg.solve(_square(), _x(3, 2, seed=38)),
         "cholesky": lambda: minigrad.linalg.cholesky(_square()),
         "cholesky_deprecated": lambda: minigrad.cholesky(_square()),
+        "svd": lambda: tuple(minigrad.linalg.svd(_x(4, 3, seed=41), full_matrices=False)),
+        "svd_full_wide": lambda: tuple(minigrad.linalg.svd(_x(3, 5, seed=42))),
         "solve_triangular": lambda: minigrad.linalg.solve_triangular(
             _square().triu(), _x(3, 2, seed=39), upper=True),
         "fill_": lambda: a.clone().fill_(2.0), "fill_tensor": lambda: a.clone().fill_(b.sum()),

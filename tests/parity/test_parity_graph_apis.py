@@ -342,12 +342,91 @@ def test_a_gradient_edge_as_an_input_of_backward(torch):
     _same(torch, scenario)
 
 
-def test_a_gradient_edge_as_an_output_is_refused_clearly():
+def _edge_output_calls(m):
+    """Calls with a GradientEdge among the outputs, each on a fresh graph: (name,
+    call) pairs; `x` the leaf, `y = x * 2` the edge's tensor, `z` a scalar of it."""
+    g = m.autograd.graph
+    f64 = m.float64
+
+    def graph(scalar=False):
+        x = m.tensor([1.0, 2.0, 3.0], dtype=f64, requires_grad=True)
+        y = x * 2 if not scalar else (x * 2).sum()
+        return x, y, g.get_gradient_edge(y), (y * y).sum()
+
+    def ones(*shape, **kw):
+        return m.ones(*shape, dtype=kw.pop("dtype", f64), **kw)
+
+    def grad(*args, scalar=False, **kw):
+        x, y, e, z = graph(scalar)
+        got = m.autograd.grad(*[{"x": x, "y": y, "e": e, "z": z}.get(a, a) if isinstance(
+            a, str) else [{"x": x, "y": y, "e": e, "z": z}.get(b, b) for b in a]
+            for a in args], **kw)
+        return [_v(t.detach()) for t in got] + [None if t.grad_fn is None else _node(t.grad_fn)
+                                                for t in got]
+
+    def backward(outputs, grads, scalar=False, leaf_edge=False, **kw):
+        x, y, e, z = graph(scalar)
+        names = {"x": x, "y": y, "e": g.get_gradient_edge(x) if leaf_edge else e, "z": z}
+        m.autograd.backward([names[o] for o in outputs], grads, **kw)
+        return _v(x.grad)
+
+    return {
+        "grad_outputs given": lambda: grad("e", "x", ones(3)),
+        "no grad_outputs, 3 elements": lambda: grad("e", "x"),
+        "no grad_outputs, a scalar": lambda: grad("e", "x", scalar=True),
+        "a None grad_output": lambda: grad(["e"], ["x"], [None]),
+        "with a tensor output": lambda: grad(["e", "z"], ["x"], [ones(3), None]),
+        "the edge's shape checked": lambda: grad(["e"], ["x"], [ones(2)]),
+        "a scalar edge, 3 gradients": lambda: grad("e", "x", ones(3), scalar=True),
+        "float32 grad_outputs": lambda: grad("e", "x", ones(3, dtype=m.float32)),
+        "int64 grad_outputs": lambda: grad("e", "x", ones(3, dtype=m.int64)),
+        "create_graph": lambda: grad("e", "x", ones(3, requires_grad=True), create_graph=True),
+        "the edge as its own input": lambda: grad("e", "e", ones(3) * 5),
+        "a leaf's edge": lambda: grad(m.autograd.graph.get_gradient_edge(
+            m.tensor([1.0], requires_grad=True)), "x", ones(1), allow_unused=True),
+        "a number as grad_outputs": lambda: grad("e", "x", 3.0),
+        "backward": lambda: backward(["e"], [ones(3)]),
+        "backward, no gradient": lambda: backward(["e"], None),
+        "backward, a scalar edge": lambda: backward(["e"], None, scalar=True),
+        "backward with a tensor": lambda: backward(["e", "z"], [ones(3), None]),
+        "backward into a leaf's edge": lambda: backward(["e"], [ones(3) * 2], leaf_edge=True),
+        "backward, inputs=": lambda: backward(["e"], [ones(3)], inputs=[graph()[0]]),
+    }
+
+
+@pytest.mark.parametrize("name", list(_edge_output_calls(__import__("minigrad"))))
+def test_a_gradient_edge_as_an_output(torch, name):
+    """`grad()` and `backward()` start from a GradientEdge as from its tensor: its
+    gradient given, or ones for a one-element edge; PyTorch's errors otherwise."""
+    _same(torch, lambda m: raised(_edge_output_calls(m)[name]))
+
+
+def test_grad_into_one_edge_twice(torch):
+    """Two GradientEdges to one place both get its gradient (by grad), and a leaf
+    given twice (as itself and by its edges) gets its gradient once (by backward)."""
+    def scenario(m):
+        g = m.autograd.graph
+        x = m.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        y = x * 2
+        z = (y * y).sum()
+        edges = [g.get_gradient_edge(y), g.get_gradient_edge(y), g.get_gradient_edge(x)]
+        seen = [[_v(t) for t in m.autograd.grad(z, [*edges, x, x], retain_graph=True)]]
+        z.backward(inputs=[x, g.get_gradient_edge(x), g.get_gradient_edge(x)],
+                   retain_graph=True)
+        seen.append(_v(x.grad))
+        return seen
+
+    _same(torch, scenario)
+
+
+def test_an_edge_made_by_hand_as_an_output_is_refused_clearly():
+    """minigrad's nodes keep no shapes of their outputs: an edge not made by
+    `get_gradient_edge` (nor to a leaf) cannot say what gradient it takes."""
     import minigrad
 
     x = minigrad.ones(3, requires_grad=True)
-    edge = minigrad.autograd.graph.get_gradient_edge(x * 2)
-    with pytest.raises(NotImplementedError, match="GradientEdge as an output"):
+    edge = minigrad.autograd.graph.GradientEdge((x * 2).grad_fn, 0)
+    with pytest.raises(NotImplementedError, match="get_gradient_edge"):
         minigrad.autograd.grad(edge, x, minigrad.ones(3))
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 
+import numpy as np
 import pytest
 
 # What minigrad lacks by design, by the feature `opinfo_harness.convert` names.
@@ -48,20 +49,6 @@ DESIGN_SKIPS = {
 # What minigrad does not yet do as PyTorch: (OpInfo key, the samples it concerns (a
 # feature of `opinfo_harness.sample_features`, None for all), what differs).
 KNOWN_GAPS = [
-    ("norm.nuc", None, "norm(p='nuc') needs the singular values (linalg.svdvals, "
-     "not implemented: NotImplementedError)"),
-    *[(key, "singular-value norm", "the matrix norms 'nuc', 2 and -2 need the singular "
-       "values (linalg.svdvals, not implemented: NotImplementedError)")
-      for key in ("linalg.norm", "linalg.norm.subgradients_at_zero", "linalg.matrix_norm")],
-    *[(key, "integer input", "PyTorch finds the k-th element with a quickselect "
-       "(std::nth_element), whose choice among equal values follows no stated rule: the "
-       "indices of tied integers differ (the values agree)") for key in ("topk", "kthvalue")],
-    *[(key, "bool input", "sort(stable=False) of more than 16 elements: PyTorch's "
-       "introsort does not keep equal values in order, minigrad's sort always does (the "
-       "indices of equal values differ)") for key in ("sort", "argsort")],
-    ("mode", "numel>1000", "mode of a long row: PyTorch sorts them with "
-     "std::sort, which does not keep equal values in order, and returns the index of the "
-     "last one of the most frequent value in that order (minigrad: its last index)"),
 ]
 
 
@@ -193,3 +180,75 @@ def test_opinfo_error_inputs(torch, database, key):
         except h.ByDesign as why:
             assert str(why) in DESIGN_SKIPS, f"{why}: not in DESIGN_SKIPS (add it with a reason)"
     assert not diffs, "\n".join(diffs)
+
+
+# -- the rule for the order among equal values (opinfo_harness.TIE_ORDER_OPS) -----------------
+
+
+def test_tie_rule_accepts_only_indices_of_equal_values():
+    x = np.array([[1, 1, 2, 1]])
+    want = np.array([[0, 1, 3, 2]])  # (sort: the three 1s, then the 2)
+    assert h.valid_tie_indices(x, -1, np.array([[3, 0, 1, 2]]), want, kept=True, distinct=True)
+    # an index of a different value, an index twice, an index out of range
+    assert not h.valid_tie_indices(x, -1, np.array([[0, 2, 3, 1]]), want, kept=True,
+                                   distinct=True)
+    assert not h.valid_tie_indices(x, -1, np.array([[0, 0, 3, 2]]), want, kept=True,
+                                   distinct=True)
+    assert not h.valid_tie_indices(x, -1, np.array([[0, 1, 4, 2]]), want, kept=True,
+                                   distinct=True)
+    # kthvalue / mode: the dim reduced away; one index, of an equal value
+    assert h.valid_tie_indices(x, 1, np.array([3]), np.array([1]), kept=False, distinct=False)
+    assert not h.valid_tie_indices(x, 1, np.array([2]), np.array([1]), kept=False,
+                                   distinct=False)
+
+
+@pytest.mark.parametrize(("swap", "caught"), [((0, 1), False), ((0, 2), True)],
+                         ids=["equal values swapped", "a different value's index"])
+def test_tie_rule_still_catches_a_wrong_index(torch, database, monkeypatch, swap, caught):
+    """sort of [5, 5, 3] through the harness, minigrad's indices changed: swapping
+    the two 5s' indices is a valid answer; pointing at the 3 is a difference."""
+    from torch.testing._internal.opinfo.core import SampleInput
+
+    real_sort = minigrad.sort
+
+    def sort(*args, **kwargs):
+        result = real_sort(*args, **kwargs)
+        order = [0, 1, 2]
+        order[swap[0]], order[swap[1]] = order[swap[1]], order[swap[0]]
+        indices = result.indices.detach()[..., order]
+        return type(result)(result.values, indices)
+
+    monkeypatch.setattr(minigrad, "sort", sort)
+    sample = SampleInput(torch.tensor([5, 5, 3]), kwargs={"descending": True})
+    outcome = h.check_sample(OPS["sort"], sample, torch, minigrad)
+    assert bool(outcome.diffs) is caught, outcome.diffs
+
+
+# -- the rule for singular vectors (opinfo_harness.GAUGE_OPS) -----------------------------------
+
+
+@pytest.mark.parametrize(("flip_vh", "caught"), [(True, False), (False, True)],
+                         ids=["a column of U and the row of Vh", "a column of U alone"])
+def test_sign_rule_still_catches_a_wrong_factor(torch, database, monkeypatch, flip_vh,
+                                                caught):
+    """linalg.svd through the harness, minigrad's first singular vectors' signs
+    changed in place: U's column with Vh's row is another valid SVD; U's alone is not
+    (U @ Vh, the sample's processed result, changes)."""
+    from torch.testing._internal.opinfo.core import SampleInput
+
+    real_svd = minigrad.linalg.svd
+
+    def svd(*args, **kwargs):
+        result = real_svd(*args, **kwargs)
+        result.U._data[..., 0] *= -1  # (the saved factors with them: the same arrays)
+        if flip_vh:
+            result.Vh._data[..., 0, :] *= -1
+        return result
+
+    monkeypatch.setattr(minigrad.linalg, "svd", svd)
+    a = torch.tensor([[3.0, 1.0], [1.0, 2.0], [0.0, 1.0]], dtype=torch.float64,
+                     requires_grad=True)
+    sample = SampleInput(a, kwargs={"full_matrices": False},
+                         output_process_fn_grad=lambda usv: (usv[0] @ usv[2], usv[1]))
+    outcome = h.check_sample(OPS["linalg.svd"], sample, torch, minigrad)
+    assert bool(outcome.diffs) is caught, outcome.diffs

@@ -150,6 +150,10 @@ LINALG = {
     "inv_gram": lambda t: _lib(t).linalg.inv(t @ t.mT + _lib(t).eye(t.shape[-2])) if t.ndim > 1
     else t,
     "addr": lambda t: _lib(t).addr(t.sum(), t.reshape(-1), t.reshape(-1) * 2, beta=0.5, alpha=2),
+    # (the nuclear norm of a positive-definite matrix: its gradient U Vh does not
+    # depend on the singular vectors LAPACK picks, even for repeated singular values)
+    "nuc_gram": lambda t: _lib(t).linalg.matrix_norm(t @ t.mT + _lib(t).eye(t.shape[-2]),
+                                                     "nuc") if t.ndim > 1 else t,
 }
 
 
@@ -231,8 +235,6 @@ def _edge_grad(lib, a, b, opt, program):
     how, leaf_too = pick(opt, ["grad", "backward"], [True, False])
     edge = lib.autograd.graph.get_gradient_edge
     targets = [b] + ([program.leaves[opt % len(program.leaves)]] if leaf_too else [])
-    if AVOID_OPEN and len(targets) == 2 and targets[0] is targets[1]:
-        targets = targets[:1]  # (one tensor's edge twice: a known difference, see OPEN)
     edges = [edge(t) for t in targets]
     if how == "grad":
         grads = lib.autograd.grad(a.sum(), edges, retain_graph=True, allow_unused=True)
@@ -774,6 +776,10 @@ FOUND = {
     "linear after linear, no elements": ([(1, 0), (2, 1), (2, 0, 3)],
                                          [("layer", "linear", 9, 7, 1023),
                                           ("layer", "linear", 7, 8, 554)], 28993, True),
+    # `autograd.grad` into the same GradientEdge twice (`_edge_grad`): PyTorch gives the
+    # gradient at both places; minigrad gave None at the first (the second edge took
+    # the first one's place)
+    "grad into one edge twice": ([(3,)], [("graph", "edge_grad", 0, 0, 0)], 0, False),
 }
 
 
@@ -789,13 +795,7 @@ def test_programs_that_found_a_difference_match_torch(torch, name, traced):
 # Programs that found a difference not fixed yet: each must still differ (strict xfail),
 # so that a fix shows up here and the program moves to FOUND. The random steps steer
 # clear of them (see the step named).
-OPEN = {
-    # `autograd.grad` into the same GradientEdge twice (`_edge_grad`): PyTorch gives the
-    # gradient at both places; minigrad gives None at the first (without
-    # allow_unused, it raises "The differentiated Tensor at index 0 appears to not
-    # have been used in the graph").
-    "grad into one edge twice": ([(3,)], [("graph", "edge_grad", 0, 0, 0)], 0, False),
-}
+OPEN: dict[str, tuple] = {}  # (none open now)
 
 
 @pytest.mark.parity
