@@ -386,14 +386,15 @@ def _bounds_by_keyword(args: tuple, bounds: dict, given: dict) -> tuple:
     raise _arange_error(args, {**bounds, **given})
 
 
-def arange(*args, start=_args.REQUIRED, end=_args.REQUIRED, step=_args.REQUIRED, dtype=None,
-           requires_grad: bool = False, device=None) -> Tensor:
+def arange(*args, dtype=None, requires_grad: bool = False, device=None, **bounds) -> Tensor:
     """Evenly spaced values in [start, end): `arange(end)`, `arange(start, end)` or
-    `arange(start, end, step)`, each bound positional or by name; integer arguments
+    `arange(start, end, step)`, each bound positional or by name (`start=`, `end=`,
+    `step=`, kept in the order given: PyTorch's errors list them); integer arguments
     give int64."""
+    for name in bounds:
+        if name not in ("start", "end", "step"):
+            raise TypeError(f"arange() got an unexpected keyword argument '{name}'")
     given = {k: v for k, v in (("dtype", dtype),) if v is not None}
-    bounds = {k: v for k, v in (("start", start), ("end", end), ("step", step))
-              if v is not _args.REQUIRED}
     if bounds:
         args = _bounds_by_keyword(args, bounds, given)
     if dtype is not None and not isinstance(dtype, _dtype.dtype) and \

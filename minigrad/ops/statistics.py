@@ -70,8 +70,7 @@ def _var_args(name: str, args: tuple, kwargs: dict):
                 raise combination_error(name, args, kwargs, _VAR_HEADS, tail=False)
             given[key] = value
     if "unbiased" in given and "correction" in given:
-        # (PyTorch lists these two keywords in alphabetical order)
-        raise combination_error(name, (), dict(sorted(kwargs.items())), _VAR_HEADS, tail=False)
+        raise combination_error(name, (), kwargs, _VAR_HEADS, tail=False)
     dim = given.get("dim", _NOT_GIVEN)
     keepdim = given.get("keepdim", False)
     if not isinstance(keepdim, bool):
