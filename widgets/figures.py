@@ -1,6 +1,6 @@
 """How a matplotlib figure leaves Python: as PNG bytes (encoded for speed: a stepper
 encodes a frame on every click), as SVG text (the same from run to run), and, for a
-`NotebookFigure`, as both at its natural size in a notebook's output."""
+`NotebookFigure`, as what the notebook's front end will show, at its natural size."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ import matplotlib
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.layout_engine import PlaceHolderLayoutEngine
 
 
 class NotebookFigure(Figure):
@@ -24,7 +25,8 @@ class NotebookFigure(Figure):
     untrusted notebook's SVGs as a warning and picks the PNG then).
 
     Both are marked ``unconfined``: JupyterLab then shows them unshrunk and the output
-    scrolls when the drawing is wider than the notebook.
+    scrolls when the drawing is wider than the notebook. The PNG is left out where
+    nothing would show it (see `svg_is_enough`).
     """
 
     def _repr_png_(self) -> bytes:
@@ -34,12 +36,11 @@ class NotebookFigure(Figure):
         return figure_to_svg(self)
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None):
-        data = {
-            "image/svg+xml": figure_to_svg(self),
-            "image/png": base64.b64encode(figure_to_png(self)).decode("ascii"),
-            "text/plain": repr(self),
-        }
-        metadata = {kind: {"unconfined": True} for kind in ("image/svg+xml", "image/png")}
+        data = {"image/svg+xml": figure_to_svg(self)}
+        if not svg_is_enough():
+            data["image/png"] = base64.b64encode(figure_to_png(self)).decode("ascii")
+        data["text/plain"] = repr(self)
+        metadata = {kind: {"unconfined": True} for kind in data if kind.startswith("image/")}
         return data, metadata
 
     def _ipython_display_(self) -> None:
@@ -49,6 +50,18 @@ class NotebookFigure(Figure):
 
         data, metadata = self._repr_mimebundle_()
         display(data, metadata=metadata, raw=True)
+
+
+def svg_is_enough() -> bool:
+    """Whether this kernel's figures need no PNG beside their SVG: true in a kernel a
+    Jupyter server started for a notebook (JupyterLab, Notebook 7, a hub; the server
+    names the notebook in ``JPY_SESSION_NAME``). Outputs made live are trusted there, so
+    the SVG shows, and a notebook saved there is signed and shows its SVGs when opened
+    again. Elsewhere (nbconvert and nbclient, which store the lessons' outputs; VS Code;
+    Colab) the PNG goes along: an unsigned notebook's SVGs are not shown in JupyterLab.
+    (The PNG costs a second drawing of the figure, paid again on every redraw of a plot
+    that a training loop updates.)"""
+    return bool(os.environ.get("JPY_SESSION_NAME"))
 
 
 def figure_to_png(fig: Figure, dpi: float | None = None) -> bytes:
@@ -113,6 +126,18 @@ def figure_to_svg(fig: Figure) -> str:
     if not isinstance(fig, Figure):
         raise TypeError(f"figure_to_svg expects a matplotlib Figure, not {type(fig).__name__}")
     buffer = io.StringIO()
-    with matplotlib.rc_context({"svg.hashsalt": "minigrad"}):
-        fig.savefig(buffer, format="svg", metadata={"Date": None})
+    # `fig.tight_layout()` leaves a placeholder layout engine behind, which does nothing
+    # but makes `savefig` draw the whole figure once more first (to lay it out): set it
+    # aside while saving, which halves the work and changes no byte.
+    engine = fig.get_layout_engine()
+    idle = isinstance(engine, PlaceHolderLayoutEngine)
+    with matplotlib.rc_context({"svg.hashsalt": "minigrad", "figure.autolayout": False,
+                                "figure.constrained_layout.use": False}):
+        if idle:
+            fig.set_layout_engine(None)
+        try:
+            fig.savefig(buffer, format="svg", metadata={"Date": None})
+        finally:
+            if idle:
+                fig.set_layout_engine(engine)
     return buffer.getvalue()
