@@ -26,6 +26,9 @@ export PIP_NO_INPUT := 1
 # Running the solved lessons (nbval, the site) must not mark exercises solved in the
 # developer's own progress file (`make lab` keeps the learner's).
 test site: export MINIGRAD_COURSE_PROGRESS := off
+# The tests keep both cores busy: no helper process compiling a lesson's kernels ahead
+# (minigrad/kernels/ahead.py; its own tests turn it back on).
+test site: export MINIGRAD_COMPILE_AHEAD := off
 
 .PHONY: lab test install test-install lint host bench learner site clean
 

@@ -76,7 +76,7 @@ def _lesson_rows(quick: bool) -> list[Row]:
                 Row("cold start", case.format("warm"), "s", {}, note="skipped with --quick")]
     from .coldstart import cold_and_warm, lesson_path
 
-    cold, warm = cold_and_warm(lesson_path(1))
+    (cold, *_), (warm, *_) = cold_and_warm(lesson_path(1))  # (wall seconds)
     return [Row("cold start", case.format("empty"), "s", {"minigrad": cold},
                 note=f"{cold / warm:.2f}x warm"),
             Row("cold start", case.format("warm"), "s", {"minigrad": warm})]

@@ -1,13 +1,15 @@
 """What a fresh runtime costs: a lesson run top to bottom with the numba cache empty
 (Colab, Binder, a new hub user, a CI run) and warm, and what compiles meanwhile.
 
-    python -m benchmarks.coldstart [--lessons 1 7] [--compiles]
+    python -m benchmarks.coldstart [--lessons 1 7] [--compiles] [--no-ahead]
 
 prints, for each lesson, Run All's seconds in a fresh kernel with an empty numba
 cache (`NUMBA_CACHE_DIR` pointed at a new temporary directory) and again with the
 cache that run filled, in wall time and in the kernel process's CPU time (which a
-busy shared host inflates far less); with `--compiles`, a table of the kernels a cold lesson
-compiles (kernel, signatures, seconds), from numba's compile events.
+busy shared host inflates far less), and the CPU time of the helper that compiled the
+lesson's kernels ahead meanwhile (`minigrad.kernels.ahead`; `--no-ahead` runs the lesson
+alone); with `--compiles`, a table of the kernels a cold lesson compiles (kernel,
+signatures, seconds), from numba's compile events.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -29,10 +32,13 @@ def lesson_path(number: int) -> Path:
     return path
 
 
-def _env(cache: str) -> dict:
+def _env(cache: str, ahead: bool = True) -> dict:
     # (without PYTHONDONTWRITEBYTECODE, which some hosts set: a learner's Python keeps
     # the modules' compiled bytecode, so a warm run does not compile them again)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env.pop("MINIGRAD_COMPILE_AHEAD", None)
+    if not ahead:  # (the lesson alone: no helper compiling its kernels meanwhile)
+        env["MINIGRAD_COMPILE_AHEAD"] = "off"
     return {**env, "NUMBA_CACHE_DIR": cache, "MPLBACKEND": "Agg"}
 
 
@@ -40,10 +46,13 @@ _RUN_ALL = """
 import sys, time, nbformat
 from nbclient import NotebookClient
 nb = nbformat.read(sys.argv[1], as_version=4)
-# a last cell reports the CPU seconds the kernel's process used: on a shared host the
-# wall time grows with the load, the CPU time much less
+# a last cell reports the CPU seconds the kernel's process used (on a shared host the
+# wall time grows with the load, the CPU time much less), and those of the processes it
+# started that have ended (the helper compiling kernels ahead: see minigrad.kernels.ahead)
 nb.cells.append(nbformat.v4.new_code_cell(
-    "import resource as _r\\n_u = _r.getrusage(_r.RUSAGE_SELF)\\nprint(_u.ru_utime + _u.ru_stime)"))
+    "import resource as _r\\n"
+    "_u, _c = _r.getrusage(_r.RUSAGE_SELF), _r.getrusage(_r.RUSAGE_CHILDREN)\\n"
+    "print(_u.ru_utime + _u.ru_stime, _c.ru_utime + _c.ru_stime)"))
 start = time.perf_counter()
 NotebookClient(nb, timeout=600, kernel_name="python3",
                resources={"metadata": {"path": sys.argv[2]}}).execute()
@@ -51,21 +60,25 @@ print(time.perf_counter() - start, nb.cells[-1].outputs[0]["text"].strip())
 """
 
 
-def run_all(notebook: Path, cache: str) -> tuple[float, float]:
-    """(wall seconds, the kernel's CPU seconds) of Run All in a fresh kernel (its start
-    included) with the numba cache `cache`."""
+def run_all(notebook: Path, cache: str, ahead: bool = True) -> tuple[float, float, float]:
+    """(wall seconds, the kernel's CPU seconds, its helper's CPU seconds) of Run All in a
+    fresh kernel (its start included) with the numba cache `cache`, as JupyterLab runs
+    it (the server names the notebook to its kernel: `JPY_SESSION_NAME`). `ahead`: let
+    a first compile start the helper that compiles the lesson's kernels ahead."""
+    env = {**_env(cache, ahead), "JPY_SESSION_NAME": str(notebook)}
     done = subprocess.run([sys.executable, "-c", _RUN_ALL, str(notebook), str(notebook.parent)],
-                          env=_env(cache), capture_output=True, text=True, check=True)
-    wall, cpu = done.stdout.split()[-2:]
-    return float(wall), float(cpu)
+                          env=env, capture_output=True, text=True, check=True)
+    wall, cpu, helper = done.stdout.split()[-3:]
+    return float(wall), float(cpu), float(helper)
 
 
-def cold_and_warm(notebook: Path) -> tuple[tuple[float, float], tuple[float, float]]:
-    """Run All on an empty numba cache, then again on the cache it filled: (wall, CPU)
-    seconds each."""
+def cold_and_warm(notebook: Path, ahead: bool = True) -> tuple[tuple, tuple]:
+    """Run All on an empty numba cache, then again on the cache it filled: (wall, CPU,
+    helper CPU) seconds each (see `run_all`)."""
     with tempfile.TemporaryDirectory() as cache:
-        cold = run_all(notebook, cache)
-        warm = run_all(notebook, cache)
+        cold = run_all(notebook, cache, ahead)
+        time.sleep(1.0)  # (a helper still compiling stops once its kernel has gone)
+        warm = run_all(notebook, cache, ahead)
     return cold, warm
 
 
@@ -78,10 +91,14 @@ import nbformat
 from IPython.core.interactiveshell import InteractiveShell
 from numba.core import event
 
-stack, found = [], {}
+stack, found, order = [], {}, []
 
 class Recorder(event.Listener):
     def on_start(self, ev):
+        if not stack:  # (a kernel the lesson calls, not one compiled inside another)
+            d = ev.data["dispatcher"]
+            order.append([d.py_func.__module__, d.py_func.__qualname__,
+                          [str(a) for a in ev.data["args"]]])
         stack.append([time.perf_counter(), 0.0])
 
     def on_end(self, ev):
@@ -108,17 +125,20 @@ for number, cell in enumerate(nb.cells):
         if not (result.success or expected):  # (the rest of the lesson would not run)
             raise SystemExit(f"cell {number} failed: {result.error_in_exec!r}")
 total = time.perf_counter() - start
-print(json.dumps({"total": total, "kernels": found}))
+print(json.dumps({"total": total, "kernels": found, "order": order}))
 """
 
 
 def compiles(notebook: Path, cache: str | None = None) -> dict:
-    """{"total": seconds, "kernels": {name: {"signatures", "seconds"}}} for a run with
-    the numba cache `cache` (by default a new, empty one)."""
+    """{"total": seconds, "kernels": {name: {"signatures", "seconds"}}, "order":
+    [[module, function, [argument types]], ...]} for a run with the numba cache `cache`
+    (by default a new, empty one); "order" lists the kernels the lesson itself called,
+    in the order they first compiled."""
     if cache is None:
         with tempfile.TemporaryDirectory() as empty:
             return compiles(notebook, empty)
-    done = subprocess.run([sys.executable, "-c", _RECORD, str(notebook)], env=_env(cache),
+    done = subprocess.run([sys.executable, "-c", _RECORD, str(notebook)],
+                          env=_env(cache, ahead=False),
                           capture_output=True, text=True, check=True, cwd=notebook.parent)
     return json.loads(done.stdout.splitlines()[-1])
 
@@ -145,14 +165,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lessons", nargs="+", type=int, default=list(range(13)))
     parser.add_argument("--compiles", action="store_true",
                         help="also list what the first lesson given compiles")
+    parser.add_argument("--no-ahead", action="store_true",
+                        help="no helper compiling the lesson's kernels ahead")
     args = parser.parse_args(argv)
     print("| lesson | Run All, empty cache (s) | warm (s) | cold/warm "
-          "| kernel CPU, empty cache (s) | warm (s) | cold/warm |")
-    print("| --- | --- | --- | --- | --- | --- | --- |")
+          "| kernel CPU, empty cache (s) | warm (s) | cold/warm | helper CPU (s) |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for n in args.lessons:
-        (cold, cold_cpu), (warm, warm_cpu) = cold_and_warm(lesson_path(n))
+        (cold, cold_cpu, helper), (warm, warm_cpu, _) = cold_and_warm(lesson_path(n),
+                                                                     not args.no_ahead)
         print(f"| {lesson_path(n).stem} | {cold:.1f} | {warm:.1f} | {cold / warm:.2f} "
-              f"| {cold_cpu:.1f} | {warm_cpu:.1f} | {cold_cpu / warm_cpu:.2f} |", flush=True)
+              f"| {cold_cpu:.1f} | {warm_cpu:.1f} | {cold_cpu / warm_cpu:.2f} "
+              f"| {helper:.1f} |", flush=True)
     if args.compiles:
         print()
         print(compile_table(compiles(lesson_path(args.lessons[0]))))

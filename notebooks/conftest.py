@@ -17,6 +17,8 @@ collect_ignore = ["learner"]
 # (the kernels nbval's kernel inherits this: a lesson's stored outputs do not hold the
 # one line minigrad prints when it first compiles, on an empty numba cache)
 os.environ["MINIGRAD_COMPILE_NOTICE"] = "off"
+# (nor start a helper compiling the lesson's kernels ahead: the tests keep the cores busy)
+os.environ["MINIGRAD_COMPILE_AHEAD"] = "off"
 
 
 def _shows_torch(cell) -> bool:

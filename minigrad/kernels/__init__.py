@@ -25,7 +25,8 @@ from types import ModuleType
 from . import cache, elementwise, optim, reductions
 
 cache.seed_user_cache()  # (a read-only install with kernels compiled ahead: see `cache`)
-cache.announce_first_compile()
+cache.watch_first_compile()
+cache.serialise_cache_writes()
 
 __all__ = ["cache", "elementwise", "on_demand", "optim", "reductions"]
 

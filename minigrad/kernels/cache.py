@@ -1,5 +1,6 @@
 """Where numba keeps minigrad's compiled kernels, and the one line a first compile prints
-(unless `MINIGRAD_COMPILE_NOTICE=off`, as the tests that run the lessons set it).
+(unless `MINIGRAD_COMPILE_NOTICE=off`, as the tests that run the lessons set it), which
+also starts compiling the lesson's other kernels ahead (`ahead`).
 
 numba compiles a kernel the first time it runs with a new dtype and keeps the machine
 code on disk (`cache=True`), looked up in this order:
@@ -75,35 +76,70 @@ def seed_user_cache() -> int:
     return copied
 
 
-_announced = False
+_first_seen = False
 
 
-def _announce(event) -> None:
-    """The first time minigrad compiles a kernel in this process, say so once."""
-    global _announced
+def _first_compile(event) -> None:
+    """The first time minigrad compiles a kernel in this process: start compiling the
+    lesson's other kernels ahead (`ahead`), and say so once."""
+    global _first_seen
     dispatcher = event.data.get("dispatcher")
     module = getattr(getattr(dispatcher, "py_func", None), "__module__", "") or ""
-    if _announced or not module.startswith("minigrad."):
+    if _first_seen or not module.startswith("minigrad."):
         return
-    _announced = True
+    _first_seen = True
+    from . import ahead
+
+    helping = ahead.start()
+    if os.environ.get("MINIGRAD_COMPILE_NOTICE", "").lower() in ("off", "0", "no"):
+        return
+    also = " (the lesson's others on a second core meanwhile)" if helping else ""
     print("minigrad: compiling kernels for this machine on first use (about 0.2 s "
-          "each, a few seconds a lesson, once: they are cached in "
+          f"each, a few seconds a lesson, once{also}: they are cached in "
           f"{cache_dir()}; `python -m minigrad.warmup` compiles them ahead)",
           file=sys.stderr)
 
 
-def announce_first_compile() -> None:
-    """Print one line on stderr when minigrad first compiles a kernel (numba's compile
-    event, which fires only when the cache has no machine code for the call)."""
-    if os.environ.get("MINIGRAD_COMPILE_NOTICE", "").lower() in ("off", "0", "no"):
-        return
+def watch_first_compile() -> None:
+    """Act on minigrad's first compile in this process (`_first_compile`), seen through
+    numba's compile event, which fires only when the cache has no machine code for the
+    call."""
     from numba.core import event
 
     class _FirstCompile(event.Listener):
         def on_start(self, ev) -> None:
-            _announce(ev)
+            _first_compile(ev)
 
         def on_end(self, ev) -> None:
             pass
 
     event.register("numba:compile", _FirstCompile())
+
+
+def serialise_cache_writes() -> None:
+    """numba's cache takes no lock: a save reads a kernel's index, writes the data file
+    it names after the index's length, then writes the index. Two processes saving two
+    signatures of one kernel at once (a lesson and its helper, see `ahead`) could give
+    both the same data file. So saves take an exclusive lock on a file beside the
+    cache's, one process at a time."""
+    try:
+        import fcntl
+    except ImportError:  # (not a POSIX system: no helper process is started either)
+        return
+    from numba.core.caching import Cache
+
+    save = Cache.save_overload
+    if getattr(save, "serialised", False):
+        return
+
+    def save_overload(self, sig, data):
+        try:
+            lock = open(os.path.join(self.cache_path, ".minigrad-save.lock"), "a")
+        except OSError:  # (a folder we cannot write: numba's own save will say so)
+            return save(self, sig, data)
+        with lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            return save(self, sig, data)
+
+    save_overload.serialised = True
+    Cache.save_overload = save_overload

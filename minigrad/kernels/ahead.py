@@ -1,0 +1,129 @@
+"""Compiling a lesson's kernels ahead, on the other core.
+
+A fresh runtime (Colab, Binder, a new hub user) starts with an empty numba cache, so a
+lesson waits for each kernel the first time it runs it: a few seconds in all, spread
+over the lesson. When that first compile happens in a Jupyter kernel, minigrad starts
+one helper process, at low priority, that compiles the lesson's kernels into the same
+cache, last-used first (`course_kernels.json` lists each lesson's, in the order the
+lesson first calls them; `scripts/record_course_kernels.py` records it). The lesson
+compiles from its start and the helper from its end, and each loads from the cache what
+the other has done, so on two cores the lesson waits for about half of them.
+
+Nothing starts where nothing compiles (kernels compiled ahead by `make lab`, or an image
+warmed at build time), outside a Jupyter kernel (scripts and tests), or with
+`MINIGRAD_COMPILE_AHEAD=off`. The kernels themselves are the ones the lesson would have
+compiled: the helper calls numba's own compile for the same signatures.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import threading
+from importlib import import_module
+from pathlib import Path
+
+COURSE_KERNELS = Path(__file__).with_name("course_kernels.json")
+
+_ARRAY = re.compile(r"(readonly )?array\((\w+), (\d+)d, ([CFA])\)")
+
+_started = False
+
+
+def enabled() -> bool:
+    """Whether a first compile here may start the helper: in a Jupyter kernel, unless
+    `MINIGRAD_COMPILE_AHEAD=off`."""
+    if os.environ.get("MINIGRAD_COMPILE_AHEAD", "").lower() in ("off", "0", "no"):
+        return False
+    return "ipykernel" in sys.modules
+
+
+def argument_type(text: str):
+    """The numba type written as numba prints it: `array(float32, 1d, C)`,
+    `readonly array(float64, 1d, A)`, `float64`, `int64`, `bool`."""
+    from numba import types
+
+    def scalar(name: str):
+        return types.boolean if name == "bool" else getattr(types, name)
+
+    array = _ARRAY.fullmatch(text)
+    if array:
+        readonly, dtype, ndim, layout = array.groups()
+        return types.Array(scalar(dtype), int(ndim), layout, readonly=bool(readonly))
+    return scalar(text)
+
+
+def lesson_of_this_notebook() -> str | None:
+    """The lesson this kernel runs ("03"), from the notebook's file name: JupyterLab and
+    Jupyter Notebook give it to the kernel (`JPY_SESSION_NAME`), VS Code puts it in the
+    namespace (`__vsc_ipynb_file__`). None when it is not a lesson, or unknown."""
+    name = os.environ.get("JPY_SESSION_NAME", "")
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    if not name and shell is not None:
+        name = shell.user_ns.get("__vsc_ipynb_file__", "")
+    match = re.match(r"(\d\d)_\w+\.ipynb$", Path(name).name)
+    return match.group(1) if match else None
+
+
+def kernels_for(lesson: str | None) -> list[tuple[str, str, tuple[str, ...]]]:
+    """(module, kernel, argument types) of `lesson`, in the order it first calls them;
+    for an unknown lesson, every lesson's, once each."""
+    recorded = json.loads(COURSE_KERNELS.read_text())["lessons"]
+    lessons = [recorded[lesson]] if lesson in recorded else recorded.values()
+    seen = {}
+    for kernels in lessons:
+        for module, name, args in kernels:
+            seen.setdefault((module, name, tuple(args)), None)
+    return list(seen)
+
+
+def compile_ahead(lesson: str | None, parent: int | None = None) -> int:
+    """Compile `lesson`'s kernels, last-used first, into the numba cache (each loads from
+    the cache instead when it is there); stop early if process `parent` has gone.
+    Returns how many were compiled or loaded."""
+    done = 0
+    for module, name, args in reversed(kernels_for(lesson)):
+        if parent is not None and os.getppid() != parent:
+            break
+        try:
+            kernel = getattr(import_module(module), name)
+            kernel.compile(tuple(argument_type(a) for a in args))
+        except Exception:  # (a kernel renamed since the list was recorded: the lesson
+            continue       # compiles what it needs itself)
+        done += 1
+    return done
+
+
+def start() -> bool:
+    """Start the helper process for this notebook's lesson, once per process (see the
+    module's docstring for when). Returns whether it started."""
+    global _started
+    if _started or not enabled():
+        return False
+    _started = True
+    env = {**os.environ, "MINIGRAD_COMPILE_AHEAD": "off", "MINIGRAD_COMPILE_NOTICE": "off"}
+    command = [sys.executable, "-m", "minigrad.kernels.ahead", lesson_of_this_notebook() or "",
+               str(os.getpid())]
+    try:
+        helper = subprocess.Popen(command, env=env, stdin=subprocess.DEVNULL,
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                  start_new_session=True)
+    except OSError:  # (no process to spare: the lesson compiles as usual)
+        return False
+    threading.Thread(target=helper.wait, daemon=True).start()  # (reaped when it ends)
+    return True
+
+
+def _main(argv: list[str]) -> int:
+    os.nice(10)  # (the lesson's own work goes first)
+    lesson, parent = argv
+    compile_ahead(lesson or None, int(parent))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_main(sys.argv[1:]))

@@ -1,0 +1,163 @@
+"""Compiling a lesson's kernels ahead on a second core (`minigrad.kernels.ahead`): the
+recorded lists name real kernels, the helper's kernels are found by the lesson's
+process, a first compile in a Jupyter kernel starts the helper for its lesson, and
+nothing starts in a script, in tests or when turned off."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import nbformat
+import pytest
+from numba import types
+from numba.core.registry import CPUDispatcher
+from test_compile_count import compiled_by  # (a program's compiles, in a process of its own)
+
+from minigrad.kernels import ahead, cache
+
+
+def _env(cache_dir, **extra) -> dict:
+    env = {k: v for k, v in os.environ.items() if k != "MINIGRAD_COMPILE_AHEAD"}
+    return {**env, "NUMBA_CACHE_DIR": str(cache_dir), "MINIGRAD_COMPILE_NOTICE": "off", **extra}
+
+
+def test_every_recorded_kernel_exists_with_types_numba_reads():
+    recorded = json.loads(ahead.COURSE_KERNELS.read_text())["lessons"]
+    assert sorted(recorded) == [f"{n:02d}" for n in range(13)]
+    for lesson, kernels in recorded.items():
+        assert kernels, lesson
+        for module, name, args in kernels:
+            kernel = getattr(__import__(module, fromlist=[name]), name)
+            assert isinstance(kernel, CPUDispatcher), (module, name)
+            assert all(isinstance(ahead.argument_type(a), types.Type) for a in args)
+
+
+def test_argument_types_are_read_as_numba_prints_them():
+    for t in (types.Array(types.float32, 1, "C"), types.Array(types.int64, 2, "C"),
+              types.Array(types.float64, 1, "A", readonly=True),
+              types.Array(types.boolean, 1, "C"), types.float64, types.int64, types.boolean):
+        assert ahead.argument_type(str(t)) == t
+
+
+def test_an_unknown_lesson_gets_every_lessons_kernels_once():
+    every = ahead.kernels_for(None)
+    assert len(every) == len(set(every))
+    assert set(ahead.kernels_for("03")) < set(every)
+    assert ahead.kernels_for("03")[0] != ahead.kernels_for("10")[0]
+
+
+@pytest.mark.parametrize("name, lesson", [
+    ("/home/learner/my-lessons/03_retain_graph.ipynb", "03"),
+    ("notebooks/12_what_backward_keeps.ipynb", "12"),
+    ("Untitled.ipynb", None), ("", None), ("03_retain_graph.py", None)])
+def test_the_lesson_is_read_from_the_notebooks_name(monkeypatch, name, lesson):
+    monkeypatch.setenv("JPY_SESSION_NAME", name)
+    assert ahead.lesson_of_this_notebook() == lesson
+
+
+def test_the_helpers_kernels_are_found_by_the_lessons_process(tmp_path):
+    """The helper compiles lesson 0's kernels into an empty cache; a process that then
+    compiles every one of them finds them all there and compiles nothing."""
+    helper = subprocess.run([sys.executable, "-m", "minigrad.kernels.ahead", "00",
+                             str(os.getpid())], env=_env(tmp_path), timeout=300)
+    assert helper.returncode == 0
+    assert list(tmp_path.rglob("*.nbi"))
+    program = ("from minigrad.kernels import ahead\n"
+               "from importlib import import_module\n"
+               "for module, name, args in ahead.kernels_for('00'):\n"
+               "    getattr(import_module(module), name).compile(\n"
+               "        tuple(ahead.argument_type(a) for a in args))\n")
+    assert compiled_by("", program, tmp_path) == []
+
+
+def test_the_helper_stops_when_its_lesson_has_gone(tmp_path):
+    # (a parent that is not this process's parent: gone, as far as the helper can tell)
+    assert ahead.compile_ahead("03", parent=os.getppid() + 1) == 0
+
+
+def _notebook(path, source: str) -> None:
+    nb = nbformat.v4.new_notebook()
+    nb.cells.append(nbformat.v4.new_code_cell(source))
+    nbformat.write(nb, path)
+
+
+def _run_in_a_kernel(path, env) -> None:
+    """Run the notebook at `path` in a Jupyter kernel (nbclient's) started with `env`."""
+    run = ("import sys, nbformat\n"
+           "from nbclient import NotebookClient\n"
+           "nb = nbformat.read(sys.argv[1], as_version=4)\n"
+           "NotebookClient(nb, timeout=120, kernel_name='python3').execute()\n")
+    subprocess.run([sys.executable, "-c", run, str(path)], env=env, check=True, timeout=300)
+
+
+def _cached_kernels(cache_dir) -> set[str]:
+    return {p.name.split(".")[1].split("-")[0] for p in cache_dir.rglob("*.nbi")}
+
+
+def test_a_first_compile_in_a_jupyter_kernel_starts_the_helper_for_its_lesson(tmp_path):
+    """A notebook named as lesson 11 compiles one kernel; meanwhile the helper compiles
+    lesson 11's others, which the notebook never calls."""
+    path = tmp_path / "11_backward_graph_too.ipynb"
+    _notebook(path, "import minigrad\nminigrad.ones(3, dtype=minigrad.float64).neg()\n"
+                    "import time\ntime.sleep(20)")
+    cache_dir = tmp_path / "cache"
+    _run_in_a_kernel(path, _env(cache_dir, JPY_SESSION_NAME=str(path)))
+    lesson_only = {name for _, name, _ in ahead.kernels_for("11")} - {
+        name for _, name, _ in ahead.kernels_for("00")}
+    assert "neg" in _cached_kernels(cache_dir)
+    assert _cached_kernels(cache_dir) & lesson_only  # (argmax_all, sin, cos, ...)
+
+
+def test_nothing_starts_when_turned_off_or_outside_a_kernel(tmp_path, monkeypatch):
+    path = tmp_path / "00_start_here.ipynb"
+    _notebook(path, "import minigrad\nminigrad.ones(3, dtype=minigrad.float64).neg()\n"
+                    "import time\ntime.sleep(5)")
+    cache_dir = tmp_path / "cache"
+    _run_in_a_kernel(path, _env(cache_dir, JPY_SESSION_NAME=str(path),
+                                MINIGRAD_COMPILE_AHEAD="off"))
+    assert _cached_kernels(cache_dir) == {"neg"}
+    # a script: no Jupyter kernel, no helper
+    script = "import minigrad, time\nminigrad.ones(3, dtype=minigrad.float64).neg()\n" \
+             "time.sleep(5)\n"
+    subprocess.run([sys.executable, "-c", script], env=_env(tmp_path / "script",
+                   JPY_SESSION_NAME=str(path)), check=True, timeout=120)
+    assert _cached_kernels(tmp_path / "script") == {"neg"}
+
+
+def test_start_passes_the_lesson_and_its_own_process(monkeypatch):
+    started = []
+
+    class FakeProcess:
+        def __init__(self, command, **kwargs):
+            started.append((command, kwargs["env"]))
+
+        def wait(self):
+            return 0
+
+    monkeypatch.setattr(ahead, "_started", False)
+    monkeypatch.setattr(ahead.subprocess, "Popen", FakeProcess)
+    monkeypatch.setitem(sys.modules, "ipykernel", sys.modules.get("ipykernel", object()))
+    monkeypatch.setenv("JPY_SESSION_NAME", "/x/07_training_loops.ipynb")
+    monkeypatch.delenv("MINIGRAD_COMPILE_AHEAD", raising=False)
+    assert ahead.start() and not ahead.start()  # (once per process)
+    (command, env), = started
+    assert command[-3:] == ["minigrad.kernels.ahead", "07", str(os.getpid())]
+    assert env["MINIGRAD_COMPILE_AHEAD"] == "off"  # (the helper starts no helper)
+    monkeypatch.setattr(ahead, "_started", False)
+    monkeypatch.setenv("MINIGRAD_COMPILE_AHEAD", "off")
+    assert not ahead.start()
+
+
+def test_cache_saves_take_a_lock_beside_the_cache(tmp_path):
+    from numba.core.caching import Cache
+
+    wrapped = Cache.save_overload
+    assert getattr(wrapped, "serialised", False)
+    cache.serialise_cache_writes()
+    assert Cache.save_overload is wrapped  # (wrapped once, however often it is asked)
+    program = "import minigrad\nminigrad.ones(3, dtype=minigrad.float64).neg()\n"
+    subprocess.run([sys.executable, "-c", program], env=_env(tmp_path), check=True)
+    assert list(tmp_path.rglob(".minigrad-save.lock"))
