@@ -129,18 +129,10 @@ def _bar(done: int, total: int, label: str, width: int = 30) -> str:
 
 
 def _stamp():
-    """A file in the cache saying this install's kernels were warmed up: named after
-    the kernels' sources and numba's version, so an update warms up again."""
-    import hashlib
+    """A file in the cache saying this install's kernels were warmed up."""
+    from minigrad.kernels.cache import stamp
 
-    import numba
-
-    from minigrad.kernels.cache import KERNELS, cache_dir
-
-    digest = hashlib.sha1(numba.__version__.encode())
-    for source in sorted(KERNELS.glob("*.py")):
-        digest.update(source.read_bytes())
-    return cache_dir() / f".warmed-up-{digest.hexdigest()[:16]}"
+    return stamp("warmed-up")
 
 
 def main(workers: int | None = None, again: bool = False) -> int:

@@ -22,13 +22,14 @@ import importlib.util
 import sys
 from types import ModuleType
 
-from . import cache, elementwise, optim, reductions
+from . import ahead, cache, elementwise, optim, reductions
 
 cache.seed_user_cache()  # (a read-only install with kernels compiled ahead: see `cache`)
 cache.watch_first_compile()
 cache.serialise_cache_writes()
+ahead.start_for_this_lesson()  # (in a lesson's notebook, on a fresh runtime: see `ahead`)
 
-__all__ = ["cache", "elementwise", "on_demand", "optim", "reductions"]
+__all__ = ["ahead", "cache", "elementwise", "on_demand", "optim", "reductions"]
 
 
 def on_demand(name: str) -> ModuleType:

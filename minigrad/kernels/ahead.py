@@ -2,17 +2,21 @@
 
 A fresh runtime (Colab, Binder, a new hub user) starts with an empty numba cache, so a
 lesson waits for each kernel the first time it runs it: a few seconds in all, spread
-over the lesson. When that first compile happens in a Jupyter kernel, minigrad starts
-one helper process, at low priority, that compiles the lesson's kernels into the same
-cache, last-used first (`course_kernels.json` lists each lesson's, in the order the
-lesson first calls them; `scripts/record_course_kernels.py` records it). The lesson
-compiles from its start and the helper from its end, and each loads from the cache what
-the other has done, so on two cores the lesson waits for about half of them.
+over the lesson. So in a Jupyter kernel minigrad starts one helper process, at low
+priority, that compiles the lesson's kernels into the same cache, last-used first
+(`course_kernels.json` lists each lesson's, in the order the lesson first calls them;
+`scripts/record_course_kernels.py` records it). The lesson compiles from its start and
+the helper from its end, and each loads from the cache what the other has done, so on
+two cores the lesson waits for about half of them.
 
-Nothing starts where nothing compiles (kernels compiled ahead by `make lab`, or an image
-warmed at build time), outside a Jupyter kernel (scripts and tests), or with
-`MINIGRAD_COMPILE_AHEAD=off`. The kernels themselves are the ones the lesson would have
-compiled: the helper calls numba's own compile for the same signatures.
+The helper starts at `import minigrad` in a notebook named as a lesson
+(`03_retain_graph.ipynb`) whose kernels are not known to be compiled (a stamp file in
+the cache says so: `make lab`'s warm-up leaves one, and so does a helper that finished);
+elsewhere in a Jupyter kernel, at minigrad's first compile, with every lesson's kernels
+(Colab, say, does not tell the kernel the notebook's name). Nothing starts outside a
+Jupyter kernel (scripts and tests) or with `MINIGRAD_COMPILE_AHEAD=off`. The kernels
+are the ones the lesson would have compiled: the helper asks numba to compile the same
+signatures.
 """
 
 from __future__ import annotations
@@ -98,16 +102,15 @@ def compile_ahead(lesson: str | None, parent: int | None = None) -> int:
     return done
 
 
-def start() -> bool:
-    """Start the helper process for this notebook's lesson, once per process (see the
-    module's docstring for when). Returns whether it started."""
+def start(lesson: str | None) -> bool:
+    """Start the helper process for `lesson` (None: every lesson), once per process, in a
+    Jupyter kernel (see the module's docstring). Returns whether it started."""
     global _started
     if _started or not enabled():
         return False
     _started = True
     env = {**os.environ, "MINIGRAD_COMPILE_AHEAD": "off", "MINIGRAD_COMPILE_NOTICE": "off"}
-    command = [sys.executable, "-m", "minigrad.kernels.ahead", lesson_of_this_notebook() or "",
-               str(os.getpid())]
+    command = [sys.executable, "-m", "minigrad.kernels.ahead", lesson or "", str(os.getpid())]
     try:
         helper = subprocess.Popen(command, env=env, stdin=subprocess.DEVNULL,
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
@@ -118,10 +121,37 @@ def start() -> bool:
     return True
 
 
+def start_for_this_lesson() -> bool:
+    """At `import minigrad`: start the helper for this notebook's lesson, unless its
+    kernels are known to be compiled. Returns whether it started."""
+    if not enabled():
+        return False
+    lesson = lesson_of_this_notebook()
+    if lesson is None or _done(lesson):
+        return False
+    return start(lesson)
+
+
+def _done(lesson: str | None) -> bool:
+    from .cache import stamp
+
+    try:
+        return stamp("warmed-up").exists() or stamp(f"ahead-{lesson or 'all'}").exists()
+    except OSError:
+        return False
+
+
 def _main(argv: list[str]) -> int:
+    from .cache import stamp
+
     os.nice(10)  # (the lesson's own work goes first)
-    lesson, parent = argv
-    compile_ahead(lesson or None, int(parent))
+    lesson, parent = argv[0] or None, int(argv[1])
+    compiled = compile_ahead(lesson, parent)
+    if compiled == len(kernels_for(lesson)):
+        try:  # (next time, `start_for_this_lesson` knows there is nothing to do)
+            stamp(f"ahead-{lesson or 'all'}").touch()
+        except OSError:
+            pass
     return 0
 
 

@@ -51,6 +51,21 @@ def cache_dir() -> Path:
     return user_cache_dir()
 
 
+def stamp(name: str) -> Path:
+    """A file in the cache saying `name` was done for these kernels (`.warmed-up-...`
+    after `python -m minigrad.warmup`, `.ahead-03-...` after the helper compiled lesson
+    3's): named after the kernels' sources and numba's version, so that an update does
+    it again."""
+    import hashlib
+
+    import numba
+
+    digest = hashlib.sha1(numba.__version__.encode())
+    for source in sorted(KERNELS.glob("*.py")):
+        digest.update(source.read_bytes())
+    return cache_dir() / f".{name}-{digest.hexdigest()[:16]}"
+
+
 def seed_user_cache() -> int:
     """On a read-only install whose kernels were compiled ahead (`PREBUILT` holds
     them), copy them into the user's numba folder once; returns how many files were
@@ -90,7 +105,7 @@ def _first_compile(event) -> None:
     _first_seen = True
     from . import ahead
 
-    helping = ahead.start()
+    helping = ahead.start(ahead.lesson_of_this_notebook())
     if os.environ.get("MINIGRAD_COMPILE_NOTICE", "").lower() in ("off", "0", "no"):
         return
     also = " (the lesson's others on a second core meanwhile)" if helping else ""

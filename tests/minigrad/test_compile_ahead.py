@@ -65,6 +65,7 @@ def test_the_helpers_kernels_are_found_by_the_lessons_process(tmp_path):
                              str(os.getpid())], env=_env(tmp_path), timeout=300)
     assert helper.returncode == 0
     assert list(tmp_path.rglob("*.nbi"))
+    assert list(tmp_path.rglob(".ahead-00-*"))  # (it finished: the next import knows)
     program = ("from minigrad.kernels import ahead\n"
                "from importlib import import_module\n"
                "for module, name, args in ahead.kernels_for('00'):\n"
@@ -97,18 +98,28 @@ def _cached_kernels(cache_dir) -> set[str]:
     return {p.name.split(".")[1].split("-")[0] for p in cache_dir.rglob("*.nbi")}
 
 
-def test_a_first_compile_in_a_jupyter_kernel_starts_the_helper_for_its_lesson(tmp_path):
-    """A notebook named as lesson 11 compiles one kernel; meanwhile the helper compiles
-    lesson 11's others, which the notebook never calls."""
+def test_importing_minigrad_in_a_lessons_notebook_starts_the_helper(tmp_path):
+    """A notebook named as lesson 11 imports minigrad and compiles nothing itself;
+    meanwhile the helper compiles lesson 11's kernels."""
     path = tmp_path / "11_backward_graph_too.ipynb"
-    _notebook(path, "import minigrad\nminigrad.ones(3, dtype=minigrad.float64).neg()\n"
-                    "import time\ntime.sleep(20)")
+    _notebook(path, "import minigrad\nimport time\ntime.sleep(20)")
     cache_dir = tmp_path / "cache"
     _run_in_a_kernel(path, _env(cache_dir, JPY_SESSION_NAME=str(path)))
-    lesson_only = {name for _, name, _ in ahead.kernels_for("11")} - {
-        name for _, name, _ in ahead.kernels_for("00")}
-    assert "neg" in _cached_kernels(cache_dir)
-    assert _cached_kernels(cache_dir) & lesson_only  # (argmax_all, sin, cos, ...)
+    assert _cached_kernels(cache_dir) & {name for _, name, _ in ahead.kernels_for("11")}
+
+
+def test_elsewhere_a_first_compile_starts_the_helper_for_every_lesson(tmp_path):
+    """An untitled notebook (or one whose name the kernel is not told) starts nothing at
+    import; its first compile starts the helper, with every lesson's kernels."""
+    quiet, compiling = tmp_path / "quiet" / "Untitled.ipynb", tmp_path / "Untitled.ipynb"
+    quiet.parent.mkdir()
+    _notebook(quiet, "import minigrad\nimport time\ntime.sleep(5)")
+    _notebook(compiling, "import minigrad\nminigrad.ones(3, dtype=minigrad.float64).neg()\n"
+                         "import time\ntime.sleep(20)")
+    _run_in_a_kernel(quiet, _env(tmp_path / "cache-quiet", JPY_SESSION_NAME=str(quiet)))
+    assert _cached_kernels(tmp_path / "cache-quiet") == set()
+    _run_in_a_kernel(compiling, _env(tmp_path / "cache", JPY_SESSION_NAME=str(compiling)))
+    assert _cached_kernels(tmp_path / "cache") - {"neg"}
 
 
 def test_nothing_starts_when_turned_off_or_outside_a_kernel(tmp_path, monkeypatch):
@@ -142,13 +153,21 @@ def test_start_passes_the_lesson_and_its_own_process(monkeypatch):
     monkeypatch.setitem(sys.modules, "ipykernel", sys.modules.get("ipykernel", object()))
     monkeypatch.setenv("JPY_SESSION_NAME", "/x/07_training_loops.ipynb")
     monkeypatch.delenv("MINIGRAD_COMPILE_AHEAD", raising=False)
-    assert ahead.start() and not ahead.start()  # (once per process)
+    monkeypatch.setattr(ahead, "_done", lambda lesson: False)
+    assert ahead.start_for_this_lesson() and not ahead.start("07")  # (once per process)
     (command, env), = started
     assert command[-3:] == ["minigrad.kernels.ahead", "07", str(os.getpid())]
     assert env["MINIGRAD_COMPILE_AHEAD"] == "off"  # (the helper starts no helper)
     monkeypatch.setattr(ahead, "_started", False)
     monkeypatch.setenv("MINIGRAD_COMPILE_AHEAD", "off")
-    assert not ahead.start()
+    assert not ahead.start("07")
+    # a lesson whose kernels a finished helper (or `make lab`'s warm-up) compiled
+    monkeypatch.setattr(ahead, "_done", lambda lesson: lesson == "07")
+    monkeypatch.delenv("MINIGRAD_COMPILE_AHEAD")
+    assert not ahead.start_for_this_lesson()
+    monkeypatch.setenv("JPY_SESSION_NAME", "/x/Untitled.ipynb")  # (no lesson: at import,
+    assert not ahead.start_for_this_lesson()                     # nothing starts)
+    assert started == [started[0]]
 
 
 def test_cache_saves_take_a_lock_beside_the_cache(tmp_path):
