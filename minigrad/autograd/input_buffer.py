@@ -10,7 +10,7 @@ import sys
 import numpy as np
 
 from ..arrays.dispatch import binary, run_kernel
-from ..arrays.layout import flat, is_dense, memory_order
+from ..arrays.layout import flat, is_dense, memory_order, plain
 from ..grad_mode import STATE
 from ..kernels import elementwise as K
 from ..tensor import Tensor
@@ -53,7 +53,7 @@ def add_to_buffer(buffers: dict, node: Node, nr: int, grad, siblings=()) -> None
         if not summed.flags.c_contiguous:
             order = memory_order(summed)
             into, stream = summed.transpose(order), grad.transpose(order)
-        run_kernel(K.add_into, flat(into), flat(stream))
+        run_kernel(K.add_into, flat(into), plain(stream))  # (one kernel signature)
         bump_version(summed)  # (as there, the gradient's version goes up)
     elif not (is_efficient_zeros(summed) and is_efficient_zeros(grad)):
         buf[nr] = binary(K.add, summed, grad, summed.dtype)

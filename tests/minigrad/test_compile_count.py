@@ -126,3 +126,12 @@ def test_float32_through_float64_gives_the_float32_kernels_bits():
     want = np.empty(30, f)
     sum_rows(x.reshape(-1), 30, 40, want, np.empty(levels(1)))
     assert _bits_equal(float_sum(x, (1,)), want)
+
+
+def test_a_spread_out_stream_adds_into_a_sum_with_the_same_kernel(tmp_path):
+    # x's gradient streams, in the order they arrive: two dense ones from `x * x`,
+    # added with `add_into`, then `x.sum()`'s (read-only, spread out: every stride 0)
+    program = ("x = minigrad.tensor([1.0, 2.0, 3.0], dtype=minigrad.float64, requires_grad=True)\n"
+               "(x.sum() + (x * x).sum()).backward()\n"
+               "assert x.grad.tolist() == [3.0, 5.0, 7.0]\n")
+    assert compiled_by("", program, tmp_path).count("add_into") == 1
