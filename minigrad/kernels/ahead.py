@@ -74,23 +74,32 @@ def lesson_of_this_notebook() -> str | None:
 
 
 def kernels_for(lesson: str | None) -> list[tuple[str, str, tuple[str, ...]]]:
-    """(module, kernel, argument types) of `lesson`, in the order it first calls them;
-    for an unknown lesson, every lesson's, once each."""
+    """(module, kernel, argument types) of `lesson`, in the order the helper compiles
+    them: last-used first (the lesson compiles from its start). For an unknown lesson,
+    every lesson's, the ones most lessons use first: the lesson compiles the first few
+    it needs before the helper is up, and the helper then finds those in the cache."""
     recorded = json.loads(COURSE_KERNELS.read_text())["lessons"]
-    lessons = [recorded[lesson]] if lesson in recorded else recorded.values()
-    seen = {}
-    for kernels in lessons:
-        for module, name, args in kernels:
-            seen.setdefault((module, name, tuple(args)), None)
-    return list(seen)
+    if lesson in recorded:
+        return list(reversed(list(dict.fromkeys(_entries(recorded[lesson])))))
+    uses: dict = {}
+    for kernels in recorded.values():
+        for entry in set(_entries(kernels)):
+            uses[entry] = uses.get(entry, 0) + 1
+    first_seen = {entry: i for i, entry in enumerate(
+        dict.fromkeys(e for kernels in recorded.values() for e in _entries(kernels)))}
+    return sorted(uses, key=lambda entry: (-uses[entry], first_seen[entry]))
+
+
+def _entries(kernels: list) -> list[tuple[str, str, tuple[str, ...]]]:
+    return [(module, name, tuple(args)) for module, name, args in kernels]
 
 
 def compile_ahead(lesson: str | None, parent: int | None = None) -> int:
-    """Compile `lesson`'s kernels, last-used first, into the numba cache (each loads from
-    the cache instead when it is there); stop early if process `parent` has gone.
+    """Compile `lesson`'s kernels (see `kernels_for`) into the numba cache (each loads
+    from the cache instead when it is there); stop early if process `parent` has gone.
     Returns how many were compiled or loaded."""
     done = 0
-    for module, name, args in reversed(kernels_for(lesson)):
+    for module, name, args in kernels_for(lesson):
         if parent is not None and os.getppid() != parent:
             break
         try:

@@ -42,11 +42,20 @@ def test_argument_types_are_read_as_numba_prints_them():
         assert ahead.argument_type(str(t)) == t
 
 
-def test_an_unknown_lesson_gets_every_lessons_kernels_once():
+def test_a_lessons_kernels_come_last_used_first():
+    recorded = json.loads(ahead.COURSE_KERNELS.read_text())["lessons"]["03"]
+    order = ahead.kernels_for("03")
+    assert order[0] == tuple(recorded[-1][:2]) + (tuple(recorded[-1][2]),)
+    assert len(order) == len(set(order)) == len({(m, n, tuple(a)) for m, n, a in recorded})
+
+
+def test_an_unknown_lesson_gets_every_lessons_kernels_once_the_commonest_first():
     every = ahead.kernels_for(None)
     assert len(every) == len(set(every))
     assert set(ahead.kernels_for("03")) < set(every)
-    assert ahead.kernels_for("03")[0] != ahead.kernels_for("10")[0]
+    lessons = [set(ahead.kernels_for(f"{n:02d}")) for n in range(13)]
+    uses = [sum(entry in kernels for kernels in lessons) for entry in every]
+    assert uses == sorted(uses, reverse=True) and uses[0] >= 10
 
 
 @pytest.mark.parametrize("name, lesson", [
