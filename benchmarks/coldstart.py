@@ -1,15 +1,16 @@
 """What a fresh runtime costs: a lesson run top to bottom with the numba cache empty
 (Colab, Binder, a new hub user, a CI run) and warm, and what compiles meanwhile.
 
-    python -m benchmarks.coldstart [--lessons 1 7] [--compiles] [--no-ahead]
+    python -m benchmarks.coldstart [--lessons 1 7] [--compiles] [--no-ahead] [--unnamed]
 
 prints, for each lesson, Run All's seconds in a fresh kernel with an empty numba
 cache (`NUMBA_CACHE_DIR` pointed at a new temporary directory) and again with the
 cache that run filled, in wall time and in the kernel process's CPU time (which a
 busy shared host inflates far less), and the CPU time of the helper that compiled the
 lesson's kernels ahead meanwhile (`minigrad.kernels.ahead`; `--no-ahead` runs the lesson
-alone); with `--compiles`, a table of the kernels a cold lesson compiles (kernel,
-signatures, seconds), from numba's compile events.
+alone, `--unnamed` as Colab runs it, not naming the notebook to the kernel); with
+`--compiles`, a table of the kernels a cold lesson compiles (kernel, signatures,
+seconds), from numba's compile events.
 """
 
 from __future__ import annotations
@@ -60,25 +61,30 @@ print(time.perf_counter() - start, nb.cells[-1].outputs[0]["text"].strip())
 """
 
 
-def run_all(notebook: Path, cache: str, ahead: bool = True) -> tuple[float, float, float]:
+def run_all(notebook: Path, cache: str, ahead: bool = True,
+            named: bool = True) -> tuple[float, float, float]:
     """(wall seconds, the kernel's CPU seconds, its helper's CPU seconds) of Run All in a
     fresh kernel (its start included) with the numba cache `cache`, as JupyterLab runs
-    it (the server names the notebook to its kernel: `JPY_SESSION_NAME`). `ahead`: let
-    a first compile start the helper that compiles the lesson's kernels ahead."""
-    env = {**_env(cache, ahead), "JPY_SESSION_NAME": str(notebook)}
+    it (the server names the notebook to its kernel: `JPY_SESSION_NAME`; not `named`:
+    as Colab runs it, unnamed). `ahead`: let minigrad start the helper that compiles
+    the lesson's kernels ahead."""
+    env = _env(cache, ahead)
+    env.pop("JPY_SESSION_NAME", None)
+    if named:
+        env["JPY_SESSION_NAME"] = str(notebook)
     done = subprocess.run([sys.executable, "-c", _RUN_ALL, str(notebook), str(notebook.parent)],
                           env=env, capture_output=True, text=True, check=True)
     wall, cpu, helper = done.stdout.split()[-3:]
     return float(wall), float(cpu), float(helper)
 
 
-def cold_and_warm(notebook: Path, ahead: bool = True) -> tuple[tuple, tuple]:
+def cold_and_warm(notebook: Path, ahead: bool = True, named: bool = True) -> tuple[tuple, tuple]:
     """Run All on an empty numba cache, then again on the cache it filled: (wall, CPU,
     helper CPU) seconds each (see `run_all`)."""
     with tempfile.TemporaryDirectory() as cache:
-        cold = run_all(notebook, cache, ahead)
+        cold = run_all(notebook, cache, ahead, named)
         time.sleep(1.0)  # (a helper still compiling stops once its kernel has gone)
-        warm = run_all(notebook, cache, ahead)
+        warm = run_all(notebook, cache, ahead, named)
     return cold, warm
 
 
@@ -167,13 +173,16 @@ def main(argv: list[str] | None = None) -> int:
                         help="also list what the first lesson given compiles")
     parser.add_argument("--no-ahead", action="store_true",
                         help="no helper compiling the lesson's kernels ahead")
+    parser.add_argument("--unnamed", action="store_true",
+                        help="the kernel is not told the notebook's name (as on Colab)")
     args = parser.parse_args(argv)
     print("| lesson | Run All, empty cache (s) | warm (s) | cold/warm "
           "| kernel CPU, empty cache (s) | warm (s) | cold/warm | helper CPU (s) |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for n in args.lessons:
         (cold, cold_cpu, helper), (warm, warm_cpu, _) = cold_and_warm(lesson_path(n),
-                                                                     not args.no_ahead)
+                                                                     not args.no_ahead,
+                                                                     not args.unnamed)
         print(f"| {lesson_path(n).stem} | {cold:.1f} | {warm:.1f} | {cold / warm:.2f} "
               f"| {cold_cpu:.1f} | {warm_cpu:.1f} | {cold_cpu / warm_cpu:.2f} "
               f"| {helper:.1f} |", flush=True)
