@@ -245,8 +245,8 @@ def execute(task: GraphTask, tensors: tuple, grad_tensors: tuple = (),
         node = heappop(ready)
         grads = buffers.pop(node)
         step += 1
-        if short and node._plain:
-            outputs = _run_plain_node(task, node, grads)
+        if short and node._plain:  # (and the chain of plain nodes it may start)
+            node, outputs = _run_plain_chain(task, node, grads)
         else:
             outputs = yield from _node_turn(task, node, grads, step)
         grads = None  # (a formula may hand on its incoming gradient itself: see below)
@@ -352,6 +352,41 @@ def _run_plain_node(task: GraphTask, node: Node, grads: list) -> list:
     if not task.retain_graph and (held or node._saves_elsewhere):
         _release(node, held)
     return outputs
+
+
+def _run_plain_chain(task: GraphTask, node: Node, grads: list) -> tuple[Node, list]:
+    """Fast path 3, the short path along a chain: `node`'s turn (`_run_plain_node`),
+    then, for as long as they are plain, the turns of the nodes after it that would
+    run next anyway. When no other node is ready and a node's one gradient goes to a
+    node waiting for no other stream, the loop in `execute` would put that gradient
+    in an input buffer and the node in the ready queue, only to take both straight
+    out again: here the gradient is handed over directly. Returns the last node that
+    ran and its gradients, which `execute` hands on. (`execute` counts the chain as
+    one step: steps count only for events, which a short run has none of.)
+
+    Measured as `_run_plain_node` is (`benchmarks/bench_overhead.py`'s chain, this
+    fast path on and off in turns): see benchmarks/README.md."""
+    ready, buffers, deps = task.ready, task.not_ready, task.dependencies
+    while True:
+        outputs = _run_plain_node(task, node, grads)
+        if ready:
+            return node, outputs
+        edge = None
+        for fn_nr, g in zip(node.next_functions, outputs):
+            if fn_nr[0] is not None:
+                if edge is not None:  # (two gradients to hand on: not a chain)
+                    return node, outputs
+                edge, grad = fn_nr, g
+        if edge is None:
+            return node, outputs
+        nxt, nr = edge
+        if nr or deps[nxt] != 1 or not nxt._plain or nxt in buffers:
+            return node, outputs
+        deps[nxt] = 0
+        node, grads = nxt, [grad]
+        # (the gradient's one reference is now `grads`, as if it came from a buffer:
+        # an AccumulateGrad may then take it over, see `graph.ENGINE_REFS`)
+        outputs = grad = g = None
 
 
 def _apply_formula(task: GraphTask, node: Node, grads: list) -> list:
