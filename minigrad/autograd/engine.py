@@ -18,8 +18,9 @@ A node's turn is `_node_turn` and `_run_node` (the long way: hooks, retained
 gradients, captured inputs, events). Its pieces (`_check_saved`, the formula on
 arrays, `_release`) also make up the engine's fast path, `_run_plain_node`, the turn
 of a node without hooks in a run that neither traces nor captures; `_check_saved` is
-itself a fast version of the check the traced path makes. Each is measured where it
-is written. The other parts live in their own modules: the input buffers
+itself a fast version of the check the traced path makes, and `_run_plain_chain` runs
+the plain nodes of a chain one after another without the buffers and the queue.
+Each is measured where it is written. The other parts live in their own modules: the input buffers
 (`input_buffer.py`), the checks of gradients (`validate.py`) and the calls of hooks
 (`hook_calls.py`).
 """
@@ -367,8 +368,9 @@ def _run_plain_chain(task: GraphTask, node: Node, grads: list) -> tuple[Node, li
     ran and its gradients, which `execute` hands on. (`execute` counts the chain as
     one step: steps count only for events, which a short run has none of.)
 
-    Measured as `_run_plain_node` is (`benchmarks/bench_overhead.py`'s chain, this
-    fast path on and off in turns): see benchmarks/README.md."""
+    Measured as `_run_plain_node` is (6 x 40 runs in turns, with this path and with
+    `_run_plain_node` alone): on the benchmark's chain backward alone takes 566 us
+    with it, 697 us (+23%) without; forward + backward 1.32 ms against 1.47 ms."""
     ready, buffers, deps = task.ready, task.not_ready, task.dependencies
     while True:
         outputs = _run_plain_node(task, node, grads)
