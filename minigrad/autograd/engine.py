@@ -390,9 +390,12 @@ def _run_plain_chain(task: GraphTask, node: Node, grads: list) -> tuple[Node, li
         if nr or deps[nxt] != 1 or not nxt._plain or nxt in buffers:
             return node, outputs
         deps[nxt] = 0
+        # The gradient's one reference must be the new `grads`, as if it came from a
+        # buffer (an AccumulateGrad may then take it over, see `graph.ENGINE_REFS`):
+        # the list the node ran on, which the caller holds too, is emptied, since a
+        # formula may hand on its incoming gradient itself (`+ 0.5`'s does).
+        grads.clear()
         node, grads = nxt, [outputs[at]]
-        # (the gradient's one reference is now `grads`, as if it came from a buffer:
-        # an AccumulateGrad may then take it over, see `graph.ENGINE_REFS`)
         outputs = None
 
 

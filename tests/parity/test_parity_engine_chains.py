@@ -154,3 +154,19 @@ def test_two_interleaved_chains_take_turns(torch):
         return [seen, _grad(w), _grad(x)]
 
     _same(torch, scenario)
+
+
+def test_a_gradient_handed_on_unchanged_is_still_taken_over(torch):
+    # `+ 0.5` hands its incoming gradient on as it is: when that node starts a chain,
+    # the gradient must have no reference left from its input buffer by the time the
+    # leaf's AccumulateGrad decides to keep it (version 0) or to copy it (version 1).
+    def scenario(m):
+        x = m.tensor([1.0, 2.0, 3.0], dtype=m.float64, requires_grad=True)
+        y = x + 0.5
+        (y + y).sum().backward()
+        w = m.tensor([1.0, 2.0], dtype=m.float64, requires_grad=True)
+        v = _chain(-1.5 + w, 3)
+        (v + v).backward(m.tensor([1.0, 2.0], dtype=m.float64))
+        return [_grad(x), _grad(w)]
+
+    _same(torch, scenario)
