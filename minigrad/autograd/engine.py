@@ -20,9 +20,9 @@ arrays, `_release`) also make up the engine's fast path, `_run_plain_node`, the 
 of a node without hooks in a run that neither traces nor captures; `_check_saved` is
 itself a fast version of the check the traced path makes, and `_run_plain_chain` runs
 the plain nodes of a chain one after another without the buffers and the queue.
-Each is measured where it is written. The other parts live in their own modules: the input buffers
-(`input_buffer.py`), the checks of gradients (`validate.py`) and the calls of hooks
-(`hook_calls.py`).
+Each is measured where it is written. The other parts live in their own modules:
+the input buffers (`input_buffer.py`), the checks of gradients (`validate.py`) and
+the calls of hooks (`hook_calls.py`).
 """
 
 from __future__ import annotations
@@ -334,9 +334,10 @@ def _takes_short_path(task: GraphTask) -> bool:
 def _run_plain_node(task: GraphTask, node: Node, grads: list) -> list:
     """Fast path 1, the short path: a plain node's turn (no hooks, no retained
     gradient) when `_takes_short_path`. It is `_run_node` with the steps that find
-    nothing to do left out: the same pieces (`_check_saved`, `_formula_on_arrays`
-    written out, `_release`), without looking for hooks, retained gradients, captured inputs or
-    events, and without the generator `_node_turn` wraps around `_run_node`.
+    nothing to do left out: the same pieces (`_check_saved`, and `_formula_on_arrays`
+    and `_release` written out), without looking for hooks, retained gradients,
+    captured inputs or events, and without the generator `_node_turn` wraps around
+    `_run_node`.
 
     Measured with `benchmarks/bench_overhead.py`'s chain of 200 element-wise ops on
     10 float64 values (the project's 2-core machine, shared; the short path on and
