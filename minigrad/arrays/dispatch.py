@@ -97,6 +97,7 @@ IN_FLOAT64 = {K.add, K.sub, K.mul, K.div, K.add_scalar, K.mul_scalar, K.div_scal
 
 
 _FLOAT32 = np.dtype(np.float32)  # (compared by identity: cheaper than ==, on every op)
+_FLOAT64 = np.dtype(np.float64)
 
 
 def _in_float64(kernel, a: np.ndarray) -> bool:
@@ -176,9 +177,17 @@ def unary_into(kernel, x: np.ndarray, out: np.ndarray) -> None:
 
 def unary(kernel, x: np.ndarray) -> np.ndarray:
     """Run a one-input kernel into a fresh array of the same shape and dtype."""
-    if _in_float64(kernel, x):
+    if x.dtype is _FLOAT32 and _in_float64(kernel, x):
         return _as_float32(unary(kernel, x.astype(np.float64)))
     if x.ndim == 1:
+        n = x.size
+        flags = x.flags
+        if 0 < n < VECTORISED_MIN and flags.c_contiguous and flags.writeable:
+            # (the commonest case, a short flat vector, spelled out: `plain` has
+            # nothing to do)
+            out = np.empty(n, x.dtype)
+            kernel(x, out)
+            return out
         x = plain(x)
         out = np.empty(x.size, x.dtype)
         if out.size < VECTORISED_MIN:  # short: straight to the kernel
@@ -292,6 +301,19 @@ def scalar_op(kernel, a: np.ndarray, s, dt, reverse: bool = False,
     `wrapped`: PyTorch takes the number as a 0-d tensor operand (`x * 2`), not as a
     parameter of a one-operand op (`x ** 2`), which lays out a result of no elements
     otherwise."""
+    if dt is float64 and type(s) is float and a.ndim == 1:
+        # The commonest case of all, a short flat float64 vector and a Python float
+        # (`y * 0.5`, `grad * 2.0`), spelled out: nothing to convert, lay out or split.
+        n = a.size
+        flags = a.flags
+        if (a.dtype is _FLOAT64 and 0 < n < PARALLEL_MIN and flags.c_contiguous
+                and flags.writeable):
+            out = np.empty(n, _FLOAT64)
+            if reverse:
+                kernel(s, a, out)
+            else:
+                kernel(a, s, out)
+            return out
     np_dtype = dt.np
     if a.dtype is not np_dtype:
         a = a.astype(np_dtype)
@@ -338,7 +360,10 @@ def backward2(kernel, grad: np.ndarray, x: np.ndarray) -> np.ndarray:
     n = grad.size
     if len(shape) == 1:
         out = flat_out = np.empty(n, dtype)
-        flat_grad, flat_x = plain(grad), plain(x)
+        g_flags, x_flags = grad.flags, x.flags
+        # (`plain`, inlined: two row-major writable vectors are what it gives)
+        flat_grad = grad if g_flags.c_contiguous and g_flags.writeable else plain(grad)
+        flat_x = x if x_flags.c_contiguous and x_flags.writeable else plain(x)
         if n < VECTORISED_MIN:  # short and flat: straight to the kernel
             kernel(flat_grad, flat_x, out)
             return out

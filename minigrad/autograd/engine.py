@@ -18,10 +18,11 @@ A node's turn is `_node_turn` and `_run_node` (the long way: hooks, retained
 gradients, captured inputs, events). Its pieces (`_check_saved`, the formula on
 arrays, `_release`) also make up the engine's fast path, `_run_plain_node`, the turn
 of a node without hooks in a run that neither traces nor captures; `_check_saved` is
-itself a fast version of the check the traced path makes. Each is measured where it
-is written. The other parts live in their own modules: the input buffers
-(`input_buffer.py`), the checks of gradients (`validate.py`) and the calls of hooks
-(`hook_calls.py`).
+itself a fast version of the check the traced path makes, and `_run_plain_chain` runs
+the plain nodes of a chain one after another without the buffers and the queue.
+Each is measured where it is written. The other parts live in their own modules:
+the input buffers (`input_buffer.py`), the checks of gradients (`validate.py`) and
+the calls of hooks (`hook_calls.py`).
 """
 
 from __future__ import annotations
@@ -245,8 +246,8 @@ def execute(task: GraphTask, tensors: tuple, grad_tensors: tuple = (),
         node = heappop(ready)
         grads = buffers.pop(node)
         step += 1
-        if short and node._plain:
-            outputs = _run_plain_node(task, node, grads)
+        if short and node._plain:  # (and the chain of plain nodes it may start)
+            node, outputs = _run_plain_chain(task, node, grads)
         else:
             outputs = yield from _node_turn(task, node, grads, step)
         grads = None  # (a formula may hand on its incoming gradient itself: see below)
@@ -333,9 +334,10 @@ def _takes_short_path(task: GraphTask) -> bool:
 def _run_plain_node(task: GraphTask, node: Node, grads: list) -> list:
     """Fast path 1, the short path: a plain node's turn (no hooks, no retained
     gradient) when `_takes_short_path`. It is `_run_node` with the steps that find
-    nothing to do left out: the same pieces (`_check_saved`, `_formula_on_arrays`
-    written out, `_release`), without looking for hooks, retained gradients, captured inputs or
-    events, and without the generator `_node_turn` wraps around `_run_node`.
+    nothing to do left out: the same pieces (`_check_saved`, and `_formula_on_arrays`
+    and `_release` written out), without looking for hooks, retained gradients,
+    captured inputs or events, and without the generator `_node_turn` wraps around
+    `_run_node`.
 
     Measured with `benchmarks/bench_overhead.py`'s chain of 200 element-wise ops on
     10 float64 values (the project's 2-core machine, shared; the short path on and
@@ -349,9 +351,53 @@ def _run_plain_node(task: GraphTask, node: Node, grads: list) -> list:
     outputs = node.backward(*grads) if node._apply_is_backward else node.apply(grads)
     if node._input_meta is not None:
         outputs = validate(node, outputs)
-    if not task.retain_graph and (held or node._saves_elsewhere):
-        _release(node, held)
+    if not task.retain_graph:
+        for saved in held:  # (`_release`, written out: a call fewer per node)
+            saved.release()
+        if node._saves_elsewhere:
+            node.release_variables()
     return outputs
+
+
+def _run_plain_chain(task: GraphTask, node: Node, grads: list) -> tuple[Node, list]:
+    """Fast path 3, the short path along a chain: `node`'s turn (`_run_plain_node`),
+    then, for as long as they are plain, the turns of the nodes after it that would
+    run next anyway. When no other node is ready and a node's one gradient goes to a
+    node waiting for no other stream, the loop in `execute` would put that gradient
+    in an input buffer and the node in the ready queue, only to take both straight
+    out again: here the gradient is handed over directly. Returns the last node that
+    ran and its gradients, which `execute` hands on. (`execute` counts the chain as
+    one step: steps count only for events, which a short run has none of.)
+
+    Measured as `_run_plain_node` is (6 x 40 runs in turns, with this path and with
+    `_run_plain_node` alone): on the benchmark's chain backward alone takes 566 us
+    with it, 697 us (+23%) without; forward + backward 1.32 ms against 1.47 ms."""
+    ready, buffers, deps = task.ready, task.not_ready, task.dependencies
+    while True:
+        outputs = _run_plain_node(task, node, grads)
+        if ready:
+            return node, outputs
+        edge = None
+        i = 0  # (counted by hand: a loop over `zip` costs twice as much here)
+        for fn_nr in node.next_functions:
+            if fn_nr[0] is not None:
+                if edge is not None:  # (two gradients to hand on: not a chain)
+                    return node, outputs
+                edge, at = fn_nr, i
+            i += 1
+        if edge is None or at >= len(outputs):
+            return node, outputs
+        nxt, nr = edge
+        if nr or deps[nxt] != 1 or not nxt._plain or nxt in buffers:
+            return node, outputs
+        deps[nxt] = 0
+        # The gradient's one reference must be the new `grads`, as if it came from a
+        # buffer (an AccumulateGrad may then take it over, see `graph.ENGINE_REFS`):
+        # the list the node ran on, which the caller holds too, is emptied, since a
+        # formula may hand on its incoming gradient itself (`+ 0.5`'s does).
+        grads.clear()
+        node, grads = nxt, [outputs[at]]
+        outputs = None
 
 
 def _apply_formula(task: GraphTask, node: Node, grads: list) -> list:

@@ -62,7 +62,7 @@ from .saved_hooks import (  # noqa: F401
     saved_tensors_hooks,
 )
 
-_sequence = itertools.count()
+_next_sequence_nr = itertools.count().__next__
 
 
 class _Recording(threading.local):
@@ -165,7 +165,7 @@ class Node:
 
     def __init__(self, next_functions: tuple = (), input_meta: tuple = ()) -> None:
         self.next_functions = next_functions
-        self._seq = next(_sequence)
+        self._seq = _next_sequence_nr()
         self._saved: dict[str, Any] = {}
         # (shape, dtype) of each input, which its gradient must match (None for
         # inputs that need no gradient); None when all of them are the output's (see

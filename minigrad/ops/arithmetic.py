@@ -146,10 +146,15 @@ def _kept_dtype(self: Tensor, other):
     tensor with a Python float (`y * 0.5`) or with a tensor of its own dtype
     (`y * z`). None otherwise: `_dtype.result_type` works it out."""
     d = self._data.dtype
-    if d.kind == "f" and ((type(other) is float and not self._wrapped_number)
-                          or (type(other) is Tensor and other._data.dtype is d)):
-        return _BY_NUMPY[d]
+    dt = _FLOAT_BY_NUMPY.get(d)
+    if dt is not None and ((type(other) is float and not self._wrapped_number)
+                           or (type(other) is Tensor and other._data.dtype is d)):
+        return dt
     return None
+
+
+# The floating-point dtypes by numpy dtype (`_kept_dtype` looks its tensor's up once).
+_FLOAT_BY_NUMPY = {d: dt for d, dt in _BY_NUMPY.items() if d.kind == "f"}
 
 
 def add(self: Tensor, other, alpha=1) -> Tensor:
