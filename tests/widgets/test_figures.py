@@ -109,3 +109,13 @@ def test_a_display_handle_updates_its_figure_in_place(monkeypatch):
     assert base64.b64decode(live.data["image/png"]) == figure_to_png(_plot_of(4))
     assert live.metadata == {"image/svg+xml": {"unconfined": True},
                              "image/png": {"unconfined": True}}
+
+
+def test_a_stored_lesson_cell_holds_one_figure_at_most():
+    # A plot a loop redraws goes through a display handle and replaces its output; a
+    # cell whose updates stacked up (lesson 7's training plot once stored 13) fails here.
+    for lesson in sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb")):
+        cells = json.loads(lesson.read_text(encoding="utf-8"))["cells"]
+        for number, cell in enumerate(cells):
+            figures = [o for o in cell.get("outputs", []) if "image/svg+xml" in o.get("data", {})]
+            assert len(figures) <= 1, f"{lesson.name}, cell {number}: {len(figures)} figures"
