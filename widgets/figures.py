@@ -36,6 +36,7 @@ class NotebookFigure(Figure):
         return figure_to_svg(self)
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None):
+        _leave_figures_to_their_bundle()
         data = {"image/svg+xml": figure_to_svg(self)}
         if not svg_is_enough():
             data["image/png"] = base64.b64encode(figure_to_png(self)).decode("ascii")
@@ -43,13 +44,34 @@ class NotebookFigure(Figure):
         metadata = {kind: {"unconfined": True} for kind in data if kind.startswith("image/")}
         return data, metadata
 
-    def _ipython_display_(self) -> None:
-        # `%matplotlib inline` registers a PNG printer for every Figure, which IPython
-        # prefers to `_repr_mimebundle_`: publish the bundle directly instead.
-        from IPython.display import display
 
-        data, metadata = self._repr_mimebundle_()
-        display(data, metadata=metadata, raw=True)
+def _leave_figures_to_their_bundle() -> None:
+    """Make IPython show a `NotebookFigure` by its `_repr_mimebundle_` alone.
+
+    `%matplotlib inline` registers a PNG printer for every `Figure`, and in IPython a
+    printer registered for a format outranks the object's own bundle: it would replace
+    the PNG (or add one where the SVG is enough). A printer that returns nothing,
+    registered for `NotebookFigure` itself, is found first and leaves the bundle as it
+    is. (An `_ipython_display_` method would do the same, but IPython then lets the
+    object publish itself, and `display(fig, display_id=True)` loses its id: every
+    `handle.update(fig)` would add a figure instead of replacing the one shown.)"""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return
+    shell = get_ipython()
+    if shell is None:
+        return
+    for kind, formatter in shell.display_formatter.formatters.items():
+        # (the text/plain formatter's printers take other arguments; nothing registers
+        # a Figure there, and the bundle's text is used)
+        if kind != "text/plain" and NotebookFigure not in formatter.type_printers:
+            formatter.for_type(NotebookFigure, _nothing)
+
+
+def _nothing(fig: Figure) -> None:
+    """A printer that leaves a figure's format to its `_repr_mimebundle_`."""
+    return None
 
 
 def svg_is_enough() -> bool:
