@@ -22,6 +22,7 @@ from .layout import (
     result_order,
 )
 from .scalars import scalar_of
+from .summing import IN_FLOAT64_MAX
 
 # Arrays at least this long are split across the cores (the kernels release the
 # GIL); below it, starting threads would cost more than it saves.
@@ -38,7 +39,7 @@ def run_kernel(kernel, *args) -> None:
     """Call `kernel(*args)`; the last argument is the flat output. For long arrays,
     each core runs the same kernel on its own slice of every flat array argument."""
     n = args[-1].size
-    if n < VECTORISED_MIN and kernel in IN_FLOAT64 and args[-1].dtype is _FLOAT32:
+    if n < IN_FLOAT64_MAX and kernel in IN_FLOAT64 and args[-1].dtype is _FLOAT32:
         _run_in_float64(kernel, args)
         return
     if n < PARALLEL_MIN or _WORKERS == 1:
@@ -87,11 +88,11 @@ COMMUTATIVE = {K.add, K.mul}
 
 
 # Kernels of one correctly rounded operation per element (+ - * / sqrt) or of none (a
-# sign, a choice). A short row-major float32 input runs through their float64 version:
-# float64 holds a float32 result so closely that rounding it to float32 gives the bits
-# the float32 kernel gives (53 >= 2 * 24 + 2 bits: rounding twice never differs from
-# rounding once). A lesson using both dtypes then compiles these kernels once, not
-# twice (about 0.1 s each on a first run); long arrays keep their float32 kernels.
+# sign, a choice). A short row-major float32 input (`IN_FLOAT64_MAX`) runs through their
+# float64 version: float64 holds a float32 result so closely that rounding it to
+# float32 gives the bits the float32 kernel gives (53 >= 2 * 24 + 2 bits: rounding
+# twice never differs from rounding once). A lesson using both dtypes then compiles
+# these kernels once, not twice (about 0.1 s each on a first run).
 IN_FLOAT64 = {K.add, K.sub, K.mul, K.div, K.add_scalar, K.mul_scalar, K.div_scalar,
               K.rsub_scalar, K.neg, K.abs, K.relu, K.sqrt, K.add_into}
 
@@ -104,7 +105,7 @@ def _in_float64(kernel, a: np.ndarray) -> bool:
     """Whether `kernel` on `a` runs in float64 (see `IN_FLOAT64`): when the result is
     row-major either way (`a` row-major, 1-D, or one value spread out, which has no say
     about the layout)."""
-    return (a.dtype is _FLOAT32 and 0 < a.size < VECTORISED_MIN and kernel in IN_FLOAT64
+    return (a.dtype is _FLOAT32 and 0 < a.size < IN_FLOAT64_MAX and kernel in IN_FLOAT64
             and (a.flags.c_contiguous or a.ndim == 1 or not any(a.strides)))
 
 
@@ -344,7 +345,7 @@ def scalar_op(kernel, a: np.ndarray, s, dt, reverse: bool = False,
 
 def backward2(kernel, grad: np.ndarray, x: np.ndarray) -> np.ndarray:
     """A fused backward kernel of (grad, saved) with grad's shape."""
-    if (grad.dtype is _FLOAT32 and 0 < grad.size < VECTORISED_MIN and kernel in IN_FLOAT64
+    if (grad.dtype is _FLOAT32 and 0 < grad.size < IN_FLOAT64_MAX and kernel in IN_FLOAT64
             and x.dtype is _FLOAT32 and x.flags.c_contiguous
             and (grad.flags.c_contiguous or not any(grad.strides))):
         # (row-major operands, or a spread-out grad, which has no say about the layout:

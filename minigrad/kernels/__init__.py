@@ -25,7 +25,7 @@ from types import ModuleType
 from . import ahead, cache, elementwise, optim, reductions
 
 cache.seed_user_cache()  # (a read-only install with kernels compiled ahead: see `cache`)
-cache.watch_first_compile()
+ahead.watch_first_compile()  # (the one line a first compile prints, and the helper)
 cache.serialise_cache_writes()
 ahead.start_for_this_lesson()  # (in a lesson's notebook, on a fresh runtime: see `ahead`)
 

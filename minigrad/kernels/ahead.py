@@ -30,6 +30,8 @@ import threading
 from importlib import import_module
 from pathlib import Path
 
+from . import cache
+
 COURSE_KERNELS = Path(__file__).with_name("course_kernels.json")
 
 _ARRAY = re.compile(r"(readonly )?array\((\w+), (\d+)d, ([CFA])\)")
@@ -141,24 +143,59 @@ def start_for_this_lesson() -> bool:
     return start(lesson)
 
 
-def _done(lesson: str | None) -> bool:
-    from .cache import stamp
+_first_seen = False
 
+
+def _first_compile(event) -> None:
+    """The first time minigrad compiles a kernel in this process: start compiling the
+    lesson's other kernels ahead (`start`), and say so once."""
+    global _first_seen
+    dispatcher = event.data.get("dispatcher")
+    module = getattr(getattr(dispatcher, "py_func", None), "__module__", "") or ""
+    if _first_seen or not module.startswith("minigrad."):
+        return
+    _first_seen = True
+    helping = start(lesson_of_this_notebook())
+    if os.environ.get("MINIGRAD_COMPILE_NOTICE", "").lower() in ("off", "0", "no"):
+        return
+    also = " (the lesson's others on a second core meanwhile)" if helping else ""
+    print("minigrad: compiling kernels for this machine on first use (about 0.2 s "
+          f"each, a few seconds a lesson, once{also}: they are cached in "
+          f"{cache.cache_dir()}; `python -m minigrad.warmup` compiles them ahead)",
+          file=sys.stderr)
+
+
+def watch_first_compile() -> None:
+    """Act on minigrad's first compile in this process (`_first_compile`), seen through
+    numba's compile event, which fires only when the cache has no machine code for the
+    call."""
+    from numba.core import event
+
+    class _FirstCompile(event.Listener):
+        def on_start(self, ev) -> None:
+            _first_compile(ev)
+
+        def on_end(self, ev) -> None:
+            pass
+
+    event.register("numba:compile", _FirstCompile())
+
+
+def _done(lesson: str | None) -> bool:
     try:
-        return stamp("warmed-up").exists() or stamp(f"ahead-{lesson or 'all'}").exists()
+        return (cache.stamp("warmed-up").exists()
+                or cache.stamp(f"ahead-{lesson or 'all'}").exists())
     except OSError:
         return False
 
 
 def _main(argv: list[str]) -> int:
-    from .cache import stamp
-
     os.nice(10)  # (the lesson's own work goes first)
     lesson, parent = argv[0] or None, int(argv[1])
     compiled = compile_ahead(lesson, parent)
     if compiled == len(kernels_for(lesson)):
         try:  # (next time, `start_for_this_lesson` knows there is nothing to do)
-            stamp(f"ahead-{lesson or 'all'}").touch()
+            cache.stamp(f"ahead-{lesson or 'all'}").touch()
         except OSError:
             pass
     return 0

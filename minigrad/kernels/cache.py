@@ -1,6 +1,6 @@
 """Where numba keeps minigrad's compiled kernels, and the one line a first compile prints
-(unless `MINIGRAD_COMPILE_NOTICE=off`, as the tests that run the lessons set it), which
-also starts compiling the lesson's other kernels ahead (`ahead`).
+(`ahead.watch_first_compile`; not with `MINIGRAD_COMPILE_NOTICE=off`, as the tests that
+run the lessons set it).
 
 numba compiles a kernel the first time it runs with a new dtype and keeps the machine
 code on disk (`cache=True`), looked up in this order:
@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import sys
 from pathlib import Path
 
 KERNELS = Path(__file__).resolve().parent
@@ -89,46 +88,6 @@ def seed_user_cache() -> int:
     except OSError:  # (no home folder, a full disk: numba will compile as usual)
         return 0
     return copied
-
-
-_first_seen = False
-
-
-def _first_compile(event) -> None:
-    """The first time minigrad compiles a kernel in this process: start compiling the
-    lesson's other kernels ahead (`ahead`), and say so once."""
-    global _first_seen
-    dispatcher = event.data.get("dispatcher")
-    module = getattr(getattr(dispatcher, "py_func", None), "__module__", "") or ""
-    if _first_seen or not module.startswith("minigrad."):
-        return
-    _first_seen = True
-    from . import ahead
-
-    helping = ahead.start(ahead.lesson_of_this_notebook())
-    if os.environ.get("MINIGRAD_COMPILE_NOTICE", "").lower() in ("off", "0", "no"):
-        return
-    also = " (the lesson's others on a second core meanwhile)" if helping else ""
-    print("minigrad: compiling kernels for this machine on first use (about 0.2 s "
-          f"each, a few seconds a lesson, once{also}: they are cached in "
-          f"{cache_dir()}; `python -m minigrad.warmup` compiles them ahead)",
-          file=sys.stderr)
-
-
-def watch_first_compile() -> None:
-    """Act on minigrad's first compile in this process (`_first_compile`), seen through
-    numba's compile event, which fires only when the cache has no machine code for the
-    call."""
-    from numba.core import event
-
-    class _FirstCompile(event.Listener):
-        def on_start(self, ev) -> None:
-            _first_compile(ev)
-
-        def on_end(self, ev) -> None:
-            pass
-
-    event.register("numba:compile", _FirstCompile())
 
 
 def serialise_cache_writes() -> None:

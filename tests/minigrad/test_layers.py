@@ -17,12 +17,18 @@ ROOT = Path(minigrad.__file__).parent
 
 # Uses of `sys.modules` that do not reach up: the namespace registering itself, and the
 # kernels package loading its own submodules lazily.
-SYS_MODULES_ALLOWED = {"__init__.py", "kernels/__init__.py"}
+# (`kernels/ahead.py` asks whether it runs in a Jupyter kernel: whether ipykernel and
+# IPython are loaded, without loading them in a script)
+SYS_MODULES_ALLOWED = {"__init__.py", "kernels/__init__.py", "kernels/ahead.py"}
 
 # Still pending in the ops (being moved to `_registry` with the ops' own rework): a
 # formula's names and the tangent helpers read the namespace; the ops give the graph's
 # nodes their recording backward and tangent.
 PENDING_SYS_MODULES: set[str] = set()
+# numba's own class, not minigrad's: its cache saves take a lock, since a lesson and the
+# helper compiling its kernels ahead may save two signatures of one kernel at once
+# (`kernels/cache.py`, `serialise_cache_writes`)
+NUMBA_PATCHED = {("kernels/cache.py", "Cache.save_overload")}
 PENDING_ATTRIBUTES = {
     # A counter of the saved-tensor hooks' stack, the state `saved.py` reads on every
     # save (not a definition finishing the module).
@@ -114,7 +120,7 @@ def test_no_module_is_given_attributes_from_above():
                 what = ast.unparse(target) if isinstance(target, ast.Attribute) else \
                     f"{name}.<setattr>"
                 offenders.add((rel, what))
-    assert offenders == PENDING_ATTRIBUTES
+    assert offenders - NUMBA_PATCHED == PENDING_ATTRIBUTES
 
 
 def test_the_scan_sees_an_attribute_set_from_above():
