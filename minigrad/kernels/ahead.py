@@ -40,11 +40,12 @@ _started = False
 
 
 def enabled() -> bool:
-    """Whether a first compile here may start the helper: in a Jupyter kernel, unless
+    """Whether the helper may start here: in a Jupyter kernel on a POSIX system (where
+    cache saves take a lock: `cache.serialise_cache_writes`), unless
     `MINIGRAD_COMPILE_AHEAD=off`."""
     if os.environ.get("MINIGRAD_COMPILE_AHEAD", "").lower() in ("off", "0", "no"):
         return False
-    return "ipykernel" in sys.modules
+    return os.name == "posix" and "ipykernel" in sys.modules
 
 
 def argument_type(text: str):
