@@ -131,3 +131,9 @@ def test_every_exercise_checks_as_before_against_the_installed_seals(installed, 
     kinds = {k: sum(e.kind == k for e in exercises.EXERCISES.values())
              for k in ("value", "choice", "code")}
     assert result["checked"] == kinds
+
+
+def test_the_wheel_holds_the_data_files_the_packages_read(installed):
+    # (package data: the stepper's browser side, each lesson's kernels for compiling ahead)
+    assert (installed / "widgets" / "web" / "stepper.js").is_file()
+    assert (installed / "minigrad" / "kernels" / "course_kernels.json").is_file()
