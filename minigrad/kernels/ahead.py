@@ -36,7 +36,8 @@ COURSE_KERNELS = Path(__file__).with_name("course_kernels.json")
 
 _ARRAY = re.compile(r"(readonly )?array\((\w+), (\d+)d, ([CFA])\)")
 
-_started = False
+_started = False  # (asked once per process)
+_running = False  # (and started)
 
 
 def enabled() -> bool:
@@ -117,7 +118,7 @@ def compile_ahead(lesson: str | None, parent: int | None = None) -> int:
 def start(lesson: str | None) -> bool:
     """Start the helper process for `lesson` (None: every lesson), once per process, in a
     Jupyter kernel (see the module's docstring). Returns whether it started."""
-    global _started
+    global _started, _running
     if _started or not enabled():
         return False
     _started = True
@@ -130,6 +131,7 @@ def start(lesson: str | None) -> bool:
     except OSError:  # (no process to spare: the lesson compiles as usual)
         return False
     threading.Thread(target=helper.wait, daemon=True).start()  # (reaped when it ends)
+    _running = True
     return True
 
 
@@ -156,7 +158,7 @@ def _first_compile(event) -> None:
     if _first_seen or not module.startswith("minigrad."):
         return
     _first_seen = True
-    helping = start(lesson_of_this_notebook())
+    helping = start(lesson_of_this_notebook()) or _running  # (or started at import)
     if os.environ.get("MINIGRAD_COMPILE_NOTICE", "").lower() in ("off", "0", "no"):
         return
     also = " (the lesson's others on a second core meanwhile)" if helping else ""

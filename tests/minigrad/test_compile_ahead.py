@@ -99,7 +99,8 @@ def _run_in_a_kernel(path, env) -> None:
     run = ("import sys, nbformat\n"
            "from nbclient import NotebookClient\n"
            "nb = nbformat.read(sys.argv[1], as_version=4)\n"
-           "NotebookClient(nb, timeout=120, kernel_name='python3').execute()\n")
+           "NotebookClient(nb, timeout=120, kernel_name='python3').execute()\n"
+           "nbformat.write(nb, sys.argv[1])\n")
     subprocess.run([sys.executable, "-c", run, str(path)], env=env, check=True, timeout=300)
 
 
@@ -115,6 +116,18 @@ def test_importing_minigrad_in_a_lessons_notebook_starts_the_helper(tmp_path):
     cache_dir = tmp_path / "cache"
     _run_in_a_kernel(path, _env(cache_dir, JPY_SESSION_NAME=str(path)))
     assert _cached_kernels(cache_dir) & {name for _, name, _ in ahead.kernels_for("11")}
+
+
+def test_the_first_compile_says_the_helper_is_at_work(tmp_path):
+    path = tmp_path / "03_retain_graph.ipynb"
+    _notebook(path, "import minigrad\nminigrad.ones(3, dtype=minigrad.float64).neg()")
+    env = _env(tmp_path / "cache", JPY_SESSION_NAME=str(path))
+    del env["MINIGRAD_COMPILE_NOTICE"]
+    _run_in_a_kernel(path, env)
+    said = "".join(out.text for out in nbformat.read(path, as_version=4).cells[0].outputs
+                   if out.get("name") == "stderr")
+    assert said.count("minigrad: compiling kernels") == 1
+    assert "on a second core meanwhile" in said  # (started at import, named here)
 
 
 def test_elsewhere_a_first_compile_starts_the_helper_for_every_lesson(tmp_path):
