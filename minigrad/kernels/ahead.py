@@ -12,8 +12,9 @@ two cores the lesson waits for about half of them.
 The helper starts at `import minigrad` in a notebook named as a lesson
 (`03_retain_graph.ipynb`) whose kernels are not known to be compiled (a stamp file in
 the cache says so: `make lab`'s warm-up leaves one, and so does a helper that finished);
-elsewhere in a Jupyter kernel, at minigrad's first compile, with every lesson's kernels
-(Colab, say, does not tell the kernel the notebook's name). Nothing starts outside a
+or, where the front end does not tell the kernel the notebook's name (Colab), in a
+lesson's first cell, recognised by its code; elsewhere in a Jupyter kernel, at
+minigrad's first compile, with every lesson's kernels. Nothing starts outside a
 Jupyter kernel (scripts and tests) or with `MINIGRAD_COMPILE_AHEAD=off`. The kernels
 are the ones the lesson would have compiled: the helper asks numba to compile the same
 signatures.
@@ -21,6 +22,7 @@ signatures.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -67,24 +69,41 @@ def argument_type(text: str):
 def lesson_of_this_notebook() -> str | None:
     """The lesson this kernel runs ("03"), from the notebook's file name: JupyterLab and
     Jupyter Notebook give it to the kernel (`JPY_SESSION_NAME`), VS Code puts it in the
-    namespace (`__vsc_ipynb_file__`). None when it is not a lesson, or unknown."""
+    namespace (`__vsc_ipynb_file__`). Elsewhere (Colab), from the cell running now when
+    it is a lesson's first cell, as recorded ("01+05" for two lessons that begin
+    alike). None when it is not a lesson, or unknown."""
     name = os.environ.get("JPY_SESSION_NAME", "")
     ipython = sys.modules.get("IPython")
     shell = ipython.get_ipython() if ipython is not None else None
     if not name and shell is not None:
         name = shell.user_ns.get("__vsc_ipynb_file__", "")
     match = re.match(r"(\d\d)_\w+\.ipynb$", Path(name).name)
-    return match.group(1) if match else None
+    if match:
+        return match.group(1)
+    if name or shell is None or not getattr(shell, "history_manager", None):
+        return None
+    running = shell.history_manager.input_hist_raw[-1:] or [""]
+    first_cells = json.loads(COURSE_KERNELS.read_text()).get("first_cells", {})
+    lessons = [n for n, print_ in first_cells.items() if print_ == fingerprint(running[0])]
+    return "+".join(sorted(lessons)) or None
+
+
+def fingerprint(cell: str) -> str:
+    """A short digest of a cell's code (surrounding blank space aside)."""
+    return hashlib.sha1(cell.strip().encode()).hexdigest()[:16]
 
 
 def kernels_for(lesson: str | None) -> list[tuple[str, str, tuple[str, ...]]]:
-    """(module, kernel, argument types) of `lesson`, in the order the helper compiles
-    them: last-used first (the lesson compiles from its start). For an unknown lesson,
-    every lesson's, the ones most lessons use first: the lesson compiles the first few
-    it needs before the helper is up, and the helper then finds those in the cache."""
+    """(module, kernel, argument types) of `lesson` ("03", or "01+05": both lessons'),
+    in the order the helper compiles them: last-used first (the lesson compiles from
+    its start). For an unknown lesson, every lesson's, the ones most lessons use first:
+    the lesson compiles the first few it needs before the helper is up, and the helper
+    then finds those in the cache."""
     recorded = json.loads(COURSE_KERNELS.read_text())["lessons"]
-    if lesson in recorded:
-        return list(reversed(list(dict.fromkeys(_entries(recorded[lesson])))))
+    lessons = (lesson or "").split("+")
+    if all(n in recorded for n in lessons):
+        return list(reversed(list(dict.fromkeys(
+            e for n in lessons for e in _entries(recorded[n])))))
     uses: dict = {}
     for kernels in recorded.values():
         for entry in set(_entries(kernels)):

@@ -67,6 +67,49 @@ def test_the_lesson_is_read_from_the_notebooks_name(monkeypatch, name, lesson):
     assert ahead.lesson_of_this_notebook() == lesson
 
 
+def _first_cell(lesson: int) -> str:
+    from benchmarks.coldstart import lesson_path
+
+    cells = nbformat.read(lesson_path(lesson), as_version=4).cells
+    return next(c.source for c in cells if c.cell_type == "code")
+
+
+class _Shell:
+    """What `lesson_of_this_notebook` reads of IPython's shell."""
+
+    def __init__(self, running: str):
+        self.user_ns = {}
+        self.history_manager = type("History", (), {"input_hist_raw": ["", running]})()
+
+
+@pytest.mark.parametrize("cell, lesson", [
+    (_first_cell(3), "03"), (_first_cell(12) + "\n", "12"), (_first_cell(1), "01+05"),
+    ("import minigrad as torch", None), (_first_cell(3) + "\nx = 1", None)])
+def test_unnamed_the_lesson_is_read_from_its_first_cell(monkeypatch, cell, lesson):
+    monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
+    ipython = type("IPython", (), {"get_ipython": staticmethod(lambda: _Shell(cell))})
+    monkeypatch.setitem(sys.modules, "IPython", ipython)
+    assert ahead.lesson_of_this_notebook() == lesson
+
+
+def test_the_recorded_first_cells_are_the_lessons_and_their_learner_copies():
+    from benchmarks.coldstart import lesson_path
+
+    recorded = json.loads(ahead.COURSE_KERNELS.read_text())["first_cells"]
+    for n in range(13):  # (else: python scripts/record_course_kernels.py --lessons n)
+        assert recorded[f"{n:02d}"] == ahead.fingerprint(_first_cell(n)), n
+        learner = lesson_path(n).parent / "learner" / lesson_path(n).name
+        first = next(c for c in nbformat.read(learner, as_version=4).cells
+                     if c.cell_type == "code")
+        assert ahead.fingerprint(first.source) == recorded[f"{n:02d}"], n
+
+
+def test_two_lessons_that_begin_alike_get_both_lessons_kernels():
+    both = ahead.kernels_for("01+05")
+    assert set(both) == set(ahead.kernels_for("01")) | set(ahead.kernels_for("05"))
+    assert len(both) == len(set(both))
+
+
 def test_the_helpers_kernels_are_found_by_the_lessons_process(tmp_path):
     """The helper compiles lesson 0's kernels into an empty cache; a process that then
     compiles every one of them finds them all there and compiles nothing."""
@@ -128,6 +171,22 @@ def test_the_first_compile_says_the_helper_is_at_work(tmp_path):
                    if out.get("name") == "stderr")
     assert said.count("minigrad: compiling kernels") == 1
     assert "on a second core meanwhile" in said  # (started at import, named here)
+
+
+def test_a_lessons_first_cell_starts_the_helper_where_the_notebook_is_not_named(tmp_path):
+    """As on Colab: the kernel is not told the notebook's name; lesson 11's first cell
+    is recognised, and the helper compiles lesson 11's kernels."""
+    path = tmp_path / "Untitled.ipynb"
+    nb = nbformat.v4.new_notebook()
+    nb.cells += [nbformat.v4.new_code_cell(_first_cell(11)),
+                 nbformat.v4.new_code_cell("import time\ntime.sleep(20)")]
+    nbformat.write(nb, path)
+    env = _env(tmp_path / "cache")
+    env.pop("JPY_SESSION_NAME", None)
+    _run_in_a_kernel(path, env)
+    lesson_only = {name for _, name, _ in ahead.kernels_for("11")} - {
+        name for _, name, _ in ahead.kernels_for("00")}
+    assert _cached_kernels(tmp_path / "cache") & lesson_only
 
 
 def test_elsewhere_a_first_compile_starts_the_helper_for_every_lesson(tmp_path):
