@@ -59,9 +59,10 @@ class LeakyReluBackward1(ArrayFormulaNode):
 
 
 
-@on_arrays("leaky_relu_backward")
-def _leaky_relu_backward_on_arrays(grad: np.ndarray, x: np.ndarray, negative_slope: float,
-                                   self_is_result: bool) -> np.ndarray:
+def _refuse_negative_slope_in_place(negative_slope: float, self_is_result: bool) -> None:
+    """PyTorch's error: an in-place leaky_relu_'s output is no longer positive exactly
+    where its input was once the slope is negative, so its gradient cannot be read
+    from it (in either kind of backward)."""
     if self_is_result and negative_slope < 0:
         raise RuntimeError(
             "In-place leakyReLu backward calculation is triggered with a negative slope "
@@ -69,6 +70,12 @@ def _leaky_relu_backward_on_arrays(grad: np.ndarray, x: np.ndarray, negative_slo
             "with a negative slope, please call out-of-place version instead. File an "
             "issue at https://github.com/pytorch/pytorch if you do require supporting "
             "in-place leakRelu backward calculation with negative slope")
+
+
+@on_arrays("leaky_relu_backward")
+def _leaky_relu_backward_on_arrays(grad: np.ndarray, x: np.ndarray, negative_slope: float,
+                                   self_is_result: bool) -> np.ndarray:
+    _refuse_negative_slope_in_place(negative_slope, self_is_result)
     return _where_positive(x, grad, negative_slope)
 
 
@@ -88,6 +95,7 @@ def leaky_relu_backward(grad_output: Tensor, self: Tensor, negative_slope: float
                         self_is_result: bool) -> Tensor:
     """The gradient of leaky_relu (PyTorch's aten::leaky_relu_backward; `self` is the
     output when `self_is_result`, which is positive where the input was)."""
+    _refuse_negative_slope_in_place(negative_slope, self_is_result)
     data = _where_positive(self._data, grad_output._data, negative_slope)
     out = Tensor._make(np.array(data, grad_output._data.dtype, order="C"))
     node = record(LeakyReluBackwardBackward0, out, grad_output, self)

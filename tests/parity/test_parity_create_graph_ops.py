@@ -308,6 +308,17 @@ def test_nll_loss_refuses_a_weight_that_requires_grad(torch):
     check(torch, program)
 
 
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_leaky_relu_in_place_with_a_negative_slope_refuses_backward(torch, create_graph):
+    def program(c):
+        x = c.leaf([0.4, -0.3, 0.7])
+        y = x * 1
+        c.m.nn.functional.leaky_relu(y, -0.5, inplace=True)
+        return c.m.autograd.grad((y * 1).sum(), x, create_graph=create_graph)
+
+    check(torch, program)
+
+
 @pytest.mark.parametrize("name", list(MASKED_FILL))
 def test_masked_fill(torch, name):
     def program(c):
