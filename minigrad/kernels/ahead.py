@@ -10,11 +10,11 @@ the helper from its end, and each loads from the cache what the other has done, 
 two cores the lesson waits for about half of them.
 
 The helper starts at `import minigrad` in a notebook named as a lesson
-(`03_retain_graph.ipynb`) whose kernels are not known to be compiled (a stamp file in
-the cache says so: `make lab`'s warm-up leaves one, and so does a helper that finished);
-or, where the front end does not tell the kernel the notebook's name (Colab), in a
-lesson's first cell, recognised by its code; elsewhere in a Jupyter kernel, at
-minigrad's first compile, with every lesson's kernels. Nothing starts outside a
+(`03_retain_graph.ipynb`) whose kernels are not all in the cache (they are after `make
+lab`'s warm-up, in a hub's seeded cache, or after a helper finished); or, where the
+front end does not tell the kernel the notebook's name (Colab), in a lesson's first
+cell, recognised by its code; elsewhere in a Jupyter kernel, at minigrad's first
+compile, with every lesson's kernels. Nothing starts outside a
 Jupyter kernel (scripts and tests) or with `MINIGRAD_COMPILE_AHEAD=off`. The kernels
 are the ones the lesson would have compiled: the helper asks numba to compile the same
 signatures.
@@ -204,22 +204,21 @@ def watch_first_compile() -> None:
 
 
 def _done(lesson: str | None) -> bool:
+    """Whether the cache holds every kernel of `lesson` already (numba names a kernel's
+    index file after its module and function: `elementwise.add-26.py311.nbi`), as after
+    `make lab`'s warm-up, a hub's seeded cache or a helper that finished: nothing for a
+    helper to do. (By kernel, not by signature: a cheap look at one folder.)"""
     try:
-        return (cache.stamp("warmed-up").exists()
-                or cache.stamp(f"ahead-{lesson or 'all'}").exists())
+        indexed = {p.name.split("-")[0] for p in cache.cache_dir().glob("*.nbi")}
     except OSError:
         return False
+    return all(f"{module.rsplit('.', 1)[-1]}.{name}" in indexed
+               for module, name, _ in kernels_for(lesson))
 
 
 def _main(argv: list[str]) -> int:
     os.nice(10)  # (the lesson's own work goes first)
-    lesson, parent = argv[0] or None, int(argv[1])
-    compiled = compile_ahead(lesson, parent)
-    if compiled == len(kernels_for(lesson)):
-        try:  # (next time, `start_for_this_lesson` knows there is nothing to do)
-            cache.stamp(f"ahead-{lesson or 'all'}").touch()
-        except OSError:
-            pass
+    compile_ahead(argv[0] or None, int(argv[1]))
     return 0
 
 

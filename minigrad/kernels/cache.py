@@ -52,9 +52,8 @@ def cache_dir() -> Path:
 
 def stamp(name: str) -> Path:
     """A file in the cache saying `name` was done for these kernels (`.warmed-up-...`
-    after `python -m minigrad.warmup`, `.ahead-03-...` after the helper compiled lesson
-    3's): named after the kernels' sources and numba's version, so that an update does
-    it again."""
+    after `python -m minigrad.warmup`): named after the kernels' sources and numba's
+    version, so that an update does it again."""
     import hashlib
 
     import numba
