@@ -95,6 +95,7 @@ def _optimizers(m, dt) -> None:
 def _random(m, dt) -> None:
     m.manual_seed(0)
     m.randn(20, dtype=dt)
+    m.randn(5, dtype=dt)  # (fewer than 16: PyTorch's other sampler)
     m.rand(20, dtype=dt)
     m.randint(0, 10, (20,))
     m.randperm(20)

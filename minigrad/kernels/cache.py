@@ -1,6 +1,6 @@
-"""Where numba keeps minigrad's compiled kernels, and the one line a first compile prints
-(`ahead.watch_first_compile`; not with `MINIGRAD_COMPILE_NOTICE=off`, as the tests that
-run the lessons set it).
+"""Where numba keeps minigrad's compiled kernels, how a read-only install's users get
+them, and a lock on numba's cache saves. (The one line a first compile prints, and the
+helper compiling a lesson's kernels ahead, are in `ahead`.)
 
 numba compiles a kernel the first time it runs with a new dtype and keeps the machine
 code on disk (`cache=True`), looked up in this order:

@@ -149,3 +149,11 @@ def test_the_warmup_programs_run(monkeypatch):
     for task in warmup.TASKS:
         name, dt, seconds = warmup.run_task(task)
         assert (name, dt) == task and seconds >= 0
+    # every kernel a lesson calls has run (so after `make lab` no lesson starts a helper
+    # compiling ahead: `kernels.ahead`)
+    from importlib import import_module
+
+    from minigrad.kernels import ahead
+
+    for module, kernel, _ in ahead.kernels_for(None):
+        assert getattr(import_module(module), kernel).signatures, kernel
