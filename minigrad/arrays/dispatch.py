@@ -12,6 +12,7 @@ import numpy as np
 from .._dtype import float64
 from ..kernels import elementwise as K
 from .broadcasting import _row_of, broadcast_shape
+from .direct import PLAIN, THREE_VECTORS, VECTOR_SCALAR, VECTOR_VECTOR
 from .layout import (
     element_strides,
     empty_in_order,
@@ -187,7 +188,14 @@ def unary(kernel, x: np.ndarray) -> np.ndarray:
             # (the commonest case, a short flat vector, spelled out: `plain` has
             # nothing to do)
             out = np.empty(n, x.dtype)
-            kernel(x, out)
+            if x.dtype is _FLOAT64 and flags.aligned:  # (the types checked: call directly)
+                call = VECTOR_VECTOR.get(kernel)
+                if call is None:
+                    VECTOR_VECTOR.first_call(kernel, x, out)
+                else:
+                    call(x, out)
+            else:
+                kernel(x, out)
             return out
         x = plain(x)
         out = np.empty(x.size, x.dtype)
@@ -306,14 +314,16 @@ def scalar_op(kernel, a: np.ndarray, s, dt, reverse: bool = False,
         # The commonest case of all, a short flat float64 vector and a Python float
         # (`y * 0.5`, `grad * 2.0`), spelled out: nothing to convert, lay out or split.
         n = a.size
-        flags = a.flags
-        if (a.dtype is _FLOAT64 and 0 < n < PARALLEL_MIN and flags.c_contiguous
-                and flags.writeable):
+        if a.dtype is _FLOAT64 and 0 < n < PARALLEL_MIN and a.flags.num & PLAIN == PLAIN:
             out = np.empty(n, _FLOAT64)
             if reverse:
                 kernel(s, a, out)
-            else:
-                kernel(a, s, out)
+            else:  # (the types are checked: the compiled code can be called directly)
+                call = VECTOR_SCALAR.get(kernel)
+                if call is None:
+                    VECTOR_SCALAR.first_call(kernel, a, s, out)
+                else:
+                    call(a, s, out)
             return out
     np_dtype = dt.np
     if a.dtype is not np_dtype:
@@ -345,6 +355,18 @@ def scalar_op(kernel, a: np.ndarray, s, dt, reverse: bool = False,
 
 def backward2(kernel, grad: np.ndarray, x: np.ndarray) -> np.ndarray:
     """A fused backward kernel of (grad, saved) with grad's shape."""
+    if grad.dtype is _FLOAT64 and x.dtype is _FLOAT64 and grad.ndim == 1 and x.ndim == 1:
+        # The commonest case, two short row-major float64 vectors, spelled out: the
+        # types checked, the compiled code is called directly.
+        n = grad.size
+        if 0 < n < VECTORISED_MIN and x.size == n and grad.flags.num & x.flags.num & PLAIN == PLAIN:
+            out = np.empty(n, _FLOAT64)
+            call = THREE_VECTORS.get(kernel)
+            if call is None:
+                THREE_VECTORS.first_call(kernel, grad, x, out)
+            else:
+                call(grad, x, out)
+            return out
     if (grad.dtype is _FLOAT32 and 0 < grad.size < IN_FLOAT64_MAX and kernel in IN_FLOAT64
             and x.dtype is _FLOAT32 and x.flags.c_contiguous
             and (grad.flags.c_contiguous or not any(grad.strides))):

@@ -31,6 +31,7 @@ from ..autograd.inplace import begin_inplace, finish_inplace
 from ..autograd.record import record, record_elementwise
 from ..kernels import elementwise as K
 from ..tensor import Tensor, as_tensor_arg, operand
+from . import short_lane
 from .declaration import binary_op, declare, functions_declared_in, unary_op
 from .formulas import ARRAY_ARITHMETIC, ArrayFormulaNode, Formula, Scalar, helper, on_arrays
 from .public_forms import as_method, not_with_ndarray, number_first
@@ -159,6 +160,10 @@ _FLOAT_BY_NUMPY = {d: dt for d, dt in _BY_NUMPY.items() if d.kind == "f"}
 
 def add(self: Tensor, other, alpha=1) -> Tensor:
     """self + alpha * other."""
+    if alpha.__class__ is int and alpha == 1:
+        out = short_lane.with_number(AddBackward0, K.add_scalar, self, other)
+        if out is not None:  # (`y + 0.5` on a short vector: see `short_lane.py`)
+            return out
     dt = _kept_dtype(self, other)
     if dt is None:
         other = operand(other)
@@ -202,6 +207,10 @@ def _refuse_bool_sub(self, other) -> None:
 
 def sub(self: Tensor, other, alpha=1) -> Tensor:
     """self - alpha * other."""
+    if alpha.__class__ is int and alpha == 1 and other.__class__ is float:
+        out = short_lane.with_number(SubBackward0, K.add_scalar, self, -other)
+        if out is not None:  # (`y - 0.5` on a short vector: see `short_lane.py`)
+            return out
     dt = _kept_dtype(self, other)
     if dt is None:
         other = operand(other)
@@ -286,6 +295,10 @@ def _save_mul_operands(node, self, other, original_self=None):
 
 def mul(self: Tensor, other) -> Tensor:
     """Element-wise self * other."""
+    out = short_lane.with_number(MulBackward0, K.mul_scalar, self, other)
+    if out is not None:  # (`y * 0.5` on a short vector: see `short_lane.py`)
+        out._grad_fn._saved["other"] = SavedNumber(other)
+        return out
     dt = _kept_dtype(self, other)
     if dt is None:
         other = operand(other)

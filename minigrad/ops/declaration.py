@@ -50,6 +50,7 @@ from ..autograd.graph import Node, SavedTensor, efficient_zeros
 from ..autograd.inplace import begin_inplace, finish_inplace
 from ..autograd.record import record, record_elementwise
 from ..tensor import Tensor
+from . import short_lane
 from .formulas import ROLES, Formula, register_ops
 from .public_forms import input_checked, takes_a_tensor_first
 from .tangent_formulas import AUTO_ELEMENT_WISE, Tangent
@@ -228,6 +229,12 @@ def unary_op(name: str, *, node: str, kernel, formula: str, fused, doc: str,
             raise bool_error[0](bool_error[1])
 
     def op(input: Tensor) -> Tensor:  # noqa: A002 - PyTorch's name
+        out = short_lane.of_one(node_cls, kernel, input)
+        if out is not None:  # (a short float64 vector: see `short_lane.py`)
+            for saved in saved_names:
+                out._grad_fn._saved[saved] = (SavedTensor(out, is_output=True)
+                                              if saved == "result" else SavedTensor(input))
+            return out
         data = input._data
         if data.dtype.kind != "f":
             if keeps_integers:

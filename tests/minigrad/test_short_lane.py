@@ -1,0 +1,165 @@
+"""The short lane (`ops/short_lane.py`) gives what the general path gives.
+
+Every op that has a short lane runs twice on the same input: once as it is (the lane
+taken, which the test checks), once with the lane closed (the general path). The
+values, the node, its edges and saved values, and the gradients must be the same.
+Inputs the lane must leave to the general path are checked to go there.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import minigrad
+from minigrad.arrays import direct
+from minigrad.ops import short_lane
+
+OPS = {
+    "mul": lambda y: y * 1.25,
+    "add": lambda y: y + 0.5,
+    "sub": lambda y: y - 0.75,
+    "sin": lambda y: y.sin(),  # saves its input
+    "exp": lambda y: y.exp(),  # saves its result
+    "neg": lambda y: -y,  # saves nothing
+}
+
+
+@pytest.fixture
+def lane_count(monkeypatch):
+    """How many results the lane made (the lane itself is untouched)."""
+    made = []
+    real = short_lane._result
+
+    def counting(data, node):
+        made.append(node)
+        return real(data, node)
+
+    monkeypatch.setattr(short_lane, "_result", counting)
+    return made
+
+
+def _closed(monkeypatch):
+    monkeypatch.setattr(short_lane, "_edge_of_short_vector", lambda t, limit: None)
+
+
+def _run(op, make_input, made=None):
+    """Value, node facts and the input's gradient of `op` after a non-leaf step.
+    (`made`: the lane's count, which then counts `op` alone.)"""
+    x = make_input()
+    y = x * 1.0 if x.requires_grad else x  # (a non-leaf input)
+    if made is not None:
+        made.clear()
+    out = op(y)
+    node = out.grad_fn
+    facts = None
+    if node is not None:
+        saved = {name: getattr(node, name) for name in dir(node) if name.startswith("_saved_")}
+        facts = (type(node).__name__, [(type(fn).__name__, nr) for fn, nr in node.next_functions],
+                 {k: (v.tolist(), v._version) if isinstance(v, minigrad.Tensor) else v
+                  for k, v in saved.items()})
+        out.sum().backward()
+    grad = None if x.grad is None else x.grad.numpy().tobytes()
+    return out.detach().numpy().tobytes(), facts, grad
+
+
+def _vector(n=7, dtype=minigrad.float64, requires_grad=True):
+    return lambda: minigrad.tensor(np.linspace(-1.5, 2.0, n), dtype=dtype,
+                                   requires_grad=requires_grad)
+
+
+@pytest.mark.parametrize("name", sorted(OPS))
+def test_the_lane_gives_what_the_general_path_gives(name, lane_count, monkeypatch):
+    lane = _run(OPS[name], _vector(), lane_count)
+    assert len(lane_count) == 1, "the lane was not taken"
+    _closed(monkeypatch)
+    general = _run(OPS[name], _vector(), lane_count)
+    assert not lane_count
+    assert lane == general
+    assert lane[1] is not None
+
+
+def test_a_leaf_input_gets_its_accumulator_edge(lane_count):
+    x = _vector()()
+    out = x * 2.0
+    assert len(lane_count) == 1
+    (fn, nr), (none, zero) = out.grad_fn.next_functions
+    assert type(fn).__name__ == "AccumulateGrad" and fn.variable is x and nr == 0
+    assert (none, zero) == (None, 0)
+    out.sum().backward()
+    assert x.grad.tolist() == [2.0] * 7
+
+
+CASES_LEFT_TO_THE_GENERAL_PATH = {
+    "float32": _vector(dtype=minigrad.float32),
+    "no gradient needed": _vector(requires_grad=False),
+    "2-D": lambda: minigrad.tensor(np.ones((2, 3)), requires_grad=True),
+    "long for unary ops": _vector(n=5000),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES_LEFT_TO_THE_GENERAL_PATH))
+def test_other_inputs_take_the_general_path(case, lane_count, monkeypatch):
+    make = CASES_LEFT_TO_THE_GENERAL_PATH[case]
+    for name in ("sin", "exp") if case.startswith("long") else sorted(OPS):
+        seen = _run(OPS[name], make, lane_count)
+        assert not lane_count, name
+        with monkeypatch.context() as m:
+            _closed(m)
+            assert _run(OPS[name], make) == seen
+
+
+def test_views_modes_and_numbers_take_the_general_path(lane_count):
+    x = _vector()()
+    y = x * 1.0
+    lane_count.clear()
+    view = y[1:]  # a view (row-major, still): its base's version counts
+    view * 2.0
+    y.t() * 2.0
+    y * 2  # an int, not a float
+    y * np.float64(2.0)
+    y.add(0.5, alpha=2)
+    with minigrad.no_grad():
+        y * 2.0
+    with pytest.warns(UserWarning, match="Anomaly"), minigrad.autograd.detect_anomaly():
+        z = y * 2.0
+    assert z.grad_fn._forward_trace is not None  # (the general path records it)
+    import minigrad.autograd.forward_ad as fwAD
+    with fwAD.dual_level():
+        dual = fwAD.make_dual(y.detach(), minigrad.ones(7, dtype=minigrad.float64))
+        assert fwAD.unpack_dual(dual.sin()).tangent is not None
+    assert not lane_count
+
+
+def test_a_read_only_vector_takes_the_general_path(lane_count):
+    data = np.linspace(0.0, 1.0, 5)
+    data.flags.writeable = False
+    x = minigrad.from_numpy(data).requires_grad_()  # (PyTorch warns: not writable)
+    out = x.sin()
+    assert not lane_count
+    out.sum().backward()
+    assert np.array_equal(x.grad.numpy(), np.cos(data))
+
+
+def test_a_direct_call_table_stores_the_compiled_entry():
+    from minigrad.kernels import elementwise as K
+
+    table = direct.DirectCalls(direct.VECTOR64, direct.FLOAT64, direct.VECTOR64)
+    a, out = np.arange(4.0), np.empty(4)
+    table.first_call(K.mul_scalar, a, 3.0, out)
+    entry = table[K.mul_scalar]
+    assert entry is not K.mul_scalar and callable(entry)
+    out2 = np.empty(4)
+    entry(a, 3.0, out2)
+    assert out.tolist() == out2.tolist() == [0.0, 3.0, 6.0, 9.0]
+
+
+def test_a_plain_python_kernel_is_stored_as_itself():
+    table = direct.DirectCalls(direct.VECTOR64, direct.VECTOR64)
+
+    def double(x, out):  # (as a kernel is under NUMBA_DISABLE_JIT=1)
+        out[:] = 2 * x
+
+    out = np.empty(3)
+    table.first_call(double, np.ones(3), out)
+    assert table[double] is double and out.tolist() == [2.0] * 3
