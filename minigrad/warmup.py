@@ -130,10 +130,18 @@ def _bar(done: int, total: int, label: str, width: int = 30) -> str:
 
 
 def _stamp():
-    """A file in the cache saying this install's kernels were warmed up."""
-    from minigrad.kernels.cache import stamp
+    """A file in the cache saying this install's kernels were warmed up: named after the
+    kernels' sources and numba's version, so that an update warms them up again."""
+    import hashlib
 
-    return stamp("warmed-up")
+    import numba
+
+    from minigrad.kernels.cache import KERNELS, cache_dir
+
+    digest = hashlib.sha1(numba.__version__.encode())
+    for source in sorted(KERNELS.glob("*.py")):
+        digest.update(source.read_bytes())
+    return cache_dir() / f".warmed-up-{digest.hexdigest()[:16]}"
 
 
 def main(workers: int | None = None, again: bool = False) -> int:

@@ -50,20 +50,6 @@ def cache_dir() -> Path:
     return user_cache_dir()
 
 
-def stamp(name: str) -> Path:
-    """A file in the cache saying `name` was done for these kernels (`.warmed-up-...`
-    after `python -m minigrad.warmup`): named after the kernels' sources and numba's
-    version, so that an update does it again."""
-    import hashlib
-
-    import numba
-
-    digest = hashlib.sha1(numba.__version__.encode())
-    for source in sorted(KERNELS.glob("*.py")):
-        digest.update(source.read_bytes())
-    return cache_dir() / f".{name}-{digest.hexdigest()[:16]}"
-
-
 def seed_user_cache() -> int:
     """On a read-only install whose kernels were compiled ahead (`PREBUILT` holds
     them), copy them into the user's numba folder once; returns how many files were

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -396,6 +397,55 @@ def wait_for_idle_kernel(notebook_url: str, timeout_s: float = 120.0) -> None:
             return
         time.sleep(0.5)
     raise AssertionError(f"the kernel of {path} was not idle within {timeout_s:.0f} s")
+
+
+# The other front ends (`frontend_python`): Notebook 7 with ipywidgets 8, and the
+# classic Notebook 6.5 with ipywidgets 7.7.1, the pair Colab ships.
+NOTEBOOK7 = ("notebook7", ["notebook>=7.2,<8", "ipywidgets>=8,<9"])
+CLASSIC = ("classic-ipywidgets7", ["ipywidgets==7.7.1", "notebook==6.5.7",
+                                   "widgetsnbextension>=3.6,<3.7", "anywidget==0.9.21"])
+
+
+def notebook_server(frontend: tuple[str, list[str]], root: Path, home: Path,
+                    notebook: str) -> tuple[str, subprocess.Popen]:
+    """Serve `root` with Notebook 7 or the classic Notebook (`NOTEBOOK7`, `CLASSIC`);
+    return the URL that opens `notebook` there, and the server's process."""
+    classic = frontend is CLASSIC
+    app = "NotebookApp" if classic else "ServerApp"
+    login = "--NotebookApp.token={token}" if classic else "--IdentityProvider.token={token}"
+    where = f"--NotebookApp.notebook_dir={root}" if classic else f"--ServerApp.root_dir={root}"
+    url, token, process, _ = start_server(
+        frontend_python(*frontend),
+        ["notebook", "--no-browser", "--allow-root", "--ip=127.0.0.1", "--port={port}",
+         f"--{app}.port_retries=0", login, where], root, home)
+    return f"{url}/notebooks/{notebook}?token={token}", process
+
+
+def open_in_notebook7(page, url: str, timeout_ms: float) -> None:
+    """Open a Notebook 7 page and wait until its kernel is idle and the page is
+    connected to it."""
+    from playwright.sync_api import expect
+
+    page.set_default_timeout(timeout_ms)
+    page.goto(url)
+    expect(page.locator(".jp-Notebook .jp-Cell").first).to_be_visible(timeout=timeout_ms)
+    wait_for_idle_kernel(url)
+    page.wait_for_timeout(1000)  # (the page's kernel connection follows the server's)
+
+
+def run_all_from_the_menu(page) -> None:
+    """Run > Run All Cells, in JupyterLab or Notebook 7."""
+    page.locator(".lm-MenuBar-itemLabel", has_text=re.compile("^Run$")).click()
+    page.locator(".lm-Menu-itemLabel", has_text=re.compile("^Run All Cells$")).click()
+
+
+def open_in_the_classic_notebook(page, url: str, timeout_ms: float) -> None:
+    """Open a classic Notebook page and wait until its kernel is connected."""
+    page.set_default_timeout(timeout_ms)
+    page.goto(url)
+    page.wait_for_function(
+        "() => window.Jupyter && Jupyter.notebook && Jupyter.notebook.kernel "
+        "&& Jupyter.notebook.kernel.is_connected()", timeout=timeout_ms)
 
 
 def click_through(stepper, steps: int, timeout_ms: float = 90_000) -> list[str]:

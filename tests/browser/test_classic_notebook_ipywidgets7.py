@@ -14,12 +14,17 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import _stop, click_through, frontend_python, start_server
+from conftest import (
+    CLASSIC,
+    _stop,
+    click_through,
+    frontend_python,
+    notebook_server,
+    open_in_the_classic_notebook,
+)
 
 HERE = Path(__file__).resolve().parent
 NOTEBOOK = HERE / "stepper_demo.ipynb"
-PINS = ["ipywidgets==7.7.1", "notebook==6.5.7", "widgetsnbextension>=3.6,<3.7",
-        "anywidget==0.9.21"]  # the pair Colab ships
 STEPS = 6
 TIMEOUT_MS = 90_000
 
@@ -28,7 +33,7 @@ pytestmark = pytest.mark.browser
 
 @pytest.fixture
 def classic_notebook(tmp_path, chromium_context):
-    python = frontend_python("classic-ipywidgets7", PINS)
+    python = frontend_python(*CLASSIC)
     versions = subprocess.run(
         [str(python), "-c", "import ipywidgets, anywidget, notebook; "
          "print(ipywidgets.__version__, notebook.__version__)"],
@@ -39,14 +44,8 @@ def classic_notebook(tmp_path, chromium_context):
     root.mkdir()
     home.mkdir()
     shutil.copy2(NOTEBOOK, root / NOTEBOOK.name)
-    url, token, process, log = start_server(
-        python,
-        ["notebook", "--no-browser", "--allow-root", "--ip=127.0.0.1", "--port={port}",
-         "--NotebookApp.port_retries=0", "--NotebookApp.token={token}",
-         f"--NotebookApp.notebook_dir={root}"],
-        root, home,
-    )
-    yield f"{url}/notebooks/{NOTEBOOK.name}?token={token}"
+    url, process = notebook_server(CLASSIC, root, home, NOTEBOOK.name)
+    yield url
     _stop(process)
 
 
@@ -54,11 +53,7 @@ def test_stepper_steps_in_classic_notebook_with_ipywidgets_7(classic_notebook, c
     from playwright.sync_api import expect
 
     page = chromium_page
-    page.set_default_timeout(TIMEOUT_MS)
-    page.goto(classic_notebook)
-    page.wait_for_function(
-        "() => window.Jupyter && Jupyter.notebook && Jupyter.notebook.kernel "
-        "&& Jupyter.notebook.kernel.is_connected()", timeout=TIMEOUT_MS)
+    open_in_the_classic_notebook(page, classic_notebook, TIMEOUT_MS)
     # (the widget manager first restores saved widget state: let it finish)
     page.wait_for_timeout(3000)
     page.evaluate("Jupyter.notebook.execute_all_cells()")

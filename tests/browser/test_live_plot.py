@@ -15,7 +15,15 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from conftest import _stop, frontend_python, start_server, wait_for_idle_kernel
+from conftest import (
+    CLASSIC,
+    NOTEBOOK7,
+    _stop,
+    notebook_server,
+    open_in_notebook7,
+    open_in_the_classic_notebook,
+    run_all_from_the_menu,
+)
 
 TIMEOUT_MS = 90_000  # kernel start and imports on a loaded 2-core machine
 UPDATES = 4
@@ -46,12 +54,11 @@ WIDTHS_SHOWN = """([cells, pictures]) => {
         ? (el.complete ? el.naturalWidth : -1)
         : Math.round(el.getBoundingClientRect().width)) : [];
 }"""
-LAB = (".jp-Notebook .jp-CodeCell", ".jp-OutputArea-output img", ".jp-OutputArea-output")
-CLASSIC = (".cell.code_cell", ".output_area img, .output_area .output_svg svg",
-           ".output_area")
-NOTEBOOK7_PINS = ["notebook>=7.2,<8", "ipywidgets>=8,<9"]  # as test_notebook7_stepper.py
-CLASSIC_PINS = ["ipywidgets==7.7.1", "notebook==6.5.7", "widgetsnbextension>=3.6,<3.7",
-                "anywidget==0.9.21"]  # as test_classic_notebook_ipywidgets7.py
+# (code cells, their pictures, their output areas) in each front end's page
+LAB_PAGE = (".jp-Notebook .jp-CodeCell", ".jp-OutputArea-output img",
+            ".jp-OutputArea-output")
+CLASSIC_PAGE = (".cell.code_cell", ".output_area img, .output_area .output_svg svg",
+                ".output_area")
 
 pytestmark = pytest.mark.browser
 
@@ -94,11 +101,6 @@ def _check(seen: list, final: list) -> None:
     assert widths == sorted(widths) and len(set(widths)) >= 3, seen
 
 
-def _run_all_from_menu(page) -> None:
-    page.locator(".lm-MenuBar-itemLabel", has_text=re.compile("^Run$")).click()
-    page.locator(".lm-Menu-itemLabel", has_text=re.compile("^Run All Cells$")).click()
-
-
 def test_a_live_plot_updates_one_figure_in_jupyterlab(jupyter_lab, chromium_page):
     from playwright.sync_api import expect
 
@@ -107,53 +109,33 @@ def test_a_live_plot_updates_one_figure_in_jupyterlab(jupyter_lab, chromium_page
     page.goto(jupyter_lab.notebook_url)
     expect(page.locator(".jp-StatusBar-TextItem", has_text=KERNEL_IDLE)).to_be_visible(
         timeout=TIMEOUT_MS)
-    _run_all_from_menu(page)
-    _check(*_watch(page, *LAB))
+    run_all_from_the_menu(page)
+    _check(*_watch(page, *LAB_PAGE))
 
 
-def _server(python: Path, tmp_path: Path, classic: bool):
+def _server(frontend, tmp_path: Path):
     root, home = tmp_path / "root", tmp_path / "home"
     root.mkdir()
     home.mkdir()
     notebook = _write(root / "live_plot.ipynb")
-    app = "NotebookApp" if classic else "ServerApp"
-    login = "--NotebookApp.token={token}" if classic else "--IdentityProvider.token={token}"
-    where = f"--NotebookApp.notebook_dir={root}" if classic else f"--ServerApp.root_dir={root}"
-    url, token, process, _ = start_server(
-        python, ["notebook", "--no-browser", "--allow-root", "--ip=127.0.0.1",
-                 "--port={port}", f"--{app}.port_retries=0", login, where], root, home)
-    return f"{url}/notebooks/{notebook.name}?token={token}", process
+    return notebook_server(frontend, root, home, notebook.name)
 
 
 def test_a_live_plot_updates_one_figure_in_notebook_7(tmp_path, chromium_page):
-    from playwright.sync_api import expect
-
-    url, process = _server(frontend_python("notebook7", NOTEBOOK7_PINS), tmp_path, False)
+    url, process = _server(NOTEBOOK7, tmp_path)
     try:
-        page = chromium_page
-        page.set_default_timeout(TIMEOUT_MS)
-        page.goto(url)
-        expect(page.locator(".jp-Notebook .jp-Cell").first).to_be_visible(timeout=TIMEOUT_MS)
-        wait_for_idle_kernel(url)
-        page.wait_for_timeout(1000)  # (the page's kernel connection follows the server's)
-        _run_all_from_menu(page)
-        _check(*_watch(page, *LAB))
+        open_in_notebook7(chromium_page, url, TIMEOUT_MS)
+        run_all_from_the_menu(chromium_page)
+        _check(*_watch(chromium_page, *LAB_PAGE))
     finally:
         _stop(process)
 
 
 def test_a_live_plot_updates_one_figure_in_the_classic_notebook(tmp_path, chromium_page):
-    url, process = _server(frontend_python("classic-ipywidgets7", CLASSIC_PINS), tmp_path,
-                           True)
+    url, process = _server(CLASSIC, tmp_path)
     try:
-        page = chromium_page
-        page.set_default_timeout(TIMEOUT_MS)
-        page.goto(url)
-        page.wait_for_function(
-            "() => window.Jupyter && Jupyter.notebook && Jupyter.notebook.kernel "
-            "&& Jupyter.notebook.kernel.is_connected()", timeout=TIMEOUT_MS)
-        page.evaluate("Jupyter.notebook.execute_all_cells()")
-        _check(*_watch(page, *CLASSIC))
+        open_in_the_classic_notebook(chromium_page, url, TIMEOUT_MS)
+        chromium_page.evaluate("Jupyter.notebook.execute_all_cells()")
+        _check(*_watch(chromium_page, *CLASSIC_PAGE))
     finally:
         _stop(process)
-
