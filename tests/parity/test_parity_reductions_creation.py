@@ -210,6 +210,35 @@ def test_from_numpy_rejects_a_list(torch):
         minigrad.from_numpy([1, 2])
 
 
+def test_from_numpy_warns_once_of_a_read_only_array(torch):
+    """PyTorch shares a read-only array and warns, once per process: each library runs
+    in a fresh process, so the first warning is its first."""
+    import json
+    import subprocess
+    import sys
+
+    script = (
+        "import json, warnings, numpy as np, {lib} as m\n"
+        "a = np.arange(3.0)\n"
+        "a.flags.writeable = False\n"
+        "with warnings.catch_warnings(record=True) as seen:\n"
+        "    warnings.simplefilter('always')\n"
+        "    shared = m.from_numpy(a)\n"
+        "    m.from_numpy(a)\n"
+        "    m.tensor(a)\n"
+        "print(json.dumps([[w.category.__name__, str(w.message)] for w in seen]))\n"
+        "print(json.dumps([shared.tolist(), bool(np.shares_memory(shared.numpy(), a))]))\n"
+    )
+    seen = {}
+    for lib in ("torch", "minigrad"):
+        done = subprocess.run([sys.executable, "-c", script.format(lib=lib)],
+                              capture_output=True, text=True, check=True)
+        warned, shared = (json.loads(line) for line in done.stdout.splitlines())
+        seen[lib] = [[name, translate(text)] for name, text in warned], shared
+    assert seen["minigrad"] == seen["torch"]
+    assert len(seen["torch"][0]) == 1 and seen["torch"][1] == [[0.0, 1.0, 2.0], True]
+
+
 SIGNED_ZEROS = {
     "relu": lambda m: m.relu(m.tensor([-0.0, 0.0, NAN, -1.0])),
     "relu_inplace": lambda m: m.tensor([-0.0, 0.0, NAN]).relu_(),
