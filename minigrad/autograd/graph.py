@@ -684,9 +684,9 @@ def grad_fn_or_accumulator(t: Tensor | GradientEdge) -> Node:
     requires grad its `AccumulateGrad` (an edge's node, for an edge)."""
     if isinstance(t, GradientEdge):
         return t.node
-    node = t.grad_fn
-    if node is None and t.requires_grad:
-        node = t._grad_accumulator()
+    # (`_edge`: a view made in no_grad mode requires grad, yet has neither a grad_fn
+    # nor an AccumulateGrad)
+    node = t._edge()[0]
     if node is None:
         raise AssertionError("Expected gradient function to be set")
     return node

@@ -780,6 +780,11 @@ FOUND = {
     # gradient at both places; minigrad gave None at the first (the second edge took
     # the first one's place)
     "grad into one edge twice": ([(3,)], [("graph", "edge_grad", 0, 0, 0)], 0, False),
+    # the gradient edge of a view made under no_grad (it requires grad, but has neither a
+    # grad_fn nor an AccumulateGrad): PyTorch's AssertionError "Expected gradient
+    # function to be set"; minigrad gave the view an AccumulateGrad of its own
+    "edge of a no_grad view": ([(3,)], [("nograd_view", "", 0), ("graph", "edge_grad", 0, 1, 0)],
+                               0, False),
 }
 
 
