@@ -431,7 +431,7 @@ def _bce_logits_grad(grad: np.ndarray, input: np.ndarray, target: np.ndarray,  #
             steps = 1
         else:
             t = pos_weight * target
-            out = t + 1
+            out = np.asarray(t + 1)  # (of 0-d arrays numpy makes a scalar: no `out=`)
             np.subtract(out, target, out=out, casting="unsafe")
             np.multiply(out, sigmoid_data(input), out=out, casting="unsafe")
             np.subtract(out, t, out=out, casting="unsafe")
