@@ -151,6 +151,34 @@ def test_permuted_gradient_streams_sum_in_place_as_in_pytorch(torch, program):
     assert mg[2] == pytest.approx(pt[2])
 
 
+# The same for a 0-d tensor: the op's gradient is the first stream into x (its node
+# was made last), then `x * 2`'s is added into it in place. numpy makes a scalar of a
+# 0-d result (amax's, logsumexp's, nansum's, repeat's sum) and softmax's was a view
+# of a one-element array: both added out of place (`.grad._version` 0, PyTorch's 1).
+# Found by the random programs.
+ZERO_D_STREAMS = {
+    "amax": lambda x: x.amax(), "amin": lambda x: x.amin(),
+    "logsumexp": lambda x: x.logsumexp(0), "nansum": lambda x: x.nansum(),
+    "repeat": lambda x: x.repeat(2), "softmax": lambda x: x.softmax(0),
+    "log_softmax": lambda x: x.log_softmax(-1),
+    "expand (a view, for comparison)": lambda x: x.unsqueeze(0).expand(2, 1) * 1,
+}
+
+
+@pytest.mark.parametrize("program", list(ZERO_D_STREAMS))
+def test_0d_gradient_streams_sum_in_place_as_in_pytorch(torch, program):
+    import minigrad
+
+    def run(m):
+        x = m.tensor(0.7, dtype=m.float64, requires_grad=True)
+        (x * 2 + ZERO_D_STREAMS[program](x)).sum().backward()
+        return x.grad._version, x.grad.item()
+
+    mg, pt = run(minigrad), run(torch)
+    assert mg[0] == pt[0]
+    assert mg[1] == pytest.approx(pt[1])
+
+
 EXPANDS = [((1, 1), (2, 1)), ((1,), (2, 1)), ((3,), (1, 3)), ((3,), (2, 1, 3)), ((3, 1), (3, 4)),
            ((1, 3), (1, 1, 3)), ((2, 1, 3), (2, 5, 3)), ((), (2, 1)), ((), (1,)), ((2,), (1, 1, 2))]
 
