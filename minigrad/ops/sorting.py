@@ -228,6 +228,8 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False):  # no
     a = input._data
     d = _wrap_dim(dim, a.ndim)
     size = a.shape[d] if a.ndim else 1
+    if size == 0:  # (PyTorch checks this first, with an error of its own)
+        raise IndexError(f"kthvalue(): Expected reduction dim {d} to have non-zero size.")
     if not 1 <= k <= size:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
     if a.ndim == 0:

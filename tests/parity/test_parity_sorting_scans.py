@@ -197,3 +197,15 @@ def test_sort_lays_its_results_out_as_pytorch(torch, name, op):
         seen.append([(t.stride(), t.tolist()) for t in (out if op == "sort" else [out])])
     assert seen[0] == seen[1]
 
+
+@pytest.mark.parametrize(("shape", "dim"), [((0, 3), 0), ((0,), -1), ((3, 0), 1), ((0, 3), 1)])
+def test_kthvalue_over_an_empty_dim_is_an_index_error_as_in_pytorch(torch, shape, dim):
+    # (minigrad raised its k-out-of-range RuntimeError first)
+    seen = []
+    for lib in (minigrad, torch):
+        try:
+            out = lib.zeros(*shape).kthvalue(1, dim)
+            seen.append(("no error", tuple(out.values.shape)))
+        except Exception as exc:  # noqa: BLE001 - comparing what each raises
+            seen.append((type(exc).__name__, str(exc)))
+    assert seen[0] == seen[1]
