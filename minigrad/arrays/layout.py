@@ -117,6 +117,22 @@ def empty_in_order(shape: tuple, dtype, order: list) -> np.ndarray:
     return np.ndarray(shape, dtype, strides=strides)
 
 
+def empty_like(a: np.ndarray, dtype=None) -> np.ndarray:
+    """A fresh array laid out as PyTorch's `empty_like(a)` (the memory format kept:
+    what `flip` and `sort` give): `a`'s own strides where `a` is non-overlapping and
+    dense, a dim of size 1 keeping its stride too (even 0, which numpy's contiguity
+    ignores), every array of no elements included; else dense in the order of `a`'s
+    strides."""
+    dtype = a.dtype if dtype is None else np.dtype(dtype)
+    if not a.size:
+        return with_strides(a.shape, dtype, element_strides(a))
+    if a.flags.c_contiguous or is_dense(a):  # (numpy allocates the strides asked for)
+        return np.ndarray(a.shape, dtype,
+                          strides=[s // a.itemsize * dtype.itemsize for s in a.strides])
+    order = result_order(a.shape, a)
+    return np.empty(a.shape, dtype) if order is None else empty_in_order(a.shape, dtype, order)
+
+
 def copy_like(data: np.ndarray, model: np.ndarray) -> np.ndarray:
     """A copy of `data` (of `model`'s shape) laid out as PyTorch lays out a result
     made from `model` (`result_order`): a transposed model gives a transposed copy."""

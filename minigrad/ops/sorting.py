@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._args import type_name
-from ..arrays.layout import element_strides, with_strides
+from ..arrays.layout import empty_like
 from ..arrays.scalars import u64
 from ..autograd.graph import INPUT, OUTPUT, VALUE, Node, SavedTensor, bump_version
 from ..autograd.record import record
@@ -147,26 +147,18 @@ def _check_bool(name: str, value, arg: str, position: int | None = None) -> None
 
 
 def _sorted(x: Tensor, dim: int, descending: bool) -> tuple[np.ndarray, np.ndarray]:
-    """The values and indices of `sort`, laid out as PyTorch lays them out (`_like`)."""
+    """The values and indices of `sort`."""
     a = x._data
     d = _wrap_dim(dim, a.ndim)
     if a.ndim == 0:
         return a.copy(), np.array(0, np.int64)
     order = stable_order(a, d, descending)
-    values, indices = _like(a, a.dtype), _like(a, np.int64)
+    # (laid out as PyTorch's `empty_like(a)`: a transposed input gives transposed
+    # results, one of no elements its own strides)
+    values, indices = empty_like(a), empty_like(a, np.int64)
     values[...] = np.take_along_axis(a, order, axis=d)
     indices[...] = order
     return values, indices
-
-
-def _like(a: np.ndarray, dtype) -> np.ndarray:
-    """A fresh array laid out as `a` where `a` is dense (a transposed input gives
-    transposed results; so does one of no elements, whatever its strides), else
-    densely in `a`'s order: as PyTorch's sort lays out its results (`empty_like`'s
-    rule)."""
-    if not a.size:
-        return with_strides(a.shape, dtype, element_strides(a))
-    return np.empty_like(a, dtype)
 
 
 def sort(input: Tensor, dim: int = -1, descending: bool = False, *,  # noqa: A002
