@@ -227,3 +227,19 @@ def test_flip_lays_out_its_result_and_gradient_as_pytorch(torch, name, flip):
         y.sum().backward()
         seen.append((y.stride(), y.tolist(), leaf.grad.stride(), first, leaf.grad._version))
     assert seen[0] == seen[1]
+
+
+# Ops that clone their input first (PyTorch's `clone(preserve_format)`, then an
+# in-place fill) lay their result out as flip does; index_fill's was row-major, and
+# its gradient of a (1,) leaf's spread-out gradient lost the 0 stride PyTorch's copy
+# keeps (`.grad._version` 0, PyTorch's 1). (Found by the random programs.)
+@pytest.mark.parametrize("name", list(FLIP_INPUTS))
+def test_index_fill_lays_out_its_result_and_gradient_as_pytorch(torch, name):
+    seen = []
+    for m in (minigrad, torch):
+        leaf = FLIP_INPUTS[name](m).requires_grad_()
+        x = leaf * 1 if name in ("transposed", "permuted 3-D", "strided (not dense)") else leaf
+        y = x.index_fill(-1, m.tensor([0]), 0.5)
+        y.sum().backward()
+        seen.append((y.stride(), y.tolist(), leaf.grad.stride(), leaf.grad._version))
+    assert seen[0] == seen[1]
