@@ -47,6 +47,19 @@ LAYOUTS = {
     "mse_loss, no reduction": lambda m, x: m.nn.functional.mse_loss(
         x.t(), m.ones(3, 2), reduction="none"),
     "row-major stays row-major": lambda m, x: x.exp() + x * 2,
+    # the element-wise ops of two or three tensors computed by numpy (they were
+    # row-major; found by the random programs' layouts)
+    "hypot of a transpose": lambda m, x: m.hypot(x.t(), m.ones(3, 2)),
+    "fmod of a transpose by a number": lambda m, x: m.fmod(x.t(), 1.5),
+    "row-major copysign of a transpose": lambda m, x: m.copysign(m.ones(3, 2), x.t()),
+    "xlogy with a column": lambda m, x: m.xlogy(x.t(), m.ones(3, 1)),
+    "floor_divide of a transpose": lambda m, x: x.t() // 2,
+    "clamp_min of a transpose by a tensor": lambda m, x: x.t().clamp_min(m.ones(3, 2)),
+    "clamp of a transpose by tensors": lambda m, x: x.t().clamp(m.ones(3, 2), m.ones(2) * 5),
+    "lerp of a transpose": lambda m, x: m.lerp(x.t(), m.ones(3, 2), 0.25),
+    "addcmul of a transpose": lambda m, x: m.addcmul(x.t(), m.ones(3, 2), m.ones(3, 2)),
+    "addcdiv onto a row-major": lambda m, x: m.addcdiv(m.ones(3, 2), x.t(), m.ones(3, 2)),
+    "isclose of a transpose": lambda m, x: m.isclose(x.t(), m.ones(3, 2)),
     "zeros like a transpose": lambda m, x: m.zeros_like(x.t()),
     "ones like a transpose, float64": lambda m, x: m.ones_like(x.t(), dtype=m.float64),
     "full like a transpose": lambda m, x: m.full_like(x.t(), 2.0),
