@@ -59,6 +59,22 @@ def result_order(shape: tuple, *arrays: np.ndarray) -> list | None:
     return None if order == sorted(order) else order
 
 
+def in_result_layout(values: np.ndarray, *operands: np.ndarray) -> np.ndarray:
+    """`values`, an element-wise result of the arrays `operands` computed by numpy
+    (whose own choice of layout differs), laid out as PyTorch lays that result out
+    (`result_order`): itself where it is already, else a copy."""
+    if not values.size or not any(layout_matters(a) for a in operands):
+        return values
+    order = result_order(values.shape, *operands)
+    if order is None:
+        return np.ascontiguousarray(values)
+    if values.transpose(order).flags.c_contiguous:
+        return values
+    out = empty_in_order(values.shape, values.dtype, order)
+    out[...] = values
+    return out
+
+
 def reorder_dims(dims: list, should_swap) -> list:
     """PyTorch's insertion sort of TensorIterator dims, innermost first:
     `should_swap(a, b)` > 0 moves b before a, < 0 stops b there, 0 (undecided) lets it
