@@ -63,6 +63,8 @@ LAYOUTS = {
     "transpose equals row-major": lambda m, x: x.t() == m.ones(3, 2),
     "bitwise and of a transposed mask": lambda m, x: (x.t() > 2) & (m.ones(3, 2) > 0),
     "where by a transposed condition": lambda m, x: m.where(x.t() > 2, m.ones(3, 2), 0.0),
+    # (PyTorch's masked_fill clones into row-major order: minigrad's had kept x's)
+    "masked_fill of a transpose": lambda m, x: x.t().masked_fill(x.t() > 2, 0.5),
     "zeros like a transpose": lambda m, x: m.zeros_like(x.t()),
     "ones like a transpose, float64": lambda m, x: m.ones_like(x.t(), dtype=m.float64),
     "full like a transpose": lambda m, x: m.full_like(x.t(), 2.0),
