@@ -59,6 +59,22 @@ def result_order(shape: tuple, *arrays: np.ndarray) -> list | None:
     return None if order == sorted(order) else order
 
 
+def in_result_layout(values: np.ndarray, *operands: np.ndarray) -> np.ndarray:
+    """`values`, an element-wise result of the arrays `operands` computed by numpy
+    (whose own choice of layout differs), laid out as PyTorch lays that result out
+    (`result_order`): itself where it is already, else a copy."""
+    if not values.size or not any(layout_matters(a) for a in operands):
+        return values
+    order = result_order(values.shape, *operands)
+    if order is None:
+        return np.ascontiguousarray(values)
+    if values.transpose(order).flags.c_contiguous:
+        return values
+    out = empty_in_order(values.shape, values.dtype, order)
+    out[...] = values
+    return out
+
+
 def reorder_dims(dims: list, should_swap) -> list:
     """PyTorch's insertion sort of TensorIterator dims, innermost first:
     `should_swap(a, b)` > 0 moves b before a, < 0 stops b there, 0 (undecided) lets it
@@ -115,6 +131,22 @@ def empty_in_order(shape: tuple, dtype, order: list) -> np.ndarray:
         strides[d] = step
         step *= max(shape[d], 1)
     return np.ndarray(shape, dtype, strides=strides)
+
+
+def empty_like(a: np.ndarray, dtype=None) -> np.ndarray:
+    """A fresh array laid out as PyTorch's `empty_like(a)` (the memory format kept:
+    what `flip` and `sort` give): `a`'s own strides where `a` is non-overlapping and
+    dense, a dim of size 1 keeping its stride too (even 0, which numpy's contiguity
+    ignores), every array of no elements included; else dense in the order of `a`'s
+    strides."""
+    dtype = a.dtype if dtype is None else np.dtype(dtype)
+    if not a.size:
+        return with_strides(a.shape, dtype, element_strides(a))
+    if a.flags.c_contiguous or is_dense(a):  # (numpy allocates the strides asked for)
+        return np.ndarray(a.shape, dtype,
+                          strides=[s // a.itemsize * dtype.itemsize for s in a.strides])
+    order = result_order(a.shape, a)
+    return np.empty(a.shape, dtype) if order is None else empty_in_order(a.shape, dtype, order)
 
 
 def copy_like(data: np.ndarray, model: np.ndarray) -> np.ndarray:

@@ -319,7 +319,12 @@ def _note_inputs(task: GraphTask, inputs: tuple) -> None:
             x.retain_grad()
         node, nr = x._edge()
         if node is None:
-            raise RuntimeError("One of the differentiated Tensors does not require grad")
+            if not x.requires_grad:
+                raise RuntimeError("One of the differentiated Tensors does not require grad")
+            # A view made in no_grad mode of a tensor that requires grad: it requires
+            # grad, yet no graph leads to it. Like PyTorch, its gradient is captured at
+            # a node of its own that nothing reaches (so it is unused: None).
+            node, nr = Node(), 0
         there = task.capture_at.get((id(node), nr), (node,))
         if all(y is not x for y in there[1:]):
             task.capture_at[(id(node), nr)] = (*there, x)

@@ -374,7 +374,7 @@ class AccumulateGrad(Node):
                 leaf._grad = _first_empty_grad(grad, data, unshared)
                 return leaf._grad
             fits = grad.flags.c_contiguous if data.flags.c_contiguous else fits_layout(grad, data)
-            if fits and not grad.flags.writeable:
+            if fits and (not grad.flags.writeable or 0 in grad.strides):
                 fits = not expanded_view(grad)
             kept = fits and sys.getrefcount(grad) <= ENGINE_REFS  # (what PyTorch would keep)
             if kept and grad.flags.writeable and alone_on_its_memory(grad):
@@ -461,11 +461,12 @@ def fits_layout(grad: np.ndarray, leaf: np.ndarray) -> bool:
 
 
 def expanded_view(array: np.ndarray) -> bool:
-    """Whether a (read-only) array is a broadcast view with a 0 stride where PyTorch's
-    layout contract looks at it and numpy's contiguity does not: on a dim of size 1
-    (`sum()`'s gradient of a (1,) leaf), or on any dim of an array of no elements
-    (numpy calls every empty array contiguous). No leaf's layout has such a stride."""
-    return array.base is not None and any(
+    """Whether an array has a 0 stride where PyTorch's layout contract looks at it and
+    numpy's contiguity does not: on a dim of size 1 (`sum()`'s gradient of a (1,)
+    leaf, a broadcast view, or `flip`'s of it, laid out as it is), or on any dim of
+    an array of no elements (numpy calls every empty array contiguous). No leaf's
+    layout has such a stride. (A fresh array of no elements has 0 strides: not one.)"""
+    return (array.base is not None or array.size > 0) and any(
         s == 0 for s, n in zip(array.strides, array.shape) if n == 1 or array.size == 0)
 
 
@@ -684,9 +685,9 @@ def grad_fn_or_accumulator(t: Tensor | GradientEdge) -> Node:
     requires grad its `AccumulateGrad` (an edge's node, for an edge)."""
     if isinstance(t, GradientEdge):
         return t.node
-    node = t.grad_fn
-    if node is None and t.requires_grad:
-        node = t._grad_accumulator()
+    # (`_edge`: a view made in no_grad mode requires grad, yet has neither a grad_fn
+    # nor an AccumulateGrad)
+    node = t._edge()[0]
     if node is None:
         raise AssertionError("Expected gradient function to be set")
     return node

@@ -10,6 +10,7 @@ import numpy as np
 from .. import _dtype
 from .._args import combination_error, is_int, type_name
 from ..arrays.broadcasting import broadcast_shape, check_inplace_shape
+from ..arrays.layout import in_result_layout
 from ..autograd.inplace import (
     check_inplace,
     check_no_overlap,
@@ -33,7 +34,10 @@ def _compare(np_op, name: str):
         elif not isinstance(other, OPERANDS):
             raise TypeError(f"{name}(): argument 'other' must be Tensor or Number, "
                             f"not {type(other).__name__}")
-        return Tensor._make(np.asarray(np_op(self._data, other)))
+        values = np.asarray(np_op(self._data, other))
+        if isinstance(other, np.ndarray):  # (laid out by both operands, as PyTorch's)
+            return Tensor._make(in_result_layout(values, self._data, other))
+        return Tensor._make(in_result_layout(values, self._data))
 
     compare.__name__ = name
     return compare
@@ -56,7 +60,10 @@ def _bitwise(np_op, name: str):
             other = other._data.astype(dt.np, copy=False)
         elif other >= 2**63:  # PyTorch reads a uint64-sized int modulo 2**64
             other -= 2**64
-        return Tensor._make(np.asarray(np_op(self._data.astype(dt.np, copy=False), other)))
+        a = self._data.astype(dt.np, copy=False)
+        values = np.asarray(np_op(a, other))
+        arrays = (a, other) if isinstance(other, np.ndarray) else (a,)
+        return Tensor._make(in_result_layout(values, *arrays))  # (as PyTorch lays it out)
 
     op.__name__ = name
     return op

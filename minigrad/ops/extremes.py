@@ -82,7 +82,8 @@ def _scale_grad_by_count(grad: np.ndarray, mask: np.ndarray, dims: tuple) -> np.
     axes = tuple(dims) if dims else None
     count = mask.sum(axis=axes, keepdims=True) if mask.ndim else mask.astype(np.int64)
     with np.errstate(all="ignore"):  # (no element equal to a NaN result: 0 / 0, as PyTorch)
-        return (grad / count.astype(grad.dtype)) * mask
+        # (an array even of 0-d ones, where numpy makes a scalar: a stream is added into it)
+        return np.asarray((grad / count.astype(grad.dtype)) * mask)
 
 
 @on_arrays("eq")
@@ -247,7 +248,7 @@ def _logsumexp_backward(grad: np.ndarray, self: np.ndarray, result: np.ndarray,
         axes = sorted(d % self.ndim for d in dims)
         grad, result = np.expand_dims(grad, axes), np.expand_dims(result, axes)
     with np.errstate(all="ignore"):
-        return grad * np.exp(self - result)
+        return np.asarray(grad * np.exp(self - result))  # (0-d: an array, not a scalar)
 
 
 @helper

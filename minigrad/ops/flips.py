@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._args import int_list_arg
+from ..arrays.layout import empty_like
 from ..arrays.scalars import u64
 from ..autograd.graph import VALUE
 from ..autograd.record import record
@@ -38,9 +39,12 @@ def _dims_arg(dims: tuple, fn: str, ndim: int) -> tuple[tuple, tuple]:
 
 @on_arrays("flip", method=True)
 def _flip(a: np.ndarray, dims: tuple) -> np.ndarray:
-    """`flip` on an array: an owned copy, as PyTorch's flip makes."""
+    """`flip` on an array: an owned copy laid out as PyTorch's flip lays it out, as
+    `empty_like(a)` (a transposed input gives a transposed result)."""
     wrapped = tuple(d % a.ndim for d in dims) if a.ndim else ()
-    return np.array(np.flip(a, wrapped) if wrapped else a, order="C")
+    out = empty_like(a)
+    out[...] = np.flip(a, wrapped) if wrapped else a
+    return out
 
 
 class FlipBackward0(ArrayFormulaNode):
@@ -60,7 +64,7 @@ def flip(x: Tensor, *dims, **kwargs) -> Tensor:
     if kwargs:
         raise TypeError(f"flip() got an unexpected keyword argument '{next(iter(kwargs))}'")
     given, wrapped = _dims_arg(dims, "flip", x._data.ndim)
-    out = Tensor._make(np.array(np.flip(x._data, wrapped) if wrapped else x._data, order="C"))
+    out = Tensor._make(_flip(x._data, wrapped))
     node = record(FlipBackward0, out, x)
     if node is not None:
         node._saved["dims"] = tuple(u64(d) for d in given)
@@ -151,10 +155,10 @@ def _rot90(a: np.ndarray, k: int, dims: tuple) -> np.ndarray:
     d0, d1 = dims[0] % a.ndim, dims[1] % a.ndim
     k %= 4
     if k == 1:
-        return np.swapaxes(np.array(np.flip(a, d1), order="C"), d0, d1)
+        return np.swapaxes(_flip(a, (d1,)), d0, d1)
     if k == 3:
-        return np.swapaxes(np.array(np.flip(a, d0), order="C"), d0, d1)
-    return np.array(np.flip(a, (d0, d1)) if k == 2 else a, order="C")
+        return np.swapaxes(_flip(a, (d0,)), d0, d1)
+    return _flip(a, (d0, d1)) if k == 2 else np.array(a, order="C")
 
 
 class Rot90Backward0(ArrayFormulaNode):

@@ -62,8 +62,10 @@ def _pair_grad(slope: np.ndarray, grad_output: np.ndarray, x: np.ndarray,
 
 def _fresh_like(data: np.ndarray, x: np.ndarray) -> np.ndarray:
     """`data`, a fresh result, as an array of x's shape and dtype laid out in C order:
-    itself when it is one already (the usual case), else a copy."""
-    if data.shape == x.shape and data.dtype == x.dtype and data.flags.c_contiguous:
+    itself when it is one already (the usual case), else a copy. (Of 0-d arrays numpy
+    makes a scalar, which no stream can be added into: made an array.)"""
+    if (type(data) is np.ndarray and data.shape == x.shape and data.dtype == x.dtype
+            and data.flags.c_contiguous):
         return data
     return np.array(np.broadcast_to(data, x.shape), x.dtype, order="C")
 
@@ -431,7 +433,7 @@ def _bce_logits_grad(grad: np.ndarray, input: np.ndarray, target: np.ndarray,  #
             steps = 1
         else:
             t = pos_weight * target
-            out = t + 1
+            out = np.asarray(t + 1)  # (of 0-d arrays numpy makes a scalar: no `out=`)
             np.subtract(out, target, out=out, casting="unsafe")
             np.multiply(out, sigmoid_data(input), out=out, casting="unsafe")
             np.subtract(out, t, out=out, casting="unsafe")

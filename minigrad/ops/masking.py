@@ -71,9 +71,8 @@ def masked_fill(x: Tensor, mask: Tensor, value) -> Tensor:
     shape = broadcast_shape(mask._data.shape, x._data.shape) \
         if isinstance(mask, Tensor) else x._data.shape
     value_t = _masked_fill_value("masked_fill", mask, value)
-    # (a clone of x, laid out as x is, or of x expanded: contiguous)
-    data = np.array(x._data, order="K") if shape == x._data.shape else \
-        np.array(np.broadcast_to(x._data, shape), order="C")
+    # (PyTorch's clone of x expanded, in row-major order even for a transposed x)
+    data = np.array(np.broadcast_to(x._data, shape), order="C")
     data[np.broadcast_to(mask._data, shape)] = value if value_t is None else value_t._data
     out = Tensor._make(data)
     node = record(MaskedFillBackward1 if value_t is not None else MaskedFillBackward0,

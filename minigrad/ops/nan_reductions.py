@@ -50,7 +50,7 @@ def _nansum_backward(grad: np.ndarray, self: np.ndarray, dims, keepdim: bool) ->
     grad = grad.astype(self.dtype, copy=False)
     if dims and not keepdim and self.ndim:
         grad = np.expand_dims(grad, tuple(sorted(d % self.ndim for d in dims)))
-    return np.broadcast_to(grad, self.shape) * ~np.isnan(self)
+    return np.asarray(np.broadcast_to(grad, self.shape) * ~np.isnan(self))  # (0-d: an array)
 
 
 class NansumBackward0(ArrayFormulaNode):

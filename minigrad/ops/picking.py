@@ -17,6 +17,7 @@ import numpy as np
 from .._creation import zeros
 from .._warn import warn_user
 from ..arrays.broadcasting import broadcast_shape
+from ..arrays.layout import empty_like
 from ..arrays.scalars import u64
 from ..autograd.graph import INPUT, VALUE, SavedTensor
 from ..autograd.inplace import begin_inplace, finish_inplace
@@ -404,7 +405,8 @@ def index_fill(x: Tensor, dim: int, index: Tensor, value) -> Tensor:
     if bad.size:
         raise IndexError(f"index {int(bad.reshape(-1)[0])} is out of bounds for dimension {d} "
                          f"with size {size}")
-    data = np.array(x._data, order="C")
+    data = empty_like(x._data)  # (PyTorch's clone: a transposed input, a transposed result)
+    data[...] = x._data
     fill = value._data if isinstance(value, Tensor) else value
     _vector(data)[_slices(data, d, index._data)] = fill
     out = Tensor._make(data)

@@ -25,6 +25,7 @@ from .. import _dtype
 from .._args import combination_error
 from .._creation import zeros
 from ..arrays.broadcasting import broadcast_shape, check_inplace_shape
+from ..arrays.layout import empty_in_order, layout_matters, result_order
 from ..autograd.graph import INPUT, OUTPUT, VALUE, Node, SavedTensor
 from ..autograd.inplace import begin_inplace, finish_inplace
 from ..autograd.record import record
@@ -95,9 +96,15 @@ def _shape_of(*values) -> tuple:
     return shape
 
 
-def _result(values, dt: _dtype.dtype, shape: tuple) -> Tensor:
-    """A new tensor of `values` in dtype `dt` and shape `shape` (owning its memory)."""
-    out = np.empty(shape, dt.np)
+def _result(values, dt: _dtype.dtype, shape: tuple, *operands) -> Tensor:
+    """A new tensor of `values` in dtype `dt` and shape `shape` (owning its memory),
+    laid out as PyTorch lays out an element-wise result of `operands` (the tensors
+    among them, in PyTorch's order: `x.t()` first gives a transposed result)."""
+    arrays = [t._data for t in operands if isinstance(t, Tensor)]
+    order = None
+    if any(layout_matters(a) for a in arrays) and 0 not in shape:
+        order = result_order(shape, *arrays)
+    out = np.empty(shape, dt.np) if order is None else empty_in_order(shape, dt.np, order)
     out[...] = values
     return Tensor._make(out)
 
@@ -202,7 +209,7 @@ def _divide_like(name: str, values, number_node, tensor_node, heads: list[str]):
             raise NotImplementedError(f'"{name}_cpu" not implemented for \'Bool\'')
         dt = _dtype.result_type(self, other)
         shape = _shape_of(self, other)
-        out = _result(values(_data(self, dt), _data(other, dt), dt), dt, shape)
+        out = _result(values(_data(self, dt), _data(other, dt), dt), dt, shape, self, other)
         if isinstance(other, Tensor):
             _save(record(tensor_node, out, self, other), {"self": self, "other": other})
         else:
@@ -297,7 +304,7 @@ def floor_divide_op(self: Tensor, other) -> Tensor:
     if dt is _dtype.bool_:
         raise RuntimeError("\"div_floor_cpu\" not implemented for 'Bool'")
     out = _result(_floor_divide_values(_data(self, dt), _data(other, dt), dt), dt,
-                  _shape_of(self, other))
+                  _shape_of(self, other), self, other)
     name_op(record(NoDerivative, out, self, other), "floor_divide")
     return out
 
@@ -395,7 +402,7 @@ def clamp_tensors(self: Tensor, min, max) -> Tensor:  # noqa: A002 - PyTorch's n
     shape = _shape_of(self, *bounds)
     values = _clamp_values(_data(self, dt), *(None if b is None else _data(b, dt)
                                               for b in (min, max)))
-    out = _result(values, dt, shape)
+    out = _result(values, dt, shape, self, min, max)
     _save(record(ClampBackward0, out, self, min, max), {"self": self, "min": min, "max": max})
     return out
 
@@ -420,7 +427,7 @@ def _one_bound(name: str, number_node, tensor_node, values):
             return NotImplemented
         dt = _dtype.result_type(self, checked)
         out = _result(values(_data(self, dt), _data(checked, dt)), dt,
-                      _shape_of(self, checked))
+                      _shape_of(self, checked), self, checked)
         if isinstance(checked, Tensor):
             _save(record(tensor_node, out, self, checked), {"self": self, bound_name: checked})
         else:
@@ -521,7 +528,7 @@ def _tensors_op(name: str, values, rule, node=None, *, other: str = "other",
         shape = _shape_of(a, b)
         with np.errstate(all="ignore"):
             computed = values(_data(a, dt), _data(b, dt))
-        out = _result(computed, result_dtype or dt, shape)
+        out = _result(computed, result_dtype or dt, shape, a, b)
         if node is not None:
             _save(record(node, out, a, b), {"self": a, "other": b, "result": out, "op": name})
         return out
@@ -700,7 +707,7 @@ def _tensor_or_number_op(name: str, values, rule, number_node, tensor_node, *,
     def compute(a, b) -> Tensor:
         dt = rule(_dtype.result_type(a, b))
         with np.errstate(all="ignore"):
-            out = _result(values(_data(a, dt), _data(b, dt)), dt, _shape_of(a, b))
+            out = _result(values(_data(a, dt), _data(b, dt)), dt, _shape_of(a, b), a, b)
         values_ = {"self": a, "other": b, "result": out}
         if not isinstance(a, Tensor):  # (a number first)
             if number_first_node is not None:
@@ -920,7 +927,7 @@ def lerp(input: Tensor, end: Tensor, weight) -> Tensor:  # noqa: A002 - PyTorch'
     shape = _shape_of(input, end, weight)
     with np.errstate(all="ignore"):  # (inf - inf is nan, silently)
         values = _lerp_values(_data(input, dt), _data(end, dt), _data(weight, dt))
-    out = _result(values, dt, shape)
+    out = _result(values, dt, shape, input, end, weight)
     if isinstance(weight, Tensor):
         _save(record(LerpBackward1, out, input, end, weight),
               {"self": input, "end": end, "weight": weight})
@@ -969,7 +976,8 @@ def _addc(name: str, node, combine):
         shape = _shape_of(input, tensor1, tensor2)
         scaled = dt.np.type(value) * _data(tensor1, dt)
         with np.errstate(all="ignore"):
-            out = _result(_data(input, dt) + combine(scaled, _data(tensor2, dt)), dt, shape)
+            out = _result(_data(input, dt) + combine(scaled, _data(tensor2, dt)), dt, shape,
+                          input, tensor1, tensor2)
         _save(record(node, out, input, tensor1, tensor2),
               {"tensor1": tensor1, "tensor2": tensor2, "value": value})
         return out
@@ -1026,7 +1034,7 @@ def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-
             allowed = dt.np.type(atol) + np.abs(dt.np.type(rtol) * b)
             actual = np.abs(a - b)
             close, writes = close | (np.isfinite(actual) & (actual <= allowed)), writes + 1
-    out = _result(close, _dtype.bool_, shape)
+    out = _result(close, _dtype.bool_, shape, input, other)
     out._version_counter.value += writes
     return out
 

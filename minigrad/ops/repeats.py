@@ -56,7 +56,7 @@ def repeat_backward(grad: Tensor, repeats: tuple, sizes: tuple) -> Tensor:
 def _repeat_backward(grad: np.ndarray, repeats: tuple, sizes: tuple) -> np.ndarray:
     if 0 in repeats:
         return np.zeros(sizes, grad.dtype)
-    grad = grad.sum(tuple(range(grad.ndim - len(sizes))))
+    grad = np.asarray(grad.sum(tuple(range(grad.ndim - len(sizes)))))  # (0-d: an array)
     grad_size, sum_dims = _grad_size(repeats, sizes)
     return grad.reshape(grad_size).sum(tuple(sum_dims)) if sum_dims else grad
 

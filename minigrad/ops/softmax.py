@@ -168,8 +168,9 @@ def _log_softmax_backward_data_on_arrays(grad: np.ndarray, output: np.ndarray, d
 
 def _softmax_grad(g: np.ndarray, y: np.ndarray, d: int) -> np.ndarray:
     """(g - sum(g * y)) * y along d."""
-    if d is None:  # (a 0-d tensor: its one value is the dim)
-        return _softmax_grad(np.reshape(g, 1), y.reshape(1), 0).reshape(())
+    if d is None:  # (a 0-d tensor: its one value is the dim; its own memory, not a view,
+        # so that a second stream is added into it as into PyTorch's)
+        return _softmax_grad(np.reshape(g, 1), y.reshape(1), 0).reshape(()).copy()
     if y.dtype in EXACT and g.dtype == y.dtype and y.size:
         out, operands = _grad_operands(g, y, d)
         kernels.softmax_backward(*operands)
@@ -180,8 +181,9 @@ def _softmax_grad(g: np.ndarray, y: np.ndarray, d: int) -> np.ndarray:
 
 def _log_softmax_grad(g: np.ndarray, y: np.ndarray, d: int) -> np.ndarray:
     """g - exp(y) * sum(g) along d."""
-    if d is None:  # (a 0-d tensor: its one value is the dim)
-        return _log_softmax_grad(np.reshape(g, 1), y.reshape(1), 0).reshape(())
+    if d is None:  # (a 0-d tensor: its one value is the dim; its own memory, not a view,
+        # so that a second stream is added into it as into PyTorch's)
+        return _log_softmax_grad(np.reshape(g, 1), y.reshape(1), 0).reshape(()).copy()
     if y.dtype in EXACT and g.dtype == y.dtype and y.size:
         out, operands = _grad_operands(g, y, d)
         kernels.log_softmax_backward(*operands)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._args import type_name
+from ..arrays.layout import empty_like
 from ..arrays.scalars import u64
 from ..autograd.graph import INPUT, OUTPUT, VALUE, Node, SavedTensor, bump_version
 from ..autograd.record import record
@@ -108,9 +109,12 @@ class TopkBackward0(_Ordered):
 
 
 def _record_pick(node_cls: type[Node], x: Tensor, values: np.ndarray, indices: np.ndarray,
-                 dim: int, keepdim: bool | None, result_type):
-    out = Tensor._make(np.array(values, order="C"))
-    idx = Tensor._make(np.array(indices, np.int64, order="C"))
+                 dim: int, keepdim: bool | None, result_type, laid_out: bool = False):
+    """`laid_out`: `values` and `indices` are fresh arrays laid out as the op's results
+    are (else made row-major)."""
+    if not laid_out:
+        values, indices = np.array(values, order="C"), np.array(indices, np.int64, order="C")
+    out, idx = Tensor._make(values), Tensor._make(indices)
     node = record(node_cls, out, x)
     if node is not None:
         # (the indices, an output that needs no gradient, are saved as themselves, as
@@ -143,12 +147,18 @@ def _check_bool(name: str, value, arg: str, position: int | None = None) -> None
 
 
 def _sorted(x: Tensor, dim: int, descending: bool) -> tuple[np.ndarray, np.ndarray]:
+    """The values and indices of `sort`."""
     a = x._data
     d = _wrap_dim(dim, a.ndim)
     if a.ndim == 0:
         return a.copy(), np.array(0, np.int64)
     order = stable_order(a, d, descending)
-    return np.take_along_axis(a, order, axis=d), order
+    # (laid out as PyTorch's `empty_like(a)`: a transposed input gives transposed
+    # results, one of no elements its own strides)
+    values, indices = empty_like(a), empty_like(a, np.int64)
+    values[...] = np.take_along_axis(a, order, axis=d)
+    indices[...] = order
+    return values, indices
 
 
 def sort(input: Tensor, dim: int = -1, descending: bool = False, *,  # noqa: A002
@@ -158,14 +168,14 @@ def sort(input: Tensor, dim: int = -1, descending: bool = False, *,  # noqa: A00
     _check_bool("sort", descending, "descending")
     values, order = _sorted(input, dim, descending)
     node_cls = SortBackward0 if stable is None else SortBackward1
-    return _record_pick(node_cls, input, values, order, dim, None, sort_result)
+    return _record_pick(node_cls, input, values, order, dim, None, sort_result, laid_out=True)
 
 
 def argsort(input: Tensor, dim: int = -1, descending: bool = False, *,  # noqa: A002
             stable: bool = False) -> Tensor:
     """The indices that sort each slice along `dim` (sort's indices)."""
     _check_bool("argsort", descending, "descending")
-    return Tensor._make(np.array(_sorted(input, dim, descending)[1], np.int64, order="C"))
+    return Tensor._make(_sorted(input, dim, descending)[1])
 
 
 def msort(input: Tensor) -> Tensor:  # noqa: A002
@@ -210,6 +220,8 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False):  # no
     a = input._data
     d = _wrap_dim(dim, a.ndim)
     size = a.shape[d] if a.ndim else 1
+    if size == 0:  # (PyTorch checks this first, with an error of its own)
+        raise IndexError(f"kthvalue(): Expected reduction dim {d} to have non-zero size.")
     if not 1 <= k <= size:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
     if a.ndim == 0:

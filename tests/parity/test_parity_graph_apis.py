@@ -296,6 +296,32 @@ def test_get_gradient_edge(torch):
     _same(torch, scenario)
 
 
+def test_a_view_made_in_no_grad_mode_has_no_edge(torch):
+    # Such a view requires grad (its base does) but has neither a grad_fn nor an
+    # AccumulateGrad: no gradient edge (PyTorch's AssertionError), and as an input of
+    # grad() or backward(inputs=) it is unused. minigrad had made it an AccumulateGrad
+    # of its own, and refused it as an input ("does not require grad").
+    def scenario(m):
+        g = m.autograd.graph
+        a = m.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        with m.no_grad():
+            v = a.view(3)
+        out = (v * a).sum()
+        seen = [v.requires_grad, v.is_leaf, out.grad_fn.next_functions[0][0].next_functions[0],
+                raised(lambda: g.get_gradient_edge(v)),
+                raised(lambda: g.register_multi_grad_hook([v, a], print)),
+                raised(lambda: m.autograd.grad(out, [v, a], retain_graph=True))]
+        got = m.autograd.grad(out, [v, a], allow_unused=True, retain_graph=True)
+        seen.append([_v(t) for t in got])
+        out.backward(inputs=[v], retain_graph=True)
+        seen += [_v(a.grad), _v(v.grad)]
+        out.backward(inputs=[v, a])
+        seen += [_v(a.grad), _v(v.grad)]
+        return seen
+
+    _same(torch, scenario)
+
+
 def test_a_gradient_edge_as_an_input_of_grad(torch):
     def scenario(m):
         g = m.autograd.graph

@@ -47,6 +47,24 @@ LAYOUTS = {
     "mse_loss, no reduction": lambda m, x: m.nn.functional.mse_loss(
         x.t(), m.ones(3, 2), reduction="none"),
     "row-major stays row-major": lambda m, x: x.exp() + x * 2,
+    # the element-wise ops of two or three tensors computed by numpy (they were
+    # row-major; found by the random programs' layouts)
+    "hypot of a transpose": lambda m, x: m.hypot(x.t(), m.ones(3, 2)),
+    "fmod of a transpose by a number": lambda m, x: m.fmod(x.t(), 1.5),
+    "row-major copysign of a transpose": lambda m, x: m.copysign(m.ones(3, 2), x.t()),
+    "xlogy with a column": lambda m, x: m.xlogy(x.t(), m.ones(3, 1)),
+    "floor_divide of a transpose": lambda m, x: x.t() // 2,
+    "clamp_min of a transpose by a tensor": lambda m, x: x.t().clamp_min(m.ones(3, 2)),
+    "clamp of a transpose by tensors": lambda m, x: x.t().clamp(m.ones(3, 2), m.ones(2) * 5),
+    "lerp of a transpose": lambda m, x: m.lerp(x.t(), m.ones(3, 2), 0.25),
+    "addcmul of a transpose": lambda m, x: m.addcmul(x.t(), m.ones(3, 2), m.ones(3, 2)),
+    "addcdiv onto a row-major": lambda m, x: m.addcdiv(m.ones(3, 2), x.t(), m.ones(3, 2)),
+    "isclose of a transpose": lambda m, x: m.isclose(x.t(), m.ones(3, 2)),
+    "transpose equals row-major": lambda m, x: x.t() == m.ones(3, 2),
+    "bitwise and of a transposed mask": lambda m, x: (x.t() > 2) & (m.ones(3, 2) > 0),
+    "where by a transposed condition": lambda m, x: m.where(x.t() > 2, m.ones(3, 2), 0.0),
+    # (PyTorch's masked_fill clones into row-major order: minigrad's had kept x's)
+    "masked_fill of a transpose": lambda m, x: x.t().masked_fill(x.t() > 2, 0.5),
     "zeros like a transpose": lambda m, x: m.zeros_like(x.t()),
     "ones like a transpose, float64": lambda m, x: m.ones_like(x.t(), dtype=m.float64),
     "full like a transpose": lambda m, x: m.full_like(x.t(), 2.0),
@@ -149,6 +167,34 @@ def test_permuted_gradient_streams_sum_in_place_as_in_pytorch(torch, program):
     mg, pt = run(minigrad), run(torch)
     assert mg[:2] == pt[:2]
     assert mg[2] == pytest.approx(pt[2])
+
+
+# The same for a 0-d tensor: the op's gradient is the first stream into x (its node
+# was made last), then `x * 2`'s is added into it in place. numpy makes a scalar of a
+# 0-d result (amax's, logsumexp's, nansum's, repeat's sum) and softmax's was a view
+# of a one-element array: both added out of place (`.grad._version` 0, PyTorch's 1).
+# Found by the random programs.
+ZERO_D_STREAMS = {
+    "amax": lambda x: x.amax(), "amin": lambda x: x.amin(),
+    "logsumexp": lambda x: x.logsumexp(0), "nansum": lambda x: x.nansum(),
+    "repeat": lambda x: x.repeat(2), "softmax": lambda x: x.softmax(0),
+    "log_softmax": lambda x: x.log_softmax(-1),
+    "expand (a view, for comparison)": lambda x: x.unsqueeze(0).expand(2, 1) * 1,
+}
+
+
+@pytest.mark.parametrize("program", list(ZERO_D_STREAMS))
+def test_0d_gradient_streams_sum_in_place_as_in_pytorch(torch, program):
+    import minigrad
+
+    def run(m):
+        x = m.tensor(0.7, dtype=m.float64, requires_grad=True)
+        (x * 2 + ZERO_D_STREAMS[program](x)).sum().backward()
+        return x.grad._version, x.grad.item()
+
+    mg, pt = run(minigrad), run(torch)
+    assert mg[0] == pt[0]
+    assert mg[1] == pytest.approx(pt[1])
 
 
 EXPANDS = [((1, 1), (2, 1)), ((1,), (2, 1)), ((3,), (1, 3)), ((3,), (2, 1, 3)), ((3, 1), (3, 4)),

@@ -63,7 +63,26 @@ CASES = {
     "huber-delta": lambda c: _f(c).huber_loss(c.leaf(Z), c.leaf(Y), delta=2.5, reduction="sum"),
     "huber-none": lambda c: _f(c).huber_loss(c.leaf(Z), _const(c, Y), reduction="none"),
     "huber-module": lambda c: c.m.nn.HuberLoss(delta=0.5)(c.leaf(Z), c.leaf(Y)),
+    # a 0-d input with a pos_weight (found by the random programs): the backward's
+    # `out=` steps met the scalar numpy makes of 0-d arrays ("return arrays must be of
+    # ArrayType")
+    "bcel-0d-pos-weight": lambda c: _0d_with_logits(c),
+    # a 0-d tensor against itself (found by the random programs): the gradient was
+    # numpy's scalar, so the second stream was added out of place (`.grad._version` 0,
+    # PyTorch's 1)
+    "huber-0d-self": lambda c: _0d_against_itself(c, "huber_loss"),
+    "smooth-l1-0d-self": lambda c: _0d_against_itself(c, "smooth_l1_loss"),
 }
+
+
+def _0d_with_logits(c):
+    x = c.leaf(0.3)
+    return _f(c).binary_cross_entropy_with_logits(x, x.sigmoid(), pos_weight=_const(c, 1.5))
+
+
+def _0d_against_itself(c, loss):
+    x = c.leaf(0.3)
+    return getattr(_f(c), loss)(x, x)
 
 
 def _changed(c):

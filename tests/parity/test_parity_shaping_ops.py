@@ -193,3 +193,53 @@ def test_double_backward_records_pytorchs_nodes(torch, name):
         seen[m.__name__] = (_nodes(g), gg.detach().numpy())
     assert seen["minigrad"][0] == seen["torch"][0]
     assert_floats(seen["minigrad"][1], seen["torch"][1], CHAIN)
+
+
+# flip lays its result out as PyTorch's `empty_like(self)`: a transposed input gives a
+# transposed result (rot90, a flip then a transpose, follows), and the gradient
+# flipped back keeps the layout of the one it flips: `sum()`'s gradient of a (1,) leaf
+# has a 0 stride, so its flip does too, which the leaf's `.grad` may not keep (PyTorch
+# copies it: version 1). minigrad's results were row-major. (Found by the random
+# programs.)
+FLIP_INPUTS = {
+    "transposed": lambda m: m.tensor(np.arange(6.0).reshape(2, 3)).t(),
+    "permuted 3-D": lambda m: m.tensor(np.arange(12.0).reshape(2, 3, 2)).permute(2, 0, 1),
+    "strided (not dense)": lambda m: m.tensor(np.arange(12.0).reshape(3, 4))[:, ::2],
+    "one element": lambda m: m.tensor([2.0]),
+    "a (1, 1) matrix": lambda m: m.tensor([[2.0]]),
+    "a (3, 1) column": lambda m: m.tensor([[1.0], [2.0], [3.0]]),
+}
+FLIPS = {"flip(0)": lambda t: t.flip(0), "flip(-1)": lambda t: t.flip(-1),
+         "rot90": lambda t: t.rot90() if t.ndim > 1 else t.flip(0),
+         "rot90(2)": lambda t: t.rot90(2) if t.ndim > 1 else t.flip(0)}
+
+
+@pytest.mark.parametrize("flip", list(FLIPS))
+@pytest.mark.parametrize("name", list(FLIP_INPUTS))
+def test_flip_lays_out_its_result_and_gradient_as_pytorch(torch, name, flip):
+    seen = []
+    for m in (minigrad, torch):
+        leaf = FLIP_INPUTS[name](m).requires_grad_()
+        x = leaf * 1 if name in ("transposed", "permuted 3-D", "strided (not dense)") else leaf
+        y = FLIPS[flip](x)
+        y.sum().backward(retain_graph=True)
+        first = leaf.grad._version
+        y.sum().backward()
+        seen.append((y.stride(), y.tolist(), leaf.grad.stride(), first, leaf.grad._version))
+    assert seen[0] == seen[1]
+
+
+# Ops that clone their input first (PyTorch's `clone(preserve_format)`, then an
+# in-place fill) lay their result out as flip does; index_fill's was row-major, and
+# its gradient of a (1,) leaf's spread-out gradient lost the 0 stride PyTorch's copy
+# keeps (`.grad._version` 0, PyTorch's 1). (Found by the random programs.)
+@pytest.mark.parametrize("name", list(FLIP_INPUTS))
+def test_index_fill_lays_out_its_result_and_gradient_as_pytorch(torch, name):
+    seen = []
+    for m in (minigrad, torch):
+        leaf = FLIP_INPUTS[name](m).requires_grad_()
+        x = leaf * 1 if name in ("transposed", "permuted 3-D", "strided (not dense)") else leaf
+        y = x.index_fill(-1, m.tensor([0]), 0.5)
+        y.sum().backward()
+        seen.append((y.stride(), y.tolist(), leaf.grad.stride(), leaf.grad._version))
+    assert seen[0] == seen[1]

@@ -172,3 +172,40 @@ def test_sum_and_mean_refuse_an_integer_dtype_as_pytorch(torch, op):
             getattr(x, op)(dtype=lib.int64)
         errors.append(str(caught.value))
     assert errors[0] == errors[1]
+
+
+# sort's results are laid out as the input where it is dense (PyTorch's `empty_like`
+# rule): transposed for a transposed input, and with the input's strides for one of no
+# elements, whatever they are (a numpy array's zeros). minigrad's were row-major.
+# (Found by the random programs.)
+SORT_INPUTS = {
+    "transposed": lambda lib: lib.tensor(X).t(),
+    "permuted 3-D": lambda lib: lib.tensor(X.reshape(3, 2, 2)).permute(2, 0, 1),
+    "strided (not dense)": lambda lib: lib.tensor(X)[:, ::2],
+    "no elements, from numpy": lambda lib: lib.tensor(np.zeros((0, 3))),
+    "no elements, transposed": lambda lib: lib.zeros(3, 0, dtype=lib.float64).t(),
+}
+
+
+@pytest.mark.parametrize("name", list(SORT_INPUTS))
+@pytest.mark.parametrize("op", ["sort", "argsort", "msort"])
+def test_sort_lays_its_results_out_as_pytorch(torch, name, op):
+    seen = []
+    for lib in (minigrad, torch):
+        x = SORT_INPUTS[name](lib)
+        out = getattr(x, op)()
+        seen.append([(t.stride(), t.tolist()) for t in (out if op == "sort" else [out])])
+    assert seen[0] == seen[1]
+
+
+@pytest.mark.parametrize(("shape", "dim"), [((0, 3), 0), ((0,), -1), ((3, 0), 1), ((0, 3), 1)])
+def test_kthvalue_over_an_empty_dim_is_an_index_error_as_in_pytorch(torch, shape, dim):
+    # (minigrad raised its k-out-of-range RuntimeError first)
+    seen = []
+    for lib in (minigrad, torch):
+        try:
+            out = lib.zeros(*shape).kthvalue(1, dim)
+            seen.append(("no error", tuple(out.values.shape)))
+        except Exception as exc:  # noqa: BLE001 - comparing what each raises
+            seen.append((type(exc).__name__, str(exc)))
+    assert seen[0] == seen[1]
