@@ -63,6 +63,9 @@ def _start_lab(root: Path, home: Path) -> tuple[str, str, subprocess.Popen]:
            "JUPYTER_DATA_DIR": str(home / "data"), "JUPYTER_RUNTIME_DIR": str(home / "run"),
            "IPYTHONDIR": str(home / "ipython"), "MINIGRAD_COURSE_PROGRESS": "off"}
     env.pop("MPLBACKEND", None)
+    # (a learner's Python keeps the modules' bytecode, which some hosts turn off: then
+    # every kernel would compile minigrad's modules from source again)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     process = subprocess.Popen(
         [sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root",
          "--ip=127.0.0.1", f"--port={port}", "--ServerApp.port_retries=0",
