@@ -340,8 +340,11 @@ def run(lib, shapes, steps, seed, edges=False, traced=False, higher=None):
 # So does its warning that a `.grad` added into no longer obeys the layout contract
 # (a leaf of no elements made from a numpy array, strides 0, with a size-1 dim);
 # `test_layout_contract_warning_is_once_per_process_as_in_torch` compares it.
+# And so is its warning that padding='same' with an even kernel pads a copy of the input
+# (test_parity_conv_pool.py compares it).
 ONCE_PER_PROCESS = ("Using backward() with create_graph=True",
-                    "grad and param do not obey the gradient layout contract")
+                    "grad and param do not obey the gradient layout contract",
+                    "Using padding='same' with even kernel lengths")
 
 
 def _warnings(caught) -> list:
