@@ -371,17 +371,7 @@ class _ExtremeAll(ArrayFormulaNode):
     formulas = (Formula("self", "evenly_distribute_backward(grad, self, result)"),)
 
 
-@on_arrays("evenly_distribute_backward")
-def _evenly_distribute_backward_on_arrays(grad: np.ndarray, x: np.ndarray,
-                                          y: np.ndarray) -> np.ndarray:
-    mask = np.isnan(x) if np.isnan(y) else x == y
-    # (a result changed since, through `.data`, may match no element: the share
-    # grad / 0 then goes nowhere, and PyTorch's zeros come back without a warning)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        share = grad / grad.dtype.type(mask.sum())
-    out = np.where(mask, share, grad.dtype.type(0))
-    bump_version(out)  # (PyTorch fills its zeros in with `masked_fill_`)
-    return out
+# (`evenly_distribute_backward` on arrays is beside median's node, in `sorting.py`)
 
 
 class MaxBackward1(_ExtremeAll):

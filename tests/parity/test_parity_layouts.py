@@ -223,8 +223,10 @@ def test_expanded_views_have_pytorchs_strides(torch, shape, target):
 # ...`): PyTorch's scaled gradient is a fresh row-major tensor (from `sum()`'s spread-out
 # one), which lays out the result; the leaf's `.grad`, transposed back, is then a copy
 # (version 1). minigrad's fused kernel had taken the saved result's layout (version 0).
-# (Found by the random programs.) exp and sin, `grad * ...`, for comparison.
-@pytest.mark.parametrize("op", ["reciprocal", "rsqrt", "exp", "sin"])
+# (Found by the random programs.) exp and sin, `grad * ...`, for comparison. max(),
+# min() and median() share the gradient into PyTorch's row-major zeros (minigrad's had
+# taken the input's layout, so the leaf's `.grad` was not a copy: version 0).
+@pytest.mark.parametrize("op", ["reciprocal", "rsqrt", "exp", "sin", "max", "min", "median"])
 @pytest.mark.parametrize("perm", [(1, 0), (2, 0, 1)], ids=str)
 def test_gradients_of_a_transposed_tensor_are_laid_out_as_pytorchs(torch, op, perm):
     import numpy as np
