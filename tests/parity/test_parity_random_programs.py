@@ -793,6 +793,9 @@ FOUND = {
     # `random_nn_steps._weighted`).
     "layer norm of small variance": ([(2, 1), (3,)], [("layer", "layer_norm", 1, 0, 0)], 377,
                                      False),
+    # hardtanh of a leaf of no elements made from a numpy array (strides 0): PyTorch
+    # writes into `empty_like(input)`, which keeps them; minigrad's was row-major
+    "hardtanh of no elements": ([(0,), (2, 0, 3)], [("unary", "hardtanh", 1)], 0, False),
     "edge of a no_grad view": ([(3,)], [("nograd_view", "", 0), ("graph", "edge_grad", 0, 1, 0)],
                                0, False),
 }
