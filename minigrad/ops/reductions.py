@@ -584,13 +584,24 @@ declare("minimum", nodes=(MinimumBackward0,), function=tensor_first(minimum, "mi
 # -- the helpers this family's formulas call (PyTorch's FunctionsManual) --------------
 
 
+def unsqueeze_multiple(t: Tensor, dims, ndim: int) -> Tensor:
+    """`t` with the reduced `dims` of an `ndim`-dim input put back as size 1, as
+    PyTorch's unsqueeze_multiple: one dim unsqueezed as given (a negative one too, as
+    its UnsqueezeBackward0 saves it), several in increasing order, wrapped."""
+    dims = tuple(dims) if isinstance(dims, (tuple, list)) else (dims,)
+    if len(dims) == 1:
+        return t.unsqueeze(dims[0])
+    for d in sorted(d % ndim for d in dims):
+        t = t.unsqueeze(d)
+    return t
+
+
 @helper
 def sum_backward(grad: Tensor, sizes: tuple, dims, keepdim: bool) -> Tensor:
     """The gradient of a sum over `dims`: the reduced dims put back (unless kept),
     then expanded to the input's sizes."""
-    if not keepdim and sizes:
-        for d in sorted(d % len(sizes) for d in dims):
-            grad = grad.unsqueeze(d)
+    if not keepdim and sizes and dims:
+        grad = unsqueeze_multiple(grad, dims, len(sizes))
     return grad.expand(sizes)
 
 
