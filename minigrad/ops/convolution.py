@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._warn import warn_user
 from ..arrays.quiet import quietly
 from ..autograd.graph import INPUT, VALUE, SavedTensor
 from ..autograd.record import record
@@ -33,6 +34,7 @@ from ..tensor import Tensor
 from .declaration import declare
 from .formulas import ArrayFormulaNode, Formula, FormulaNode, helper, on_arrays
 from .joining import cat
+from .padding import constant_pad_nd
 from .tangent_formulas import ZERO, Tangent, dense
 
 kernels = on_demand("convolution")  # (loaded at the first convolution: see `on_demand`)
@@ -529,8 +531,10 @@ def _convolution_nd(op: str, dims: int, input: Tensor, weight: Tensor,  # noqa: 
     batched = input.ndim == dims + 2
     x = input if batched else input.unsqueeze(0)
     if isinstance(padding, str):
-        padding_t, output_padding = _padding_mode(padding, x, weight, bias, stride_t,
-                                                  dilation_t, groups, dims)
+        padding_t, output_padding, pad_nd = _padding_mode(padding, x, weight, bias, stride_t,
+                                                          dilation_t, groups, dims)
+        if pad_nd is not None:  # (the input padded on one side first)
+            x = constant_pad_nd(x, pad_nd, 0)
     else:
         padding_t = as_param(padding, "padding")
     out = convolution(x, weight, bias, stride_t, padding_t, dilation_t, False, output_padding,
@@ -541,10 +545,11 @@ def _convolution_nd(op: str, dims: int, input: Tensor, weight: Tensor,  # noqa: 
 def _padding_mode(padding: str, x: Tensor, weight: Tensor, bias: Tensor | None,
                   stride: tuple, dilation: tuple, groups: int, dims: int) -> tuple:
     """The padding 'valid' (none) or 'same' (the output as long as the input: half the
-    dilated kernel's extent on each side) stands for, and the output padding PyTorch
-    passes with it; for 'same', PyTorch's checks of the batched input `x`, in its order."""
+    dilated kernel's extent on each side) stands for, the output padding PyTorch
+    passes with it, and the amounts to pad the input by first (`constant_pad_nd`'s),
+    or None; for 'same', PyTorch's checks of the batched input `x`, in its order."""
     if padding == "valid":
-        return (0,), (0,)
+        return (0,), (0,), None
     if padding != "same":
         raise RuntimeError(f"Invalid padding string: '{padding}'")
     k = weight.ndim
@@ -561,15 +566,23 @@ def _padding_mode(padding: str, x: Tensor, weight: Tensor, bias: Tensor | None,
     dil = dilation * dims if len(dilation) == 1 else dilation
     total = [d * (k - 1) for d, k in zip(dil, weight.shape[2:])]
     padding_t = tuple(t // 2 for t in total)
-    if any(t % 2 for t in total):
-        # PyTorch pads the input on one side first (constant_pad_nd), then convolves:
-        # the convolution's own errors come before minigrad's refusal
-        _check(x, weight, bias, _expand("stride", stride, dims), padding_t,
-               _expand("dilation", dilation, dims), groups)
-        raise NotImplementedError("minigrad's padding='same' needs the same padding on both "
-                                  "sides (an odd kernel, or an even dilation): PyTorch pads "
-                                  "the input first otherwise, with constant_pad_nd")
-    return padding_t, (0,) * dims
+    if not any(t % 2 for t in total):
+        return padding_t, (0,) * dims, None
+    # An odd extent (an even kernel, an odd dilation): as PyTorch, pad the input on the
+    # right by the one left over (constant_pad_nd, which lists the last dim first),
+    # then convolve with the rest on both sides.
+    global _WARNED_OF_PADDED_COPY
+    if not _WARNED_OF_PADDED_COPY:  # (once per process, as PyTorch's TORCH_WARN_ONCE)
+        _WARNED_OF_PADDED_COPY = True
+        warn_user("Using padding='same' with even kernel lengths and odd dilation may "
+                  "require a zero-padded copy of the input be created")
+    pad_nd = [0] * (2 * dims)
+    for i, t in enumerate(total):
+        pad_nd[2 * (dims - 1 - i) + 1] = t % 2
+    return padding_t, (0,) * dims, tuple(pad_nd)
+
+
+_WARNED_OF_PADDED_COPY = False
 
 
 def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1,  # noqa: A002

@@ -36,6 +36,7 @@ and the Tensor methods from `DECLARATIONS` alone.
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -44,7 +45,7 @@ import numpy as np
 
 from ..arrays.broadcasting import check_inplace_shape
 from ..arrays.dispatch import VECTORISED, VECTORISED_BACKWARD, backward2, quietly, unary, unary_into
-from ..arrays.layout import flat, fresh_result
+from ..arrays.layout import copy_like, flat, fresh_result
 from ..arrays.scalars import as_float_data
 from ..autograd.graph import Node, SavedTensor, efficient_zeros
 from ..autograd.inplace import begin_inplace, finish_inplace
@@ -153,6 +154,24 @@ class _DeclaredUnary(Node):
         return (backward2(cls.fused, grad, self._saved[cls.saved_name].array(self)),)
 
 
+class _DeclaredUnaryScalingGradFirst(_DeclaredUnary):
+    """A `_DeclaredUnary` whose formula first scales the gradient alone (`-grad * ...`,
+    `-0.5 * grad * ...`): in PyTorch that is a fresh tensor laid out by the gradient
+    alone (row-major for `sum()`'s spread-out one), which then lays out the result
+    whatever the saved tensor's layout. The fused kernel is given the gradient so
+    laid out, where it is laid out otherwise."""
+
+    def backward(self, grad):
+        cls = type(self)
+        if not grad.flags.c_contiguous:
+            grad = copy_like(grad, grad)
+        return (backward2(cls.fused, grad, self._saved[cls.saved_name].array(self)),)
+
+
+# A formula that scales `grad` before anything else (`_DeclaredUnaryScalingGradFirst`).
+_SCALES_GRAD_FIRST = re.compile(r"-grad\b|-?[0-9.]+ \* grad\b")
+
+
 class _DeclaredUnarySavingNothing(_DeclaredUnary):
     def backward(self, grad):
         return (unary(type(self).fused, grad),)
@@ -212,7 +231,9 @@ def unary_op(name: str, *, node: str, kernel, formula: str, fused, doc: str,
             raise ValueError(f"{name}: say which of {saved_names} the fused kernel reads")
         fused_reads = next(iter(saves), None)
     base = (_DeclaredZeroGradient if fused is None
-            else _DeclaredUnary if fused_reads else _DeclaredUnarySavingNothing)
+            else _DeclaredUnarySavingNothing if not fused_reads
+            else _DeclaredUnaryScalingGradFirst if _SCALES_GRAD_FIRST.match(formula)
+            else _DeclaredUnary)
     node_cls = type(node, (base,), {
         "__module__": module, "__qualname__": node, "__doc__": f"{name}: {doc}",
         "saves": saves, "saved_name": fused_reads, "fused": fused, "formulas": formulas,

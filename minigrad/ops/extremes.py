@@ -18,6 +18,7 @@ from ..autograd.record import record
 from ..tensor import Tensor, _wrap_dim
 from .declaration import declare
 from .formulas import ArrayFormulaNode, Formula, FormulaNode, helper, named, on_arrays
+from .reductions import unsqueeze_multiple
 from .tangent_formulas import Tangent
 
 # (The op table, `widgets.op_table` and docs/ops.md, lists them with the reductions.)
@@ -236,8 +237,8 @@ def logsumexp_backward(grad: Tensor, self: Tensor, result: Tensor, dims: tuple,
                        keepdim: bool) -> Tensor:
     """logsumexp's gradient: the gradient times softmax(self), exp(self - result)."""
     if not keepdim and self.dim() != 0:
-        for d in sorted(d % self.dim() for d in dims):
-            grad, result = grad.unsqueeze(d), result.unsqueeze(d)
+        grad = unsqueeze_multiple(grad, dims, self.dim())
+        result = unsqueeze_multiple(result, dims, self.dim())
     return grad * (self - result).exp()
 
 

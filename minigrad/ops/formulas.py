@@ -703,6 +703,8 @@ def _arithmetic(kernel, scalar_kernel, on_number_array, on_numbers, *,
             if b.ndim == 0 and a.ndim:
                 b, b_array = b.item(), False
             elif a.ndim == 0 and b.ndim:
+                if to_float:  # (a 0-d tensor over a tensor divides element by element;
+                    return binary(kernel, a, b, dt)  # only a number takes the reciprocal)
                 a, a_array = a.item(), False
             else:
                 return binary(kernel, a, b, dt)

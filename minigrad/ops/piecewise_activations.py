@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..arrays.layout import empty_like
 from ..autograd.graph import INPUT, VALUE, SavedTensor
 from ..autograd.inplace import begin_inplace, finish_inplace
 from ..autograd.record import record, record_elementwise
@@ -232,8 +233,10 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,  # noqa
     """x clamped to [min_val, max_val]."""
     if inplace:
         return hardtanh_(input, min_val, max_val)
-    return _recorded(HardtanhBackward0, _hardtanh_values(input._data, min_val, max_val),
-                     input, {"min_val": min_val, "max_val": max_val})
+    # (PyTorch writes into `empty_like(input)`: an input of no elements keeps its strides)
+    out = empty_like(input._data)
+    out[...] = _hardtanh_values(input._data, min_val, max_val)
+    return _recorded(HardtanhBackward0, out, input, {"min_val": min_val, "max_val": max_val})
 
 
 def hardtanh_(input: Tensor, min_val: float = -1, max_val: float = 1) -> Tensor:  # noqa: A002

@@ -371,17 +371,7 @@ class _ExtremeAll(ArrayFormulaNode):
     formulas = (Formula("self", "evenly_distribute_backward(grad, self, result)"),)
 
 
-@on_arrays("evenly_distribute_backward")
-def _evenly_distribute_backward_on_arrays(grad: np.ndarray, x: np.ndarray,
-                                          y: np.ndarray) -> np.ndarray:
-    mask = np.isnan(x) if np.isnan(y) else x == y
-    # (a result changed since, through `.data`, may match no element: the share
-    # grad / 0 then goes nowhere, and PyTorch's zeros come back without a warning)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        share = grad / grad.dtype.type(mask.sum())
-    out = np.where(mask, share, grad.dtype.type(0))
-    bump_version(out)  # (PyTorch fills its zeros in with `masked_fill_`)
-    return out
+# (`evenly_distribute_backward` on arrays is beside median's node, in `sorting.py`)
 
 
 class MaxBackward1(_ExtremeAll):
@@ -594,13 +584,24 @@ declare("minimum", nodes=(MinimumBackward0,), function=tensor_first(minimum, "mi
 # -- the helpers this family's formulas call (PyTorch's FunctionsManual) --------------
 
 
+def unsqueeze_multiple(t: Tensor, dims, ndim: int) -> Tensor:
+    """`t` with the reduced `dims` of an `ndim`-dim input put back as size 1, as
+    PyTorch's unsqueeze_multiple: one dim unsqueezed as given (a negative one too, as
+    its UnsqueezeBackward0 saves it), several in increasing order, wrapped."""
+    dims = tuple(dims) if isinstance(dims, (tuple, list)) else (dims,)
+    if len(dims) == 1:
+        return t.unsqueeze(dims[0])
+    for d in sorted(d % ndim for d in dims):
+        t = t.unsqueeze(d)
+    return t
+
+
 @helper
 def sum_backward(grad: Tensor, sizes: tuple, dims, keepdim: bool) -> Tensor:
     """The gradient of a sum over `dims`: the reduced dims put back (unless kept),
     then expanded to the input's sizes."""
-    if not keepdim and sizes:
-        for d in sorted(d % len(sizes) for d in dims):
-            grad = grad.unsqueeze(d)
+    if not keepdim and sizes and dims:
+        grad = unsqueeze_multiple(grad, dims, len(sizes))
     return grad.expand(sizes)
 
 

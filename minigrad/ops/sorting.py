@@ -250,11 +250,15 @@ class NanmedianBackward0(MedianBackward0):
 
 @on_arrays("evenly_distribute_backward")
 def _evenly_distribute(grad: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """`evenly_distribute_backward` on arrays."""
+    """`evenly_distribute_backward` on arrays: PyTorch's row-major zeros (whatever x's
+    layout), the share of the gradient filled in where x equals the result."""
     mask = np.isnan(x) if np.isnan(y) else x == y
+    # (a result changed since, through `.data`, may match no element: the share
+    # grad / 0 then goes nowhere, and PyTorch's zeros come back without a warning)
     with np.errstate(divide="ignore", invalid="ignore"):
         share = grad / grad.dtype.type(mask.sum())
-    out = np.where(mask, share, grad.dtype.type(0))
+    out = np.zeros(x.shape, grad.dtype)
+    out[mask] = share
     bump_version(out)  # (PyTorch fills its zeros in with `masked_fill_`)
     return out
 

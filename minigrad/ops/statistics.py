@@ -27,7 +27,7 @@ from ..grad_mode import STATE
 from ..tensor import Tensor, _wrap_dim
 from .declaration import declare
 from .formulas import BACKWARD_OPS, ArrayFormulaNode, Formula, Scalar, helper, on_arrays
-from .reductions import _dims, _saved_dim, sum_over
+from .reductions import _dims, _saved_dim, sum_over, unsqueeze_multiple
 from .tangent_formulas import Tangent
 
 _NOT_GIVEN = object()
@@ -123,14 +123,14 @@ def var_backward(grad, self, dim, correction, keepdim: bool):
             return grad * BACKWARD_OPS["where_scalars"](self == mean, math.nan, math.inf)
         centred = self - self.mean()
         return (Scalar(2.0 / dof) * grad) * centred
-    dims = tuple(d % self.dim() for d in ((dim,) if isinstance(dim, int) else dim))
     if not keepdim and self.dim() > 1:
-        for d in sorted(dims):
-            grad = grad.unsqueeze(d)
+        grad = unsqueeze_multiple(grad, dim, self.dim())
+    dims = tuple(d % self.dim() for d in ((dim,) if isinstance(dim, int) else dim))
     count = 1
     for d in dims:
         count *= self.shape[d]
-    centred = self - self.mean(dims, True)
+    # (the dims as given: MeanBackward1 saves them so)
+    centred = self - self.mean((dim,) if isinstance(dim, int) else tuple(dim), True)
     return (Scalar(2.0 / (count - c)) * grad) * centred
 
 
@@ -485,12 +485,7 @@ def cumsum_backward(grad: Tensor, dim: int) -> Tensor:
 
 def _unsqueeze_multiple(t: Tensor, dims, ndim: int) -> Tensor:
     """`t` with the reduced `dims` (all, when None or empty) put back as size 1."""
-    if dims is None or dims == ():
-        return t
-    dims = dims if isinstance(dims, tuple) else (dims,)
-    for d in sorted(d % ndim for d in dims):
-        t = t.unsqueeze(d)
-    return t
+    return t if dims is None or dims == () else unsqueeze_multiple(t, dims, ndim)
 
 
 @helper

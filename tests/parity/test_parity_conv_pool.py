@@ -58,6 +58,13 @@ CONV = {
     "conv1d stride, padding, dilation, groups": _conv(1, (2, 4, 11), (4, 2, 3), stride=2,
                                                       padding=2, dilation=2, groups=2),
     "conv1d padding same": _conv(1, (2, 3, 8), (2, 3, 5), padding="same"),
+    # an even kernel with an odd dilation: PyTorch pads the input on the right first
+    # (ConstantPadNdBackward0, `_saved_pad`), then pads the rest on both sides; minigrad
+    # refused it (found by the random programs)
+    "conv1d padding same, even kernel": _conv(1, (2, 3, 8), (2, 3, 4), padding="same"),
+    "conv1d padding same, even kernel, unbatched": _conv(1, (3, 6), (2, 3, 2), padding="same"),
+    "conv2d padding same, even kernel, dilated": _conv(2, (1, 2, 5, 6), (3, 2, 2, 3),
+                                                       padding="same", dilation=(1, 2)),
     "conv1d padding valid": _conv(1, (2, 3, 8), (2, 3, 5), padding="valid", bias=False),
     "conv1d unbatched": _conv(1, (3, 7), (2, 3, 2)),
     "conv1d float32": _conv(1, (2, 3, 9), (4, 3, 3), dtype="float32"),

@@ -471,3 +471,41 @@ def test_normalization_backward_saves_in_pytorchs_order(torch):
             lib.autograd.grad(y.sum() + z.sum(), x, create_graph=True)
         seen[lib.__name__] = packed
     assert seen["minigrad"] == seen["torch"]
+
+
+# A reduction over one negative dim: its gradient's formula puts the dim back with
+# `unsqueeze(dim)` as given (PyTorch's unsqueeze_multiple unsqueezes one dim so, several
+# in increasing order), and var's mean takes the dims as given: the recorded
+# UnsqueezeBackward0 and MeanBackward1 save -1, -2 (as unsigned 64-bit numbers), where
+# minigrad had saved the wrapped dims. (Found by the random programs.)
+NEGATIVE_DIMS = {
+    "sum(-1)": lambda m, x: x.sum(-1), "sum((-1, 0))": lambda m, x: x.sum((-1, 0)),
+    "var(-1)": lambda m, x: x.var(-1), "std(-2)": lambda m, x: x.std(-2),
+    "var((-1, 0))": lambda m, x: x.var((-1, 0)), "norm(1, -1)": lambda m, x: x.norm(1, -1),
+    "vector_norm(x, 3, (-1, -2))": lambda m, x: m.linalg.vector_norm(x, 3, (-1, -2)),
+    "logsumexp(-1)": lambda m, x: x.logsumexp(-1),
+}
+
+
+@pytest.mark.parametrize("name", list(NEGATIVE_DIMS))
+def test_reductions_over_negative_dims_record_pytorchs_saved_dims(torch, name):
+    import numpy as np
+
+    import minigrad
+
+    def saved_dims(m):
+        x = m.tensor(np.arange(1.0, 7.0).reshape(2, 3) / 3, dtype=m.float64, requires_grad=True)
+        y = NEGATIVE_DIMS[name](m, x)
+        (g,) = m.autograd.grad((y * y).sum(), x, create_graph=True)
+        seen, stack, found = set(), [g.grad_fn], []
+        while stack:
+            node = stack.pop()
+            if node is None or id(node) in seen:
+                continue
+            seen.add(id(node))
+            found += [(node.name(), a, getattr(node, a)) for a in dir(node)
+                      if a.startswith("_saved_") and "dim" in a]
+            stack.extend(n for n, _ in node.next_functions)
+        return sorted(map(str, found))
+
+    assert saved_dims(minigrad) == saved_dims(torch)

@@ -216,3 +216,32 @@ def test_expanded_views_have_pytorchs_strides(torch, shape, target):
         return e.stride(), e.is_contiguous(), saved
 
     assert strides(minigrad) == strides(torch)
+
+
+# The gradient of an element-wise op of a transposed tensor, where the formula first
+# scales `grad` alone (reciprocal's `-grad * (result * result)`, rsqrt's `-0.5 * grad *
+# ...`): PyTorch's scaled gradient is a fresh row-major tensor (from `sum()`'s spread-out
+# one), which lays out the result; the leaf's `.grad`, transposed back, is then a copy
+# (version 1). minigrad's fused kernel had taken the saved result's layout (version 0).
+# (Found by the random programs.) exp and sin, `grad * ...`, for comparison. max(),
+# min() and median() share the gradient into PyTorch's row-major zeros (minigrad's had
+# taken the input's layout, so the leaf's `.grad` was not a copy: version 0).
+@pytest.mark.parametrize("op", ["reciprocal", "rsqrt", "exp", "sin", "max", "min", "median"])
+@pytest.mark.parametrize("perm", [(1, 0), (2, 0, 1)], ids=str)
+def test_gradients_of_a_transposed_tensor_are_laid_out_as_pytorchs(torch, op, perm):
+    import numpy as np
+
+    import minigrad
+
+    def run(m):
+        shape = (2, 3) if len(perm) == 2 else (2, 1, 3)
+        x = m.tensor(np.arange(1.0, 7.0).reshape(shape), dtype=m.float64, requires_grad=True)
+        y = getattr(x.permute(*perm), op)()
+        y.sum().backward(retain_graph=True)
+        first = x.grad._version
+        (y * 2).sum().backward()
+        return x.grad.stride(), first, x.grad._version, x.grad.tolist()
+
+    mg, pt = run(minigrad), run(torch)
+    assert mg[:3] == pt[:3]
+    assert np.allclose(mg[3], pt[3], rtol=1e-12)
