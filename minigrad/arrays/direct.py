@@ -30,19 +30,19 @@ PLAIN = 0x0001 | 0x0100 | 0x0400
 class DirectCalls(dict):
     """kernel -> the entry point of its machine code for one signature.
 
-    `get(kernel)` is None until the kernel has run once through `first_call`, which
-    calls it the usual way (numba loads or compiles it then) and stores its entry
-    point, or the kernel itself where there is none (a kernel running as plain Python
-    under `NUMBA_DISABLE_JIT=1`)."""
+    Looking a kernel up the first time (`table[kernel]`) has numba load that code
+    from its cache, or compile it, as a first call would; a kernel running as plain
+    Python (under `NUMBA_DISABLE_JIT=1`) stands for itself."""
 
     def __init__(self, *signature: types.Type) -> None:
         super().__init__()
         self.signature = signature
 
-    def first_call(self, kernel: Callable, *args) -> None:
-        kernel(*args)
-        compiled = getattr(kernel, "overloads", {}).get(self.signature)
-        self[kernel] = kernel if compiled is None else compiled.entry_point
+    def __missing__(self, kernel: Callable) -> Callable:
+        compile_for = getattr(kernel, "compile", None)  # (a numba dispatcher's)
+        entry = kernel if compile_for is None else compile_for(self.signature)
+        self[kernel] = entry
+        return entry
 
 
 # The signatures the short-vector paths call.

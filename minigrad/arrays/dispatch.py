@@ -166,6 +166,52 @@ VECTORISED_BACKWARD: dict = {}
 VECTORISED_MIN = 4096
 
 
+# -- short vectors: a kernel's compiled code, called directly ----------------------------
+# The commonest operands of a long chain of small ops are a short, row-major,
+# aligned, writable float64 vector and perhaps a Python float. The three functions
+# below check exactly that (`PLAIN`: the flags in one go) and then call the kernel's
+# machine code without numba's dispatcher (see `direct.py`), into a fresh vector.
+# They return None for anything else, which then goes the general way. "Short" is
+# what needs neither numpy's vectorised form nor the threads.
+
+def short_vector_and_number(kernel, a: np.ndarray, s: float) -> np.ndarray | None:
+    """`kernel(a, s, out)` for a short plain float64 vector `a`; `s` must be a Python
+    float (the caller checks it). None when `a` is anything else."""
+    if a.dtype is not _FLOAT64 or a.ndim != 1:
+        return None
+    n = a.size
+    if not 0 < n < PARALLEL_MIN or a.flags.num & PLAIN != PLAIN:  # (no vectorised form)
+        return None
+    out = np.empty(n, _FLOAT64)
+    VECTOR_SCALAR[kernel](a, s, out)
+    return out
+
+
+def short_vector(kernel, x: np.ndarray) -> np.ndarray | None:
+    """`kernel(x, out)` for a short plain float64 vector `x`; else None."""
+    if x.dtype is not _FLOAT64 or x.ndim != 1:
+        return None
+    n = x.size
+    if not 0 < n < VECTORISED_MIN or x.flags.num & PLAIN != PLAIN:
+        return None
+    out = np.empty(n, _FLOAT64)
+    VECTOR_VECTOR[kernel](x, out)
+    return out
+
+
+def short_vectors(kernel, grad: np.ndarray, x: np.ndarray) -> np.ndarray | None:
+    """`kernel(grad, x, out)` (a fused backward kernel) for two short plain float64
+    vectors of one length; else None."""
+    if grad.dtype is not _FLOAT64 or x.dtype is not _FLOAT64 or grad.ndim != 1 or x.ndim != 1:
+        return None
+    n = grad.size
+    if not 0 < n < VECTORISED_MIN or x.size != n or grad.flags.num & x.flags.num & PLAIN != PLAIN:
+        return None
+    out = np.empty(n, _FLOAT64)
+    THREE_VECTORS[kernel](grad, x, out)
+    return out
+
+
 def unary_into(kernel, x: np.ndarray, out: np.ndarray) -> None:
     """Run a one-input kernel from flat `x` into flat `out` (which may be `x`)."""
     n = out.size
@@ -179,23 +225,20 @@ def unary_into(kernel, x: np.ndarray, out: np.ndarray) -> None:
 
 def unary(kernel, x: np.ndarray) -> np.ndarray:
     """Run a one-input kernel into a fresh array of the same shape and dtype."""
-    if x.dtype is _FLOAT32 and _in_float64(kernel, x):
+    if x.dtype is _FLOAT64:
+        out = short_vector(kernel, x)
+        if out is not None:
+            return out
+    elif x.dtype is _FLOAT32 and _in_float64(kernel, x):
         return _as_float32(unary(kernel, x.astype(np.float64)))
     if x.ndim == 1:
         n = x.size
         flags = x.flags
         if 0 < n < VECTORISED_MIN and flags.c_contiguous and flags.writeable:
-            # (the commonest case, a short flat vector, spelled out: `plain` has
-            # nothing to do)
+            # (a short flat vector of another dtype, spelled out: `plain` has nothing
+            # to do)
             out = np.empty(n, x.dtype)
-            if x.dtype is _FLOAT64 and flags.aligned:  # (the types checked: call directly)
-                call = VECTOR_VECTOR.get(kernel)
-                if call is None:
-                    VECTOR_VECTOR.first_call(kernel, x, out)
-                else:
-                    call(x, out)
-            else:
-                kernel(x, out)
+            kernel(x, out)
             return out
         x = plain(x)
         out = np.empty(x.size, x.dtype)
@@ -310,20 +353,11 @@ def scalar_op(kernel, a: np.ndarray, s, dt, reverse: bool = False,
     `wrapped`: PyTorch takes the number as a 0-d tensor operand (`x * 2`), not as a
     parameter of a one-operand op (`x ** 2`), which lays out a result of no elements
     otherwise."""
-    if dt is float64 and type(s) is float and a.ndim == 1:
-        # The commonest case of all, a short flat float64 vector and a Python float
-        # (`y * 0.5`, `grad * 2.0`), spelled out: nothing to convert, lay out or split.
-        n = a.size
-        if a.dtype is _FLOAT64 and 0 < n < PARALLEL_MIN and a.flags.num & PLAIN == PLAIN:
-            out = np.empty(n, _FLOAT64)
-            if reverse:
-                kernel(s, a, out)
-            else:  # (the types are checked: the compiled code can be called directly)
-                call = VECTOR_SCALAR.get(kernel)
-                if call is None:
-                    VECTOR_SCALAR.first_call(kernel, a, s, out)
-                else:
-                    call(a, s, out)
+    if dt is float64 and type(s) is float and not reverse:
+        # (the commonest case of all, `y * 0.5` or `grad * 2.0` on a short vector:
+        # nothing to convert, lay out or split)
+        out = short_vector_and_number(kernel, a, s)
+        if out is not None:
             return out
     np_dtype = dt.np
     if a.dtype is not np_dtype:
@@ -355,17 +389,9 @@ def scalar_op(kernel, a: np.ndarray, s, dt, reverse: bool = False,
 
 def backward2(kernel, grad: np.ndarray, x: np.ndarray) -> np.ndarray:
     """A fused backward kernel of (grad, saved) with grad's shape."""
-    if grad.dtype is _FLOAT64 and x.dtype is _FLOAT64 and grad.ndim == 1 and x.ndim == 1:
-        # The commonest case, two short row-major float64 vectors, spelled out: the
-        # types checked, the compiled code is called directly.
-        n = grad.size
-        if 0 < n < VECTORISED_MIN and x.size == n and grad.flags.num & x.flags.num & PLAIN == PLAIN:
-            out = np.empty(n, _FLOAT64)
-            call = THREE_VECTORS.get(kernel)
-            if call is None:
-                THREE_VECTORS.first_call(kernel, grad, x, out)
-            else:
-                call(grad, x, out)
+    if grad.dtype is _FLOAT64:  # (the commonest case: two short float64 vectors)
+        out = short_vectors(kernel, grad, x)
+        if out is not None:
             return out
     if (grad.dtype is _FLOAT32 and 0 < grad.size < IN_FLOAT64_MAX and kernel in IN_FLOAT64
             and x.dtype is _FLOAT32 and x.flags.c_contiguous

@@ -44,7 +44,15 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..arrays.broadcasting import check_inplace_shape
-from ..arrays.dispatch import VECTORISED, VECTORISED_BACKWARD, backward2, quietly, unary, unary_into
+from ..arrays.dispatch import (
+    VECTORISED,
+    VECTORISED_BACKWARD,
+    backward2,
+    quietly,
+    short_vectors,
+    unary,
+    unary_into,
+)
 from ..arrays.layout import copy_like, flat, fresh_result
 from ..arrays.scalars import as_float_data
 from ..autograd.graph import Node, SavedTensor, efficient_zeros
@@ -151,7 +159,9 @@ class _DeclaredUnary(Node):
 
     def backward(self, grad):
         cls = type(self)  # (`self.saved(name)`, written out: a call fewer per node)
-        return (backward2(cls.fused, grad, self._saved[cls.saved_name].array(self)),)
+        x = self._saved[cls.saved_name].array(self)
+        out = short_vectors(cls.fused, grad, x)  # (two short vectors: the common case)
+        return (backward2(cls.fused, grad, x) if out is None else out,)
 
 
 class _DeclaredUnaryScalingGradFirst(_DeclaredUnary):

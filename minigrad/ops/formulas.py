@@ -45,7 +45,7 @@ from .. import _creation, _dtype
 from .._dtype import _BY_NUMPY
 from .._registry import attach
 from ..arrays.broadcasting import spread
-from ..arrays.dispatch import binary, scalar_op, unary
+from ..arrays.dispatch import binary, scalar_op, short_vector_and_number, unary
 from ..arrays.layout import element_strides, restrided, view_strides
 from ..arrays.scalars import signed_dims
 from ..autograd.forward_ad import Identity
@@ -688,8 +688,9 @@ def _arithmetic(kernel, scalar_kernel, on_number_array, on_numbers, *,
     def compute(a, b):
         if type(b) is float:
             if type(a) is np.ndarray and a.dtype.kind == "f":  # (the common `grad * 0.5`)
-                return scalar_op(scalar_kernel, a, -b if negate_scalar else b,
-                                 _BY_NUMPY[a.dtype])
+                s = -b if negate_scalar else b
+                out = short_vector_and_number(scalar_kernel, a, s)  # (on a short vector)
+                return scalar_op(scalar_kernel, a, s, _BY_NUMPY[a.dtype]) if out is None else out
         elif type(a) is np.ndarray and type(b) is np.ndarray:
             if a.dtype is b.dtype and a.ndim and b.ndim:  # (the common `grad * other`)
                 return binary(kernel, a, b, a.dtype)

@@ -21,27 +21,21 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..arrays.direct import PLAIN, VECTOR_SCALAR, VECTOR_VECTOR
-from ..arrays.dispatch import PARALLEL_MIN, VECTORISED_MIN
+from ..arrays.dispatch import short_vector, short_vector_and_number
 from ..autograd.graph import Node
 from ..autograd.tangents import DUAL
 from ..grad_mode import ANOMALY, STATE
 from ..tensor import Tensor, VersionCounter
 
-_FLOAT64 = np.dtype(np.float64)
 _NO_EDGE = (None, 0)
 _new_object = object.__new__
 
 
-def _edge_of_short_vector(t: Tensor, limit: int) -> tuple | None:
-    """The edge to `t`'s producer when `t` is a row-major, writable, aligned float64
-    vector shorter than `limit`, not a view, that needs a gradient, and ops record
-    plainly (grad mode, no anomaly mode, no dual level); else None."""
-    data = t._data
-    if (data.dtype is not _FLOAT64 or data.ndim != 1 or t._view is not None
-            or not STATE.grad_enabled or ANOMALY.enabled or DUAL.active):
-        return None
-    if not 0 < data.size < limit or data.flags.num & PLAIN != PLAIN:
+def _edge_if_plain(t: Tensor) -> tuple | None:
+    """The edge to `t`'s producer when `t` needs a gradient, is not a view, and ops
+    record plainly (grad mode, no anomaly mode, no dual level); else None. (Whether
+    its data is a short float64 vector, the `dispatch.short_*` functions check.)"""
+    if t._view is not None or not STATE.grad_enabled or ANOMALY.enabled or DUAL.active:
         return None
     fn = t._grad_fn
     if fn is not None:
@@ -69,31 +63,22 @@ def with_number(node_cls: type[Node], kernel, t: Tensor, s) -> Tensor | None:
     None when this is not the short lane's case."""
     if type(s) is not float:
         return None
-    edge = _edge_of_short_vector(t, PARALLEL_MIN)  # (as long as `scalar_op` goes)
+    edge = _edge_if_plain(t)
     if edge is None:
         return None
-    data = t._data
-    out = np.empty(data.size, _FLOAT64)
-    call = VECTOR_SCALAR.get(kernel)  # (the types are checked: call the code directly)
-    if call is None:
-        VECTOR_SCALAR.first_call(kernel, data, s, out)
-    else:
-        call(data, s, out)
+    out = short_vector_and_number(kernel, t._data, s)
+    if out is None:
+        return None
     return _result(out, node_cls((edge, _NO_EDGE), None))
 
 
 def of_one(node_cls: type[Node], kernel, t: Tensor) -> Tensor | None:
     """`kernel(t)` (`y.sin()`), recorded as a `node_cls` node. None when this is not
     the short lane's case."""
-    # (long arrays run numpy's vectorised form instead: see `dispatch.VECTORISED`)
-    edge = _edge_of_short_vector(t, VECTORISED_MIN)
+    edge = _edge_if_plain(t)
     if edge is None:
         return None
-    data = t._data
-    out = np.empty(data.size, _FLOAT64)
-    call = VECTOR_VECTOR.get(kernel)
-    if call is None:
-        VECTOR_VECTOR.first_call(kernel, data, out)
-    else:
-        call(data, out)
+    out = short_vector(kernel, t._data)
+    if out is None:
+        return None
     return _result(out, node_cls((edge,), None))

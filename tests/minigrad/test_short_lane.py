@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import warnings
 
+import numba
 import numpy as np
 import pytest
 
@@ -42,7 +43,7 @@ def lane_count(monkeypatch):
 
 
 def _closed(monkeypatch):
-    monkeypatch.setattr(short_lane, "_edge_of_short_vector", lambda t, limit: None)
+    monkeypatch.setattr(short_lane, "_edge_if_plain", lambda t: None)
 
 
 def _run(op, make_input, made=None):
@@ -145,25 +146,68 @@ def test_a_read_only_vector_takes_the_general_path(lane_count):
     assert np.array_equal(x.grad.numpy(), np.cos(data))
 
 
-def test_a_direct_call_table_stores_the_compiled_entry():
+@pytest.mark.skipif(numba.config.DISABLE_JIT, reason="the kernels run as plain Python")
+def test_a_direct_call_table_finds_the_compiled_entry_at_first_lookup():
     from minigrad.kernels import elementwise as K
 
     table = direct.DirectCalls(direct.VECTOR64, direct.FLOAT64, direct.VECTOR64)
+    entry = table[K.mul_scalar]  # (numba loads or compiles it now)
+    assert entry is not K.mul_scalar and callable(entry) and table[K.mul_scalar] is entry
+    assert entry is K.mul_scalar.overloads[table.signature].entry_point
     a, out = np.arange(4.0), np.empty(4)
-    table.first_call(K.mul_scalar, a, 3.0, out)
-    entry = table[K.mul_scalar]
-    assert entry is not K.mul_scalar and callable(entry)
-    out2 = np.empty(4)
-    entry(a, 3.0, out2)
-    assert out.tolist() == out2.tolist() == [0.0, 3.0, 6.0, 9.0]
+    entry(a, 3.0, out)
+    assert out.tolist() == [0.0, 3.0, 6.0, 9.0]
 
 
-def test_a_plain_python_kernel_is_stored_as_itself():
+def test_a_plain_python_kernel_stands_for_itself():
     table = direct.DirectCalls(direct.VECTOR64, direct.VECTOR64)
 
     def double(x, out):  # (as a kernel is under NUMBA_DISABLE_JIT=1)
         out[:] = 2 * x
 
-    out = np.empty(3)
-    table.first_call(double, np.ones(3), out)
-    assert table[double] is double and out.tolist() == [2.0] * 3
+    assert table[double] is double
+
+
+# -- the short-vector functions of `arrays/dispatch.py` ------------------------------------
+
+def _short_calls():
+    from minigrad.arrays import dispatch
+    from minigrad.kernels import elementwise as K
+
+    return [
+        (lambda a: dispatch.short_vector_and_number(K.mul_scalar, a, 1.5), lambda a: a * 1.5),
+        (lambda a: dispatch.short_vector(K.sin, a), np.sin),
+        (lambda a: dispatch.short_vectors(K.sin_backward, a, a), lambda a: a * np.cos(a)),
+    ]
+
+
+def test_the_short_functions_run_the_kernel_on_plain_short_vectors():
+    a = np.linspace(-1.0, 1.0, 9)
+    for short, expected in _short_calls():
+        out = short(a)
+        assert out is not None and out.flags.c_contiguous and out.base is None
+        assert np.allclose(out, expected(a), rtol=0, atol=1e-15)
+
+
+def test_the_short_functions_leave_other_arrays_to_the_general_way():
+    base = np.linspace(-1.0, 1.0, 18)
+    read_only = base.copy()
+    read_only.flags.writeable = False
+    others = {
+        "float32": base.astype(np.float32),
+        "2-D": base.reshape(2, 9),
+        "strided": base[::2],
+        "read-only": read_only,
+        "empty": base[:0].copy(),
+        "long": np.ones(1 << 18),  # (threads or numpy's vectorised form take these)
+    }
+    for name, a in others.items():
+        for short, _ in _short_calls():
+            assert short(a) is None, name
+
+
+def test_two_vectors_of_different_lengths_are_not_short():
+    from minigrad.arrays import dispatch
+    from minigrad.kernels import elementwise as K
+
+    assert dispatch.short_vectors(K.sin_backward, np.ones(3), np.ones(4)) is None
