@@ -197,21 +197,30 @@ def timings():
     print(f"hub test steps (s): {steps.seconds}")
 
 
-def _run_folders(run: str) -> list[Path]:
-    """A run's folders outside its pytest tmp folder: the git repositories, the hub's."""
-    return [Path(f"/var/tmp/{ACCOUNT_PREFIX}{run}-git"),
-            Path(f"/var/tmp/{ACCOUNT_PREFIX}{run}-state")]
+def _folder(run: str, what: str) -> Path:
+    """A run's folders outside its pytest tmp folder: the course's git repositories
+    ("git"), the hub's database ("state"), the homes being deleted ("trash")."""
+    if what == "trash":  # beside the homes: they are moved into it, not copied
+        return Path(f"/home/.{ACCOUNT_PREFIX}{run}-trash")
+    return Path(f"/var/tmp/{ACCOUNT_PREFIX}{run}-{what}")
 
 
-def _remove_account(name: str, trash: Path) -> None:
-    """The account and its processes go now; its home is moved into `trash`."""
+def _remove_account(name: str, trash: Path) -> bool:
+    """The account and its processes go now, its home into `trash`; False if it stays."""
     subprocess.run(["pkill", "-KILL", "-u", name], capture_output=True)
     home = Path(f"~{name}").expanduser()
     with contextlib.suppress(FileNotFoundError):  # another run's sweep may be first
         if home.is_dir():
             home.rename(trash / name)
-    subprocess.run(["userdel", name], capture_output=True)
     subprocess.run(["rm", "-rf", f"/var/mail/{name}"], capture_output=True)
+    for _ in range(50):
+        # userdel refuses while a process of the account is alive (status 8), and a
+        # killed process takes a moment to go; 6: the account is gone already
+        if subprocess.run(["userdel", name], capture_output=True).returncode in (0, 6):
+            return True
+        subprocess.run(["pkill", "-KILL", "-u", name], capture_output=True)
+        time.sleep(0.2)
+    return False
 
 
 def _left_by_killed_runs() -> dict[str, str]:
@@ -230,15 +239,15 @@ def _left_by_killed_runs() -> dict[str, str]:
 def accounts(timings):
     """Local accounts with homes of their own, this run's: name -> password."""
     owner = f"minigrad hub test {RUN} pid {os.getpid()} since {_since(os.getpid())}"
-    trash = Path(f"/home/.{ACCOUNT_PREFIX}{RUN}-trash")
+    trash = _folder(RUN, "trash")
     trash.mkdir()
-    made = {}
+    made, kept = {}, []
     try:
         with timings("accounts made"):
             for name, run in _left_by_killed_runs().items():
                 _remove_account(name, trash)
-                for folder in _run_folders(run):
-                    shutil.rmtree(folder, ignore_errors=True)
+                for what in ("git", "state", "trash"):
+                    shutil.rmtree(_folder(run, what), ignore_errors=True)
             for name in _names(RUN):
                 made[name] = secrets.token_urlsafe(12)
                 subprocess.run(["useradd", "-m", "-s", "/bin/bash", "-c", owner, name],
@@ -252,10 +261,11 @@ def accounts(timings):
             # on a name); their homes are deleted in the background
             for name in made:
                 account = _account(name)
-                if account and account.pw_gecos == owner:
-                    _remove_account(name, trash)
+                if account and account.pw_gecos == owner and not _remove_account(name, trash):
+                    kept.append(name)
             subprocess.Popen(["rm", "-rf", str(trash)], start_new_session=True,
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    assert not kept, f"userdel kept refusing to remove {kept}"
 
 
 def _seal_answers():
@@ -272,7 +282,7 @@ def course_repo(tmp_path_factory, timings):
     they are on a real hub): the learners' (`python scripts/seal_answers.py learner-tree`:
     no solved lessons, no tests, the answer key sealed) and the instructor's (this
     checkout's files)."""
-    base = _run_folders(RUN)[0]
+    base = _folder(RUN, "git")
     with timings("course repositories"):
         _seal_answers().learner_tree(base / "minigrad-course")
         files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=ROOT,
@@ -302,7 +312,7 @@ def course_repo(tmp_path_factory, timings):
 @pytest.fixture(scope="module")
 def hub(installed, accounts, timings):
     """A JupyterHub running docs/hub/jupyterhub_config.py on the installed course."""
-    state = _run_folders(RUN)[1]
+    state = _folder(RUN, "state")
     state.mkdir(mode=0o700)
     exchange = installed / "exchange"
     shutil.rmtree(exchange, ignore_errors=True)  # a fresh exchange, as install.sh leaves it
