@@ -207,11 +207,13 @@ def _folder(run: str, what: str) -> Path:
 
 def _remove_account(name: str, trash: Path) -> bool:
     """The account and its processes go now, its home into `trash`; False if it stays."""
+    account = _account(name)
+    if account is None:
+        return True  # another run's sweep was first
     subprocess.run(["pkill", "-KILL", "-u", name], capture_output=True)
-    home = Path(f"~{name}").expanduser()
-    with contextlib.suppress(FileNotFoundError):  # another run's sweep may be first
-        if home.is_dir():
-            home.rename(trash / name)
+    with contextlib.suppress(FileNotFoundError):  # (here too)
+        if Path(account.pw_dir).is_dir():
+            Path(account.pw_dir).rename(trash / name)
     subprocess.run(["rm", "-rf", f"/var/mail/{name}"], capture_output=True)
     for _ in range(50):
         # userdel refuses while a process of the account is alive (status 8), and a
