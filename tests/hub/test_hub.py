@@ -17,8 +17,8 @@ between runs and installed again when the course's code or the hub's files chang
 Two runs may overlap on one machine (two clones tested at once). Each run names its
 accounts with a suffix of its own (mghub-<run>-instructor, mghub-<run>-learner1, ...),
 marks them as its own (their comment field names the run's process), and removes exactly
-those at the end, passed or failed; accounts left by a run that was killed are removed by
-the next run once their process is gone. Runs that share one installed environment (the
+those at the end, passed or failed; the accounts of a run that was killed (its process is
+gone) are removed by the next run. Runs that share one installed environment (the
 same checkout, or /opt/minigrad-hub-test) take turns: it holds the nbgrader exchange.
 """
 
