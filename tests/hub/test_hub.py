@@ -13,17 +13,26 @@ learner's first lesson runs on the kernels compiled at install time.
 It runs as root only (it adds and removes local accounts); it skips otherwise, and fails
 instead under MINIGRAD_REQUIRE_HUB=1. The course's environment is kept in build/hub
 between runs and installed again when the course's code or the hub's files change.
+
+Two runs may overlap on one machine (two clones tested at once). Each run names its
+accounts with a suffix of its own (mghub-<run>-instructor, mghub-<run>-learner1, ...),
+marks them as its own (their comment field names the run's process), and removes exactly
+those at the end, passed or failed; the accounts of a run that was killed (its process is
+gone) are removed by the next run. Runs that share one installed environment (the
+same checkout, or /opt/minigrad-hub-test) take turns: it holds the nbgrader exchange.
 """
 
 from __future__ import annotations
 
 import contextlib
 import csv
+import fcntl
 import hashlib
 import importlib.util
 import io
 import json
 import os
+import pwd
 import re
 import secrets
 import shutil
@@ -41,8 +50,9 @@ ROOT = Path(__file__).resolve().parents[2]
 HUB_DOCS = ROOT / "docs" / "hub"
 LESSON = "00_start_here"
 COURSE_ID = "minigrad"
-PREFIX_NAME = "mghub"  # the accounts this test adds: mghub-instructor, mghub-learner1...
 CLASS_TIMEOUT_S = 900
+# how long a run waits for another run using the same installed environment
+INSTALL_LOCK_S = 2400
 
 # What each learner answers in lesson 0, and what the attacker adds (a learner's own cell).
 ALL_RIGHT = {"l0_add_node": "right", "l0_is_leaf": "right", "l0_grad_of_square": "right",
@@ -57,6 +67,50 @@ CLASS = {  # learner number: (answers, extra cells)
     5: ({}, [PATCH_GRADE]),  # untouched, and tries to make every grade cell pass
 }
 HANDS_IN = [1, 3, 4, 5]
+
+# -- this run's accounts ----------------------------------------------------------------------
+
+ACCOUNT_PREFIX = "mghub-"
+# an account's comment field names the run that made it: its suffix and its process
+OWNER_MARK = re.compile(
+    r"minigrad hub test (?P<run>[0-9a-f]+) pid (?P<pid>\d+) since (?P<since>\d+)")
+
+
+def _names(run: str) -> list[str]:
+    return [f"{ACCOUNT_PREFIX}{run}-instructor"] + [
+        f"{ACCOUNT_PREFIX}{run}-learner{i}" for i in CLASS]
+
+
+def _account(name: str) -> pwd.struct_passwd | None:
+    with contextlib.suppress(KeyError):
+        return pwd.getpwnam(name)
+    return None
+
+
+def _new_run() -> str:
+    """Six hex digits that no account's name holds yet: this run's accounts."""
+    while True:
+        run = secrets.token_hex(3)
+        if not any(_account(n) for n in _names(run)):
+            return run
+
+
+def _since(pid: int) -> str | None:
+    """When process `pid` started (clock ticks after boot; None if it is gone): with the
+    pid, it names one process even after the pid is reused."""
+    try:
+        stat_line = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat_line.rsplit(")", 1)[1].split()[19]
+
+
+RUN = _new_run()
+INSTRUCTOR = f"{ACCOUNT_PREFIX}{RUN}-instructor"
+
+
+def learner_name(number: int) -> str:
+    return f"{ACCOUNT_PREFIX}{RUN}-learner{number}"
 
 
 def _free_port() -> int:
@@ -79,28 +133,46 @@ def _digest(paths: list[Path]) -> str:
     return h.hexdigest()[:16]
 
 
+def _take_turn(lock, what: str, timeout: float) -> None:
+    """Hold `lock` (an open file) for this run, waiting while another run holds it."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                pytest.fail(f"another run of the hub test has used {what} for {timeout} s")
+            time.sleep(2)
+
+
 @pytest.fixture(scope="module")
-def installed(hub_machine, timings) -> Path:
-    """The course installed for the hub (docs/hub/install.sh), in build/hub."""
+def installed(hub_machine, timings):
+    """The course installed for the hub (docs/hub/install.sh), in build/hub: this run's
+    while it lasts (another run using the same environment waits for its turn)."""
     prefix = ROOT / "build" / "hub"
     if not _reachable_by_all(prefix.parent.parent):
         prefix = Path("/opt/minigrad-hub-test")  # learners must reach the environment
-    key = _digest([ROOT / "minigrad", ROOT / "widgets", ROOT / "pyproject.toml", HUB_DOCS,
-                   ROOT / "setup.py", ROOT / "scripts" / "seal_answers.py",
-                   ROOT / "scripts" / "answer_key.json",
-                   ROOT / "notebooks" / f"{LESSON}.ipynb"])
-    stamp = prefix / f".installed-{key}"
-    if not stamp.exists():
-        for old in prefix.glob(".installed-*"):
-            old.unlink()
-        env = dict(os.environ, PREFIX=str(prefix), EXCHANGE=str(prefix / "exchange"),
-                   COURSE_ID=COURSE_ID, PYTHON=hub_machine, WARM_LESSONS=LESSON[:2])
-        with timings("install.sh"):
-            done = subprocess.run(["bash", str(HUB_DOCS / "install.sh")], env=env,
-                                  capture_output=True, text=True, timeout=1800)
-        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-        stamp.touch()
-    return prefix
+    prefix.mkdir(parents=True, exist_ok=True)
+    with (prefix / ".in-use").open("w") as lock:  # closing it ends this run's turn
+        with timings("waiting for another run"):
+            _take_turn(lock, str(prefix), INSTALL_LOCK_S)
+        key = _digest([ROOT / "minigrad", ROOT / "widgets", ROOT / "pyproject.toml",
+                       HUB_DOCS, ROOT / "setup.py", ROOT / "scripts" / "seal_answers.py",
+                       ROOT / "scripts" / "answer_key.json",
+                       ROOT / "notebooks" / f"{LESSON}.ipynb"])
+        stamp = prefix / f".installed-{key}"
+        if not stamp.exists():
+            for old in prefix.glob(".installed-*"):
+                old.unlink()
+            env = dict(os.environ, PREFIX=str(prefix), EXCHANGE=str(prefix / "exchange"),
+                       COURSE_ID=COURSE_ID, PYTHON=hub_machine, WARM_LESSONS=LESSON[:2])
+            with timings("install.sh"):
+                done = subprocess.run(["bash", str(HUB_DOCS / "install.sh")], env=env,
+                                      capture_output=True, text=True, timeout=1800)
+            assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+            stamp.touch()
+        yield prefix
 
 
 class _Timings:
@@ -125,34 +197,77 @@ def timings():
     print(f"hub test steps (s): {steps.seconds}")
 
 
+def _folder(run: str, what: str) -> Path:
+    """A run's folders outside its pytest tmp folder: the course's git repositories
+    ("git"), the hub's database ("state"), the homes being deleted ("trash")."""
+    if what == "trash":  # beside the homes: they are moved into it, not copied
+        return Path(f"/home/.{ACCOUNT_PREFIX}{run}-trash")
+    return Path(f"/var/tmp/{ACCOUNT_PREFIX}{run}-{what}")
+
+
+def _remove_account(name: str, trash: Path) -> bool:
+    """The account and its processes go now, its home into `trash`; False if it stays."""
+    account = _account(name)
+    if account is None:
+        return True  # another run's sweep was first
+    subprocess.run(["pkill", "-KILL", "-u", name], capture_output=True)
+    with contextlib.suppress(FileNotFoundError):  # (here too)
+        if Path(account.pw_dir).is_dir():
+            Path(account.pw_dir).rename(trash / name)
+    subprocess.run(["rm", "-rf", f"/var/mail/{name}"], capture_output=True)
+    for _ in range(50):
+        # userdel refuses while a process of the account is alive (status 8), and a
+        # killed process takes a moment to go; 6: the account is gone already
+        if subprocess.run(["userdel", name], capture_output=True).returncode in (0, 6):
+            return True
+        subprocess.run(["pkill", "-KILL", "-u", name], capture_output=True)
+        time.sleep(0.2)
+    return False
+
+
+def _left_by_killed_runs() -> dict[str, str]:
+    """Accounts made by a run of this test whose process is gone (killed before its
+    clean-up): name -> that run's suffix. A live run's accounts are never among them."""
+    left = {}
+    for entry in pwd.getpwall():
+        mark = OWNER_MARK.fullmatch(entry.pw_gecos)
+        if (mark and entry.pw_name.startswith(ACCOUNT_PREFIX)
+                and _since(int(mark["pid"])) != mark["since"]):
+            left[entry.pw_name] = mark["run"]
+    return left
+
+
 @pytest.fixture(scope="module")
 def accounts(timings):
-    """Local accounts with homes of their own: name -> password."""
-    names = [f"{PREFIX_NAME}-instructor"] + [f"{PREFIX_NAME}-learner{i}" for i in CLASS]
-    made = {}
+    """Local accounts with homes of their own, this run's: name -> password."""
+    owner = f"minigrad hub test {RUN} pid {os.getpid()} since {_since(os.getpid())}"
+    trash = _folder(RUN, "trash")
+    trash.mkdir()
+    made, kept = {}, []
     try:
         with timings("accounts made"):
-            for name in names:
-                subprocess.run(["userdel", "-r", name], capture_output=True)  # a run cut short
-                subprocess.run(["useradd", "-m", "-s", "/bin/bash", name], check=True)
+            for name, run in _left_by_killed_runs().items():
+                _remove_account(name, trash)
+                for what in ("git", "state", "trash"):
+                    shutil.rmtree(_folder(run, what), ignore_errors=True)
+            for name in _names(RUN):
                 made[name] = secrets.token_urlsafe(12)
+                subprocess.run(["useradd", "-m", "-s", "/bin/bash", "-c", owner, name],
+                               check=True)
             subprocess.run(["chpasswd"], check=True, text=True,
                            input="".join(f"{n}:{p}\n" for n, p in made.items()))
         yield made
     finally:
         with timings("accounts removed"):
-            # the accounts go now; their homes are moved aside and deleted in the background
-            trash = Path(f"/home/.{PREFIX_NAME}-trash-{os.getpid()}")
-            trash.mkdir(exist_ok=True)
+            # this run's accounts go now (only those it made: useradd may have failed
+            # on a name); their homes are deleted in the background
             for name in made:
-                subprocess.run(["pkill", "-KILL", "-u", name], capture_output=True)
-                home = Path(f"~{name}").expanduser()
-                if home.is_dir():
-                    home.rename(trash / name)
-                subprocess.run(["userdel", name], capture_output=True)
-                subprocess.run(["rm", "-rf", f"/var/mail/{name}"], capture_output=True)
+                account = _account(name)
+                if account and account.pw_gecos == owner and not _remove_account(name, trash):
+                    kept.append(name)
             subprocess.Popen(["rm", "-rf", str(trash)], start_new_session=True,
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    assert not kept, f"userdel kept refusing to remove {kept}"
 
 
 def _seal_answers():
@@ -169,7 +284,7 @@ def course_repo(tmp_path_factory, timings):
     they are on a real hub): the learners' (`python scripts/seal_answers.py learner-tree`:
     no solved lessons, no tests, the answer key sealed) and the instructor's (this
     checkout's files)."""
-    base = Path(f"/var/tmp/{PREFIX_NAME}-git-{os.getpid()}")
+    base = _folder(RUN, "git")
     with timings("course repositories"):
         _seal_answers().learner_tree(base / "minigrad-course")
         files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=ROOT,
@@ -199,7 +314,7 @@ def course_repo(tmp_path_factory, timings):
 @pytest.fixture(scope="module")
 def hub(installed, accounts, timings):
     """A JupyterHub running docs/hub/jupyterhub_config.py on the installed course."""
-    state = Path(f"/var/tmp/{PREFIX_NAME}-state-{os.getpid()}")
+    state = _folder(RUN, "state")
     state.mkdir(mode=0o700)
     exchange = installed / "exchange"
     shutil.rmtree(exchange, ignore_errors=True)  # a fresh exchange, as install.sh leaves it
@@ -210,8 +325,8 @@ def hub(installed, accounts, timings):
                MINIGRAD_HUB_URL=f"http://127.0.0.1:{port}",
                MINIGRAD_HUB_API_PORT=str(_free_port()),
                MINIGRAD_HUB_PROXY_API_PORT=str(_free_port()),
-               MINIGRAD_HUB_INSTRUCTORS=f"{PREFIX_NAME}-instructor",
-               MINIGRAD_HUB_LEARNERS=",".join(n for n in accounts if "learner" in n),
+               MINIGRAD_HUB_INSTRUCTORS=INSTRUCTOR,
+               MINIGRAD_HUB_LEARNERS=",".join(n for n in accounts if n != INSTRUCTOR),
                PATH=f"{installed / 'env' / 'bin'}:{os.environ['PATH']}")
     log = (state / "hub.log").open("wb")
     # in a process group of its own, with the proxy and the idle culler it starts
@@ -253,11 +368,10 @@ def hub(installed, accounts, timings):
 def lesson_of_the_day(hub, accounts, course_repo, tmp_path_factory) -> dict:
     """The class, acted out by tests/hub/classroom.py; its report."""
     work = tmp_path_factory.mktemp("class")
-    learners = [{"name": f"{PREFIX_NAME}-learner{i}", "password": accounts[
-                 f"{PREFIX_NAME}-learner{i}"], "answers": answers, "extra_cells": extra,
-                 "hands_in": i in HANDS_IN}
+    learners = [{"name": learner_name(i), "password": accounts[learner_name(i)],
+                 "answers": answers, "extra_cells": extra, "hands_in": i in HANDS_IN}
                 for i, (answers, extra) in CLASS.items()]
-    teacher = f"{PREFIX_NAME}-instructor"
+    teacher = INSTRUCTOR
     plan = {"hub": hub["url"], "course_id": COURSE_ID, "lesson": LESSON,
             "repo": course_repo["learners"], "instructor_repo": course_repo["instructor"],
             "branch": "main",
@@ -279,6 +393,11 @@ def lesson_of_the_day(hub, accounts, course_repo, tmp_path_factory) -> dict:
           "commands: " + ", ".join(
         f"{' '.join(c['argv'][1:3])} {c['seconds']:.0f} s"
         for c in report["instructor"]["commands"]))
+    retried = {name: person["just_started"] for name, person in
+               [*report["learners"].items(), (teacher, report["instructor"])]
+               if person.get("just_started")}
+    if retried:  # a server that did not answer at once when the hub said it was ready
+        print(f"asked again just after the server started: {retried}")
     assert not report["errors"], report["errors"]
     report["gradebook"] = _grades(hub["prefix"], Path(f"~{teacher}").expanduser())
     report["homes"] = {n: Path(f"~{n}").expanduser() for n in accounts}
@@ -316,18 +435,18 @@ def test_every_instructor_step_succeeds(lesson_of_the_day):
 def test_every_grade(lesson_of_the_day):
     grades = lesson_of_the_day["gradebook"]
     names = sorted(ALL_RIGHT)
-    assert sorted(grades) == sorted(f"{PREFIX_NAME}-learner{i}" for i in HANDS_IN)
+    assert sorted(grades) == sorted(learner_name(i) for i in HANDS_IN)
     for number in HANDS_IN:
         answers, extra = CLASS[number]
         if extra:
             continue  # the attacker: test_a_patching_cell_scores_nothing
         expected = {n: 1.0 if answers.get(n) == "right" else 0.0 for n in names}
-        assert grades[f"{PREFIX_NAME}-learner{number}"] == expected, number
-    assert sum(grades[f"{PREFIX_NAME}-learner3"].values()) == 3
+        assert grades[learner_name(number)] == expected, number
+    assert sum(grades[learner_name(3)].values()) == 3
 
 
 def test_a_patching_cell_scores_nothing(lesson_of_the_day):
-    grades = lesson_of_the_day["gradebook"][f"{PREFIX_NAME}-learner5"]
+    grades = lesson_of_the_day["gradebook"][learner_name(5)]
     assert sorted(grades) == sorted(ALL_RIGHT)
     assert sum(grades.values()) == 0, grades
 
@@ -348,7 +467,7 @@ def test_autograde_warns_that_grade_cells_changed(lesson_of_the_day):
 
 def test_every_learner_who_handed_in_gets_feedback(lesson_of_the_day):
     for number in HANDS_IN:
-        name = f"{PREFIX_NAME}-learner{number}"
+        name = learner_name(number)
         learner = lesson_of_the_day["learners"][name]
         assert learner["fetch_feedback"]["success"], learner["fetch_feedback"]
         assert [Path(p).name for p in learner["feedback"]] == [f"{LESSON}.html"], name
@@ -360,7 +479,7 @@ def test_every_learner_who_handed_in_gets_feedback(lesson_of_the_day):
 
 def test_learners_work_through_the_lesson_in_their_kernel(lesson_of_the_day):
     for number, (answers, _) in CLASS.items():
-        learner = lesson_of_the_day["learners"][f"{PREFIX_NAME}-learner{number}"]
+        learner = lesson_of_the_day["learners"][learner_name(number)]
         assert learner["fetch"]["success"]
         assert learner["submit"]["success"] if number in HANDS_IN else "submit" not in learner
         errors = [c["ename"] for c in learner["run"]["cells"] if c["ename"]]
@@ -384,12 +503,12 @@ def test_learners_get_no_answer_key(lesson_of_the_day, hub):
     # nor in the installed package (built as a wheel: scripts/seal_answers.py)
     site = next((hub["prefix"] / "env" / "lib").glob("python3*/site-packages"))
     for widgets in [site / "widgets"] + [
-            lesson_of_the_day["homes"][f"{PREFIX_NAME}-learner{i}"] / "minigrad" / "widgets"
+            lesson_of_the_day["homes"][learner_name(i)] / "minigrad" / "widgets"
             for i in CLASS]:
         assert (widgets / "_exercise_bank.py").read_text().startswith("# Built from"), widgets
         assert (widgets.parent / "notebooks").exists() == (widgets.parent != site)
     for i in CLASS:
-        home = lesson_of_the_day["homes"][f"{PREFIX_NAME}-learner{i}"] / "minigrad"
+        home = lesson_of_the_day["homes"][learner_name(i)] / "minigrad"
         assert not (home / "notebooks" / f"{LESSON}.ipynb").exists()
         assert not (home / "tests").exists() and not (home / "scripts/answer_key.json").exists()
     assert (site / "widgets" / "_answer_key.py").is_file()
