@@ -25,7 +25,7 @@ from .. import _dtype
 from .._args import combination_error
 from .._creation import zeros
 from ..arrays.broadcasting import broadcast_shape, check_inplace_shape
-from ..arrays.layout import empty_in_order, layout_matters, result_order
+from ..arrays.layout import empty_in_order, reorders, result_order
 from ..autograd.graph import INPUT, OUTPUT, VALUE, Node, SavedTensor
 from ..autograd.inplace import begin_inplace, finish_inplace
 from ..autograd.record import record
@@ -102,7 +102,7 @@ def _result(values, dt: _dtype.dtype, shape: tuple, *operands) -> Tensor:
     among them, in PyTorch's order: `x.t()` first gives a transposed result)."""
     arrays = [t._data for t in operands if isinstance(t, Tensor)]
     order = None
-    if any(layout_matters(a) for a in arrays) and 0 not in shape:
+    if 0 not in shape and reorders(shape, arrays):
         order = result_order(shape, *arrays)
     out = np.empty(shape, dt.np) if order is None else empty_in_order(shape, dt.np, order)
     out[...] = values

@@ -245,3 +245,93 @@ def test_gradients_of_a_transposed_tensor_are_laid_out_as_pytorchs(torch, op, pe
     mg, pt = run(minigrad), run(torch)
     assert mg[:3] == pt[:3]
     assert np.allclose(mg[3], pt[3], rtol=1e-12)
+
+
+# A dim of size 1 has a stride too. numpy's contiguity ignores it, PyTorch's
+# TensorIterator does not: unless every operand has the result's shape and is
+# contiguous (its fast path), it sorts the dims by the operands' strides, a size-1
+# dim's included, so `x.movedim(0, -1)` of a (1, 2, 1) `x` (strides (1, 1, 2)) lays a
+# broadcast sum out column-major. A Python number counts as a 0-d operand (`x * 2`,
+# `x > 0`, `where(c, grad, 0)`), so it takes that path too; `x.exp()` does not.
+ODD_UNIT_STRIDES = {
+    "x + x.movedim(0, -1)": lambda m, x: x + x.movedim(0, -1),
+    "x.movedim(0, -1) + x": lambda m, x: x.movedim(0, -1) + x,
+    "column of stride 2 plus a (1,)": lambda m, x: x[0].t() * 1 + m.ones(1),
+    "column of stride 2 times a number": lambda m, x: x.movedim(0, -1) * 2,
+    "column of stride 2 plus a number": lambda m, x: x.movedim(0, -1) + 2.5,
+    "column of stride 2 compared with a number": lambda m, x: x.movedim(0, -1) > 1,
+    "column of stride 2 exp (fast path)": lambda m, x: x.movedim(0, -1).exp(),
+    "row of strides (1, 1) plus a row": lambda m, x: x.reshape(2, 1).t() + m.ones(2),
+    "row of strides (1, 1) in float64": lambda m, x: x.reshape(2, 1).t().double() * 3,
+    "where by a compared row": lambda m, x: m.where(x.reshape(2, 1).t() > 1, x.reshape(2, 1).t(),
+                                                    m.ones(1, 1)),
+    "maximum with a 1x1x1": lambda m, x: m.maximum(x.movedim(0, -1), m.ones(1, 1, 1)),
+}
+
+
+@pytest.mark.parametrize("requires_grad", [False, True])
+@pytest.mark.parametrize("program", list(ODD_UNIT_STRIDES))
+def test_size_one_dims_strides_lay_results_out_as_in_pytorch(torch, program, requires_grad):
+    import minigrad
+
+    def run(m):
+        x = m.tensor([[[1.0], [2.0]]], requires_grad=requires_grad)  # (1, 2, 1)
+        y = ODD_UNIT_STRIDES[program](m, x)
+        return tuple(y.shape), y.stride(), y.double().reshape(-1).tolist()
+
+    assert run(minigrad) == run(torch)
+
+
+def test_captured_gradient_keeps_size_one_dims_strides(torch):
+    # grad() hands back the gradient the engine computed, a dim of size 1 keeping its
+    # stride (minigrad's copy of it had taken the row-major one).
+    import minigrad
+
+    def run(m):
+        x = m.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]).reshape(1, 2, 3).permute(2, 1, 0)
+        x.requires_grad_()
+        g, = m.autograd.grad(x ** 2, x, m.ones(3, 2, 1) * 1)
+        return g.stride(), g.tolist()
+
+    assert run(minigrad) == run(torch)
+
+
+def test_random_broadcasts_of_permuted_operands_are_laid_out_as_in_pytorch(torch):
+    # Permutations of tensors with dims of size 1, broadcast against each other by
+    # the element-wise ops that lay out a result from two tensors or a number.
+    import random
+
+    import minigrad
+
+    ops = {"add": lambda m, a, b: a + b, "mul": lambda m, a, b: m.mul(a, b),
+           "div": lambda m, a, b: a / b, "gt": lambda m, a, b: a > b,
+           "maximum": lambda m, a, b: m.maximum(a, b), "atan2": lambda m, a, b: m.atan2(a, b),
+           "where": lambda m, a, b: m.where(a > b, a, b), "plus a number": lambda m, a, b: a + 2,
+           "compared with a number": lambda m, a, b: a > 0.5}
+    rng = random.Random(0)
+    checked = 0
+    while checked < 300:
+        nd = rng.choice([2, 3, 4])
+        shapes = [[rng.choice([1, 1, 2, 3]) for _ in range(n)] for n in (nd, rng.choice([nd, nd - 1]))]
+        perms = [rng.sample(range(len(s)), len(s)) for s in shapes]
+        try:
+            torch.broadcast_shapes(*(torch.Size([s[i] for i in p]) for s, p in zip(shapes, perms)))
+        except RuntimeError:
+            continue
+        name = rng.choice(sorted(ops))
+        dtype = rng.choice(["float32", "float64"])
+        got = []
+        for m in (minigrad, torch):
+            a, b = (m.arange(float(math_prod(s)), dtype=getattr(m, dtype)).reshape(s).permute(*p)
+                    for s, p in zip(shapes, perms))
+            y = ops[name](m, a, b)
+            got.append((tuple(y.shape), y.stride()))
+        assert got[0] == got[1], (name, dtype, shapes, perms)
+        checked += 1
+
+
+def math_prod(shape) -> int:
+    n = 1
+    for s in shape:
+        n *= s
+    return n
