@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import numpy as np
 
-
 # A Python number as PyTorch's TensorIterator sees it in `x * 2`: a 0-d operand, which
 # has no say about the order of the dims, but makes the operands' shapes differ.
 WRAPPED_NUMBER = np.zeros(())

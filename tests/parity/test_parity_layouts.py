@@ -312,7 +312,8 @@ def test_random_broadcasts_of_permuted_operands_are_laid_out_as_in_pytorch(torch
     checked = 0
     while checked < 300:
         nd = rng.choice([2, 3, 4])
-        shapes = [[rng.choice([1, 1, 2, 3]) for _ in range(n)] for n in (nd, rng.choice([nd, nd - 1]))]
+        ndims = (nd, rng.choice([nd, nd - 1]))
+        shapes = [[rng.choice([1, 1, 2, 3]) for _ in range(n)] for n in ndims]
         perms = [rng.sample(range(len(s)), len(s)) for s in shapes]
         try:
             torch.broadcast_shapes(*(torch.Size([s[i] for i in p]) for s, p in zip(shapes, perms)))
