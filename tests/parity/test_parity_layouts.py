@@ -336,3 +336,40 @@ def math_prod(shape) -> int:
     for s in shape:
         n *= s
     return n
+
+
+# ldexp is `input * 2**other` in PyTorch, the power `pow(2.0, other)` (row-major
+# whatever other's layout) for a float32 or integer input, `full((), 2.0).pow(other)`
+# (laid out as other) for float64; a float input with an integer exponent goes to its
+# own kernel instead, writing into `empty_like(input)`, resized (with a warning) where
+# the exponent broadcasts it, and it takes no bool exponent.
+LDEXPS = [("float32", "float32", (3, 1), False), ("float64", "float64", (3, 1), False),
+          ("float32", "float64", (3, 1), False), ("int64", "float32", (3, 1), False),
+          ("float32", "int64", (3, 1), False), ("float64", "int64", (3, 2), True),
+          ("float32", "int64", (1, 2), True), ("float64", "bool", (3, 1), False),
+          ("float64", "bool", (3, 2), True), ("int64", "bool", (3, 1), False)]
+
+
+@pytest.mark.parametrize(("input_dtype", "exponent_dtype", "shape", "transposed"), LDEXPS)
+def test_ldexp_is_laid_out_as_in_pytorch(torch, input_dtype, exponent_dtype, shape,
+                                         transposed):
+    import warnings
+
+    import minigrad
+
+    def run(m):
+        x = (m.arange(6).reshape(3, 2) % 4).to(getattr(m, input_dtype))[:shape[0], :shape[1]]
+        x = x.t().contiguous().t() if transposed else x.contiguous()
+        n = (m.arange(6).reshape(2, 3) % 3).to(getattr(m, exponent_dtype)).t()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                y = m.ldexp(x, n)
+            except NotImplementedError as error:
+                y = str(error)
+        said = [str(w.message).split(" (Triggered internally")[0] for w in caught]
+        if isinstance(y, str):
+            return y, said
+        return str(y.dtype).split(".")[-1], y.stride(), y.double().tolist(), said
+
+    assert run(minigrad) == run(torch)
