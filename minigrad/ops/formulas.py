@@ -46,7 +46,7 @@ from .._dtype import _BY_NUMPY
 from .._registry import attach
 from ..arrays.broadcasting import spread
 from ..arrays.dispatch import binary, scalar_op, unary
-from ..arrays.layout import element_strides, restrided, view_strides
+from ..arrays.layout import element_strides, restrided, view_strides, with_strides
 from ..arrays.scalars import signed_dims
 from ..autograd.forward_ad import Identity
 from ..autograd.graph import (
@@ -800,7 +800,14 @@ def _zeros_like(a: np.ndarray) -> np.ndarray:
 
 @on_arrays("squeeze", method=True)
 def _squeeze(a: np.ndarray, dim: int) -> np.ndarray:
-    return np.squeeze(a, dim)
+    if a.size or not a.ndim:
+        return np.squeeze(a, dim)
+    # (no elements: the other dims keep PyTorch's strides, which numpy's fresh empty
+    # array does not have: see `element_strides`)
+    dims = {d % a.ndim for d in (dim if isinstance(dim, (tuple, list)) else (dim,))}
+    kept = [d for d in range(a.ndim) if not (d in dims and a.shape[d] == 1)]
+    strides = element_strides(a)
+    return with_strides(tuple(a.shape[d] for d in kept), a.dtype, tuple(strides[d] for d in kept))
 
 
 @on_arrays("reshape", method=True)

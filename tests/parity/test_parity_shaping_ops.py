@@ -248,10 +248,12 @@ def test_index_fill_lays_out_its_result_and_gradient_as_pytorch(torch, name):
 # repeat_interleave by an int is PyTorch's unsqueeze, expand, a row-major clone and
 # flatten: the result is row-major whatever the input's layout (minigrad's clone had
 # kept a transposed input's layout for one repeat: a transposed result, and for two a
-# flatten that copied, UnsafeViewBackward0).
+# flatten that copied, UnsafeViewBackward0), and a leaf of no elements gets its
+# gradient stolen from the squeezed sum (version 0, then 1 after a second backward;
+# minigrad's squeeze of an empty array had zero strides, so it copied: version 1, 2).
 @pytest.mark.parametrize("repeats", [1, 2])
 @pytest.mark.parametrize("dim", [None, 0, -1])
-@pytest.mark.parametrize("leaf", ["(2, 3)", "(3, 2).t()"])
+@pytest.mark.parametrize("leaf", ["(2, 3)", "(3, 2).t()", "(0,)", "(2, 0)", "(0, 2).t()"])
 def test_repeat_interleave_by_an_int_as_in_pytorch(torch, repeats, dim, leaf):
     import minigrad
 
