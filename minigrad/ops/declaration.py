@@ -45,7 +45,7 @@ import numpy as np
 
 from ..arrays.broadcasting import check_inplace_shape
 from ..arrays.dispatch import VECTORISED, VECTORISED_BACKWARD, backward2, quietly, unary, unary_into
-from ..arrays.layout import copy_like, flat, fresh_result
+from ..arrays.layout import copy_like, flat, fresh_result, in_result_layout
 from ..arrays.scalars import as_float_data
 from ..autograd.graph import Node, SavedTensor, efficient_zeros
 from ..autograd.inplace import begin_inplace, finish_inplace
@@ -172,6 +172,23 @@ class _DeclaredUnaryScalingGradFirst(_DeclaredUnary):
 _SCALES_GRAD_FIRST = re.compile(r"-grad\b|-?[0-9.]+ \* grad\b")
 
 
+class _DeclaredUnarySavedFirst(_DeclaredUnary):
+    """A `_DeclaredUnary` whose formula multiplies `grad` last, into a factor made from
+    the saved tensor alone (erf's `1.128 * (-self.pow(2)).exp() * grad`): in PyTorch
+    that factor is laid out as the saved tensor, and it comes first in the product,
+    so it lays the result out (a permuted input's gradient is permuted too)."""
+
+    def backward(self, grad):
+        cls = type(self)
+        saved = self._saved[cls.saved_name].array(self)
+        return (in_result_layout(backward2(cls.fused, grad, saved), saved, grad),)
+
+
+# A formula of a number times a factor of the saved tensor, times grad last
+# (`_DeclaredUnarySavedFirst`).
+_SAVED_FIRST = re.compile(r"-?[0-9.]+ \* (?!grad\b).* \* grad$")
+
+
 class _DeclaredUnarySavingNothing(_DeclaredUnary):
     def backward(self, grad):
         return (unary(type(self).fused, grad),)
@@ -233,6 +250,7 @@ def unary_op(name: str, *, node: str, kernel, formula: str, fused, doc: str,
     base = (_DeclaredZeroGradient if fused is None
             else _DeclaredUnarySavingNothing if not fused_reads
             else _DeclaredUnaryScalingGradFirst if _SCALES_GRAD_FIRST.match(formula)
+            else _DeclaredUnarySavedFirst if _SAVED_FIRST.match(formula)
             else _DeclaredUnary)
     node_cls = type(node, (base,), {
         "__module__": module, "__qualname__": node, "__doc__": f"{name}: {doc}",

@@ -373,3 +373,42 @@ def test_ldexp_is_laid_out_as_in_pytorch(torch, input_dtype, exponent_dtype, sha
         return str(y.dtype).split(".")[-1], y.stride(), y.double().tolist(), said
 
     assert run(minigrad) == run(torch)
+
+
+# The gradients of a permuted tensor, for ops whose backward PyTorch lays out by the
+# input: erf's `2 / sqrt(pi) * exp(-self**2) * grad` multiplies the gradient last, into
+# a factor laid out as self (minigrad's fused kernel had been laid out by the gradient
+# first: row-major); take's `zeros_like(self).put_(index, grad)` starts from zeros laid
+# out as self (minigrad's zeros were row-major, and its put_ refused to write into
+# anything else). A permuted leaf then keeps its gradient as is (version 0 for erf),
+# and the gradient through permute() is row-major again.
+PERMUTED_GRADS = {
+    "erf": lambda m, x: x.erf(),
+    "erfc": lambda m, x: x.erfc(),
+    "erfinv": lambda m, x: (x * 0.1).erfinv(),
+    "take": lambda m, x: x.take(m.tensor([0, 3, 1, 3])),
+    "put": lambda m, x: x.put(m.tensor([0, 4]), m.tensor([9.0, 8.0], dtype=m.float64)),
+}
+
+
+@pytest.mark.parametrize("op", list(PERMUTED_GRADS))
+@pytest.mark.parametrize(("shape", "perm"), [((3, 4), (1, 0)), ((2, 3, 4), (2, 0, 1))], ids=str)
+def test_gradients_of_permuted_inputs_are_laid_out_as_in_pytorch(torch, op, shape, perm):
+    import numpy as np
+
+    import minigrad
+
+    def run(m):
+        base = m.arange(float(math_prod(shape)), dtype=m.float64).reshape(shape) % 7 + 1
+        leaf = base.permute(*perm).detach().requires_grad_()
+        y = PERMUTED_GRADS[op](m, leaf)
+        (y * m.ones(y.shape, dtype=y.dtype)).sum().backward()
+        root = base.clone().requires_grad_()
+        y2 = PERMUTED_GRADS[op](m, root.permute(*perm))
+        g, = m.autograd.grad((y2 * 1.5).sum(), root)
+        return (y.stride(), leaf.grad.stride(), leaf.grad._version, g.stride(), g._version,
+                leaf.grad.tolist(), g.tolist())
+
+    mg, pt = run(minigrad), run(torch)
+    assert mg[:5] == pt[:5]
+    assert np.allclose(mg[5], pt[5], rtol=1e-12) and np.allclose(mg[6], pt[6], rtol=1e-12)
