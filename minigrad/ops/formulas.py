@@ -46,7 +46,14 @@ from .._dtype import _BY_NUMPY
 from .._registry import attach
 from ..arrays.broadcasting import spread
 from ..arrays.dispatch import binary, scalar_op, unary
-from ..arrays.layout import element_strides, restrided, view_strides, with_strides
+from ..arrays.layout import (
+    WRAPPED_NUMBER,
+    element_strides,
+    in_result_layout,
+    restrided,
+    view_strides,
+    with_strides,
+)
 from ..arrays.scalars import signed_dims
 from ..autograd.forward_ad import Identity
 from ..autograd.graph import (
@@ -719,6 +726,19 @@ def _reciprocal(a: np.ndarray, dt) -> np.ndarray:
         return np.divide(1, a.astype(dt.np, copy=False))
 
 
+def _laid_out(ufunc) -> Callable:
+    """A numpy comparison on arrays (or an array and a number), its result laid out as
+    PyTorch lays out an element-wise result of the operands (numpy's own layout
+    differs: `where(self == other, ...)` takes the comparison's)."""
+    def compare(a, b):
+        values = ufunc(a, b)
+        if type(values) is not np.ndarray or not values.ndim:
+            return values
+        return in_result_layout(values, *(x if type(x) is np.ndarray else WRAPPED_NUMBER
+                                          for x in (a, b)))
+    return compare
+
+
 def _negative(a):
     return unary(K.neg, a) if isinstance(a, np.ndarray) else -a
 
@@ -738,7 +758,7 @@ ARRAY_ARITHMETIC: dict[str, Callable] = {
                        operator.truediv, to_float=True),
     "USub": _negative,
     # (numpy's comparisons: a nan compares false, without a warning, as in PyTorch)
-    **{name: ufunc for name, ufunc in (
+    **{name: _laid_out(ufunc) for name, ufunc in (
         ("Eq", np.equal), ("NotEq", np.not_equal), ("Lt", np.less), ("LtE", np.less_equal),
         ("Gt", np.greater), ("GtE", np.greater_equal), ("BitAnd", np.logical_and))},
 }

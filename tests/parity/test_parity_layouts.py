@@ -380,19 +380,24 @@ def test_ldexp_is_laid_out_as_in_pytorch(torch, input_dtype, exponent_dtype, sha
 # a factor laid out as self (minigrad's fused kernel had been laid out by the gradient
 # first: row-major); take's `zeros_like(self).put_(index, grad)` starts from zeros laid
 # out as self (minigrad's zeros were row-major, and its put_ refused to write into
-# anything else). A permuted leaf then keeps its gradient as is (version 0 for erf),
-# and the gradient through permute() is row-major again.
+# anything else); maximum's `where(self == other, grad / 2, grad)` is laid out by the
+# comparison, which minigrad computed on arrays as numpy lays it out. A permuted leaf
+# then keeps its gradient as is (version 0 for erf), and the gradient through
+# permute() is row-major again.
 PERMUTED_GRADS = {
     "erf": lambda m, x: x.erf(),
     "erfc": lambda m, x: x.erfc(),
     "erfinv": lambda m, x: (x * 0.1).erfinv(),
     "take": lambda m, x: x.take(m.tensor([0, 3, 1, 3])),
     "put": lambda m, x: x.put(m.tensor([0, 4]), m.tensor([9.0, 8.0], dtype=m.float64)),
+    "maximum with a row": lambda m, x: m.maximum(x, m.ones(x.shape[-1], dtype=m.float64) * 3),
+    "minimum with itself flipped": lambda m, x: m.minimum(x, x.flip(0)),
 }
 
 
 @pytest.mark.parametrize("op", list(PERMUTED_GRADS))
-@pytest.mark.parametrize(("shape", "perm"), [((3, 4), (1, 0)), ((2, 3, 4), (2, 0, 1))], ids=str)
+@pytest.mark.parametrize(("shape", "perm"), [((3, 4), (1, 0)), ((2, 3, 4), (2, 0, 1)),
+                                             ((4, 1, 3), (2, 1, 0))], ids=str)
 def test_gradients_of_permuted_inputs_are_laid_out_as_in_pytorch(torch, op, shape, perm):
     import numpy as np
 
@@ -412,3 +417,4 @@ def test_gradients_of_permuted_inputs_are_laid_out_as_in_pytorch(torch, op, shap
     mg, pt = run(minigrad), run(torch)
     assert mg[:5] == pt[:5]
     assert np.allclose(mg[5], pt[5], rtol=1e-12) and np.allclose(mg[6], pt[6], rtol=1e-12)
+
