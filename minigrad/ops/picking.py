@@ -245,6 +245,25 @@ def _index_bounds(index: np.ndarray, size: int, message: str = "index out of ran
         raise IndexError(message)
 
 
+def _index_select_bounds(data: np.ndarray, d: int, index: np.ndarray, size: int) -> None:
+    """PyTorch's errors for indices out of range, which depend on its CPU kernel's
+    path: a vector's, and dim 0's copy of whole slices, say "index out of range in
+    self" (IndexError); any other dim (or an input of no elements) goes through its
+    element loop, which names the first bad index (RuntimeError)."""
+    if data.ndim <= 1 or not index.size:
+        _index_bounds(index, size)
+        return
+    if not data.size and not size:
+        raise RuntimeError("index_select(): self indexing axis dim should be positive")
+    bad = index[(index < 0) | (index >= size)]
+    if not bad.size:
+        return
+    if d == 0 and data.size:
+        raise IndexError("index out of range in self")
+    raise RuntimeError(f"INDICES element is out of DATA bounds, id={int(bad[0])} "
+                       f"axis_dim={size}")
+
+
 def index_select(x: Tensor, dim: int, index: Tensor) -> Tensor:
     """The slices of `x` along `dim` at `index` (a vector, or one index), in order."""
     if index._data.ndim > 1:
@@ -253,7 +272,7 @@ def index_select(x: Tensor, dim: int, index: Tensor) -> Tensor:
         raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
     d = _wrap_dim(dim, x._data.ndim)
     xv = _vector(x._data)
-    _index_bounds(index._data, xv.shape[d])
+    _index_select_bounds(x._data, d, index._data.reshape(-1), xv.shape[d])
     data = np.take(xv, index._data.reshape(-1), axis=d)
     if x._data.ndim == 0:  # (a 0-d input gives a 0-d result)
         data = data.reshape(())
