@@ -15,12 +15,12 @@ from .broadcasting import _row_of, broadcast_shape
 from .direct import PLAIN, THREE_VECTORS, VECTOR_SCALAR, VECTOR_VECTOR
 from .layout import (
     element_strides,
-    empty_in_order,
     empty_result,
     fresh_result,
     layout_matters,
     odd_unit_stride,
     plain,
+    result_empty,
     result_order,
 )
 from .scalars import scalar_of
@@ -257,7 +257,7 @@ def binary(kernel, a: np.ndarray, b: np.ndarray, out_dtype) -> np.ndarray:
             1 in shape and (odd_unit_stride(a) or odd_unit_stride(b))):
         order = result_order(shape, a, b)
         if order is not None:  # laid out as the operands are: `x.t() + y` is transposed
-            out = empty_in_order(shape, out_dtype, order)
+            out = result_empty(shape, out_dtype, (a, b), order)
             _binary_into(kernel, np.broadcast_to(a, shape).transpose(order),
                          np.broadcast_to(b, shape).transpose(order), out.transpose(order))
             return out

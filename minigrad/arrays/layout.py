@@ -111,8 +111,8 @@ def in_result_layout(values: np.ndarray, *operands: np.ndarray) -> np.ndarray:
             return values
     else:
         order = result_order(values.shape, *operands)
-    out = np.empty(values.shape, values.dtype) if order is None else empty_in_order(
-        values.shape, values.dtype, order)
+    out = np.empty(values.shape, values.dtype) if order is None else result_empty(
+        values.shape, values.dtype, operands, order)
     if out.strides == values.strides:  # (numpy laid it out so already)
         return values
     out[...] = values
@@ -236,9 +236,56 @@ def fresh_result(shape: tuple, dtype, *operands: np.ndarray, number: bool = Fals
         out = np.empty(shape, dtype)
         flats = [plain(a if a.shape == shape else np.broadcast_to(a, shape)) for a in operands]
         return out, out.reshape(-1), flats
-    out = empty_in_order(shape, dtype, order)
+    out = result_empty(shape, dtype, arrays, order)
     flats = [plain(np.broadcast_to(a, shape).transpose(order)) for a in operands]
     return out, out.transpose(order).ravel(), flats
+
+
+def result_empty(shape: tuple, dtype, arrays, order: list) -> np.ndarray:
+    """A fresh array for an element-wise result of `arrays` whose dims PyTorch orders
+    as `order` (`result_order`): with the strides TensorIterator's fast setup gives
+    where every operand has the result's shape (4-D operands all channels-last: a
+    channels-last result; all dense with the same strides: those strides, a size-1
+    dim's included), else dense in that order. Its dims in `order` are row-major in
+    memory either way (the kernels walk it so)."""
+    strides = _fast_strides(shape, arrays)
+    if strides is not None:
+        size = np.dtype(dtype).itemsize
+        out = np.ndarray(shape, dtype, strides=[s * size for s in strides])
+        if out.transpose(order).flags.c_contiguous:
+            return out
+    return empty_in_order(shape, dtype, order)
+
+
+def _fast_strides(shape: tuple, arrays) -> tuple | None:
+    """The strides (in elements) of TensorIterator's fast setup for operands of the
+    result's shape that are not all contiguous: channels-last if they all are, the
+    operands' own if they are all dense with the same ones; else None."""
+    for a in arrays:
+        if a.shape != shape:
+            return None
+    if len(shape) == 4:
+        last = channels_last_strides(shape)
+        if all(_channels_last(a, last) for a in arrays):
+            return last
+    first = element_strides(arrays[0])
+    if all(element_strides(a) == first for a in arrays[1:]) and non_overlapping_and_dense(
+            shape, first):
+        return first
+    return None
+
+
+def channels_last_strides(shape: tuple) -> tuple:
+    """PyTorch's channels-last strides of an (N, C, H, W) shape: C innermost, then W,
+    H and N (an empty dim counted as 1)."""
+    n, c, h, w = (max(d, 1) for d in shape)
+    return (h * w * c, 1, w * c, c)
+
+
+def _channels_last(a: np.ndarray, last: tuple) -> bool:
+    """PyTorch's `is_contiguous(memory_format=torch.channels_last)` of a 4-D array:
+    the strides of `last` wherever a dim has more than one element."""
+    return all(n == 1 or s == t for n, s, t in zip(a.shape, element_strides(a), last))
 
 
 def copy_in_order(dst: np.ndarray, src: np.ndarray) -> None:

@@ -26,7 +26,7 @@ from .._args import combination_error
 from .._creation import zeros
 from .._warn import warn_user
 from ..arrays.broadcasting import broadcast_shape, check_inplace_shape
-from ..arrays.layout import WRAPPED_NUMBER, empty_in_order, empty_like, reorders, result_order
+from ..arrays.layout import WRAPPED_NUMBER, empty_like, reorders, result_empty, result_order
 from ..autograd.graph import INPUT, OUTPUT, VALUE, Node, SavedTensor
 from ..autograd.inplace import begin_inplace, finish_inplace
 from ..autograd.record import record
@@ -111,7 +111,7 @@ def _fresh(shape: tuple, dtype, arrays) -> np.ndarray:
     order = None
     if 0 not in shape and reorders(shape, arrays):
         order = result_order(shape, *arrays)
-    return np.empty(shape, dtype) if order is None else empty_in_order(shape, dtype, order)
+    return np.empty(shape, dtype) if order is None else result_empty(shape, dtype, arrays, order)
 
 
 def _float_type(*operands) -> _dtype.dtype:

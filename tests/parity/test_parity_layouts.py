@@ -418,3 +418,31 @@ def test_gradients_of_permuted_inputs_are_laid_out_as_in_pytorch(torch, op, shap
     assert mg[:5] == pt[:5]
     assert np.allclose(mg[5], pt[5], rtol=1e-12) and np.allclose(mg[6], pt[6], rtol=1e-12)
 
+
+
+# TensorIterator's fast setup, where every operand has the result's shape (no number
+# among them): 4-D operands that are all channels-last give a channels-last result,
+# operands that are all dense with the same strides give those strides, a size-1 dim's
+# included; sorting the dims, as minigrad did, puts the size-1 dims elsewhere. A
+# number among the operands (`a + 1`) turns the fast setup off: then the sort decides.
+FAST_SETUPS = {
+    "channels-last squared": lambda m, a: a ** 2,
+    "channels-last exp": lambda m, a: a.exp(),
+    "channels-last times itself": lambda m, a: a * a,
+    "channels-last plus a number": lambda m, a: a + 1,
+    "channels-last compared": lambda m, a: a > 1,
+    "dense with a size-1 dim, exp": lambda m, a: a.reshape(3, 1, 3).movedim(1, 0).exp(),
+    "dense with a size-1 dim, maximum": lambda m, a: m.maximum(a[0].mT, a[0].mT),
+}
+
+
+@pytest.mark.parametrize("program", list(FAST_SETUPS))
+def test_fast_setup_layouts_as_in_pytorch(torch, program):
+    import minigrad
+
+    def run(m):
+        a = m.arange(9.0).reshape(1, 3, 1, 3).permute(2, 3, 1, 0)  # (1, 3, 3, 1), (3, 1, 3, 9)
+        y = FAST_SETUPS[program](m, a)
+        return tuple(y.shape), y.stride(), y.double().reshape(-1).tolist()
+
+    assert run(minigrad) == run(torch)
