@@ -98,6 +98,15 @@ def odd_unit_stride(a: np.ndarray) -> bool:
     return False
 
 
+def row_major(a: np.ndarray) -> np.ndarray:
+    """`a` itself where it is row-major, its size-1 dims' strides included, else a
+    row-major copy: how PyTorch allocates a reduction's result (numpy's reductions of
+    a permuted array keep its layout)."""
+    if a.flags.c_contiguous and (1 not in a.shape or not odd_unit_stride(a)):
+        return a
+    return np.array(a, order="C", copy=True)
+
+
 def in_result_layout(values: np.ndarray, *operands: np.ndarray) -> np.ndarray:
     """`values`, an element-wise result of the arrays `operands` computed by numpy
     (whose own choice of layout differs), laid out as PyTorch lays that result out

@@ -19,6 +19,7 @@ from .. import _dtype
 from .._args import combination_error, is_int, is_number, type_name
 from .._creation import ones, zeros_like
 from .._warn import warn_user
+from ..arrays.layout import row_major
 from ..arrays.quiet import quietly
 from ..arrays.scalars import u64
 from ..autograd.graph import INPUT, OUTPUT, VALUE, Node, SavedTensor
@@ -110,7 +111,7 @@ def _variance(name: str, x: Tensor, dim, correction, keepdim: bool) -> np.ndarra
         mean = wide.mean(axis=axes, keepdims=True) if n else wide.sum(axis=axes, keepdims=True)
         squares = ((wide - mean) ** 2).sum(axis=axes, keepdims=keepdim)
         out = squares / max(0.0, n - c)
-    return np.asarray(out, data.dtype)
+    return row_major(np.asarray(out, data.dtype))  # (as PyTorch allocates a reduction's)
 
 
 def var_backward(grad, self, dim, correction, keepdim: bool):
@@ -363,7 +364,7 @@ def prod(input: Tensor, *args, dtype=None, **kwargs) -> Tensor:  # noqa: A002 - 
         d = _wrap_dim(dim, data.ndim)
         axis = d if data.ndim else None
         reduced = quietly(np.prod, data, axis=axis, keepdims=keepdim and data.ndim > 0, dtype=dt)
-        out = Tensor._make(np.asarray(reduced, dt))
+        out = Tensor._make(row_major(np.asarray(reduced, dt)))  # (as PyTorch's)
         node = record(ProdBackward1, out, input)
         if node is not None:
             node._saved.update({"dim": u64(dim), "keepdim": keepdim, "_dim": d})

@@ -446,3 +446,30 @@ def test_fast_setup_layouts_as_in_pytorch(torch, program):
         return tuple(y.shape), y.stride(), y.double().reshape(-1).tolist()
 
     assert run(minigrad) == run(torch)
+
+
+# PyTorch allocates the result of prod, var, std and cumprod row-major whatever the
+# input's layout (minigrad's numpy reductions had kept a permuted input's layout).
+@pytest.mark.parametrize("op", ["prod", "var", "std", "cumprod", "sum", "mean"])
+@pytest.mark.parametrize("dim", [0, 1, -1])
+@pytest.mark.parametrize("keepdim", [False, True])
+@pytest.mark.parametrize(("shape", "perm"), [((2, 3, 4), (2, 0, 1)), ((4, 1, 3), (2, 1, 0))],
+                         ids=str)
+def test_reductions_of_permuted_inputs_are_row_major(torch, op, dim, keepdim, shape, perm):
+    import warnings
+
+    import numpy as np
+
+    import minigrad
+
+    def run(m):
+        x = (m.arange(float(math_prod(shape)), dtype=m.float64).reshape(shape) % 5 + 1)
+        x = x.permute(*perm)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # (no degrees of freedom left over a size-1 dim)
+            y = x.cumprod(dim) if op == "cumprod" else getattr(x, op)(dim, keepdim=keepdim)
+        return tuple(y.shape), y.stride(), y.reshape(-1).tolist()
+
+    mg, pt = run(minigrad), run(torch)
+    assert mg[:2] == pt[:2]
+    assert np.allclose(mg[2], pt[2], rtol=1e-12, equal_nan=True)
