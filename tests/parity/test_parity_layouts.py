@@ -392,6 +392,11 @@ PERMUTED_GRADS = {
     "put": lambda m, x: x.put(m.tensor([0, 4]), m.tensor([9.0, 8.0], dtype=m.float64)),
     "maximum with a row": lambda m, x: m.maximum(x, m.ones(x.shape[-1], dtype=m.float64) * 3),
     "minimum with itself flipped": lambda m, x: m.minimum(x, x.flip(0)),
+    # (`grad * (result / self)` and `(2 / (n - 1) * grad) * (self - mean)`: each
+    # step laid out by its operands, a size-1 dim's stride too)
+    "prod over the last dim, kept": lambda m, x: x.prod(-1, keepdim=True),
+    "var over the last dim, kept": lambda m, x: x.var(-1, keepdim=True),
+    "std over dim 0": lambda m, x: x.std(0),
 }
 
 
