@@ -180,9 +180,10 @@ _SCALES_GRAD_FIRST = re.compile(r"-grad\b|-?[0-9.]+ \* grad\b")
 
 class _DeclaredUnarySavedFirst(_DeclaredUnary):
     """A `_DeclaredUnary` whose formula multiplies `grad` last, into a factor made from
-    the saved tensor alone (erf's `1.128 * (-self.pow(2)).exp() * grad`): in PyTorch
-    that factor is laid out as the saved tensor, and it comes first in the product,
-    so it lays the result out (a permuted input's gradient is permuted too)."""
+    the saved tensor alone (erf's `1.128 * (-self.pow(2)).exp() * grad`), or passes
+    the saved tensor to a kernel first (relu's `threshold_backward(grad, result, 0)`,
+    whose TensorIterator takes `result` before `grad`): in PyTorch the saved tensor
+    then lays the result out (a permuted input's gradient is permuted too)."""
 
     def backward(self, grad):
         cls = type(self)
@@ -213,9 +214,10 @@ def _zero_passes(formula: str) -> bool:
     return False
 
 
-# A formula of a number times a factor of the saved tensor, times grad last
-# (`_DeclaredUnarySavedFirst`).
-_SAVED_FIRST = re.compile(r"-?[0-9.]+ \* (?!grad\b).* \* grad$")
+# A formula of a number times a factor of the saved tensor, times grad last, or
+# threshold_backward (whose TensorIterator takes the saved tensor first):
+# `_DeclaredUnarySavedFirst`.
+_SAVED_FIRST = re.compile(r"-?[0-9.]+ \* (?!grad\b).* \* grad$|threshold_backward\(")
 
 
 class _DeclaredUnarySavingNothing(_DeclaredUnary):

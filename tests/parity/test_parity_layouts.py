@@ -397,6 +397,11 @@ PERMUTED_GRADS = {
     "prod over the last dim, kept": lambda m, x: x.prod(-1, keepdim=True),
     "var over the last dim, kept": lambda m, x: x.var(-1, keepdim=True),
     "std over dim 0": lambda m, x: x.std(0),
+    # (relu's threshold_backward and clamp's where(min <= self <= max, grad, 0) take
+    # self first; masked_select's backward scatters into zeros_like(self))
+    "relu": lambda m, x: (x - 3).relu(),
+    "clamp": lambda m, x: x.clamp(2, 5),
+    "masked_select": lambda m, x: x.masked_select(x > 3),
 }
 
 
