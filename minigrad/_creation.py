@@ -9,7 +9,7 @@ import numpy as np
 from . import _args, _device, _dtype
 from ._registry import attach
 from ._warn import warn_user
-from .arrays.layout import copy_like, layout_matters
+from .arrays.layout import copy_like, keeps_strides, layout_matters
 from .tensor import Tensor, warn_scalar_conversion
 
 
@@ -506,7 +506,7 @@ def from_numpy(arr: np.ndarray) -> Tensor:
 def _laid_out_like(t: Tensor, out: Tensor) -> Tensor:
     """`out` (fresh, of t's shape) in t's memory layout: PyTorch's `*_like` factories
     keep it, so the zeros like a transposed tensor are transposed too."""
-    if layout_matters(t._data):
+    if layout_matters(t._data) or keeps_strides(t._data):
         out._data = copy_like(out._data, t._data)
     return out
 

@@ -15,11 +15,12 @@ from .broadcasting import _row_of, broadcast_shape
 from .direct import PLAIN, THREE_VECTORS, VECTOR_SCALAR, VECTOR_VECTOR
 from .layout import (
     element_strides,
-    empty_in_order,
     empty_result,
     fresh_result,
     layout_matters,
+    odd_unit_stride,
     plain,
+    result_empty,
     result_order,
 )
 from .scalars import scalar_of
@@ -104,10 +105,13 @@ _FLOAT64 = np.dtype(np.float64)
 
 def _in_float64(kernel, a: np.ndarray) -> bool:
     """Whether `kernel` on `a` runs in float64 (see `IN_FLOAT64`): when the result is
-    row-major either way (`a` row-major, 1-D, or one value spread out, which has no say
-    about the layout)."""
+    row-major either way (`a` 1-D, row-major with row-major strides on its dims of size 1
+    too, see `layout.reorders`, or one value spread out, which has no say about the
+    layout)."""
     return (a.dtype is _FLOAT32 and 0 < a.size < IN_FLOAT64_MAX and kernel in IN_FLOAT64
-            and (a.flags.c_contiguous or a.ndim == 1 or not any(a.strides)))
+            and (a.ndim == 1 or (a.flags.c_contiguous and (1 not in a.shape
+                                                           or not odd_unit_stride(a)))
+                 or not any(a.strides)))
 
 
 def _run_in_float64(kernel, args: tuple) -> None:
@@ -283,18 +287,20 @@ def binary(kernel, a: np.ndarray, b: np.ndarray, out_dtype) -> np.ndarray:
             run_kernel(kernel, a, b, flat_out)
         return out
     if (len(shape) == 2 and b.ndim == 1 and shape[1] == b.shape[0] and shape[0]
-            and a.flags.c_contiguous and b.flags.c_contiguous and kernel in ROW_FORMS):
+            and a.flags.c_contiguous and b.flags.c_contiguous and kernel in ROW_FORMS
+            and 1 not in shape):
         # The next most common: a bias for a batch of rows (`x @ w.t() + b`).
         out = np.empty(shape, out_dtype)
         ROW_FORMS[kernel](a, b, out)
         return out
     if a.shape != b.shape:
         shape = broadcast_shape(a.shape, b.shape)
-    if not (a.flags.c_contiguous and b.flags.c_contiguous) and (
-            layout_matters(a) or layout_matters(b)):
+    if (not (a.flags.c_contiguous and b.flags.c_contiguous) and (
+            layout_matters(a) or layout_matters(b))) or (
+            1 in shape and (odd_unit_stride(a) or odd_unit_stride(b))):
         order = result_order(shape, a, b)
         if order is not None:  # laid out as the operands are: `x.t() + y` is transposed
-            out = empty_in_order(shape, out_dtype, order)
+            out = result_empty(shape, out_dtype, (a, b), order)
             _binary_into(kernel, np.broadcast_to(a, shape).transpose(order),
                          np.broadcast_to(b, shape).transpose(order), out.transpose(order))
             return out
@@ -377,7 +383,7 @@ def scalar_op(kernel, a: np.ndarray, s, dt, reverse: bool = False,
         x = plain(a)
         out = flat_out = np.empty(a.size, np_dtype)
     else:  # laid out as `a` is: `x.t() * 2` is transposed too
-        out, flat_out, (x,) = fresh_result(a.shape, np_dtype, a)
+        out, flat_out, (x,) = fresh_result(a.shape, np_dtype, a, number=wrapped)
     if out.size >= PARALLEL_MIN:
         run_kernel(kernel, *((s, x, flat_out) if reverse else (x, s, flat_out)))
     elif reverse:
@@ -395,7 +401,8 @@ def backward2(kernel, grad: np.ndarray, x: np.ndarray) -> np.ndarray:
             return out
     if (grad.dtype is _FLOAT32 and 0 < grad.size < IN_FLOAT64_MAX and kernel in IN_FLOAT64
             and x.dtype is _FLOAT32 and x.flags.c_contiguous
-            and (grad.flags.c_contiguous or not any(grad.strides))):
+            and (grad.flags.c_contiguous or not any(grad.strides))
+            and (1 not in grad.shape or not (odd_unit_stride(x) or odd_unit_stride(grad)))):
         # (row-major operands, or a spread-out grad, which has no say about the layout:
         # the result is row-major either way)
         return _as_float32(backward2(kernel, np.array(grad, np.float64),

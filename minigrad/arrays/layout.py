@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 
+# A Python number as PyTorch's TensorIterator sees it in `x * 2`: a 0-d operand, which
+# has no say about the order of the dims, but makes the operands' shapes differ.
+WRAPPED_NUMBER = np.zeros(())
+
 
 def flat(a: np.ndarray) -> np.ndarray:
     """`a` as the 1-D array kernels loop over: itself when it is 1-D (the kernels
@@ -34,12 +38,14 @@ def result_order(shape: tuple, *arrays: np.ndarray) -> list | None:
     operands' strides give them, so `x.t().exp()` is transposed like `x.t()`. The
     first operand decides; one broadcast along a dim has no say about it, and the
     next one is asked. None when that order is plain row-major, as it always is
-    when every operand is row-major."""
+    when every operand is row-major with row-major strides on its dims of size 1
+    too (see `reorders`)."""
     for a in arrays:
         if not a.flags.c_contiguous:
             break
     else:
-        return None
+        if not reorders(shape, arrays):
+            return None
     strides = [_strides_at(a, shape) for a in arrays]
 
     def outer(d0: int, d1: int) -> int:
@@ -59,18 +65,65 @@ def result_order(shape: tuple, *arrays: np.ndarray) -> list | None:
     return None if order == sorted(order) else order
 
 
+def reorders(shape: tuple, arrays) -> bool:
+    """Whether an element-wise result of `arrays` (each broadcastable to `shape`) may
+    be laid out other than row-major: an operand is (`layout_matters`), or one has a
+    dim of size 1 whose stride is not row-major's (`x.movedim(0, -1)` of a (1, 2, 1)
+    `x`, strides (1, 1, 2)) and PyTorch's TensorIterator sorts the dims by their
+    strides: it does unless every operand has the result's shape and is contiguous
+    (its fast path). numpy's contiguity ignores the strides of dims of size 1."""
+    for a in arrays:
+        if layout_matters(a):
+            return True
+    if 1 not in shape:  # (a dim of size 1 that is broadcast has no say)
+        return False
+    for a in arrays:
+        if odd_unit_stride(a):
+            break
+    else:
+        return False
+    return any(a.shape != shape or not a.flags.c_contiguous for a in arrays)
+
+
+def odd_unit_stride(a: np.ndarray) -> bool:
+    """Whether `a` has a dim of size 1 whose stride is neither row-major's (the extent
+    of the dims inside it) nor 0 (which has no say in PyTorch's order)."""
+    if 1 not in a.shape:
+        return False
+    step = a.itemsize
+    for n, s in zip(reversed(a.shape), reversed(a.strides)):
+        if n == 1 and s and s != step:
+            return True
+        step *= n
+    return False
+
+
+def row_major(a: np.ndarray) -> np.ndarray:
+    """`a` itself where it is row-major, its size-1 dims' strides included, else a
+    row-major copy: how PyTorch allocates a reduction's result (numpy's reductions of
+    a permuted array keep its layout)."""
+    if a.flags.c_contiguous and (1 not in a.shape or not odd_unit_stride(a)):
+        return a
+    return np.array(a, order="C", copy=True)
+
+
 def in_result_layout(values: np.ndarray, *operands: np.ndarray) -> np.ndarray:
     """`values`, an element-wise result of the arrays `operands` computed by numpy
     (whose own choice of layout differs), laid out as PyTorch lays that result out
-    (`result_order`): itself where it is already, else a copy."""
-    if not values.size or not any(layout_matters(a) for a in operands):
+    (`result_order`): itself where it is already, else a copy. (A Python number
+    among the operands is `WRAPPED_NUMBER`.)"""
+    if not values.size:
         return values
-    order = result_order(values.shape, *operands)
-    if order is None:
-        return np.ascontiguousarray(values)
-    if values.transpose(order).flags.c_contiguous:
+    if not reorders(values.shape, operands):
+        order = None
+        if values.flags.c_contiguous and (1 not in values.shape or not odd_unit_stride(values)):
+            return values
+    else:
+        order = result_order(values.shape, *operands)
+    out = np.empty(values.shape, values.dtype) if order is None else result_empty(
+        values.shape, values.dtype, operands, order)
+    if out.strides == values.strides:  # (numpy laid it out so already)
         return values
-    out = empty_in_order(values.shape, values.dtype, order)
     out[...] = values
     return out
 
@@ -152,6 +205,8 @@ def empty_like(a: np.ndarray, dtype=None) -> np.ndarray:
 def copy_like(data: np.ndarray, model: np.ndarray) -> np.ndarray:
     """A copy of `data` (of `model`'s shape) laid out as PyTorch lays out a result
     made from `model` (`result_order`): a transposed model gives a transposed copy."""
+    if keeps_strides(model):
+        return copy_of(data) if data is model else astype_kept(data, data.dtype, model)
     order = result_order(model.shape, model) if layout_matters(model) else None
     if order is None:
         return np.array(data, copy=True, order="C")
@@ -160,22 +215,86 @@ def copy_like(data: np.ndarray, model: np.ndarray) -> np.ndarray:
     return copy
 
 
-def fresh_result(shape: tuple, dtype, *operands: np.ndarray) -> tuple:
+def keeps_strides(model: np.ndarray) -> bool:
+    """Whether PyTorch's copy of `model` in its memory format (`clone`, `to`, the
+    `*_like` factories) has strides numpy's copy would not: `model` is dense, so the
+    copy takes its strides exactly, and it has a dim of size 1, whose stride numpy's
+    copy (order 'K') would choose itself."""
+    return (1 in model.shape and model.ndim > 1 and model.size > 0
+            and (odd_unit_stride(model) or not model.flags.c_contiguous) and is_dense(model))
+
+
+def astype_kept(data: np.ndarray, dtype, model: np.ndarray) -> np.ndarray:
+    """A copy of `data` in `dtype` with `model`'s strides exactly (counted in elements:
+    see `keeps_strides`)."""
+    dtype = np.dtype(dtype)
+    copy = np.ndarray(model.shape, dtype,
+                      strides=[s // model.itemsize * dtype.itemsize for s in model.strides])
+    copy[...] = data
+    return copy
+
+
+def fresh_result(shape: tuple, dtype, *operands: np.ndarray, number: bool = False) -> tuple:
     """For an element-wise kernel over `operands` (each broadcastable to `shape`): a
     fresh result laid out as PyTorch lays it out (`result_order`), a flat view of it,
-    and the operands flattened in the same order, for the kernel to walk side by side."""
-    order = None
-    for a in operands:
-        if layout_matters(a):
-            order = result_order(shape, *operands)
-            break
+    and the operands flattened in the same order, for the kernel to walk side by side.
+    `number`: a Python number is an operand too (`WRAPPED_NUMBER`)."""
+    arrays = operands + (WRAPPED_NUMBER,) if number else operands
+    order = result_order(shape, *arrays) if reorders(shape, arrays) else None
     if order is None:
         out = np.empty(shape, dtype)
         flats = [plain(a if a.shape == shape else np.broadcast_to(a, shape)) for a in operands]
         return out, out.reshape(-1), flats
-    out = empty_in_order(shape, dtype, order)
+    out = result_empty(shape, dtype, arrays, order)
     flats = [plain(np.broadcast_to(a, shape).transpose(order)) for a in operands]
     return out, out.transpose(order).ravel(), flats
+
+
+def result_empty(shape: tuple, dtype, arrays, order: list) -> np.ndarray:
+    """A fresh array for an element-wise result of `arrays` whose dims PyTorch orders
+    as `order` (`result_order`): with the strides TensorIterator's fast setup gives
+    where every operand has the result's shape (4-D operands all channels-last: a
+    channels-last result; all dense with the same strides: those strides, a size-1
+    dim's included), else dense in that order. Its dims in `order` are row-major in
+    memory either way (the kernels walk it so)."""
+    strides = _fast_strides(shape, arrays)
+    if strides is not None:
+        size = np.dtype(dtype).itemsize
+        out = np.ndarray(shape, dtype, strides=[s * size for s in strides])
+        if out.transpose(order).flags.c_contiguous:
+            return out
+    return empty_in_order(shape, dtype, order)
+
+
+def _fast_strides(shape: tuple, arrays) -> tuple | None:
+    """The strides (in elements) of TensorIterator's fast setup for operands of the
+    result's shape that are not all contiguous: channels-last if they all are, the
+    operands' own if they are all dense with the same ones; else None."""
+    for a in arrays:
+        if a.shape != shape:
+            return None
+    if len(shape) == 4:
+        last = channels_last_strides(shape)
+        if all(_channels_last(a, last) for a in arrays):
+            return last
+    first = element_strides(arrays[0])
+    if all(element_strides(a) == first for a in arrays[1:]) and non_overlapping_and_dense(
+            shape, first):
+        return first
+    return None
+
+
+def channels_last_strides(shape: tuple) -> tuple:
+    """PyTorch's channels-last strides of an (N, C, H, W) shape: C innermost, then W,
+    H and N (an empty dim counted as 1)."""
+    n, c, h, w = (max(d, 1) for d in shape)
+    return (h * w * c, 1, w * c, c)
+
+
+def _channels_last(a: np.ndarray, last: tuple) -> bool:
+    """PyTorch's `is_contiguous(memory_format=torch.channels_last)` of a 4-D array:
+    the strides of `last` wherever a dim has more than one element."""
+    return all(n == 1 or s == t for n, s, t in zip(a.shape, element_strides(a), last))
 
 
 def copy_in_order(dst: np.ndarray, src: np.ndarray) -> None:
@@ -234,11 +353,14 @@ def with_strides(shape: tuple, dtype, strides: tuple) -> np.ndarray:
 
 
 def copy_of(a: np.ndarray) -> np.ndarray:
-    """A copy of `a` in numpy's order 'K' (its layout, where it is dense); one of no
-    elements keeps `a`'s strides, as PyTorch's `clone` does (numpy's copy would
+    """A copy of `a` in numpy's order 'K' (its layout, where it is dense), a dim of
+    size 1 keeping its stride too (numpy's copy gives it the row-major one); one of
+    no elements keeps `a`'s strides, as PyTorch's `clone` does (numpy's copy would
     have none)."""
     if not a.size and a.ndim:
         return with_strides(a.shape, a.dtype, element_strides(a))
+    if keeps_strides(a):
+        return astype_kept(a, a.dtype, a)
     return np.array(a, copy=True)
 
 

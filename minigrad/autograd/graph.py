@@ -381,6 +381,8 @@ class AccumulateGrad(Node):
                 leaf._grad = Tensor._make(grad)
                 if _VERSIONS:  # (the stolen array keeps its version, as in PyTorch)
                     leaf._grad._version_counter.value = version_of(grad)
+            elif kept and not grad.ndim and (shared := _shared_view(grad)) is not None:
+                leaf._grad = shared
             else:
                 # (PyTorch keeps its efficient zero tensor too: see `is_efficient_zeros`)
                 leaf._grad = first_grad(grad, data, stolen=kept or is_efficient_zeros(grad))
@@ -493,6 +495,34 @@ def first_grad(grad: np.ndarray, leaf: np.ndarray, stolen: bool):
     if version:
         t._version_counter.value = version
     return t
+
+
+def _shared_view(grad: np.ndarray) -> Tensor | None:
+    """A gradient PyTorch keeps as `.grad` although it views memory other gradients
+    view (PyTorch looks at nothing but the tensor's own references): `cat`'s or
+    `stack`'s backward slices one gradient, `t()`'s views the one its input got, so
+    two leaves' `.grad` can share memory, and their version counter. Where the slices
+    overlap (0-d leaves under `sum()`'s spread-out gradient: their `.grad` is one
+    element) adding into one `.grad` changes the other. minigrad keeps the same for a
+    0-d gradient, the one kind whose sharing changes values (a larger one shares
+    only disjoint memory, or has a 0 stride the layout contract refuses) and whose
+    layout cannot differ from PyTorch's: a writable view of the memory's owner
+    (numpy's own view is read-only where it spreads a value), sharing the counter of
+    the views of that owner. None (a copy is made) where the owner cannot lend its
+    memory so, or is an efficient zero."""
+    if grad.base is None or is_efficient_zeros(grad):
+        return None
+    owner = grad
+    while owner.base is not None:
+        owner = owner.base
+    if (not isinstance(owner, np.ndarray) or not owner.flags.writeable
+            or not owner.flags.c_contiguous):
+        return None
+    offset = grad.__array_interface__["data"][0] - owner.__array_interface__["data"][0]
+    view = Tensor._make(np.ndarray(grad.shape, grad.dtype, buffer=owner, offset=offset,
+                                   strides=grad.strides))
+    view._version_counter = _counter_of_base(owner, version_of(grad))
+    return view
 
 
 # Gradients PyTorch keeps that are views of one tensor (`cat`'s backward slices its

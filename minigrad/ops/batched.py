@@ -94,6 +94,13 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
         return linalg.mm(a, b)
     if (da <= 2 and db <= 2) or da == 0 or db == 0:
         return linalg.matmul(a, b)
+    if da == 3 and db == 3 and a._data.shape[0] != b._data.shape[0]:
+        # A stack of one matrix that requires grad is squeezed to that matrix first
+        # (so the product folds into mm, and its gradient is no stack of copies).
+        if a._data.shape[0] == 1 and a.requires_grad:
+            return matmul(views.squeeze(a, 0), b)
+        if b._data.shape[0] == 1 and b.requires_grad:
+            return matmul(a, views.squeeze(b, 0))
     _refuse_batched(a, b)  # (PyTorch's error for shapes that do not fit; mm's or
     # bmm's, below, for dtypes)
     if _folds(a, b):

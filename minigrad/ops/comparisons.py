@@ -10,7 +10,7 @@ import numpy as np
 from .. import _dtype
 from .._args import combination_error, is_int, type_name
 from ..arrays.broadcasting import broadcast_shape, check_inplace_shape
-from ..arrays.layout import in_result_layout
+from ..arrays.layout import WRAPPED_NUMBER, in_result_layout
 from ..autograd.inplace import (
     check_inplace,
     check_no_overlap,
@@ -37,7 +37,7 @@ def _compare(np_op, name: str):
         values = np.asarray(np_op(self._data, other))
         if isinstance(other, np.ndarray):  # (laid out by both operands, as PyTorch's)
             return Tensor._make(in_result_layout(values, self._data, other))
-        return Tensor._make(in_result_layout(values, self._data))
+        return Tensor._make(in_result_layout(values, self._data, WRAPPED_NUMBER))
 
     compare.__name__ = name
     return compare

@@ -19,7 +19,7 @@ from .._creation import ones, tensor, zeros
 from .._device import device
 from .._random import normal_, uniform_
 from ..arrays.broadcasting import check_inplace_shape
-from ..arrays.layout import copy_in_order, copy_like
+from ..arrays.layout import astype_kept, copy_in_order, copy_like, keeps_strides
 from ..autograd.inplace import begin_inplace, finish_inplace
 from ..autograd.record import record
 from ..tensor import Tensor, as_tensor_arg
@@ -132,7 +132,9 @@ def to_dtype(x: Tensor, dt) -> Tensor:
     if dt is x.dtype:
         return x
     with np.errstate(over="ignore", invalid="ignore"):  # (PyTorch converts nan, inf and
-        out = Tensor._make(x._data.astype(dt.np))     # out-of-range values silently)
+        data = x._data
+        out = Tensor._make(astype_kept(data, dt.np, data) if keeps_strides(data)
+                           else data.astype(dt.np))  # out-of-range values silently)
     if dt.is_floating_point:
         node = record(ToCopyBackward0, out, x)
         if node is not None:

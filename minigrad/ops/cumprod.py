@@ -17,6 +17,7 @@ import numpy as np
 
 from .._creation import ones, zeros
 from .._dtype import bool_, to_dtype
+from ..arrays.layout import row_major
 from ..arrays.scalars import u64
 from ..autograd.graph import INPUT, OUTPUT, VALUE, SavedTensor
 from ..autograd.record import record
@@ -141,7 +142,7 @@ def cumprod(x: Tensor, dim: int, *, dtype=None) -> Tensor:
     wide = a.astype(np.float64) if a.dtype.kind == "f" else a
     with np.errstate(invalid="ignore", over="ignore"):  # (inf * 0 is nan, as in PyTorch)
         data = np.cumprod(wide, axis=d) if a.ndim else a.copy()
-    out = Tensor._make(np.asarray(data, a.dtype))
+    out = Tensor._make(row_major(np.asarray(data, a.dtype)))  # (as PyTorch allocates it)
     node = record(CumprodBackward0, out, x)
     if node is not None:
         node._saved.update({"dim": u64(dim), "result": SavedTensor(out, is_output=True),

@@ -36,6 +36,7 @@ and the Tensor methods from `DECLARATIONS` alone.
 
 from __future__ import annotations
 
+import ast
 import re
 import sys
 from collections.abc import Callable
@@ -53,9 +54,9 @@ from ..arrays.dispatch import (
     unary,
     unary_into,
 )
-from ..arrays.layout import copy_like, flat, fresh_result
+from ..arrays.layout import copy_like, flat, fresh_result, in_result_layout
 from ..arrays.scalars import as_float_data
-from ..autograd.graph import Node, SavedTensor, efficient_zeros
+from ..autograd.graph import Node, SavedTensor, efficient_zeros, is_efficient_zeros
 from ..autograd.inplace import begin_inplace, finish_inplace
 from ..autograd.record import record, record_elementwise
 from ..tensor import Tensor
@@ -156,9 +157,12 @@ class _DeclaredUnary(Node):
     fused = None
     saved_name = ""
     formulas: tuple[Formula, ...] = ()
+    zero_passes = False  # (see `_zero_passes`)
 
     def backward(self, grad):
         cls = type(self)  # (`self.saved(name)`, written out: a call fewer per node)
+        if grad.base is not None and cls.zero_passes and is_efficient_zeros(grad):
+            return (efficient_zeros(grad.shape, grad.dtype),)
         x = self._saved[cls.saved_name].array(self)
         out = short_vectors(cls.fused, grad, x)  # (two short vectors: the common case)
         return (backward2(cls.fused, grad, x) if out is None else out,)
@@ -173,6 +177,8 @@ class _DeclaredUnaryScalingGradFirst(_DeclaredUnary):
 
     def backward(self, grad):
         cls = type(self)
+        if grad.base is not None and cls.zero_passes and is_efficient_zeros(grad):
+            return (efficient_zeros(grad.shape, grad.dtype),)
         if not grad.flags.c_contiguous:
             grad = copy_like(grad, grad)
         return (backward2(cls.fused, grad, self._saved[cls.saved_name].array(self)),)
@@ -180,6 +186,48 @@ class _DeclaredUnaryScalingGradFirst(_DeclaredUnary):
 
 # A formula that scales `grad` before anything else (`_DeclaredUnaryScalingGradFirst`).
 _SCALES_GRAD_FIRST = re.compile(r"-grad\b|-?[0-9.]+ \* grad\b")
+
+
+class _DeclaredUnarySavedFirst(_DeclaredUnary):
+    """A `_DeclaredUnary` whose formula multiplies `grad` last, into a factor made from
+    the saved tensor alone (erf's `1.128 * (-self.pow(2)).exp() * grad`), or passes
+    the saved tensor to a kernel first (relu's `threshold_backward(grad, result, 0)`,
+    whose TensorIterator takes `result` before `grad`): in PyTorch the saved tensor
+    then lays the result out (a permuted input's gradient is permuted too)."""
+
+    def backward(self, grad):
+        cls = type(self)
+        if grad.base is not None and cls.zero_passes and is_efficient_zeros(grad):
+            return (efficient_zeros(grad.shape, grad.dtype),)
+        saved = self._saved[cls.saved_name].array(self)
+        return (in_result_layout(backward2(cls.fused, grad, saved), saved, grad),)
+
+
+def _zero_passes(formula: str) -> bool:
+    """Whether `formula` multiplies `grad` into the rest, or divides it by the rest
+    (`grad / self`, `grad * result`, `2 * exp(-self**2) * grad`): then PyTorch's
+    efficient zero gradient (sgn's, see `efficient_zeros`) gives an efficient zero,
+    as its mul and div of a zero tensor compute nothing (so `0 / 0` and `0 * inf` are
+    0 there, not nan: `x.log().abs()`'s double backward at 0)."""
+    node = ast.parse(formula, mode="eval").body
+    while isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+        node = node.left  # (the numerator)
+    factors = [node]
+    while factors:
+        node = factors.pop()
+        if isinstance(node, ast.Name) and node.id == "grad":
+            return True
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+            factors += [node.left, node.right]
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+            factors.append(node.left)
+    return False
+
+
+# A formula of a number times a factor of the saved tensor, times grad last, or
+# threshold_backward (whose TensorIterator takes the saved tensor first):
+# `_DeclaredUnarySavedFirst`.
+_SAVED_FIRST = re.compile(r"-?[0-9.]+ \* (?!grad\b).* \* grad$|threshold_backward\(")
 
 
 class _DeclaredUnarySavingNothing(_DeclaredUnary):
@@ -243,11 +291,13 @@ def unary_op(name: str, *, node: str, kernel, formula: str, fused, doc: str,
     base = (_DeclaredZeroGradient if fused is None
             else _DeclaredUnarySavingNothing if not fused_reads
             else _DeclaredUnaryScalingGradFirst if _SCALES_GRAD_FIRST.match(formula)
+            else _DeclaredUnarySavedFirst if _SAVED_FIRST.match(formula)
             else _DeclaredUnary)
     node_cls = type(node, (base,), {
         "__module__": module, "__qualname__": node, "__doc__": f"{name}: {doc}",
         "saves": saves, "saved_name": fused_reads, "fused": fused, "formulas": formulas,
         "tangent": AUTO_ELEMENT_WISE if tangent is None else Tangent(tangent),
+        "zero_passes": _zero_passes(formula),
     })
     if vectorised is not None:
         VECTORISED[kernel] = quietly(vectorised) if isinstance(vectorised, np.ufunc) else vectorised

@@ -46,7 +46,14 @@ from .._dtype import _BY_NUMPY
 from .._registry import attach
 from ..arrays.broadcasting import spread
 from ..arrays.dispatch import binary, scalar_op, short_vector_and_number, unary
-from ..arrays.layout import element_strides, restrided, view_strides
+from ..arrays.layout import (
+    WRAPPED_NUMBER,
+    element_strides,
+    in_result_layout,
+    restrided,
+    view_strides,
+    with_strides,
+)
 from ..arrays.scalars import signed_dims
 from ..autograd.forward_ad import Identity
 from ..autograd.graph import (
@@ -720,6 +727,19 @@ def _reciprocal(a: np.ndarray, dt) -> np.ndarray:
         return np.divide(1, a.astype(dt.np, copy=False))
 
 
+def _laid_out(ufunc) -> Callable:
+    """A numpy comparison on arrays (or an array and a number), its result laid out as
+    PyTorch lays out an element-wise result of the operands (numpy's own layout
+    differs: `where(self == other, ...)` takes the comparison's)."""
+    def compare(a, b):
+        values = ufunc(a, b)
+        if type(values) is not np.ndarray or not values.ndim:
+            return values
+        return in_result_layout(values, *(x if type(x) is np.ndarray else WRAPPED_NUMBER
+                                          for x in (a, b)))
+    return compare
+
+
 def _negative(a):
     return unary(K.neg, a) if isinstance(a, np.ndarray) else -a
 
@@ -739,7 +759,7 @@ ARRAY_ARITHMETIC: dict[str, Callable] = {
                        operator.truediv, to_float=True),
     "USub": _negative,
     # (numpy's comparisons: a nan compares false, without a warning, as in PyTorch)
-    **{name: ufunc for name, ufunc in (
+    **{name: _laid_out(ufunc) for name, ufunc in (
         ("Eq", np.equal), ("NotEq", np.not_equal), ("Lt", np.less), ("LtE", np.less_equal),
         ("Gt", np.greater), ("GtE", np.greater_equal), ("BitAnd", np.logical_and))},
 }
@@ -801,7 +821,14 @@ def _zeros_like(a: np.ndarray) -> np.ndarray:
 
 @on_arrays("squeeze", method=True)
 def _squeeze(a: np.ndarray, dim: int) -> np.ndarray:
-    return np.squeeze(a, dim)
+    if a.size or not a.ndim:
+        return np.squeeze(a, dim)
+    # (no elements: the other dims keep PyTorch's strides, which numpy's fresh empty
+    # array does not have: see `element_strides`)
+    dims = {d % a.ndim for d in (dim if isinstance(dim, (tuple, list)) else (dim,))}
+    kept = [d for d in range(a.ndim) if not (d in dims and a.shape[d] == 1)]
+    strides = element_strides(a)
+    return with_strides(tuple(a.shape[d] for d in kept), a.dtype, tuple(strides[d] for d in kept))
 
 
 @on_arrays("reshape", method=True)

@@ -17,7 +17,7 @@ import numpy as np
 
 from .._creation import tensor, zeros
 from .._dtype import check_scalar_fits, result_type
-from ..arrays.layout import element_strides, empty_result, in_result_layout
+from ..arrays.layout import WRAPPED_NUMBER, element_strides, empty_result, in_result_layout
 from ..arrays.scalars import u64
 from ..autograd.graph import INPUT, VALUE, SavedTensor, bump_version
 from ..autograd.inplace import begin_inplace, finish_inplace
@@ -559,7 +559,8 @@ def _chosen(condition: np.ndarray, a, b) -> np.ndarray:
     out from the three operands (`where(cond, grad, 0)` over (0, 1): strides (1, 0))."""
     out = np.asarray(np.where(condition, a, b))
     if out.size:  # (laid out by the condition first, then a and b, as PyTorch's)
-        return in_result_layout(out, condition, *(x for x in (a, b) if type(x) is np.ndarray))
+        return in_result_layout(out, condition, *(x if type(x) is np.ndarray else WRAPPED_NUMBER
+                                                  for x in (a, b)))
     operands = [np.asarray(x) for x in (condition, a, b)]
     return empty_result(out.shape, out.dtype,
                         *((x.shape, element_strides(x)) for x in operands))

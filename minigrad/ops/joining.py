@@ -85,9 +85,10 @@ def _cat_tensors_backward_on_arrays(grad: np.ndarray, sizes: tuple, dim: int) ->
 
 @on_arrays("stack_tensors_backward")
 def _stack_tensors_backward_on_arrays(grad: np.ndarray, dim: int) -> list:
-    """Each input's slice of `grad` along the new dim, a view."""
+    """Each input's slice of `grad` along the new dim, a view (a 0-d one too: the
+    `...` keeps numpy from handing out a scalar copy)."""
     before = (slice(None),) * (dim % grad.ndim)
-    return [grad[before + (i,)] for i in range(grad.shape[dim])]
+    return [grad[before + (i, Ellipsis)] for i in range(grad.shape[dim])]
 
 
 def _tensor_list(fn: str, tensors) -> list:

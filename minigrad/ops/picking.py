@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._creation import zeros
+from .._creation import zeros, zeros_like
 from .._warn import warn_user
 from ..arrays.broadcasting import broadcast_shape
-from ..arrays.layout import empty_like
+from ..arrays.layout import copy_like, empty_like
 from ..arrays.scalars import u64
 from ..autograd.graph import INPUT, VALUE, SavedTensor
 from ..autograd.inplace import begin_inplace, finish_inplace
@@ -245,6 +245,25 @@ def _index_bounds(index: np.ndarray, size: int, message: str = "index out of ran
         raise IndexError(message)
 
 
+def _index_select_bounds(data: np.ndarray, d: int, index: np.ndarray, size: int) -> None:
+    """PyTorch's errors for indices out of range, which depend on its CPU kernel's
+    path: a vector's, and dim 0's copy of whole slices, say "index out of range in
+    self" (IndexError); any other dim (or an input of no elements) goes through its
+    element loop, which names the first bad index (RuntimeError)."""
+    if data.ndim <= 1 or not index.size:
+        _index_bounds(index, size)
+        return
+    if not data.size and not size:
+        raise RuntimeError("index_select(): self indexing axis dim should be positive")
+    bad = index[(index < 0) | (index >= size)]
+    if not bad.size:
+        return
+    if d == 0 and data.size:
+        raise IndexError("index out of range in self")
+    raise RuntimeError(f"INDICES element is out of DATA bounds, id={int(bad[0])} "
+                       f"axis_dim={size}")
+
+
 def index_select(x: Tensor, dim: int, index: Tensor) -> Tensor:
     """The slices of `x` along `dim` at `index` (a vector, or one index), in order."""
     if index._data.ndim > 1:
@@ -253,7 +272,7 @@ def index_select(x: Tensor, dim: int, index: Tensor) -> Tensor:
         raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
     d = _wrap_dim(dim, x._data.ndim)
     xv = _vector(x._data)
-    _index_bounds(index._data, xv.shape[d])
+    _index_select_bounds(x._data, d, index._data.reshape(-1), xv.shape[d])
     data = np.take(xv, index._data.reshape(-1), axis=d)
     if x._data.ndim == 0:  # (a 0-d input gives a 0-d result)
         data = data.reshape(())
@@ -434,8 +453,8 @@ class TakeBackward0(FormulaNode):
 @helper
 def take_backward(grad: Tensor, self: Tensor, index: Tensor) -> Tensor:
     """The gradient of take: `grad` added into zeros like self at the indices
-    (PyTorch's `zeros_like(self).put_(index, grad, true)`)."""
-    return put_(zeros(tuple(self.shape), dtype=grad.dtype), index, grad, True)
+    (PyTorch's `zeros_like(self).put_(index, grad, true)`: laid out as self is)."""
+    return put_(zeros_like(self, dtype=grad.dtype), index, grad, True)
 
 
 class PutBackward0(FormulaNode):
@@ -485,8 +504,11 @@ def _put_into(data: np.ndarray, index: Tensor, source: Tensor, accumulate: bool)
     the end)."""
     n = data.size
     flat = index._data.reshape(-1)
-    target = data.reshape(-1)  # (a view: `data` is contiguous)
     flat = np.where(flat < 0, flat + n, flat)
+    if data.flags.c_contiguous:
+        target = data.reshape(-1)  # (a view)
+    else:  # (the flat indices count in row-major order, whatever the layout)
+        target, flat = data, np.unravel_index(flat, data.shape)
     if accumulate:
         np.add.at(target, flat, source._data.reshape(-1))
     else:
@@ -499,8 +521,8 @@ def _type_name(data: np.ndarray) -> str:
 
 def put(x: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
     """`x` with `source`'s elements written at the flat indices `index` (added, with
-    `accumulate`)."""
-    data = np.array(x._data, order="C")
+    `accumulate`): PyTorch's `clone().put_()`, so laid out as `x` is."""
+    data = copy_like(x._data, x._data)
     _put_checks(data, index, source)
     _put_into(data, index, source, accumulate)
     out = Tensor._make(data)
@@ -514,8 +536,6 @@ def put(x: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> T
 def put_(x: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
     """put in place."""
     _put_checks(x._data, index, source)
-    if not x._data.flags.c_contiguous:
-        raise NotImplementedError("minigrad's put_ writes into contiguous tensors only")
     node = begin_inplace(PutBackward0, x, source)
     _put_into(x._data, index, source, accumulate)
     finish_inplace(x, node)

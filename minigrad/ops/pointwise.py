@@ -24,8 +24,9 @@ import numpy as np
 from .. import _dtype
 from .._args import combination_error
 from .._creation import zeros
+from .._warn import warn_user
 from ..arrays.broadcasting import broadcast_shape, check_inplace_shape
-from ..arrays.layout import empty_in_order, layout_matters, result_order
+from ..arrays.layout import WRAPPED_NUMBER, empty_like, reorders, result_empty, result_order
 from ..autograd.graph import INPUT, OUTPUT, VALUE, Node, SavedTensor
 from ..autograd.inplace import begin_inplace, finish_inplace
 from ..autograd.record import record
@@ -100,13 +101,17 @@ def _result(values, dt: _dtype.dtype, shape: tuple, *operands) -> Tensor:
     """A new tensor of `values` in dtype `dt` and shape `shape` (owning its memory),
     laid out as PyTorch lays out an element-wise result of `operands` (the tensors
     among them, in PyTorch's order: `x.t()` first gives a transposed result)."""
-    arrays = [t._data for t in operands if isinstance(t, Tensor)]
-    order = None
-    if any(layout_matters(a) for a in arrays) and 0 not in shape:
-        order = result_order(shape, *arrays)
-    out = np.empty(shape, dt.np) if order is None else empty_in_order(shape, dt.np, order)
+    out = _fresh(shape, dt.np, [t._data for t in operands if isinstance(t, Tensor)])
     out[...] = values
     return Tensor._make(out)
+
+
+def _fresh(shape: tuple, dtype, arrays) -> np.ndarray:
+    """An empty array laid out as PyTorch lays out an element-wise result of `arrays`."""
+    order = None
+    if 0 not in shape and reorders(shape, arrays):
+        order = result_order(shape, *arrays)
+    return np.empty(shape, dtype) if order is None else result_empty(shape, dtype, arrays, order)
 
 
 def _float_type(*operands) -> _dtype.dtype:
@@ -504,12 +509,14 @@ def _integers_only(name: str):
 
 
 def _tensors_op(name: str, values, rule, node=None, *, other: str = "other",
-                kernel: str | None = None, check=None, result_dtype=None):
+                kernel: str | None = None, check=None, result_dtype=None, laid_out_by=None):
     """An element-wise op of two tensors: the function, the method and the in-place
     form. `values(a, b)` computes on numpy arrays of the computing dtype; `node` is
     recorded when an input needs a gradient (saving what its formulas read), `check`
     sees both tensors first (heaviside's dtype rule); `result_dtype` gives a result of
-    another dtype than the computing one (bool for the logical ops)."""
+    another dtype than the computing one (bool for the logical ops); `laid_out_by(a,
+    b, shape, dtype)`: the fresh result array, laid out as PyTorch's op, made of
+    others, lays it out (ldexp's)."""
     rule = rule(kernel or name)
 
     def op(input: Tensor, other_: Tensor) -> Tensor:  # noqa: A002 - PyTorch's names
@@ -528,7 +535,12 @@ def _tensors_op(name: str, values, rule, node=None, *, other: str = "other",
         shape = _shape_of(a, b)
         with np.errstate(all="ignore"):
             computed = values(_data(a, dt), _data(b, dt))
-        out = _result(computed, result_dtype or dt, shape, a, b)
+        if laid_out_by is None:
+            out = _result(computed, result_dtype or dt, shape, a, b)
+        else:
+            out_data = laid_out_by(a._data, b._data, shape, (result_dtype or dt).np)
+            out_data[...] = computed
+            out = Tensor._make(out_data)
         if node is not None:
             _save(record(node, out, a, b), {"self": a, "other": b, "result": out, "op": name})
         return out
@@ -642,8 +654,42 @@ def _ldexp_values(a, b):
     return a * np.power(a.dtype.type(2), b)
 
 
+def _ldexp_layout(x: np.ndarray, n: np.ndarray, shape: tuple, dtype) -> np.ndarray:
+    """ldexp's fresh result, laid out as PyTorch's ldexp lays it out. A float input with
+    an integer exponent goes to its own kernel, into `empty_like(input)` (resized, and
+    then laid out by both, where the exponent broadcasts it). Otherwise it is
+    `input * 2**other`: for an integer or float32 input, the power is `pow(2.0, other)`,
+    which is row-major whatever other's layout; for float64 `full((), 2.0).pow(other)`,
+    laid out as `other`."""
+    if n.dtype.kind in "biu" and x.dtype.kind == "f":
+        return empty_like(x, dtype) if shape == x.shape else _fresh(shape, dtype, (x, n))
+    if x.dtype.kind != "f" or x.dtype == np.float32:
+        power = np.empty(n.shape, np.bool_)
+    else:
+        power = _fresh(n.shape, np.bool_, (n, WRAPPED_NUMBER))
+    return _fresh(shape, dtype, (x, power))
+
+
+def _ldexp_check(a: Tensor, b: Tensor) -> None:
+    """ldexp's own kernel (a float input, an integer or bool exponent) writes into
+    `empty_like(input)`, resized with PyTorch's deprecation warning where the exponent
+    broadcasts it; the kernel takes no bool exponent."""
+    if not (a.dtype.is_floating_point and b._data.dtype.kind in "biu"):
+        return
+    shape = _shape_of(a, b)
+    if shape != a._data.shape and a._data.size:
+        warn_user(f"An output with one or more elements was resized since it had shape "
+                  f"{list(a._data.shape)}, which does not match the required output shape "
+                  f"{list(shape)}. This behavior is deprecated, and in a future PyTorch "
+                  "release outputs will not be resized unless they have zero elements. You "
+                  "can explicitly reuse an out tensor t by resizing it, inplace, to zero "
+                  "elements with t.resize_(0).")
+    if b.dtype is _dtype.bool_:
+        raise NotImplementedError('"ldexp_cpu_exp" not implemented for \'Bool\'')
+
+
 _declare_tensors_op("ldexp", _ldexp_values, _floating, LdexpBackward0, function_inplace=True,
-                    doc="input * 2**other.")
+                    check=_ldexp_check, laid_out_by=_ldexp_layout, doc="input * 2**other.")
 
 
 # heaviside: a step, with `values` where the input is 0; PyTorch has no derivative

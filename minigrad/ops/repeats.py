@@ -17,6 +17,7 @@ from .._args import int_list_arg
 from ..autograd.graph import VALUE
 from ..autograd.record import record
 from ..tensor import Tensor, _wrap_dim
+from .copies import clone
 from .declaration import declare
 from .formulas import ArrayFormulaNode, Formula, helper, on_arrays
 from .tangent_formulas import Tangent
@@ -119,7 +120,8 @@ def repeat_interleave(x: Tensor, repeats=None, dim: int | None = None, *,
                       output_size: int | None = None) -> Tensor:
     """Each element (each slice along `dim`; with no dim, of the flattened `x`)
     repeated `repeats` times in place, one after another: for an int, PyTorch's
-    unsqueeze, expand, clone and flatten; for a tensor of counts, an index_select.
+    unsqueeze, expand, a row-major clone and flatten; for a tensor of counts, an
+    index_select.
     `repeat_interleave(counts)` alone gives the indices."""
     if repeats is None:
         return _counts_to_indices(x)
@@ -142,7 +144,8 @@ def repeat_interleave(x: Tensor, repeats=None, dim: int | None = None, *,
         raise RuntimeError("Repeats must be non-negative")
     spread = list(source._data.shape)
     spread.insert(d + 1, repeats)
-    return source.unsqueeze(d + 1).expand(spread).clone().flatten(d, d + 1)
+    # (a row-major clone, as PyTorch's: flattened, it is a view, whatever x's layout)
+    return clone(source.unsqueeze(d + 1).expand(spread), row_major=True).flatten(d, d + 1)
 
 
 declare("repeat", nodes=(RepeatBackward0,), method=repeat)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._creation import zeros
+from .._creation import zeros, zeros_like
 from ..arrays.broadcasting import broadcast_shape
 from ..arrays.scalars import u64
 from ..autograd.graph import INPUT, VALUE, SavedTensor
@@ -235,9 +235,10 @@ def masked_scatter_(self: Tensor, mask: Tensor, source: Tensor) -> Tensor:
 
 def masked_select_backward(grad: Tensor, input: Tensor, mask: Tensor) -> Tensor:  # noqa: A002
     """The gradient of masked_select: `grad` written back where the mask holds, into
-    zeros of the broadcast shape."""
+    zeros of the broadcast shape, laid out as the input expanded to it (PyTorch's
+    `zeros_like(input.expand(shape))`)."""
     shape = broadcast_shape(tuple(input.shape), tuple(mask.shape))
-    return masked_scatter_(zeros(shape, dtype=grad.dtype), mask, grad)
+    return masked_scatter_(zeros_like(input.expand(shape), dtype=grad.dtype), mask, grad)
 
 
 class MaskedScatterBackwardBackward0(FormulaNode):

@@ -19,6 +19,7 @@ from .. import _dtype
 from .._args import combination_error, is_int, is_number, type_name
 from .._creation import ones, zeros_like
 from .._warn import warn_user
+from ..arrays.layout import WRAPPED_NUMBER, in_result_layout, row_major
 from ..arrays.quiet import quietly
 from ..arrays.scalars import u64
 from ..autograd.graph import INPUT, OUTPUT, VALUE, Node, SavedTensor
@@ -110,7 +111,7 @@ def _variance(name: str, x: Tensor, dim, correction, keepdim: bool) -> np.ndarra
         mean = wide.mean(axis=axes, keepdims=True) if n else wide.sum(axis=axes, keepdims=True)
         squares = ((wide - mean) ** 2).sum(axis=axes, keepdims=keepdim)
         out = squares / max(0.0, n - c)
-    return np.asarray(out, data.dtype)
+    return row_major(np.asarray(out, data.dtype))  # (as PyTorch allocates a reduction's)
 
 
 def var_backward(grad, self, dim, correction, keepdim: bool):
@@ -151,8 +152,12 @@ def _var_backward_data(grad, x, dims, dim_given: bool, correction, keepdim) -> n
         # "Mean of empty slice" warning)
         mean = np.asarray(x.mean(axis=dims, keepdims=True, dtype=np.float64) if count else
                           x.sum(axis=dims, keepdims=True), dt)
-        # (no values left after the correction: 2 / 0 is inf, as in PyTorch)
-        return (dt.type(np.float64(2.0) / np.float64(count - c)) * grad) * (x - mean)
+        # (no values left after the correction: 2 / 0 is inf, as in PyTorch; each step
+        # laid out as PyTorch's, which a permuted input's gradient shows)
+        scaled = in_result_layout(dt.type(np.float64(2.0) / np.float64(count - c)) * grad,
+                                  grad, WRAPPED_NUMBER)
+        centred = in_result_layout(x - mean, x, mean)
+        return in_result_layout(scaled * centred, scaled, centred)
 
 
 class VarBackward0(ArrayFormulaNode):
@@ -363,7 +368,7 @@ def prod(input: Tensor, *args, dtype=None, **kwargs) -> Tensor:  # noqa: A002 - 
         d = _wrap_dim(dim, data.ndim)
         axis = d if data.ndim else None
         reduced = quietly(np.prod, data, axis=axis, keepdims=keepdim and data.ndim > 0, dtype=dt)
-        out = Tensor._make(np.asarray(reduced, dt))
+        out = Tensor._make(row_major(np.asarray(reduced, dt)))  # (as PyTorch's)
         node = record(ProdBackward1, out, input)
         if node is not None:
             node._saved.update({"dim": u64(dim), "keepdim": keepdim, "_dim": d})
@@ -662,8 +667,9 @@ def _prod_backward_on_arrays(grad: np.ndarray, x: np.ndarray, result: np.ndarray
     if not keepdim:
         grad, result = np.expand_dims(grad, d), np.expand_dims(result, d)
     with np.errstate(invalid="ignore", divide="ignore"):
-        if not (x == 0).any():
-            return np.asarray(grad * (result / x), grad.dtype)
+        if not (x == 0).any():  # (each step laid out as PyTorch's `grad * (result / x)`)
+            ratio = in_result_layout(np.asarray(result / x), result, x)
+            return in_result_layout(np.asarray(grad * ratio, grad.dtype), grad, ratio)
         return np.asarray(_prod_safe_zeros(grad, x, d), grad.dtype)
 
 

@@ -198,8 +198,9 @@ def _clamp_backward_on_arrays(grad: np.ndarray, x: np.ndarray, min, max) -> np.n
     """clamp_backward's fused kernel: one pass, both bounds compared at once."""
     lo = -math.inf if min is None else min
     hi = math.inf if max is None else max
-    out, flat_out, (flat_grad, flat_x) = fresh_result(
-        grad.shape, grad.dtype, grad, x.astype(grad.dtype, copy=False))
+    # (laid out by x first, as PyTorch's `where(min <= x <= max, grad, 0)`)
+    out, flat_out, (flat_x, flat_grad) = fresh_result(
+        grad.shape, grad.dtype, x.astype(grad.dtype, copy=False), grad)
     K.clamp_backward(flat_grad, flat_x, grad.dtype.type(lo), grad.dtype.type(hi), flat_out)
     return out
 

@@ -1099,3 +1099,27 @@ def test_huge_sizes(torch):
     diffs = [f"{name}:\n torch:    {expected[name]}\n minigrad: {got[name]}"
              for name in HUGE if expected[name] != got[name]]
     assert not diffs, "\n".join(diffs)
+
+
+# index_select's errors for indices out of range come from PyTorch's CPU kernel, and
+# name what its path saw: a vector's, and dim 0's copy of whole slices, raise
+# IndexError "index out of range in self"; another dim of a matrix (or an input of no
+# elements) raises RuntimeError naming the first bad index. (Found by the random
+# programs, with a permuted input's gradient checks: minigrad always said the first.)
+INDEX_SELECTS = [((3, 1, 4), 1, [1, 0, 1]), ((3, 4), 0, [5]), ((3, 4), 1, [5]),
+                 ((3, 4), -1, [1, 9, -5]), ((3, 4), 1, [-5, 9]), ((3,), 0, [5]),
+                 ((2, 2), 1, [-1]), ((0, 3), 0, [0]), ((0, 3), 1, [5]), ((2, 0), 0, [5]),
+                 ((2, 0), 0, [1]), ((0, 3), 0, []), ((), 0, [1])]
+
+
+@pytest.mark.parametrize(("shape", "dim", "index"), INDEX_SELECTS, ids=str)
+def test_index_select_out_of_range_as_in_pytorch(torch, shape, dim, index):
+    import minigrad
+
+    def run(m):
+        try:
+            return tuple(m.zeros(shape).index_select(dim, m.tensor(index, dtype=m.int64)).shape)
+        except (IndexError, RuntimeError) as error:
+            return type(error).__name__, str(error)
+
+    assert run(minigrad) == run(torch)

@@ -217,3 +217,22 @@ def test_only_the_wanted_gradients_are_computed_and_recorded(torch):
         return c.keep(gx), c.keep(c.m.tensor(float(made)))
 
     check(torch, program)
+
+
+# The double backward of `f(x).abs()`: abs's gradient `grad * self.sgn()` sends sgn's
+# gradient back to f, and that is PyTorch's efficient zero tensor, which its mul and
+# div pass on as a zero without computing: log's `grad / self` at 0 is 0, not 0 / 0 =
+# nan, so `x.grad` at 0 is the other stream's inf (minigrad's was nan).
+@pytest.mark.parametrize("value", [0.0, -1.0, float("inf"), 2.0])
+@pytest.mark.parametrize("fn", ["log", "log2", "sqrt", "rsqrt", "reciprocal", "exp", "tanh",
+                                "sigmoid", "erf", "atan"])
+def test_double_backward_through_abs_passes_sgns_zero_on(torch, fn, value):
+    import minigrad
+
+    def run(m):
+        x = m.tensor(value, dtype=m.float64, requires_grad=True)
+        g, = m.autograd.grad(getattr(x, fn)().abs(), x, create_graph=True)
+        g.backward()
+        return str(g.item()), str(x.grad.item()), x.grad._version
+
+    assert run(minigrad) == run(torch)

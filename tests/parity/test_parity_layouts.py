@@ -245,3 +245,241 @@ def test_gradients_of_a_transposed_tensor_are_laid_out_as_pytorchs(torch, op, pe
     mg, pt = run(minigrad), run(torch)
     assert mg[:3] == pt[:3]
     assert np.allclose(mg[3], pt[3], rtol=1e-12)
+
+
+# A dim of size 1 has a stride too. numpy's contiguity ignores it, PyTorch's
+# TensorIterator does not: unless every operand has the result's shape and is
+# contiguous (its fast path), it sorts the dims by the operands' strides, a size-1
+# dim's included, so `x.movedim(0, -1)` of a (1, 2, 1) `x` (strides (1, 1, 2)) lays a
+# broadcast sum out column-major. A Python number counts as a 0-d operand (`x * 2`,
+# `x > 0`, `where(c, grad, 0)`), so it takes that path too; `x.exp()` does not.
+ODD_UNIT_STRIDES = {
+    "x + x.movedim(0, -1)": lambda m, x: x + x.movedim(0, -1),
+    "x.movedim(0, -1) + x": lambda m, x: x.movedim(0, -1) + x,
+    "column of stride 2 plus a (1,)": lambda m, x: x[0].t() * 1 + m.ones(1),
+    "column of stride 2 times a number": lambda m, x: x.movedim(0, -1) * 2,
+    "column of stride 2 plus a number": lambda m, x: x.movedim(0, -1) + 2.5,
+    "column of stride 2 compared with a number": lambda m, x: x.movedim(0, -1) > 1,
+    "column of stride 2 exp (fast path)": lambda m, x: x.movedim(0, -1).exp(),
+    "row of strides (1, 1) plus a row": lambda m, x: x.reshape(2, 1).t() + m.ones(2),
+    "row of strides (1, 1) in float64": lambda m, x: x.reshape(2, 1).t().double() * 3,
+    "where by a compared row": lambda m, x: m.where(x.reshape(2, 1).t() > 1, x.reshape(2, 1).t(),
+                                                    m.ones(1, 1)),
+    "maximum with a 1x1x1": lambda m, x: m.maximum(x.movedim(0, -1), m.ones(1, 1, 1)),
+}
+
+
+@pytest.mark.parametrize("requires_grad", [False, True])
+@pytest.mark.parametrize("program", list(ODD_UNIT_STRIDES))
+def test_size_one_dims_strides_lay_results_out_as_in_pytorch(torch, program, requires_grad):
+    import minigrad
+
+    def run(m):
+        x = m.tensor([[[1.0], [2.0]]], requires_grad=requires_grad)  # (1, 2, 1)
+        y = ODD_UNIT_STRIDES[program](m, x)
+        return tuple(y.shape), y.stride(), y.double().reshape(-1).tolist()
+
+    assert run(minigrad) == run(torch)
+
+
+def test_captured_gradient_keeps_size_one_dims_strides(torch):
+    # grad() hands back the gradient the engine computed, a dim of size 1 keeping its
+    # stride (minigrad's copy of it had taken the row-major one).
+    import minigrad
+
+    def run(m):
+        x = m.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]).reshape(1, 2, 3).permute(2, 1, 0)
+        x.requires_grad_()
+        g, = m.autograd.grad(x ** 2, x, m.ones(3, 2, 1) * 1)
+        return g.stride(), g.tolist()
+
+    assert run(minigrad) == run(torch)
+
+
+def test_random_broadcasts_of_permuted_operands_are_laid_out_as_in_pytorch(torch):
+    # Permutations of tensors with dims of size 1, broadcast against each other by
+    # the element-wise ops that lay out a result from two tensors or a number.
+    import random
+
+    import minigrad
+
+    ops = {"add": lambda m, a, b: a + b, "mul": lambda m, a, b: m.mul(a, b),
+           "div": lambda m, a, b: a / b, "gt": lambda m, a, b: a > b,
+           "maximum": lambda m, a, b: m.maximum(a, b), "atan2": lambda m, a, b: m.atan2(a, b),
+           "where": lambda m, a, b: m.where(a > b, a, b), "plus a number": lambda m, a, b: a + 2,
+           "compared with a number": lambda m, a, b: a > 0.5}
+    rng = random.Random(0)
+    checked = 0
+    while checked < 300:
+        nd = rng.choice([2, 3, 4])
+        ndims = (nd, rng.choice([nd, nd - 1]))
+        shapes = [[rng.choice([1, 1, 2, 3]) for _ in range(n)] for n in ndims]
+        perms = [rng.sample(range(len(s)), len(s)) for s in shapes]
+        try:
+            torch.broadcast_shapes(*(torch.Size([s[i] for i in p]) for s, p in zip(shapes, perms)))
+        except RuntimeError:
+            continue
+        name = rng.choice(sorted(ops))
+        dtype = rng.choice(["float32", "float64"])
+        got = []
+        for m in (minigrad, torch):
+            a, b = (m.arange(float(math_prod(s)), dtype=getattr(m, dtype)).reshape(s).permute(*p)
+                    for s, p in zip(shapes, perms))
+            y = ops[name](m, a, b)
+            got.append((tuple(y.shape), y.stride()))
+        assert got[0] == got[1], (name, dtype, shapes, perms)
+        checked += 1
+
+
+def math_prod(shape) -> int:
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+# ldexp is `input * 2**other` in PyTorch, the power `pow(2.0, other)` (row-major
+# whatever other's layout) for a float32 or integer input, `full((), 2.0).pow(other)`
+# (laid out as other) for float64; a float input with an integer exponent goes to its
+# own kernel instead, writing into `empty_like(input)`, resized (with a warning) where
+# the exponent broadcasts it, and it takes no bool exponent.
+LDEXPS = [("float32", "float32", (3, 1), False), ("float64", "float64", (3, 1), False),
+          ("float32", "float64", (3, 1), False), ("int64", "float32", (3, 1), False),
+          ("float32", "int64", (3, 1), False), ("float64", "int64", (3, 2), True),
+          ("float32", "int64", (1, 2), True), ("float64", "bool", (3, 1), False),
+          ("float64", "bool", (3, 2), True), ("int64", "bool", (3, 1), False)]
+
+
+@pytest.mark.parametrize(("input_dtype", "exponent_dtype", "shape", "transposed"), LDEXPS)
+def test_ldexp_is_laid_out_as_in_pytorch(torch, input_dtype, exponent_dtype, shape,
+                                         transposed):
+    import warnings
+
+    import minigrad
+
+    def run(m):
+        x = (m.arange(6).reshape(3, 2) % 4).to(getattr(m, input_dtype))[:shape[0], :shape[1]]
+        x = x.t().contiguous().t() if transposed else x.contiguous()
+        n = (m.arange(6).reshape(2, 3) % 3).to(getattr(m, exponent_dtype)).t()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                y = m.ldexp(x, n)
+            except NotImplementedError as error:
+                y = str(error)
+        said = [str(w.message).split(" (Triggered internally")[0] for w in caught]
+        if isinstance(y, str):
+            return y, said
+        return str(y.dtype).split(".")[-1], y.stride(), y.double().tolist(), said
+
+    assert run(minigrad) == run(torch)
+
+
+# The gradients of a permuted tensor, for ops whose backward PyTorch lays out by the
+# input: erf's `2 / sqrt(pi) * exp(-self**2) * grad` multiplies the gradient last, into
+# a factor laid out as self (minigrad's fused kernel had been laid out by the gradient
+# first: row-major); take's `zeros_like(self).put_(index, grad)` starts from zeros laid
+# out as self (minigrad's zeros were row-major, and its put_ refused to write into
+# anything else); maximum's `where(self == other, grad / 2, grad)` is laid out by the
+# comparison, which minigrad computed on arrays as numpy lays it out. A permuted leaf
+# then keeps its gradient as is (version 0 for erf), and the gradient through
+# permute() is row-major again.
+PERMUTED_GRADS = {
+    "erf": lambda m, x: x.erf(),
+    "erfc": lambda m, x: x.erfc(),
+    "erfinv": lambda m, x: (x * 0.1).erfinv(),
+    "take": lambda m, x: x.take(m.tensor([0, 3, 1, 3])),
+    "put": lambda m, x: x.put(m.tensor([0, 4]), m.tensor([9.0, 8.0], dtype=m.float64)),
+    "maximum with a row": lambda m, x: m.maximum(x, m.ones(x.shape[-1], dtype=m.float64) * 3),
+    "minimum with itself flipped": lambda m, x: m.minimum(x, x.flip(0)),
+    # (`grad * (result / self)` and `(2 / (n - 1) * grad) * (self - mean)`: each
+    # step laid out by its operands, a size-1 dim's stride too)
+    "prod over the last dim, kept": lambda m, x: x.prod(-1, keepdim=True),
+    "var over the last dim, kept": lambda m, x: x.var(-1, keepdim=True),
+    "std over dim 0": lambda m, x: x.std(0),
+    # (relu's threshold_backward and clamp's where(min <= self <= max, grad, 0) take
+    # self first; masked_select's backward scatters into zeros_like(self))
+    "relu": lambda m, x: (x - 3).relu(),
+    "clamp": lambda m, x: x.clamp(2, 5),
+    "masked_select": lambda m, x: x.masked_select(x > 3),
+}
+
+
+@pytest.mark.parametrize("op", list(PERMUTED_GRADS))
+@pytest.mark.parametrize(("shape", "perm"), [((3, 4), (1, 0)), ((2, 3, 4), (2, 0, 1)),
+                                             ((4, 1, 3), (2, 1, 0))], ids=str)
+def test_gradients_of_permuted_inputs_are_laid_out_as_in_pytorch(torch, op, shape, perm):
+    import numpy as np
+
+    import minigrad
+
+    def run(m):
+        base = m.arange(float(math_prod(shape)), dtype=m.float64).reshape(shape) % 7 + 1
+        leaf = base.permute(*perm).detach().requires_grad_()
+        y = PERMUTED_GRADS[op](m, leaf)
+        (y * m.ones(y.shape, dtype=y.dtype)).sum().backward()
+        root = base.clone().requires_grad_()
+        y2 = PERMUTED_GRADS[op](m, root.permute(*perm))
+        g, = m.autograd.grad((y2 * 1.5).sum(), root)
+        return (y.stride(), leaf.grad.stride(), leaf.grad._version, g.stride(), g._version,
+                leaf.grad.tolist(), g.tolist())
+
+    mg, pt = run(minigrad), run(torch)
+    assert mg[:5] == pt[:5]
+    assert np.allclose(mg[5], pt[5], rtol=1e-12) and np.allclose(mg[6], pt[6], rtol=1e-12)
+
+
+
+# TensorIterator's fast setup, where every operand has the result's shape (no number
+# among them): 4-D operands that are all channels-last give a channels-last result,
+# operands that are all dense with the same strides give those strides, a size-1 dim's
+# included; sorting the dims, as minigrad did, puts the size-1 dims elsewhere. A
+# number among the operands (`a + 1`) turns the fast setup off: then the sort decides.
+FAST_SETUPS = {
+    "channels-last squared": lambda m, a: a ** 2,
+    "channels-last exp": lambda m, a: a.exp(),
+    "channels-last times itself": lambda m, a: a * a,
+    "channels-last plus a number": lambda m, a: a + 1,
+    "channels-last compared": lambda m, a: a > 1,
+    "dense with a size-1 dim, exp": lambda m, a: a.reshape(3, 1, 3).movedim(1, 0).exp(),
+    "dense with a size-1 dim, maximum": lambda m, a: m.maximum(a[0].mT, a[0].mT),
+}
+
+
+@pytest.mark.parametrize("program", list(FAST_SETUPS))
+def test_fast_setup_layouts_as_in_pytorch(torch, program):
+    import minigrad
+
+    def run(m):
+        a = m.arange(9.0).reshape(1, 3, 1, 3).permute(2, 3, 1, 0)  # (1, 3, 3, 1), (3, 1, 3, 9)
+        y = FAST_SETUPS[program](m, a)
+        return tuple(y.shape), y.stride(), y.double().reshape(-1).tolist()
+
+    assert run(minigrad) == run(torch)
+
+
+# PyTorch allocates the result of prod, var, std and cumprod row-major whatever the
+# input's layout (minigrad's numpy reductions had kept a permuted input's layout).
+@pytest.mark.parametrize("op", ["prod", "var", "std", "cumprod", "sum", "mean"])
+@pytest.mark.parametrize("dim", [0, 1, -1])
+@pytest.mark.parametrize("keepdim", [False, True])
+@pytest.mark.parametrize(("shape", "perm"), [((2, 3, 4), (2, 0, 1)), ((4, 1, 3), (2, 1, 0))],
+                         ids=str)
+def test_reductions_of_permuted_inputs_are_row_major(torch, op, dim, keepdim, shape, perm):
+    import warnings
+
+    import numpy as np
+
+    import minigrad
+
+    def run(m):
+        x = (m.arange(float(math_prod(shape)), dtype=m.float64).reshape(shape) % 5 + 1)
+        x = x.permute(*perm)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # (no degrees of freedom left over a size-1 dim)
+            y = x.cumprod(dim) if op == "cumprod" else getattr(x, op)(dim, keepdim=keepdim)
+        return tuple(y.shape), y.stride(), y.reshape(-1).tolist()
+
+    mg, pt = run(minigrad), run(torch)
+    assert mg[:2] == pt[:2]
+    assert np.allclose(mg[2], pt[2], rtol=1e-12, equal_nan=True)

@@ -370,3 +370,34 @@ def test_cross_without_dim_warns_once(torch):
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
     assert out.startswith("1 Using minigrad.cross without specifying the dim arg is deprecated.")
+
+
+# A product of two 3-D stacks whose batch sizes differ, one of them a stack of one
+# matrix that requires grad: PyTorch's matmul squeezes that stack to its matrix first,
+# so the product folds into mm (its graph: SqueezeBackward1 into MmBackward0; its
+# shape errors: mm's), where minigrad had broadcast both into bmm.
+@pytest.mark.parametrize("which", ["left", "right", "both", "neither"])
+@pytest.mark.parametrize("inner", [4, 3])
+def test_matmul_squeezes_a_stack_of_one_that_requires_grad(torch, which, inner):
+    import minigrad
+
+    def run(m):
+        a = m.ones(1, 0, 3).expand(2, 0, 3) if inner == 4 else m.ones(2, 3, 4)
+        b = m.ones(1, inner if inner == 4 else 4, 5)
+        if which in ("left", "both"):
+            a = m.ones(1, *a.shape[1:]).requires_grad_() if which == "left" else a.requires_grad_()
+        if which in ("right", "both"):
+            b.requires_grad_()
+        seen = []
+        for x, y in ((a, b), (b.mT, a.mT)):
+            try:
+                out = m.matmul(x, y)
+            except RuntimeError as error:
+                seen.append(str(error))
+                continue
+            fn = out.grad_fn
+            seen.append((tuple(out.shape), out.stride(), type(fn).__name__ if fn else None,
+                         [type(f).__name__ for f, _ in fn.next_functions] if fn else None))
+        return seen
+
+    assert run(minigrad) == run(torch)

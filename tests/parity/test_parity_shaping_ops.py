@@ -243,3 +243,37 @@ def test_index_fill_lays_out_its_result_and_gradient_as_pytorch(torch, name):
         y.sum().backward()
         seen.append((y.stride(), y.tolist(), leaf.grad.stride(), leaf.grad._version))
     assert seen[0] == seen[1]
+
+
+# repeat_interleave by an int is PyTorch's unsqueeze, expand, a row-major clone and
+# flatten: the result is row-major whatever the input's layout (minigrad's clone had
+# kept a transposed input's layout for one repeat: a transposed result, and for two a
+# flatten that copied, UnsafeViewBackward0), and a leaf of no elements gets its
+# gradient stolen from the squeezed sum (version 0, then 1 after a second backward;
+# minigrad's squeeze of an empty array had zero strides, so it copied: version 1, 2).
+@pytest.mark.parametrize("repeats", [1, 2])
+@pytest.mark.parametrize("dim", [None, 0, -1])
+@pytest.mark.parametrize("leaf", ["(2, 3)", "(3, 2).t()", "(0,)", "(2, 0)", "(0, 2).t()"])
+def test_repeat_interleave_by_an_int_as_in_pytorch(torch, repeats, dim, leaf):
+    import minigrad
+
+    def run(m):
+        shape = tuple(int(n) for n in leaf.split(")")[0].strip("(").split(",") if n.strip())
+        x = (m.arange(float(math_prod(shape))).reshape(shape))
+        x = (x.t() if leaf.endswith(".t()") else x).requires_grad_()
+        y = x.repeat_interleave(repeats) if dim is None else x.repeat_interleave(repeats, dim)
+        seen = [tuple(y.shape), y.stride(), type(y.grad_fn).__name__,
+                type(y.grad_fn.next_functions[0][0]).__name__]
+        for _ in range(2):
+            (y * 2).sum().backward(retain_graph=True)
+            seen += [x.grad._version, x.grad.stride(), x.grad.tolist()]
+        return seen
+
+    assert run(minigrad) == run(torch)
+
+
+def math_prod(shape) -> int:
+    n = 1
+    for s in shape:
+        n *= s
+    return n
