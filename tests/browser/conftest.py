@@ -308,6 +308,7 @@ def frontend_python(name: str, pins: list[str]) -> Path:
     """The python of venv `build/browser-envs/<name>`: `pins` installed first, then the
     course (`-e .[course]`) and ipykernel, in a second pip run that must leave the pins
     alone. Skips (or fails under MINIGRAD_REQUIRE_BROWSER=1) when pip cannot install."""
+    import fcntl
     import hashlib
 
     env = ENVS / name
@@ -316,22 +317,30 @@ def frontend_python(name: str, pins: list[str]) -> Path:
         ("\n".join(pins) + (REPO / "pyproject.toml").read_text()).encode()
     ).hexdigest()[:12]
     stamp = env / f".ready-{key}"
-    if stamp.exists():
-        return python
-    steps = [[sys.executable, "-m", "venv", str(env)]] if not python.exists() else []
-    pip = [str(python), "-m", "pip", "install", "-qq", "--disable-pip-version-check"]
-    steps += [pip + pins, pip + ["-e", f"{REPO}[course]", "ipykernel"]]
-    for step in steps:
-        try:
-            done = subprocess.run(step, capture_output=True, text=True, timeout=PIP_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            _skip_or_fail(f"installing the {name} front end took over {PIP_TIMEOUT} s")
-        if done.returncode != 0:
-            tail = "\n".join((done.stdout + done.stderr).splitlines()[-5:])
-            _skip_or_fail(f"could not install the {name} front end from PyPI: {tail}")
-    for old in env.glob(".ready-*"):
-        old.unlink()
-    stamp.touch()
+    ENVS.mkdir(parents=True, exist_ok=True)
+    # Two test workers may want one front end at once (the classic Notebook serves two
+    # test files): one installs while the other waits, then finds the stamp.
+    with open(ENVS / f".{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if stamp.exists():
+            return python
+        # (a venv whose making was cut short has a python but no pip: made again)
+        fresh = not (env / "bin" / "pip").exists()
+        steps = [[sys.executable, "-m", "venv", "--clear", str(env)]] if fresh else []
+        pip = [str(python), "-m", "pip", "install", "-qq", "--disable-pip-version-check"]
+        steps += [pip + pins, pip + ["-e", f"{REPO}[course]", "ipykernel"]]
+        for step in steps:
+            try:
+                done = subprocess.run(step, capture_output=True, text=True,
+                                      timeout=PIP_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                _skip_or_fail(f"installing the {name} front end took over {PIP_TIMEOUT} s")
+            if done.returncode != 0:
+                tail = "\n".join((done.stdout + done.stderr).splitlines()[-5:])
+                _skip_or_fail(f"could not install the {name} front end from PyPI: {tail}")
+        for old in env.glob(".ready-*"):
+            old.unlink()
+        stamp.touch()
     return python
 
 
