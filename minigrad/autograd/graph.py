@@ -489,7 +489,7 @@ def first_grad(grad: np.ndarray, leaf: np.ndarray, stolen: bool):
         copy[...] = grad
     t = Tensor._make(copy)
     if stolen and grad.base is not None:
-        t._version_counter = _counter_of_base(grad.base, version_of(grad))
+        t._version_counter = counter_of_base(grad.base, version_of(grad))
         return t
     version = version_of(grad) if stolen else int(dense)
     if version:
@@ -510,7 +510,22 @@ def _shared_view(grad: np.ndarray) -> Tensor | None:
     (numpy's own view is read-only where it spreads a value), sharing the counter of
     the views of that owner. None (a copy is made) where the owner cannot lend its
     memory so, or is an efficient zero."""
-    if grad.base is None or is_efficient_zeros(grad):
+    if is_efficient_zeros(grad):
+        return None
+    lent = writable_view(grad)
+    if lent is None:
+        return None
+    owner, data = lent
+    view = Tensor._make(data)
+    view._version_counter = counter_of_base(owner, version_of(grad))
+    return view
+
+
+def writable_view(grad: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """`(owner, view)`: a writable view of the memory's owner laid out as the view
+    `grad` is (numpy's own view is read-only where `broadcast_to` spreads a value), or
+    None where `grad` is no view or its owner cannot lend its memory so."""
+    if grad.base is None:
         return None
     owner = grad
     while owner.base is not None:
@@ -519,10 +534,8 @@ def _shared_view(grad: np.ndarray) -> Tensor | None:
             or not owner.flags.c_contiguous):
         return None
     offset = grad.__array_interface__["data"][0] - owner.__array_interface__["data"][0]
-    view = Tensor._make(np.ndarray(grad.shape, grad.dtype, buffer=owner, offset=offset,
-                                   strides=grad.strides))
-    view._version_counter = _counter_of_base(owner, version_of(grad))
-    return view
+    return owner, np.ndarray(grad.shape, grad.dtype, buffer=owner, offset=offset,
+                             strides=grad.strides)
 
 
 # Gradients PyTorch keeps that are views of one tensor (`cat`'s backward slices its
@@ -533,7 +546,7 @@ def _shared_view(grad: np.ndarray) -> Tensor | None:
 _COUNTERS_OF_BASES: dict[int, tuple[weakref.ref, Any]] = {}
 
 
-def _counter_of_base(base: np.ndarray, version: int):
+def counter_of_base(base: np.ndarray, version: int):
     """The version counter the kept views of `base` share (made at `version`)."""
     entry = _COUNTERS_OF_BASES.get(id(base))
     if entry is not None and entry[0]() is base:

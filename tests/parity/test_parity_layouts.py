@@ -483,3 +483,55 @@ def test_reductions_of_permuted_inputs_are_row_major(torch, op, dim, keepdim, sh
     mg, pt = run(minigrad), run(torch)
     assert mg[:2] == pt[:2]
     assert np.allclose(mg[2], pt[2], rtol=1e-12, equal_nan=True)
+
+
+# grad() returns the gradient the engine captured itself: a sum's or an expand's
+# spread-out gradient keeps its 0 strides and views the caller's grad_outputs (sharing
+# its version counter, and refusing in-place writes through a 0 stride); minigrad had
+# returned a dense copy. A mean's division makes a new tensor, and a leaf's `.grad`
+# follows AccumulateGrad's layout contract, dense either way.
+EXPANDED_GRADS = {
+    "sum over dim 0": lambda x: x.sum(0),
+    "sum over dim 1": lambda x: x.sum(1),
+    "sum over dim 1, kept": lambda x: x.sum(1, keepdim=True),
+    "sum over both dims": lambda x: x.sum((0, 1)),
+    "sum of all": lambda x: x.sum(),
+    "mean over dim 0": lambda x: x.mean(0),
+    "sum of an expand": lambda x: x[:1].expand(4, 3).sum(0),
+    "sum of a non-leaf": lambda x: (x * 2).sum(0),
+}
+
+
+@pytest.mark.parametrize("program", list(EXPANDED_GRADS))
+def test_grad_returns_the_spread_out_gradient_as_it_is(torch, program):
+    import minigrad
+
+    def run(m):
+        x = m.tensor(M23, requires_grad=True)
+        y = EXPANDED_GRADS[program](x)
+        given = m.ones(y.shape) * 2
+        g, = m.autograd.grad(y, x, given)
+        try:
+            g.add_(1)
+            written = "ok"
+        except RuntimeError as error:
+            written = str(error)
+        given.add_(1)  # (seen through a view of it)
+        x2 = m.tensor(M23, requires_grad=True)
+        EXPANDED_GRADS[program](x2).backward(m.ones(y.shape))
+        return (g.stride(), g.is_contiguous(), written, g._version, g.tolist(),
+                x2.grad.stride())
+
+    assert run(minigrad) == run(torch)
+
+
+def test_grad_of_a_non_leaf_keeps_its_0_strides(torch):
+    import minigrad
+
+    def run(m):
+        x = m.tensor(M23, requires_grad=True)
+        h = x * 2
+        g, = m.autograd.grad(h.sum(1), h, m.ones(2))
+        return g.stride(), g.tolist()
+
+    assert run(minigrad) == run(torch)
