@@ -228,11 +228,11 @@ def grad(
             # with its tangent, inside a dual level)
             result.append(g)
         else:
-            result.append(_returned(g, grad_outputs or ()))
+            result.append(_returned(g))
     return tuple(result)
 
 
-def _returned(g: np.ndarray, grad_outputs: tuple) -> Tensor:
+def _returned(g: np.ndarray) -> Tensor:
     """The tensor `grad()` returns for a captured gradient array. PyTorch returns the
     captured gradient itself, so an expanded one (`x.sum(0)`'s, strides (0, 1)) keeps
     its 0 strides and views the memory it spreads (the caller's `grad_outputs`, whose
@@ -243,10 +243,8 @@ def _returned(g: np.ndarray, grad_outputs: tuple) -> Tensor:
     if g.size and 0 in g.strides and (lent := writable_view(g)) is not None:
         owner, data = lent
         t = Tensor._make(data)
-        given = [o for o in grad_outputs if isinstance(o, Tensor)
-                 and (o._data.base if o._data.base is not None else o._data) is owner]
-        t._version_counter = (given[0]._version_counter if given
-                              else counter_of_base(owner, version_of(g)))
+        # (the engine lent a given gradient's counter to views of its memory)
+        t._version_counter = counter_of_base(owner, version_of(g))
         return t
     return as_tensor(copy_of(g), copy_of=g)
 

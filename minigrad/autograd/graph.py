@@ -363,9 +363,11 @@ class AccumulateGrad(Node):
         refers to it and it is laid out as the leaf is (`fits_layout`); minigrad
         does the same when, besides, the gradient is writable and owns its memory or
         is a whole-buffer view of an array nothing else refers to (`TBackward0`'s
-        `grad.T`). Otherwise (the same array flowing to two leaves, the caller's
-        `gradient=` tensor, a hook's result) the leaf gets a copy, laid out as the
-        leaf is (see `first_grad` for its version)."""
+        `grad.T`); a 0-d view, or a view of a gradient given to `backward()`, is kept
+        as a writable view of the same memory (`_shared_view`). Otherwise (the same
+        array flowing to two leaves, the caller's `gradient=` tensor itself, a hook's
+        result) the leaf gets a copy, laid out as the leaf is (see `first_grad` for
+        its version)."""
         leaf = self.variable
         if leaf._grad is None:
             data = leaf._data
@@ -381,7 +383,8 @@ class AccumulateGrad(Node):
                 leaf._grad = Tensor._make(grad)
                 if _VERSIONS:  # (the stolen array keeps its version, as in PyTorch)
                     leaf._grad._version_counter.value = version_of(grad)
-            elif kept and not grad.ndim and (shared := _shared_view(grad)) is not None:
+            elif (kept and (not grad.ndim or _lent_by_caller(grad))
+                  and (shared := _shared_view(grad)) is not None):
                 leaf._grad = shared
             else:
                 # (PyTorch keeps its efficient zero tensor too: see `is_efficient_zeros`)
@@ -476,8 +479,8 @@ def first_grad(grad: np.ndarray, leaf: np.ndarray, stolen: bool):
     """A copy of `grad` as a leaf's new `.grad` tensor, laid out as `fits_layout` asks
     (a transposed leaf gets a transposed `.grad`) and at the version PyTorch's would
     have. If PyTorch would have kept the gradient itself (`stolen`: minigrad copies
-    it anyway when it shares memory with another tensor, a view of the caller's
-    gradient, which PyTorch does not look at), the gradient's own version
+    it anyway when it shares memory with another array, which PyTorch does not look
+    at), the gradient's own version
     (`version_of`). Else 1: PyTorch copies into a new tensor of the leaf's layout
     with `copy_`, an in-place op (0 for a leaf that is not dense, which gets a
     plain row-major clone)."""
@@ -544,6 +547,37 @@ def writable_view(grad: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
 # the copies of views of one array share a counter, found here by the array (held
 # weakly: a new array at the same address is another tensor).
 _COUNTERS_OF_BASES: dict[int, tuple[weakref.ref, Any]] = {}
+
+
+# The memory of the gradients callers gave `backward()` (by the owner array's id, held
+# weakly): a leaf keeps a view of it as its `.grad` as PyTorch keeps one (`cat`'s or
+# `view`'s gradient of a given `g`), and adding into that `.grad` later changes `g`.
+_LENT: dict[int, weakref.ref] = {}
+
+
+def lend_counter(given: Tensor) -> None:
+    """Note a gradient given to `backward()`: views of its memory share its version
+    counter (PyTorch's views of `given` share it), so adding into a `.grad` that
+    views it bumps `given._version` as PyTorch's in-place add does."""
+    owner = given._data
+    while owner.base is not None:
+        owner = owner.base
+    if not isinstance(owner, np.ndarray):
+        return
+    key = id(owner)
+    ref = weakref.ref(owner, lambda _, key=key: (_LENT.pop(key, None),
+                                                 _COUNTERS_OF_BASES.pop(key, None)))
+    _COUNTERS_OF_BASES[key] = (ref, given._version_counter)
+    _LENT[key] = ref
+
+
+def _lent_by_caller(grad: np.ndarray) -> bool:
+    """Whether `grad` views the memory of a gradient given to `backward()`."""
+    owner = grad
+    while owner.base is not None:
+        owner = owner.base
+    ref = _LENT.get(id(owner))
+    return ref is not None and ref() is owner
 
 
 def counter_of_base(base: np.ndarray, version: int):
