@@ -535,3 +535,49 @@ def test_grad_of_a_non_leaf_keeps_its_0_strides(torch):
         return g.stride(), g.tolist()
 
     assert run(minigrad) == run(torch)
+
+
+# Gradients of permuted leaves, dims of size 1 among them, through grad() and into
+# `.grad` (kept as it comes where it fits the leaf's layout, so a size-1 dim's stride
+# shows), with a second operand of the permuted shape, of its last dim or all ones.
+# threshold_backward's TensorIterator takes self before grad_output (minigrad's
+# np.where had laid the gradient out by grad alone).
+PERMUTED_LEAF_GRADS = {
+    "threshold at 3": lambda m, x, o: m.nn.functional.threshold(x, 3.0, -1.0),
+    "threshold at 0": lambda m, x, o: m.nn.functional.threshold(x, 0.0, 0.0),
+}
+PERMUTED_LEAVES = [((3, 4), (1, 0)), ((2, 3, 4), (2, 0, 1)), ((4, 1, 3), (2, 1, 0)),
+                   ((1, 3, 1), (2, 0, 1)), ((3, 1, 4), (0, 2, 1)), ((1, 4), (1, 0))]
+
+
+@pytest.mark.parametrize("op", list(PERMUTED_LEAF_GRADS))
+@pytest.mark.parametrize(("shape", "perm"), PERMUTED_LEAVES, ids=str)
+@pytest.mark.parametrize("other", ["same", "last", "ones"])
+def test_gradients_of_permuted_leaves_with_size_one_dims(torch, op, shape, perm, other):
+    import warnings
+
+    import numpy as np
+
+    import minigrad
+
+    permuted = tuple(shape[p] for p in perm)
+    other_shape = {"same": permuted, "last": permuted[-1:], "ones": (1,) * len(permuted)}[other]
+
+    def run(m):
+        base = m.arange(float(math_prod(shape)), dtype=m.float64).reshape(shape) % 7 + 1
+        x = base.permute(*perm).detach().requires_grad_()
+        o = m.arange(float(math_prod(other_shape)), dtype=m.float64).reshape(other_shape)
+        o = (o % 5 - 1.5).requires_grad_()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            y = PERMUTED_LEAF_GRADS[op](m, x, o)
+            g, go = m.autograd.grad((y * 1.5).sum(), [x, o], allow_unused=True)
+            x2 = base.permute(*perm).detach().requires_grad_()
+            PERMUTED_LEAF_GRADS[op](m, x2, o.detach()).sum().backward()
+        return ((g.stride(), None if go is None else go.stride(), x2.grad.stride(),
+                 x2.grad._version), g.tolist(), x2.grad.tolist())
+
+    mg, pt = run(minigrad), run(torch)
+    assert mg[0] == pt[0]
+    assert np.allclose(mg[1], pt[1], rtol=1e-12, equal_nan=True)
+    assert np.allclose(mg[2], pt[2], rtol=1e-12, equal_nan=True)
