@@ -541,10 +541,19 @@ def test_grad_of_a_non_leaf_keeps_its_0_strides(torch):
 # `.grad` (kept as it comes where it fits the leaf's layout, so a size-1 dim's stride
 # shows), with a second operand of the permuted shape, of its last dim or all ones.
 # threshold_backward's TensorIterator takes self before grad_output (minigrad's
-# np.where had laid the gradient out by grad alone).
+# np.where had laid the gradient out by grad alone). pow's gradients are PyTorch's
+# nested formulas (`grad * (exponent * self.pow(exponent - 1))`, `grad * where(cond,
+# 0, result * self.log())`), each step laid out by its own operands, where minigrad's
+# fused kernels had laid the result out by one sort over all of them.
 PERMUTED_LEAF_GRADS = {
     "threshold at 3": lambda m, x, o: m.nn.functional.threshold(x, 3.0, -1.0),
     "threshold at 0": lambda m, x, o: m.nn.functional.threshold(x, 0.0, 0.0),
+    "pow by a number": lambda m, x, o: x ** 2.5,
+    "pow by a tensor": lambda m, x, o: (x.abs() + 0.5) ** o,
+    "a tensor to the power": lambda m, x, o: o.abs() ** x,
+    "itself to its power": lambda m, x, o: (x.abs() + 0.5) ** x,
+    "a number to the power": lambda m, x, o: 2.0 ** x,
+    "zero to the power": lambda m, x, o: 0.0 ** (x - 3),
 }
 PERMUTED_LEAVES = [((3, 4), (1, 0)), ((2, 3, 4), (2, 0, 1)), ((4, 1, 3), (2, 1, 0)),
                    ((1, 3, 1), (2, 0, 1)), ((3, 1, 4), (0, 2, 1)), ((1, 4), (1, 0))]
