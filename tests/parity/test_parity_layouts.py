@@ -544,7 +544,8 @@ def test_grad_of_a_non_leaf_keeps_its_0_strides(torch):
 # np.where had laid the gradient out by grad alone). pow's gradients are PyTorch's
 # nested formulas (`grad * (exponent * self.pow(exponent - 1))`, `grad * where(cond,
 # 0, result * self.log())`), each step laid out by its own operands, where minigrad's
-# fused kernels had laid the result out by one sort over all of them.
+# fused kernels had laid the result out by one sort over all of them; atan2's too
+# (`grad * other * recip`, the reciprocal masked in place, so it keeps its layout).
 PERMUTED_LEAF_GRADS = {
     "threshold at 3": lambda m, x, o: m.nn.functional.threshold(x, 3.0, -1.0),
     "threshold at 0": lambda m, x, o: m.nn.functional.threshold(x, 0.0, 0.0),
@@ -554,6 +555,8 @@ PERMUTED_LEAF_GRADS = {
     "itself to its power": lambda m, x, o: (x.abs() + 0.5) ** x,
     "a number to the power": lambda m, x, o: 2.0 ** x,
     "zero to the power": lambda m, x, o: 0.0 ** (x - 3),
+    "atan2 over another": lambda m, x, o: m.atan2(x, o),
+    "atan2 of another": lambda m, x, o: m.atan2(o, x),
 }
 PERMUTED_LEAVES = [((3, 4), (1, 0)), ((2, 3, 4), (2, 0, 1)), ((4, 1, 3), (2, 1, 0)),
                    ((1, 3, 1), (2, 0, 1)), ((3, 1, 4), (0, 2, 1)), ((1, 4), (1, 0))]
