@@ -557,6 +557,11 @@ PERMUTED_LEAF_GRADS = {
     "zero to the power": lambda m, x, o: 0.0 ** (x - 3),
     "atan2 over another": lambda m, x, o: m.atan2(x, o),
     "atan2 of another": lambda m, x, o: m.atan2(o, x),
+    # (`grad * (self - result).exp()`, grad and result unsqueezed with PyTorch's
+    # strides for the new dims; numpy's expand_dims and one product had differed)
+    "logsumexp over the last dim": lambda m, x, o: x.logsumexp(-1),
+    "logsumexp over dim 1, kept": lambda m, x, o: x.logsumexp(1, keepdim=True),
+    "logsumexp over dims 0 and -1": lambda m, x, o: x.logsumexp((0, -1)),
 }
 PERMUTED_LEAVES = [((3, 4), (1, 0)), ((2, 3, 4), (2, 0, 1)), ((4, 1, 3), (2, 1, 0)),
                    ((1, 3, 1), (2, 0, 1)), ((3, 1, 4), (0, 2, 1)), ((1, 4), (1, 0))]
