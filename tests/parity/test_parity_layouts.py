@@ -562,7 +562,31 @@ PERMUTED_LEAF_GRADS = {
     "logsumexp over the last dim": lambda m, x, o: x.logsumexp(-1),
     "logsumexp over dim 1, kept": lambda m, x, o: x.logsumexp(1, keepdim=True),
     "logsumexp over dims 0 and -1": lambda m, x, o: x.logsumexp((0, -1)),
+    # (`sum_backward(...) * self.isnan().logical_not()`, the spread-out gradient
+    # first; nanmean divides by a count, an integer sum, which is row-major)
+    "nansum over dim 1": lambda m, x, o: x.nansum(1),
+    "nansum of all": lambda m, x, o: x.nansum(),
+    "nanmean over dim 1": lambda m, x, o: x.nanmean(1),
+    "nanmean over the last dim, kept": lambda m, x, o: x.nanmean(-1, keepdim=True),
+    "nanmean of all": lambda m, x, o: x.nanmean(),
 }
+
+
+# PyTorch allocates an integer or bool sum row-major too (numpy's kept the input's
+# layout: nanmean's count of a permuted input divided its gradient in that layout).
+@pytest.mark.parametrize("dims", [1, (0, 2), -1])
+@pytest.mark.parametrize("keepdim", [False, True])
+@pytest.mark.parametrize("kind", ["bool", "int64"])
+def test_integer_sums_of_permuted_inputs_are_row_major(torch, dims, keepdim, kind):
+    import minigrad
+
+    def run(m):
+        x = (m.arange(24.0).reshape(2, 3, 4) % 7).permute(2, 0, 1)
+        x = x == 3 if kind == "bool" else x.long()
+        y = x.sum(dims, keepdim=keepdim)
+        return tuple(y.shape), y.stride(), y.reshape(-1).tolist()
+
+    assert run(minigrad) == run(torch)
 PERMUTED_LEAVES = [((3, 4), (1, 0)), ((2, 3, 4), (2, 0, 1)), ((4, 1, 3), (2, 1, 0)),
                    ((1, 3, 1), (2, 0, 1)), ((3, 1, 4), (0, 2, 1)), ((1, 4), (1, 0))]
 
