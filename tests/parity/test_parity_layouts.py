@@ -622,3 +622,24 @@ def test_gradients_of_permuted_leaves_with_size_one_dims(torch, op, shape, perm,
     assert mg[0] == pt[0]
     assert np.allclose(mg[1], pt[1], rtol=1e-12, equal_nan=True)
     assert np.allclose(mg[2], pt[2], rtol=1e-12, equal_nan=True)
+
+
+# cumprod's gradient (no zero among the factors): `reversed_cumsum(result * grad) /
+# input`, the cumsum row-major, so the division lays it out (numpy's one expression
+# had differed for permuted inputs with size-1 dims).
+@pytest.mark.parametrize("dim", [0, -1])
+@pytest.mark.parametrize(("shape", "perm"), PERMUTED_LEAVES, ids=str)
+def test_cumprod_gradient_of_a_permuted_leaf_as_in_pytorch(torch, shape, perm, dim):
+    import numpy as np
+
+    import minigrad
+
+    def run(m):
+        base = m.arange(float(math_prod(shape)), dtype=m.float64).reshape(shape) % 7 + 1
+        x = base.permute(*perm).detach().requires_grad_()
+        g, = m.autograd.grad((x.cumprod(dim) * 1.5).sum(), x)
+        return g.stride(), g.tolist()
+
+    mg, pt = run(minigrad), run(torch)
+    assert mg[0] == pt[0]
+    assert np.allclose(mg[1], pt[1], rtol=1e-12)
