@@ -250,6 +250,25 @@ def fresh_result(shape: tuple, dtype, *operands: np.ndarray, number: bool = Fals
     return out, out.transpose(order).ravel(), flats
 
 
+def step_layout(*operands: np.ndarray, number: bool = False, dtype=None) -> np.ndarray:
+    """An empty array laid out as PyTorch lays out one element-wise step of a formula
+    over `operands` (broadcast together; `number`: a Python number among them), in
+    `dtype` (the first operand's by default): the next step's operand, when a fused
+    kernel computes the whole formula in one pass and only its layout must follow
+    PyTorch's step-by-step one (`laid_out_as`)."""
+    shape = np.broadcast_shapes(*(a.shape for a in operands))
+    return fresh_result(shape, operands[0].dtype if dtype is None else dtype, *operands,
+                        number=number)[0]
+
+
+def laid_out_as(out: np.ndarray, model: np.ndarray) -> np.ndarray:
+    """`out`, or a copy of it with `model`'s strides where they differ."""
+    if out.strides == model.strides:
+        return out
+    model[...] = out
+    return model
+
+
 def result_empty(shape: tuple, dtype, arrays, order: list) -> np.ndarray:
     """A fresh array for an element-wise result of `arrays` whose dims PyTorch orders
     as `order` (`result_order`): with the strides TensorIterator's fast setup gives

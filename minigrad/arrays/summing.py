@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..kernels.sums import RUN, RUN_OF_ROWS, levels, sum_columns, sum_rows
+from .layout import odd_unit_stride
 
 # Float32 arrays shorter than this are summed in float64 and so are the element-wise ops
 # of `arrays.dispatch.IN_FLOAT64`: one kernel compiled for both dtypes. The lessons'
@@ -29,7 +30,14 @@ def add_up(a: np.ndarray, dims: tuple, keepdim: bool = False, dtype=None) -> np.
     kernels, in a's dtype; other dtypes exactly with numpy (in `dtype`, if given)."""
     if a.dtype.kind == "f" and a.itemsize in (4, 8):
         return float_sum(a, dims, keepdim)
-    return np.asarray(a.sum(axis=dims, keepdims=keepdim, dtype=dtype))
+    total = np.asarray(a.sum(axis=dims, keepdims=keepdim, dtype=dtype))
+    if total.flags.c_contiguous and not odd_unit_stride(total):
+        return total
+    # (row-major, as PyTorch allocates a reduction's result, a size-1 dim's stride
+    # too: numpy's follows a's layout)
+    out = np.empty(total.shape, total.dtype)
+    out[...] = total
+    return out
 
 
 def float_sum(a: np.ndarray, dims: tuple, keepdim: bool = False) -> np.ndarray:

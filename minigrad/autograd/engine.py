@@ -49,6 +49,7 @@ from .graph import (
     Node,
     SavedTensor,
     forget_unpacked,
+    lend_counter,
 )
 from .hook_calls import (
     PASSES,
@@ -279,6 +280,10 @@ def _start(task: GraphTask, tensors: tuple, grad_tensors: tuple, inputs: tuple) 
         if not isinstance(t, (Tensor, GradientEdge)):
             raise AssertionError("Expected output to be a minigrad.Tensor")
     root_grads = root_gradients(tensors, grad_tensors, task.tensor_grads)
+    if not task.tensor_grads:
+        for g in grad_tensors:
+            if isinstance(g, Tensor):
+                lend_counter(g)
     roots: list = []
     for i, t in enumerate(tensors):
         edge = t._edge()

@@ -24,8 +24,11 @@ from .graph import (
     RECORDING_PASSES,
     AccumulateGrad,
     GradientEdge,
+    counter_of_base,
     first_grad,
     fits_layout,
+    version_of,
+    writable_view,
 )
 from .hook_calls import as_tensor, run_post_accumulate_hooks, snapshot
 
@@ -225,6 +228,23 @@ def grad(
             # with its tangent, inside a dual level)
             result.append(g)
         else:
-            result.append(as_tensor(copy_of(g), copy_of=g))
+            result.append(_returned(g))
     return tuple(result)
+
+
+def _returned(g: np.ndarray) -> Tensor:
+    """The tensor `grad()` returns for a captured gradient array. PyTorch returns the
+    captured gradient itself, so an expanded one (`x.sum(0)`'s, strides (0, 1)) keeps
+    its 0 strides and views the memory it spreads (the caller's `grad_outputs`, whose
+    version counter it then shares, as a view of it). minigrad lends such a view (a
+    writable one: writing through a 0 stride is refused by the in-place check, as in
+    PyTorch) and copies any other gradient (its own arrays may be held elsewhere),
+    in the same layout."""
+    if g.size and 0 in g.strides and (lent := writable_view(g)) is not None:
+        owner, data = lent
+        t = Tensor._make(data)
+        # (the engine lent a given gradient's counter to views of its memory)
+        t._version_counter = counter_of_base(owner, version_of(g))
+        return t
+    return as_tensor(copy_of(g), copy_of=g)
 

@@ -363,9 +363,11 @@ class AccumulateGrad(Node):
         refers to it and it is laid out as the leaf is (`fits_layout`); minigrad
         does the same when, besides, the gradient is writable and owns its memory or
         is a whole-buffer view of an array nothing else refers to (`TBackward0`'s
-        `grad.T`). Otherwise (the same array flowing to two leaves, the caller's
-        `gradient=` tensor, a hook's result) the leaf gets a copy, laid out as the
-        leaf is (see `first_grad` for its version)."""
+        `grad.T`); a 0-d view, or a view of a gradient given to `backward()`, is kept
+        as a writable view of the same memory (`_shared_view`). Otherwise (the same
+        array flowing to two leaves, the caller's `gradient=` tensor itself, a hook's
+        result) the leaf gets a copy, laid out as the leaf is (see `first_grad` for
+        its version)."""
         leaf = self.variable
         if leaf._grad is None:
             data = leaf._data
@@ -381,7 +383,8 @@ class AccumulateGrad(Node):
                 leaf._grad = Tensor._make(grad)
                 if _VERSIONS:  # (the stolen array keeps its version, as in PyTorch)
                     leaf._grad._version_counter.value = version_of(grad)
-            elif kept and not grad.ndim and (shared := _shared_view(grad)) is not None:
+            elif (kept and (not grad.ndim or _lent_by_caller(grad))
+                  and (shared := _shared_view(grad)) is not None):
                 leaf._grad = shared
             else:
                 # (PyTorch keeps its efficient zero tensor too: see `is_efficient_zeros`)
@@ -476,8 +479,8 @@ def first_grad(grad: np.ndarray, leaf: np.ndarray, stolen: bool):
     """A copy of `grad` as a leaf's new `.grad` tensor, laid out as `fits_layout` asks
     (a transposed leaf gets a transposed `.grad`) and at the version PyTorch's would
     have. If PyTorch would have kept the gradient itself (`stolen`: minigrad copies
-    it anyway when it shares memory with another tensor, a view of the caller's
-    gradient, which PyTorch does not look at), the gradient's own version
+    it anyway when it shares memory with another array, which PyTorch does not look
+    at), the gradient's own version
     (`version_of`). Else 1: PyTorch copies into a new tensor of the leaf's layout
     with `copy_`, an in-place op (0 for a leaf that is not dense, which gets a
     plain row-major clone)."""
@@ -489,7 +492,7 @@ def first_grad(grad: np.ndarray, leaf: np.ndarray, stolen: bool):
         copy[...] = grad
     t = Tensor._make(copy)
     if stolen and grad.base is not None:
-        t._version_counter = _counter_of_base(grad.base, version_of(grad))
+        t._version_counter = counter_of_base(grad.base, version_of(grad))
         return t
     version = version_of(grad) if stolen else int(dense)
     if version:
@@ -510,7 +513,22 @@ def _shared_view(grad: np.ndarray) -> Tensor | None:
     (numpy's own view is read-only where it spreads a value), sharing the counter of
     the views of that owner. None (a copy is made) where the owner cannot lend its
     memory so, or is an efficient zero."""
-    if grad.base is None or is_efficient_zeros(grad):
+    if is_efficient_zeros(grad):
+        return None
+    lent = writable_view(grad)
+    if lent is None:
+        return None
+    owner, data = lent
+    view = Tensor._make(data)
+    view._version_counter = counter_of_base(owner, version_of(grad))
+    return view
+
+
+def writable_view(grad: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """`(owner, view)`: a writable view of the memory's owner laid out as the view
+    `grad` is (numpy's own view is read-only where `broadcast_to` spreads a value), or
+    None where `grad` is no view or its owner cannot lend its memory so."""
+    if grad.base is None:
         return None
     owner = grad
     while owner.base is not None:
@@ -519,10 +537,8 @@ def _shared_view(grad: np.ndarray) -> Tensor | None:
             or not owner.flags.c_contiguous):
         return None
     offset = grad.__array_interface__["data"][0] - owner.__array_interface__["data"][0]
-    view = Tensor._make(np.ndarray(grad.shape, grad.dtype, buffer=owner, offset=offset,
-                                   strides=grad.strides))
-    view._version_counter = _counter_of_base(owner, version_of(grad))
-    return view
+    return owner, np.ndarray(grad.shape, grad.dtype, buffer=owner, offset=offset,
+                             strides=grad.strides)
 
 
 # Gradients PyTorch keeps that are views of one tensor (`cat`'s backward slices its
@@ -533,7 +549,38 @@ def _shared_view(grad: np.ndarray) -> Tensor | None:
 _COUNTERS_OF_BASES: dict[int, tuple[weakref.ref, Any]] = {}
 
 
-def _counter_of_base(base: np.ndarray, version: int):
+# The memory of the gradients callers gave `backward()` (by the owner array's id, held
+# weakly): a leaf keeps a view of it as its `.grad` as PyTorch keeps one (`cat`'s or
+# `view`'s gradient of a given `g`), and adding into that `.grad` later changes `g`.
+_LENT: dict[int, weakref.ref] = {}
+
+
+def lend_counter(given: Tensor) -> None:
+    """Note a gradient given to `backward()`: views of its memory share its version
+    counter (PyTorch's views of `given` share it), so adding into a `.grad` that
+    views it bumps `given._version` as PyTorch's in-place add does."""
+    owner = given._data
+    while owner.base is not None:
+        owner = owner.base
+    if not isinstance(owner, np.ndarray):
+        return
+    key = id(owner)
+    ref = weakref.ref(owner, lambda _, key=key: (_LENT.pop(key, None),
+                                                 _COUNTERS_OF_BASES.pop(key, None)))
+    _COUNTERS_OF_BASES[key] = (ref, given._version_counter)
+    _LENT[key] = ref
+
+
+def _lent_by_caller(grad: np.ndarray) -> bool:
+    """Whether `grad` views the memory of a gradient given to `backward()`."""
+    owner = grad
+    while owner.base is not None:
+        owner = owner.base
+    ref = _LENT.get(id(owner))
+    return ref is not None and ref() is owner
+
+
+def counter_of_base(base: np.ndarray, version: int):
     """The version counter the kept views of `base` share (made at `version`)."""
     entry = _COUNTERS_OF_BASES.get(id(base))
     if entry is not None and entry[0]() is base:

@@ -25,6 +25,7 @@ from .._creation import zeros_like
 from .._dtype import _BY_NUMPY
 from ..arrays.broadcasting import broadcast_shape, check_inplace_shape
 from ..arrays.dispatch import binary, scalar_op
+from ..arrays.layout import step_layout
 from ..arrays.scalars import scalar_of
 from ..autograd.graph import INPUT, VALUE, Node, SavedNumber, SavedTensor
 from ..autograd.inplace import begin_inplace, finish_inplace
@@ -580,6 +581,19 @@ _ATAN2 = binary_op(
     doc="The angle of the point (other, input), in (-pi, pi]. Both gradients "
         "need both inputs, so it saves both; at the origin both are 0.")
 _ATAN2.node.apply_recording = _atan2_recording
+
+
+def _atan2_layout(grad: np.ndarray, self: np.ndarray, other: np.ndarray, i: int) -> np.ndarray:
+    """How `atan2_backward`'s steps lay out input i's gradient: `grad * other` (or
+    `grad * -self`), times the reciprocal of `self * self + other * other`. (Outside
+    a recorded backward PyTorch masks the reciprocal in place, keeping its layout;
+    the recorded one's out-of-place masked_fill copies it row-major.)"""
+    recip = step_layout(step_layout(step_layout(self, self), step_layout(other, other)))
+    first = step_layout(grad, other) if i == 0 else step_layout(grad, step_layout(self))
+    return step_layout(first, recip)
+
+
+_ATAN2.node.layout = staticmethod(_atan2_layout)
 declare("atan2_backward", aten=atan2_backward)
 
 

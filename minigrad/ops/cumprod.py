@@ -17,7 +17,7 @@ import numpy as np
 
 from .._creation import ones, zeros
 from .._dtype import bool_, to_dtype
-from ..arrays.layout import row_major
+from ..arrays.layout import laid_out_as, row_major, step_layout
 from ..arrays.scalars import u64
 from ..autograd.graph import INPUT, OUTPUT, VALUE, SavedTensor
 from ..autograd.record import record
@@ -59,7 +59,10 @@ def _cumprod_backward_array(grad: np.ndarray, x: np.ndarray, out: np.ndarray,
     if not (x == 0).any():  # (PyTorch's: a cumsum from the end, over the input)
         with np.errstate(all="ignore"):
             w = np.flip(np.cumsum(np.flip(out * grad, d), axis=d), d)
-            return np.asarray(w / x, grad.dtype)
+            # (laid out as PyTorch's `reversed_cumsum(w).div(input)`: its cumsum is
+            # row-major, and flip keeps that, so the division lays it out)
+            return laid_out_as(np.asarray(w / x, grad.dtype),
+                               step_layout(np.empty(x.shape, grad.dtype), x, dtype=grad.dtype))
     # With a zero, without dividing: for each k, the products with x_k left out.
     xs, gs = np.moveaxis(x, d, -1), np.moveaxis(grad, d, -1)
     result = np.empty_like(gs)

@@ -54,7 +54,14 @@ from ..arrays.dispatch import (
     unary,
     unary_into,
 )
-from ..arrays.layout import copy_like, flat, fresh_result, in_result_layout
+from ..arrays.layout import (
+    copy_like,
+    flat,
+    fresh_result,
+    in_result_layout,
+    laid_out_as,
+    reorders,
+)
 from ..arrays.scalars import as_float_data
 from ..autograd.graph import Node, SavedTensor, efficient_zeros, is_efficient_zeros
 from ..autograd.inplace import begin_inplace, finish_inplace
@@ -383,11 +390,19 @@ class _DeclaredBinary(Node):
     get a gradient of the output's shape, which the engine sums down to theirs."""
 
     fused: tuple = ()
+    # (grad, self, other, i) -> an empty array laid out as PyTorch's formula lays out
+    # input i's gradient step by step, where the fused kernel's one sort over all the
+    # operands may differ (permuted operands, odd strides of size-1 dims); None: no
+    # op sets one yet but atan2
+    layout: Callable | None = None
 
     def backward(self, grad):
         dtype = grad.dtype  # (grad has the output's shape, which both inputs broadcast to)
         a = self.saved("self").astype(dtype, copy=False)
         b = self.saved("other").astype(dtype, copy=False)
+        layout = type(self).layout
+        if layout is not None and not reorders(grad.shape, (grad, a, b)):
+            layout = None
         grads = []
         for i, kernel in enumerate(type(self).fused):
             if not self.needs_grad(i):
@@ -395,7 +410,7 @@ class _DeclaredBinary(Node):
                 continue
             out, flat_out, flats = fresh_result(grad.shape, dtype, grad, a, b)
             kernel(*flats, flat_out)
-            grads.append(out)
+            grads.append(out if layout is None else laid_out_as(out, layout(grad, a, b, i)))
         return tuple(grads)
 
 

@@ -10,8 +10,10 @@ softmax of its input, `exp(self - result)`, times the gradient.
 from __future__ import annotations
 
 import numpy as np
+from numpy.lib.stride_tricks import as_strided
 
 from .._args import is_int, type_name
+from ..arrays.layout import element_strides, laid_out_as, spread_strides, step_layout
 from ..arrays.scalars import u64
 from ..autograd.graph import INPUT, OUTPUT, VALUE, SavedTensor
 from ..autograd.record import record
@@ -245,11 +247,18 @@ def logsumexp_backward(grad: Tensor, self: Tensor, result: Tensor, dims: tuple,
 @on_arrays("logsumexp_backward")
 def _logsumexp_backward(grad: np.ndarray, self: np.ndarray, result: np.ndarray,
                         dims: tuple, keepdim: bool) -> np.ndarray:
+    if self.ndim > 1 and self.size:  # (laid out step by step as PyTorch's formula)
+        axes = tuple(d % self.ndim for d in dims)
+        spread = [as_strided(a, self.shape, [s * a.itemsize for s in spread_strides(
+            a.shape, element_strides(a), axes, keepdim, self.shape)]) for a in (grad, result)]
+        model = step_layout(spread[0], step_layout(step_layout(self, spread[1])),
+                            dtype=grad.dtype)  # grad * (self - result).exp()
     if not keepdim and self.ndim != 0:
         axes = sorted(d % self.ndim for d in dims)
         grad, result = np.expand_dims(grad, axes), np.expand_dims(result, axes)
     with np.errstate(all="ignore"):
-        return np.asarray(grad * np.exp(self - result))  # (0-d: an array, not a scalar)
+        out = np.asarray(grad * np.exp(self - result))  # (0-d: an array, not a scalar)
+    return laid_out_as(out, model) if self.ndim > 1 and self.size else out
 
 
 @helper

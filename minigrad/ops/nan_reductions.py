@@ -8,9 +8,11 @@ writes it) with those two ops, so its `grad_fn` is the division's, DivBackward0.
 from __future__ import annotations
 
 import numpy as np
+from numpy.lib.stride_tricks import as_strided
 
 from .._args import combination_error, is_int, type_name
 from .._dtype import to_dtype
+from ..arrays.layout import element_strides, laid_out_as, spread_strides, step_layout
 from ..arrays.scalars import u64
 from ..arrays.summing import add_up
 from ..autograd.graph import INPUT, VALUE, SavedTensor
@@ -48,9 +50,16 @@ def nansum_backward(grad: Tensor, self: Tensor, dims, keepdim: bool) -> Tensor:
 @on_arrays("nansum_backward")
 def _nansum_backward(grad: np.ndarray, self: np.ndarray, dims, keepdim: bool) -> np.ndarray:
     grad = grad.astype(self.dtype, copy=False)
+    model = None
+    if self.ndim > 1 and self.size:  # (laid out as PyTorch's spread gradient * the mask)
+        axes = tuple(d % self.ndim for d in dims) if dims else tuple(range(self.ndim))
+        spread = as_strided(grad, self.shape, [s * grad.itemsize for s in spread_strides(
+            grad.shape, element_strides(grad), axes, keepdim, self.shape)])
+        model = step_layout(spread, step_layout(self))  # sum_backward(...) * ~isnan(self)
     if dims and not keepdim and self.ndim:
         grad = np.expand_dims(grad, tuple(sorted(d % self.ndim for d in dims)))
-    return np.asarray(np.broadcast_to(grad, self.shape) * ~np.isnan(self))  # (0-d: an array)
+    out = np.asarray(np.broadcast_to(grad, self.shape) * ~np.isnan(self))  # (0-d: an array)
+    return out if model is None else laid_out_as(out, model)
 
 
 class NansumBackward0(ArrayFormulaNode):

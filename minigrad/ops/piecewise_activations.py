@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..arrays.layout import empty_like
+from ..arrays.layout import empty_like, fresh_result
 from ..autograd.graph import INPUT, VALUE, SavedTensor
 from ..autograd.inplace import begin_inplace, finish_inplace
 from ..autograd.record import record, record_elementwise
@@ -58,7 +58,12 @@ def _softshrink_backward_arrays(grad, x, lambd) -> np.ndarray:
 
 @on_arrays("threshold_backward")
 def _threshold_backward_arrays(grad, x, threshold) -> np.ndarray:
-    return _blocked(grad, _threshold_blocks(x, threshold))
+    # (laid out by x first, then grad: PyTorch's TensorIterator takes self before
+    # grad_output, so a permuted input gets a permuted gradient)
+    out = fresh_result(grad.shape, grad.dtype, x, grad)[0]
+    np.copyto(out, grad)
+    np.copyto(out, grad.dtype.type(0), where=_threshold_blocks(x, threshold))
+    return out
 
 
 # -- the nodes of the activations ---------------------------------------------------------

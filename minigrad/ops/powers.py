@@ -16,7 +16,7 @@ from .._args import combination_error
 from .._creation import zeros, zeros_like
 from .._dtype import _BY_NUMPY, result_type
 from ..arrays.dispatch import binary, scalar_op
-from ..arrays.layout import fresh_result
+from ..arrays.layout import fresh_result, laid_out_as, reorders, step_layout
 from ..arrays.scalars import scalar_of
 from ..autograd.graph import INPUT, OUTPUT, SavedTensor
 from ..autograd.record import record
@@ -207,12 +207,20 @@ def pow_backward_exponent(grad: Tensor, self, exponent: Tensor, result: Tensor) 
 # (`tests/minigrad/test_formulas_equal_backwards.py` checks each against its helper)
 
 
+# (`where`'s 0-d zero, an operand of its step: with it not every operand has the
+# result's shape, which turns TensorIterator's fast setup off)
+_ZERO = np.zeros(())
+
+
 @on_arrays("pow_backward")
 def _pow_backward_on_arrays(grad: np.ndarray, self: np.ndarray, exponent) -> np.ndarray:
     x = self.astype(grad.dtype, copy=False)
     out, flat_out, (flat_grad, flat_x) = fresh_result(grad.shape, grad.dtype, grad, x)
     K.pow_scalar_backward(flat_grad, flat_x, scalar_of(exponent, _BY_NUMPY[grad.dtype]),
                           flat_out)
+    if reorders(grad.shape, (grad, x)):  # (PyTorch's steps, each laid out by its operands)
+        factor = step_layout(step_layout(x), number=True)  # exponent * self.pow(exponent - 1)
+        out = laid_out_as(out, step_layout(grad, factor, dtype=out.dtype))
     return out
 
 
@@ -223,6 +231,11 @@ def _pow_backward_self_on_arrays(grad: np.ndarray, self: np.ndarray,
     out, flat_out, flats = fresh_result(grad.shape, dt, grad, self.astype(dt, copy=False),
                                         exponent.astype(dt, copy=False))
     K.pow_backward_self(*flats, flat_out)
+    if reorders(grad.shape, (grad, self, exponent)):  # (PyTorch's steps, as above)
+        power = step_layout(self, step_layout(exponent, number=True))  # self.pow(exponent - 1)
+        slope = step_layout(grad, step_layout(exponent, power))
+        out = laid_out_as(out, step_layout(step_layout(exponent, number=True), _ZERO, slope,
+                                           dtype=out.dtype))  # where(exponent == 0, 0, slope)
     return out
 
 
@@ -234,7 +247,17 @@ def _pow_backward_exponent_on_arrays(grad: np.ndarray, self, exponent: np.ndarra
     if not isinstance(self, np.ndarray):  # `number ** x`
         out, flat_out, flats = fresh_result(grad.shape, dt, grad, x, y)
         K.rpow_backward(*flats, scalar_of(_log(self), _BY_NUMPY[dt]), self == 0, flat_out)
+        if reorders(grad.shape, (grad, exponent, result)):  # (PyTorch's steps, as above)
+            slope = step_layout(result, number=True)  # result * log(self)
+            if self == 0:  # where(exponent >= 0, 0, slope)
+                slope = step_layout(step_layout(exponent, number=True), _ZERO, slope)
+            out = laid_out_as(out, step_layout(grad, slope, dtype=dt))
         return out
     out, flat_out, flats = fresh_result(grad.shape, dt, grad, self.astype(dt, copy=False), x, y)
     K.pow_backward_exponent(*flats, flat_out)
+    if reorders(grad.shape, (grad, self, exponent, result)):  # (PyTorch's steps, as above)
+        # grad * where((self == 0) & (exponent >= 0), 0, result * self.log())
+        flat = step_layout(step_layout(self, number=True), step_layout(exponent, number=True))
+        slope = step_layout(flat, _ZERO, step_layout(result, step_layout(self)))
+        out = laid_out_as(out, step_layout(grad, slope, dtype=dt))
     return out

@@ -989,3 +989,39 @@ def test_as_strided_gradients_versions_as_in_pytorch(torch, program):
         return versions, x.grad.tolist()
 
     assert seen(minigrad) == seen(torch)
+
+
+# backward(gradient=g): where a leaf's gradient is a view of g's memory (cat's and
+# stack's backward slice g, view's reshapes it) PyTorch keeps that view as the leaf's
+# `.grad`, so a later backward adds into g's memory in place and bumps g's version
+# (the views share its counter), and writing into g changes `.grad`. minigrad had kept
+# values right for 0-d leaves but never bumped g's version, and had copied the larger
+# views (g stayed unchanged).
+GIVEN_GRADIENT_VIEWS = {
+    "cat of 0-d views": lambda m, a, b, c: m.cat([a.view(1), c.view(1)]),
+    "stack of 0-d": lambda m, a, b, c: m.stack([a, c]),
+    "view of a 0-d": lambda m, a, b, c: a.view(1, 1),
+    "cat of a 0-d view and a vector": lambda m, a, b, c: m.cat([a.view(1), b]),
+    "view of a vector": lambda m, a, b, c: b.view(2, 1),
+    "stack with a sum": lambda m, a, b, c: m.stack([a, b.sum()]),
+}
+
+
+@pytest.mark.parametrize("program", list(GIVEN_GRADIENT_VIEWS))
+def test_given_gradient_viewed_by_grad_counts_in_place_adds(torch, program):
+    import minigrad
+
+    def run(m):
+        leaves = (m.tensor(1.0, requires_grad=True), m.tensor([2.0, 3.0], requires_grad=True),
+                  m.tensor(4.0, requires_grad=True))
+        y = GIVEN_GRADIENT_VIEWS[program](m, *leaves)
+        g = m.ones(y.shape) * 10
+        y.backward(g, retain_graph=True)
+        first = g._version, [t.grad._version for t in leaves if t.grad is not None]
+        y.backward(g)
+        g.add_(1)
+        grads = [None if t.grad is None else (t.grad.tolist(), t.grad._version)
+                 for t in leaves]
+        return first, g._version, g.tolist(), grads
+
+    assert run(minigrad) == run(torch)

@@ -483,3 +483,163 @@ def test_reductions_of_permuted_inputs_are_row_major(torch, op, dim, keepdim, sh
     mg, pt = run(minigrad), run(torch)
     assert mg[:2] == pt[:2]
     assert np.allclose(mg[2], pt[2], rtol=1e-12, equal_nan=True)
+
+
+# grad() returns the gradient the engine captured itself: a sum's or an expand's
+# spread-out gradient keeps its 0 strides and views the caller's grad_outputs (sharing
+# its version counter, and refusing in-place writes through a 0 stride); minigrad had
+# returned a dense copy. A mean's division makes a new tensor, and a leaf's `.grad`
+# follows AccumulateGrad's layout contract, dense either way.
+EXPANDED_GRADS = {
+    "sum over dim 0": lambda x: x.sum(0),
+    "sum over dim 1": lambda x: x.sum(1),
+    "sum over dim 1, kept": lambda x: x.sum(1, keepdim=True),
+    "sum over both dims": lambda x: x.sum((0, 1)),
+    "sum of all": lambda x: x.sum(),
+    "mean over dim 0": lambda x: x.mean(0),
+    "sum of an expand": lambda x: x[:1].expand(4, 3).sum(0),
+    "sum of a non-leaf": lambda x: (x * 2).sum(0),
+}
+
+
+@pytest.mark.parametrize("program", list(EXPANDED_GRADS))
+def test_grad_returns_the_spread_out_gradient_as_it_is(torch, program):
+    import minigrad
+
+    def run(m):
+        x = m.tensor(M23, requires_grad=True)
+        y = EXPANDED_GRADS[program](x)
+        given = m.ones(y.shape) * 2
+        g, = m.autograd.grad(y, x, given)
+        try:
+            g.add_(1)
+            written = "ok"
+        except RuntimeError as error:
+            written = str(error)
+        given.add_(1)  # (seen through a view of it)
+        x2 = m.tensor(M23, requires_grad=True)
+        EXPANDED_GRADS[program](x2).backward(m.ones(y.shape))
+        return (g.stride(), g.is_contiguous(), written, g._version, g.tolist(),
+                x2.grad.stride())
+
+    assert run(minigrad) == run(torch)
+
+
+def test_grad_of_a_non_leaf_keeps_its_0_strides(torch):
+    import minigrad
+
+    def run(m):
+        x = m.tensor(M23, requires_grad=True)
+        h = x * 2
+        g, = m.autograd.grad(h.sum(1), h, m.ones(2))
+        return g.stride(), g.tolist()
+
+    assert run(minigrad) == run(torch)
+
+
+# Gradients of permuted leaves, dims of size 1 among them, through grad() and into
+# `.grad` (kept as it comes where it fits the leaf's layout, so a size-1 dim's stride
+# shows), with a second operand of the permuted shape, of its last dim or all ones.
+# threshold_backward's TensorIterator takes self before grad_output (minigrad's
+# np.where had laid the gradient out by grad alone). pow's gradients are PyTorch's
+# nested formulas (`grad * (exponent * self.pow(exponent - 1))`, `grad * where(cond,
+# 0, result * self.log())`), each step laid out by its own operands, where minigrad's
+# fused kernels had laid the result out by one sort over all of them; atan2's too
+# (`grad * other * recip`, the reciprocal masked in place, so it keeps its layout).
+PERMUTED_LEAF_GRADS = {
+    "threshold at 3": lambda m, x, o: m.nn.functional.threshold(x, 3.0, -1.0),
+    "threshold at 0": lambda m, x, o: m.nn.functional.threshold(x, 0.0, 0.0),
+    "pow by a number": lambda m, x, o: x ** 2.5,
+    "pow by a tensor": lambda m, x, o: (x.abs() + 0.5) ** o,
+    "a tensor to the power": lambda m, x, o: o.abs() ** x,
+    "itself to its power": lambda m, x, o: (x.abs() + 0.5) ** x,
+    "a number to the power": lambda m, x, o: 2.0 ** x,
+    "zero to the power": lambda m, x, o: 0.0 ** (x - 3),
+    "atan2 over another": lambda m, x, o: m.atan2(x, o),
+    "atan2 of another": lambda m, x, o: m.atan2(o, x),
+    # (`grad * (self - result).exp()`, grad and result unsqueezed with PyTorch's
+    # strides for the new dims; numpy's expand_dims and one product had differed)
+    "logsumexp over the last dim": lambda m, x, o: x.logsumexp(-1),
+    "logsumexp over dim 1, kept": lambda m, x, o: x.logsumexp(1, keepdim=True),
+    "logsumexp over dims 0 and -1": lambda m, x, o: x.logsumexp((0, -1)),
+    # (`sum_backward(...) * self.isnan().logical_not()`, the spread-out gradient
+    # first; nanmean divides by a count, an integer sum, which is row-major)
+    "nansum over dim 1": lambda m, x, o: x.nansum(1),
+    "nansum of all": lambda m, x, o: x.nansum(),
+    "nanmean over dim 1": lambda m, x, o: x.nanmean(1),
+    "nanmean over the last dim, kept": lambda m, x, o: x.nanmean(-1, keepdim=True),
+    "nanmean of all": lambda m, x, o: x.nanmean(),
+}
+
+
+# PyTorch allocates an integer or bool sum row-major too (numpy's kept the input's
+# layout: nanmean's count of a permuted input divided its gradient in that layout).
+@pytest.mark.parametrize("dims", [1, (0, 2), -1])
+@pytest.mark.parametrize("keepdim", [False, True])
+@pytest.mark.parametrize("kind", ["bool", "int64"])
+def test_integer_sums_of_permuted_inputs_are_row_major(torch, dims, keepdim, kind):
+    import minigrad
+
+    def run(m):
+        x = (m.arange(24.0).reshape(2, 3, 4) % 7).permute(2, 0, 1)
+        x = x == 3 if kind == "bool" else x.long()
+        y = x.sum(dims, keepdim=keepdim)
+        return tuple(y.shape), y.stride(), y.reshape(-1).tolist()
+
+    assert run(minigrad) == run(torch)
+PERMUTED_LEAVES = [((3, 4), (1, 0)), ((2, 3, 4), (2, 0, 1)), ((4, 1, 3), (2, 1, 0)),
+                   ((1, 3, 1), (2, 0, 1)), ((3, 1, 4), (0, 2, 1)), ((1, 4), (1, 0))]
+
+
+@pytest.mark.parametrize("op", list(PERMUTED_LEAF_GRADS))
+@pytest.mark.parametrize(("shape", "perm"), PERMUTED_LEAVES, ids=str)
+@pytest.mark.parametrize("other", ["same", "last", "ones"])
+def test_gradients_of_permuted_leaves_with_size_one_dims(torch, op, shape, perm, other):
+    import warnings
+
+    import numpy as np
+
+    import minigrad
+
+    permuted = tuple(shape[p] for p in perm)
+    other_shape = {"same": permuted, "last": permuted[-1:], "ones": (1,) * len(permuted)}[other]
+
+    def run(m):
+        base = m.arange(float(math_prod(shape)), dtype=m.float64).reshape(shape) % 7 + 1
+        x = base.permute(*perm).detach().requires_grad_()
+        o = m.arange(float(math_prod(other_shape)), dtype=m.float64).reshape(other_shape)
+        o = (o % 5 - 1.5).requires_grad_()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            y = PERMUTED_LEAF_GRADS[op](m, x, o)
+            g, go = m.autograd.grad((y * 1.5).sum(), [x, o], allow_unused=True)
+            x2 = base.permute(*perm).detach().requires_grad_()
+            PERMUTED_LEAF_GRADS[op](m, x2, o.detach()).sum().backward()
+        return ((g.stride(), None if go is None else go.stride(), x2.grad.stride(),
+                 x2.grad._version), g.tolist(), x2.grad.tolist())
+
+    mg, pt = run(minigrad), run(torch)
+    assert mg[0] == pt[0]
+    assert np.allclose(mg[1], pt[1], rtol=1e-12, equal_nan=True)
+    assert np.allclose(mg[2], pt[2], rtol=1e-12, equal_nan=True)
+
+
+# cumprod's gradient (no zero among the factors): `reversed_cumsum(result * grad) /
+# input`, the cumsum row-major, so the division lays it out (numpy's one expression
+# had differed for permuted inputs with size-1 dims).
+@pytest.mark.parametrize("dim", [0, -1])
+@pytest.mark.parametrize(("shape", "perm"), PERMUTED_LEAVES, ids=str)
+def test_cumprod_gradient_of_a_permuted_leaf_as_in_pytorch(torch, shape, perm, dim):
+    import numpy as np
+
+    import minigrad
+
+    def run(m):
+        base = m.arange(float(math_prod(shape)), dtype=m.float64).reshape(shape) % 7 + 1
+        x = base.permute(*perm).detach().requires_grad_()
+        g, = m.autograd.grad((x.cumprod(dim) * 1.5).sum(), x)
+        return g.stride(), g.tolist()
+
+    mg, pt = run(minigrad), run(torch)
+    assert mg[0] == pt[0]
+    assert np.allclose(mg[1], pt[1], rtol=1e-12)
