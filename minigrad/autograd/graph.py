@@ -31,8 +31,10 @@ import numpy as np
 from .._hooks import RemovableHandle
 from .._registry import attach
 from ..arrays.layout import (
+    astype_kept,
     element_strides,
     is_dense,
+    keeps_strides,
     non_overlapping_and_dense,
     obeys_layout_contract,
     with_strides,
@@ -485,7 +487,9 @@ def first_grad(grad: np.ndarray, leaf: np.ndarray, stolen: bool):
     with `copy_`, an in-place op (0 for a leaf that is not dense, which gets a
     plain row-major clone)."""
     dense = leaf.flags.c_contiguous or is_dense(leaf)
-    if leaf.flags.c_contiguous or not dense:
+    if keeps_strides(leaf):  # (a dim of size 1 whose stride numpy would choose itself)
+        copy = astype_kept(grad, grad.dtype, leaf)
+    elif leaf.flags.c_contiguous or not dense:
         copy = np.array(grad, copy=True, order="C")
     else:
         copy = np.empty_like(leaf, dtype=grad.dtype)  # (its layout is the leaf's)

@@ -643,3 +643,19 @@ def test_cumprod_gradient_of_a_permuted_leaf_as_in_pytorch(torch, shape, perm, d
     mg, pt = run(minigrad), run(torch)
     assert mg[0] == pt[0]
     assert np.allclose(mg[1], pt[1], rtol=1e-12)
+
+
+# A leaf's first `.grad`, when AccumulateGrad copies the incoming gradient (here
+# `clone`'s backward hands on `sum()`'s spread-out one): PyTorch's copy takes the
+# leaf's strides exactly, a dim of size 1 included (numpy's copy chose that one itself).
+@pytest.mark.parametrize(("shape", "perm"), PERMUTED_LEAVES + [((1, 3, 1), (0, 2, 1))], ids=str)
+def test_a_copied_first_grad_keeps_the_leafs_strides(torch, shape, perm):
+    import minigrad
+
+    def run(m):
+        base = m.arange(float(math_prod(shape)), dtype=m.float64).reshape(shape)
+        x = base.permute(*perm).detach().requires_grad_()
+        x.clone().sum().backward()
+        return x.stride(), x.grad.stride(), x.grad._version, x.grad.tolist()
+
+    assert run(minigrad) == run(torch)
