@@ -98,11 +98,17 @@ def odd_unit_stride(a: np.ndarray) -> bool:
     return False
 
 
+def is_row_major(a: np.ndarray) -> bool:
+    """Row-major as PyTorch counts it: its size-1 dims' strides included (numpy's
+    contiguity ignores those)."""
+    return a.flags.c_contiguous and not odd_unit_stride(a)
+
+
 def row_major(a: np.ndarray) -> np.ndarray:
-    """`a` itself where it is row-major, its size-1 dims' strides included, else a
-    row-major copy: how PyTorch allocates a reduction's result (numpy's reductions of
-    a permuted array keep its layout)."""
-    if a.flags.c_contiguous and (1 not in a.shape or not odd_unit_stride(a)):
+    """`a` itself where it is row-major (`is_row_major`), else a row-major copy: how
+    PyTorch allocates a reduction's result (numpy's reductions of a permuted array
+    keep its layout)."""
+    if is_row_major(a):
         return a
     return np.array(a, order="C", copy=True)
 
@@ -116,7 +122,7 @@ def in_result_layout(values: np.ndarray, *operands: np.ndarray) -> np.ndarray:
         return values
     if not reorders(values.shape, operands):
         order = None
-        if values.flags.c_contiguous and (1 not in values.shape or not odd_unit_stride(values)):
+        if is_row_major(values):
             return values
     else:
         order = result_order(values.shape, *operands)
