@@ -16,10 +16,10 @@ It is a loop over a queue, not a recursion, so a 100 000-node chain is fine.
 
 A node's turn is `_node_turn` and `_run_node` (the long way: hooks, retained
 gradients, captured inputs, events). Its pieces (`_check_saved`, the formula on
-arrays, `_release`) also make up the engine's fast path, `_run_plain_node`, the turn
-of a node without hooks in a run that neither traces nor captures; `_check_saved` is
-itself a fast version of the check the traced path makes, and `_run_plain_chain` runs
-the plain nodes of a chain one after another without the buffers and the queue.
+arrays, `_release`) also make up the engine's fast path, `_run_plain_chain`: the turn
+of a node without hooks in a run that neither traces nor captures, and of the plain
+nodes of a chain after it, one after another without the buffers and the queue;
+`_check_saved` is itself a fast version of the check the traced path makes.
 Each is measured where it is written. The other parts live in their own modules:
 the input buffers (`input_buffer.py`), the checks of gradients (`validate.py`) and
 the calls of hooks (`hook_calls.py`).
@@ -336,55 +336,48 @@ def _note_inputs(task: GraphTask, inputs: tuple) -> None:
 
 
 def _takes_short_path(task: GraphTask) -> bool:
-    """Whether plain nodes may take the short path (`_run_plain_node`): an untraced
+    """Whether plain nodes may take the short path (`_run_plain_chain`): an untraced
     run of arrays that captures nothing, outside anomaly mode."""
     return not (task.trace or task.capture_at or ANOMALY.enabled or task.tensor_grads)
 
 
-def _run_plain_node(task: GraphTask, node: Node, grads: list) -> list:
-    """Fast path 1, the short path: a plain node's turn (no hooks, no retained
-    gradient) when `_takes_short_path`. It is `_run_node` with the steps that find
-    nothing to do left out: the same pieces (`_check_saved`, and `_formula_on_arrays`
-    and `_release` written out), without looking for hooks, retained gradients,
-    captured inputs or events, and without the generator `_node_turn` wraps around
-    `_run_node`.
-
-    Measured with `benchmarks/bench_overhead.py`'s chain of 200 element-wise ops on
-    10 float64 values (the project's 2-core machine, shared; the short path on and
-    off in turns, medians of 3 x 40 runs): backward alone takes 708 us with it, 936
-    us without (+32%); the benchmark's forward + backward 1.51 ms against 1.76 ms
-    (+16%). On `bench_mlp.py`'s MLP step (a few large nodes) the two are equal."""
-    if grads[0] is None and (len(grads) == 1 or _all_none(grads)):
-        return [None] * len(node.next_functions)
-    held = _check_saved(node) if node._saved else ()
-    # (`_formula_on_arrays`, spelled out: one call fewer for every node)
-    outputs = node.backward(*grads) if node._apply_is_backward else node.apply(grads)
-    if node._input_meta is not None:
-        outputs = validate(node, outputs)
-    if not task.retain_graph:
-        for saved in held:  # (`_release`, written out: a call fewer per node)
-            saved.release()
-        if node._saves_elsewhere:
-            node.release_variables()
-    return outputs
-
-
 def _run_plain_chain(task: GraphTask, node: Node, grads: list) -> tuple[Node, list]:
-    """Fast path 3, the short path along a chain: `node`'s turn (`_run_plain_node`),
-    then, for as long as they are plain, the turns of the nodes after it that would
-    run next anyway. When no other node is ready and a node's one gradient goes to a
-    node waiting for no other stream, the loop in `execute` would put that gradient
-    in an input buffer and the node in the ready queue, only to take both straight
-    out again: here the gradient is handed over directly. Returns the last node that
-    ran and its gradients, which `execute` hands on. (`execute` counts the chain as
+    """The short path: a plain node's turn (no hooks, no retained gradient) when
+    `_takes_short_path`, then, for as long as they are plain, the turns of the nodes
+    after it that would run next anyway. Returns the last node that ran and its
+    gradients, which `execute` hands on.
+
+    A turn here is `_run_node` without the steps that find nothing to do (hooks,
+    retained gradients, captures, events) and without `_node_turn`'s generator; its
+    pieces (`_check_saved`, `_formula_on_arrays`, `_release`) are written out.
+
+    Along a chain, when no other node is ready and a node's one gradient goes to a
+    node waiting for no other stream, the loop in `execute` would put that gradient in
+    an input buffer and the node in the ready queue, only to take both straight out
+    again: here the gradient is handed over directly. (`execute` counts the chain as
     one step: steps count only for events, which a short run has none of.)
 
-    Measured as `_run_plain_node` is (6 x 40 runs in turns, with this path and with
-    `_run_plain_node` alone): on the benchmark's chain backward alone takes 566 us
-    with it, 697 us (+23%) without; forward + backward 1.32 ms against 1.47 ms."""
+    Measured on `benchmarks/bench_overhead.py`'s chain of 200 element-wise ops on 10
+    float64 values, each version in turns: backward alone took 936 us through
+    `_run_node`, 708 us with the short turn, 566 us with the chain handed over
+    directly too (benchmarks/README.md has the later figures)."""
     ready, buffers, deps = task.ready, task.not_ready, task.dependencies
+    retain = task.retain_graph
     while True:
-        outputs = _run_plain_node(task, node, grads)
+        # -- the node's turn
+        if grads[0] is None and (len(grads) == 1 or _all_none(grads)):
+            outputs = [None] * len(node.next_functions)
+        else:
+            held = _check_saved(node) if node._saved else ()
+            outputs = node.backward(*grads) if node._apply_is_backward else node.apply(grads)
+            if node._input_meta is not None:
+                outputs = validate(node, outputs)
+            if not retain:
+                for saved in held:
+                    saved.release()
+                if node._saves_elsewhere:
+                    node.release_variables()
+        # -- the next node, if the chain goes on
         if ready:
             return node, outputs
         edge = None
@@ -615,14 +608,14 @@ def _check_saved_traced(node: Node, step: int, sink: list) -> None:
 
 
 def _check_saved(node: Node) -> list:
-    """Fast path 2: the version check of every tensor `node` saved, written for speed
+    """The short path's version check of every tensor `node` saved, written for speed
     (it runs for every node): no (name, tensor) pairs as `saved_items` makes them,
     and the message is built (by `SavedTensor.check`) only when something is wrong.
     Returns the saved tensors (none when the node saved only plain values). A tensor
     saved through saved-tensor hooks never matches (see `_NotChecked`): such a node
     takes the slow path, which unpacks it.
 
-    Measured as `_run_plain_node` is: on `benchmarks/bench_overhead.py`'s chain,
+    Measured as `_run_plain_chain` is: on `benchmarks/bench_overhead.py`'s chain,
     backward alone takes 708 us with it, 777 us (+10%) when every node is checked
     through `saved_items()` instead; the benchmark's forward + backward 1.51 ms
     against 1.60 ms (+5%)."""

@@ -329,14 +329,17 @@ class SavedNumber(SavedTensor):
 
         value = 0
 
+    # What never changes for a saved number is the class's, not set per number: a
+    # node is made for every `y * 0.5`, and so is one of these.
+    _data = None
+    _output_nr = 0
+    saved_version = 0
+    is_output = False
+
     def __init__(self, value) -> None:
         self._value = value
         self._tensor = None
-        self._data = None
         self._counter = SavedNumber._Untouched
-        self._output_nr = 0
-        self.saved_version = 0
-        self.is_output = False
         self.is_released = False
 
     def _as_tensor(self):
@@ -369,7 +372,7 @@ class SavedNumber(SavedTensor):
         return self._as_tensor()
 
     def release(self) -> None:
-        self._tensor = self._data = self._value = None
+        self._tensor = self._value = None
         self.is_released = True
 
 

@@ -162,7 +162,7 @@ _FLOAT_BY_NUMPY = {d: dt for d, dt in _BY_NUMPY.items() if d.kind == "f"}
 def add(self: Tensor, other, alpha=1) -> Tensor:
     """self + alpha * other."""
     if alpha.__class__ is int and alpha == 1:
-        out = short_lane.with_number(AddBackward0, K.add_scalar, self, other)
+        out = short_lane.run(AddBackward0, K.add_scalar, self, other)
         if out is not None:  # (`y + 0.5` on a short vector: see `short_lane.py`)
             return out
     dt = _kept_dtype(self, other)
@@ -209,7 +209,7 @@ def _refuse_bool_sub(self, other) -> None:
 def sub(self: Tensor, other, alpha=1) -> Tensor:
     """self - alpha * other."""
     if alpha.__class__ is int and alpha == 1 and other.__class__ is float:
-        out = short_lane.with_number(SubBackward0, K.add_scalar, self, -other)
+        out = short_lane.run(SubBackward0, K.add_scalar, self, -other)
         if out is not None:  # (`y - 0.5` on a short vector: see `short_lane.py`)
             return out
     dt = _kept_dtype(self, other)
@@ -296,7 +296,7 @@ def _save_mul_operands(node, self, other, original_self=None):
 
 def mul(self: Tensor, other) -> Tensor:
     """Element-wise self * other."""
-    out = short_lane.with_number(MulBackward0, K.mul_scalar, self, other)
+    out = short_lane.run(MulBackward0, K.mul_scalar, self, other)
     if out is not None:  # (`y * 0.5` on a short vector: see `short_lane.py`)
         out._grad_fn._saved["other"] = SavedNumber(other)
         return out

@@ -302,7 +302,10 @@ def unary_op(name: str, *, node: str, kernel, formula: str, fused, doc: str,
             else _DeclaredUnary)
     node_cls = type(node, (base,), {
         "__module__": module, "__qualname__": node, "__doc__": f"{name}: {doc}",
-        "saves": saves, "saved_name": fused_reads, "fused": fused, "formulas": formulas,
+        # (a numba dispatcher is a descriptor, which `cls.fused` would call in Python:
+        # as a staticmethod, the class hands the kernel out in C)
+        "saves": saves, "saved_name": fused_reads, "fused": staticmethod(fused),
+        "formulas": formulas,
         "tangent": AUTO_ELEMENT_WISE if tangent is None else Tangent(tangent),
         "zero_passes": _zero_passes(formula),
     })
@@ -317,7 +320,7 @@ def unary_op(name: str, *, node: str, kernel, formula: str, fused, doc: str,
             raise bool_error[0](bool_error[1])
 
     def op(input: Tensor) -> Tensor:  # noqa: A002 - PyTorch's name
-        out = short_lane.of_one(node_cls, kernel, input)
+        out = short_lane.run(node_cls, kernel, input)
         if out is not None:  # (a short float64 vector: see `short_lane.py`)
             for saved in saved_names:
                 out._grad_fn._saved[saved] = (SavedTensor(out, is_output=True)

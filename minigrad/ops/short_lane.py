@@ -5,7 +5,7 @@ spends its time around the arithmetic, not in it: an op checks its operands'
 dtypes and layout in one function, picks the kernel's compiled code in another,
 makes the result tensor in a third and records the node in a fourth. For the
 commonest case of all, a short row-major float64 vector that needs a gradient, in
-plain grad mode, the functions here do all those steps in one place, with only the
+plain grad mode, `run` here does all those steps in one place, with only the
 checks that case needs.
 
 Anything else (another dtype or layout, a view, an input needing no gradient, no
@@ -19,8 +19,6 @@ Measured on `benchmarks/bench_overhead.py`'s chain: see benchmarks/README.md,
 
 from __future__ import annotations
 
-import numpy as np
-
 from ..arrays.dispatch import short_vector, short_vector_and_number
 from ..autograd.graph import Node
 from ..autograd.tangents import DUAL
@@ -28,57 +26,39 @@ from ..grad_mode import ANOMALY, STATE
 from ..tensor import Tensor, VersionCounter
 
 _NO_EDGE = (None, 0)
+_NO_NUMBER = object()  # (`run` for an op of one tensor)
 _new_object = object.__new__
 
 
-def _edge_if_plain(t: Tensor) -> tuple | None:
-    """The edge to `t`'s producer when `t` needs a gradient, is not a view, and ops
-    record plainly (grad mode, no anomaly mode, no dual level); else None. (Whether
-    its data is a short float64 vector, the `dispatch.short_*` functions check.)"""
-    if t._view is not None or not STATE.grad_enabled or ANOMALY.enabled or DUAL.active:
-        return None
+def run(node_cls: type[Node], kernel, t: Tensor, s=_NO_NUMBER) -> Tensor | None:
+    """`kernel(t)` (`y.sin()`), or `kernel(t, s)` for a Python float `s` (`y * 0.5`,
+    `y + 0.5`, whose number is the node's second input, with an edge leading
+    nowhere), recorded as a `node_cls` node. None when this is not the short lane's
+    case: `t` must need a gradient, not be a view, and ops must record plainly
+    (grad mode, no anomaly mode, no dual level); whether `t`'s data is a short
+    float64 vector, the `dispatch.short_*` functions check.
+
+    Written out in one function, each step inline (the edge, the kernel, the result
+    tensor as `Tensor._make` makes it with its producer set at once): a call fewer
+    for each step, on every op of a chain."""
     fn = t._grad_fn
-    if fn is not None:
-        return (fn, t._output_nr)
-    if t._requires_grad:  # a leaf
-        return (t._grad_accumulator(), 0)
-    return None
-
-
-def _result(data: np.ndarray, node: Node) -> Tensor:
-    """A fresh tensor of `data` (a fresh vector), made by `node`: `Tensor._make`, with
-    nothing to check and the producer set at once."""
+    if (t._view is not None or (fn is None and not t._requires_grad)
+            or not STATE.grad_enabled or ANOMALY.enabled or DUAL.active):
+        return None
+    if s is _NO_NUMBER:
+        data = short_vector(kernel, t._data)
+    elif type(s) is float:
+        data = short_vector_and_number(kernel, t._data, s)
+    else:
+        return None
+    if data is None:
+        return None
+    # (the input's edge: to its producer, or to a leaf's accumulator)
+    edge = (fn, t._output_nr) if fn is not None else (t._grad_accumulator(), 0)
     out = _new_object(Tensor)
     out._data = data
     out._requires_grad = False
-    out._grad_fn = node
+    out._grad_fn = node_cls((edge,) if s is _NO_NUMBER else (edge, _NO_EDGE), None)
     out._output_nr = 0
     out._version_counter = VersionCounter()
     return out
-
-
-def with_number(node_cls: type[Node], kernel, t: Tensor, s) -> Tensor | None:
-    """`kernel(t, s)` for a Python float `s` (`y * 0.5`, `y + 0.5`), recorded as a
-    `node_cls` node with the number as its second input (whose edge leads nowhere).
-    None when this is not the short lane's case."""
-    if type(s) is not float:
-        return None
-    edge = _edge_if_plain(t)
-    if edge is None:
-        return None
-    out = short_vector_and_number(kernel, t._data, s)
-    if out is None:
-        return None
-    return _result(out, node_cls((edge, _NO_EDGE), None))
-
-
-def of_one(node_cls: type[Node], kernel, t: Tensor) -> Tensor | None:
-    """`kernel(t)` (`y.sin()`), recorded as a `node_cls` node. None when this is not
-    the short lane's case."""
-    edge = _edge_if_plain(t)
-    if edge is None:
-        return None
-    out = short_vector(kernel, t._data)
-    if out is None:
-        return None
-    return _result(out, node_cls((edge,), None))

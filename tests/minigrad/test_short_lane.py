@@ -28,22 +28,33 @@ OPS = {
 }
 
 
+_LANE_KERNELS = ("short_vector", "short_vector_and_number")
+
+
 @pytest.fixture
 def lane_count(monkeypatch):
-    """How many results the lane made (the lane itself is untouched)."""
+    """How many results the lane made (the lane itself is untouched): each of its
+    kernel calls that gives a vector makes one."""
     made = []
-    real = short_lane._result
 
-    def counting(data, node):
-        made.append(node)
-        return real(data, node)
+    def counting(real):
+        def call(*args):
+            out = real(*args)
+            if out is not None:
+                made.append(out)
+            return out
+        return call
 
-    monkeypatch.setattr(short_lane, "_result", counting)
+    for name in _LANE_KERNELS:
+        monkeypatch.setattr(short_lane, name, counting(getattr(short_lane, name)))
     return made
 
 
 def _closed(monkeypatch):
-    monkeypatch.setattr(short_lane, "_edge_if_plain", lambda t: None)
+    """The lane closed: it finds no short vector, and leaves every op to the general
+    path (which calls `dispatch`'s own functions, not the lane's names for them)."""
+    for name in _LANE_KERNELS:
+        monkeypatch.setattr(short_lane, name, lambda *args: None)
 
 
 def _run(op, make_input, made=None):
