@@ -585,8 +585,10 @@ def _saved_value(value, node: Node):
 def _read(cls: type[Node], name: str) -> str:
     """The expression a compiled formula reads saved value `name` of a `cls` node with."""
     if cls.saves[name] != VALUE:  # (`_operand`, written out: the commonest read)
-        return (f"(v.number(node) if type(v := s[{name!r}]) is _SavedNumber else "
-                f"_operand(v, node))")
+        # (a saved number nobody has looked at, not yet released, is as it was saved:
+        # `SavedNumber.number`'s check, written out for the commonest read of all)
+        return (f"(v._value if type(v := s[{name!r}]) is _SavedNumber and v._tensor is None "
+                f"and not v.is_released else _operand(v, node))")
     read = f"s.get({name!r}, _D[{name!r}])" if name in cls.saved_defaults else f"s[{name!r}]"
     # (`_saved_value`, written out for a plain int: add's alpha, a dim)
     return f"(v if type(v := {read}) is int and v < 2**63 else _saved_value(v, node))"
