@@ -22,8 +22,10 @@ its environment (the hub, its proxy, `git daemon`, the class), and the processes
 start are their descendants (the idle culler, the learners' servers and kernels). What a
 killed run left (its process is gone) is stopped and removed by the next run: its
 processes, its accounts and its folders; SIGTERM and SIGHUP end a run as Ctrl-C does, its
-own clean-up running. Runs that share one installed environment (the same checkout, or
-/opt/minigrad-hub-test) take turns: it holds the nbgrader exchange.
+own clean-up running. Ports are chosen under a lock every run takes, held until the
+processes given them listen, so two runs never get one port. Runs that share one installed
+environment (the same checkout, or /opt/minigrad-hub-test) take turns: it holds the
+nbgrader exchange.
 """
 
 from __future__ import annotations
@@ -128,10 +130,75 @@ def _marked(env: dict[str, str]) -> dict[str, str]:
     return dict(env, **{RUN_VARIABLE: OWNER})
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+# -- ports ------------------------------------------------------------------------------------
+
+# Every run on this machine chooses its ports holding this lock, and keeps it until the
+# processes given them listen: a port is free when chosen, and until it is listened on,
+# another run's choice could return it too.
+PORTS_LOCK = Path(f"/var/tmp/{ACCOUNT_PREFIX}ports.lock")
+PORTS_LOCK_S = 600
+
+
+@contextlib.contextmanager
+def _ports(count: int, lock_file: Path = PORTS_LOCK) -> Iterator[list[int]]:
+    """`count` different free ports on the loopback, for processes that listen on them
+    within the block (every other run waits for the end of the block to choose its own)."""
+    with lock_file.open("a") as lock:
+        _take_turn(lock, "the choice of ports", PORTS_LOCK_S)
+        probes = [socket.socket() for _ in range(count)]
+        try:
+            for probe in probes:  # all held at once: no port twice
+                probe.bind(("127.0.0.1", 0))
+            ports = [probe.getsockname()[1] for probe in probes]
+        finally:
+            for probe in probes:
+                probe.close()
+        yield ports
+
+
+def _listening(port: int) -> set[int]:
+    """The processes listening on TCP `port` (whose sockets this process may see)."""
+    sockets = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with contextlib.suppress(OSError):
+            for line in Path(table).read_text().splitlines()[1:]:
+                fields = line.split()  # sl, local address:port, remote, state, ... inode
+                if fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:
+                    sockets.add(f"socket:[{fields[9]}]")
+    pids = set()
+    for fds in Path("/proc").glob("[0-9]*/fd"):
+        with contextlib.suppress(OSError):
+            if sockets and any(os.readlink(fd) in sockets for fd in fds.iterdir()):
+                pids.add(int(fds.parent.name))
+    return pids
+
+
+def _family(pid: int) -> set[int]:
+    """Process `pid` and its descendants."""
+    table = _processes()
+    family, queue = set(), [pid]
+    while queue:
+        member = queue.pop()
+        family.add(member)
+        queue.extend(p for p, (parent, _, _) in table.items() if parent == member)
+    return family
+
+
+def _listen_on(ports: list[int], process: subprocess.Popen, what: str,
+               timeout: float = 240, log=lambda: "") -> None:
+    """Wait until `process` or processes it started listen on every one of `ports`; fail
+    if it ends first, or if another process listens on one of them."""
+    deadline = time.monotonic() + timeout
+    while True:
+        listening = {port: _listening(port) for port in ports}
+        ours = _family(process.pid)  # after: a process that listens may have just started
+        others = {port: sorted(pids - ours) for port, pids in listening.items() if pids - ours}
+        assert not others, f"{what}: other processes listen on its ports: {others}"
+        if all(listening.values()):
+            return
+        assert process.poll() is None, f"{what} ended ({process.returncode}): {log()}"
+        assert time.monotonic() < deadline, f"{what} did not listen on {ports}: {log()}"
+        time.sleep(0.5)
 
 
 def _reachable_by_all(path: Path) -> bool:
@@ -454,11 +521,13 @@ def course_repo(tmp_path_factory, timings):
             subprocess.run([*git, "commit", "-q", "-m", "the course"], cwd=work, check=True)
     daemon = None
     try:
-        port = _free_port()
-        daemon = subprocess.Popen(
-            ["git", "daemon", "--export-all", "--reuseaddr", f"--base-path={base}",
-             "--listen=127.0.0.1", f"--port={port}", str(base)],
-            env=_marked(dict(os.environ)), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        with _ports(1) as (port,):
+            daemon = subprocess.Popen(
+                ["git", "daemon", "--export-all", "--reuseaddr", f"--base-path={base}",
+                 "--listen=127.0.0.1", f"--port={port}", str(base)],
+                env=_marked(dict(os.environ)), stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL)
+            _listen_on([port], daemon, "git daemon")
         yield {"learners": f"git://127.0.0.1:{port}/minigrad-course",
                "instructor": f"git://127.0.0.1:{port}/minigrad-source"}
     finally:
@@ -480,20 +549,21 @@ def hub(installed, accounts, timings):
     hub_log = lambda: (state / "hub.log").read_text()[-4000:]  # noqa: E731
     started, process = time.monotonic(), None
     try:
-        port = _free_port()
-        env = _marked(dict(
-            os.environ, MINIGRAD_HUB_PREFIX=str(installed), MINIGRAD_HUB_STATE=str(state),
-            MINIGRAD_HUB_URL=f"http://127.0.0.1:{port}",
-            MINIGRAD_HUB_API_PORT=str(_free_port()),
-            MINIGRAD_HUB_PROXY_API_PORT=str(_free_port()),
-            MINIGRAD_HUB_INSTRUCTORS=INSTRUCTOR,
-            MINIGRAD_HUB_LEARNERS=",".join(n for n in accounts if n != INSTRUCTOR),
-            PATH=f"{installed / 'env' / 'bin'}:{os.environ['PATH']}"))
-        # in a process group of its own, with the proxy and the idle culler it starts
-        process = subprocess.Popen([str(installed / "env/bin/jupyterhub"),
-                                    "-f", str(HUB_DOCS / "jupyterhub_config.py")],
-                                   cwd=state, env=env, stdout=log,
-                                   stderr=subprocess.STDOUT, start_new_session=True)
+        with _ports(3) as (port, api_port, proxy_api_port):
+            env = _marked(dict(
+                os.environ, MINIGRAD_HUB_PREFIX=str(installed), MINIGRAD_HUB_STATE=str(state),
+                MINIGRAD_HUB_URL=f"http://127.0.0.1:{port}",
+                MINIGRAD_HUB_API_PORT=str(api_port),
+                MINIGRAD_HUB_PROXY_API_PORT=str(proxy_api_port),
+                MINIGRAD_HUB_INSTRUCTORS=INSTRUCTOR,
+                MINIGRAD_HUB_LEARNERS=",".join(n for n in accounts if n != INSTRUCTOR),
+                PATH=f"{installed / 'env' / 'bin'}:{os.environ['PATH']}"))
+            # in a process group of its own, with the proxy and the idle culler it starts
+            process = subprocess.Popen([str(installed / "env/bin/jupyterhub"),
+                                        "-f", str(HUB_DOCS / "jupyterhub_config.py")],
+                                       cwd=state, env=env, stdout=log,
+                                       stderr=subprocess.STDOUT, start_new_session=True)
+            _listen_on([port, api_port, proxy_api_port], process, "the hub", log=hub_log)
         url = f"http://127.0.0.1:{port}"
         for _ in range(240):
             try:

@@ -1,8 +1,9 @@
 """What keeps the hub test steady (tests/hub/test_hub.py, tests/hub/classroom.py), checked
 without a hub and without root, with stand-in processes: each run's own account names,
 the clean-up of the accounts, processes and folders left by a killed run (and of no live
-run's), SIGTERM ending a run with its clean-up, taking turns on one installed environment,
-and asking a just-started server again, for a bounded time, when it does not answer yet.
+run's), SIGTERM ending a run with its clean-up, ports no two runs share, taking turns on
+one installed environment, and asking a just-started server again, for a bounded time,
+when it does not answer yet.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import re
 import secrets
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -182,6 +184,75 @@ def test_sigterm_ends_a_run_with_its_clean_up():
     assert out == f"cleaned up {-signal.SIGKILL}\n", err
     assert "KeyboardInterrupt: the hub test got SIGTERM" in err
     assert _dead(hub)
+
+
+# -- ports --------------------------------------------------------------------------------------
+
+
+def test_the_ports_a_run_chooses_at_once_differ(tmp_path):
+    with hub_test._ports(64, tmp_path / "ports.lock") as ports:
+        assert len(set(ports)) == 64
+
+
+def test_a_run_chooses_its_ports_only_once_another_s_are_listened_on(tmp_path):
+    lock, events, listeners = tmp_path / "ports.lock", [], []
+
+    def first():
+        with hub_test._ports(3, lock) as ports:
+            events.append(("first chose", ports))
+            time.sleep(1.0)  # its processes start, then listen
+            for port in ports:
+                listener = socket.socket()
+                listener.bind(("127.0.0.1", port))
+                listener.listen()
+                listeners.append(listener)
+            events.append(("first listens", ports))
+
+    thread = threading.Thread(target=first)
+    thread.start()
+    while not events:
+        time.sleep(0.01)
+    try:
+        with hub_test._ports(3, lock) as mine:
+            events.append(("second chose", mine))
+        thread.join()
+        assert [what for what, _ in events] == ["first chose", "first listens", "second chose"]
+        assert not set(events[0][1]) & set(mine)
+    finally:
+        thread.join()
+        for listener in listeners:
+            listener.close()
+
+
+def test_a_process_s_ports_are_its_own_once_it_listens():
+    listen = ("import socket, sys, time; s = socket.socket(); "
+              "s.bind(('127.0.0.1', int(sys.argv[1]))); s.listen(); time.sleep(300)")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen([sys.executable, "-c", listen, str(port)])
+    try:
+        hub_test._listen_on([port], server, "the server", timeout=30)
+        assert hub_test._listening(port) == {server.pid}
+    finally:
+        server.kill()
+        server.wait()
+    # another process listens on the port: said at once, not taken for the process's
+    with socket.socket() as other:
+        other.bind(("127.0.0.1", port))
+        other.listen()
+        idle = subprocess.Popen(["sleep", "300"])
+        try:
+            with pytest.raises(AssertionError, match=f"other processes listen .*{port}"):
+                hub_test._listen_on([port], idle, "the server", timeout=30)
+        finally:
+            idle.kill()
+            idle.wait()
+    # a process that ends before it listens
+    ended = subprocess.Popen(["true"])
+    ended.wait()
+    with pytest.raises(AssertionError, match=r"the server ended \(0\)"):
+        hub_test._listen_on([port], ended, "the server", timeout=30)
 
 
 def test_a_run_waits_its_turn_on_one_installed_environment_and_says_so(tmp_path):
