@@ -231,7 +231,8 @@ def _take_turn(lock, what: str, timeout: float) -> None:
 @pytest.fixture(scope="module")
 def installed(hub_machine, trash, timings):
     """The course installed for the hub (docs/hub/install.sh), in build/hub: this run's
-    while it lasts (another run using the same environment waits for its turn)."""
+    while it lasts (another run using the same environment waits for its turn). After
+    `trash`: a killed run's install.sh, still running, is stopped first."""
     prefix = ROOT / "build" / "hub"
     if not _reachable_by_all(prefix.parent.parent):
         prefix = Path("/opt/minigrad-hub-test")  # learners must reach the environment
