@@ -17,9 +17,15 @@ between runs and installed again when the course's code or the hub's files chang
 Two runs may overlap on one machine (two clones tested at once). Each run names its
 accounts with a suffix of its own (mghub-<run>-instructor, mghub-<run>-learner1, ...),
 marks them as its own (their comment field names the run's process), and removes exactly
-those at the end, passed or failed; the accounts of a run that was killed (its process is
-gone) are removed by the next run. Runs that share one installed environment (the
-same checkout, or /opt/minigrad-hub-test) take turns: it holds the nbgrader exchange.
+those at the end, passed or failed. Every process a run starts carries the same mark in
+its environment (the hub, its proxy, `git daemon`, the class), and the processes those
+start are their descendants (the idle culler, the learners' servers and kernels). What a
+killed run left (its process is gone) is stopped and removed by the next run: its
+processes, its accounts and its folders; SIGTERM and SIGHUP end a run as Ctrl-C does, its
+own clean-up running. Ports are chosen under a lock every run takes, held until the
+processes given them listen, so two runs never get one port. Runs that share one installed
+environment (the same checkout, or /opt/minigrad-hub-test) take turns: it holds the
+nbgrader exchange.
 """
 
 from __future__ import annotations
@@ -40,7 +46,9 @@ import signal
 import socket
 import stat
 import subprocess
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -107,16 +115,90 @@ def _since(pid: int) -> str | None:
 
 RUN = _new_run()
 INSTRUCTOR = f"{ACCOUNT_PREFIX}{RUN}-instructor"
+# this run's mark: its accounts' comment field, and a variable in its processes' environment
+OWNER = f"minigrad hub test {RUN} pid {os.getpid()} since {_since(os.getpid())}"
+RUN_VARIABLE = "MINIGRAD_HUB_TEST_RUN"
 
 
 def learner_name(number: int) -> str:
     return f"{ACCOUNT_PREFIX}{RUN}-learner{number}"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def _marked(env: dict[str, str]) -> dict[str, str]:
+    """`env` for a process this run starts: with the run's mark, which the processes it
+    starts with its environment inherit (the hub's proxy does)."""
+    return dict(env, **{RUN_VARIABLE: OWNER})
+
+
+# -- ports ------------------------------------------------------------------------------------
+
+# Every run on this machine chooses its ports holding this lock, and keeps it until the
+# processes given them listen: a port is free when chosen, and until it is listened on,
+# another run's choice could return it too.
+PORTS_LOCK = Path(f"/var/tmp/{ACCOUNT_PREFIX}ports.lock")
+PORTS_LOCK_S = 600
+
+
+@contextlib.contextmanager
+def _ports(count: int, lock_file: Path = PORTS_LOCK) -> Iterator[list[int]]:
+    """`count` different free ports on the loopback, for processes that listen on them
+    within the block (every other run waits for the end of the block to choose its own)."""
+    with lock_file.open("a") as lock:
+        _take_turn(lock, "the choice of ports", PORTS_LOCK_S)
+        probes = [socket.socket() for _ in range(count)]
+        try:
+            for probe in probes:  # all held at once: no port twice
+                probe.bind(("127.0.0.1", 0))
+            ports = [probe.getsockname()[1] for probe in probes]
+        finally:
+            for probe in probes:
+                probe.close()
+        yield ports
+
+
+def _listening(port: int) -> set[int]:
+    """The processes listening on TCP `port` (whose sockets this process may see)."""
+    sockets = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with contextlib.suppress(OSError):
+            for line in Path(table).read_text().splitlines()[1:]:
+                fields = line.split()  # sl, local address:port, remote, state, ... inode
+                if fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:
+                    sockets.add(f"socket:[{fields[9]}]")
+    pids = set()
+    for fds in Path("/proc").glob("[0-9]*/fd"):
+        with contextlib.suppress(OSError):
+            if sockets and any(os.readlink(fd) in sockets for fd in fds.iterdir()):
+                pids.add(int(fds.parent.name))
+    return pids
+
+
+def _family(pid: int) -> set[int]:
+    """Process `pid` and its descendants."""
+    table = _processes()
+    family, queue = set(), [pid]
+    while queue:
+        member = queue.pop()
+        family.add(member)
+        queue.extend(p for p, (parent, _, _) in table.items() if parent == member)
+    return family
+
+
+def _listen_on(ports: list[int], process: subprocess.Popen, what: str,
+               timeout: float = 240, log=lambda: "") -> None:
+    """Wait until `process` or processes it started listen on every one of `ports`; fail
+    if it ends first, or if another process listens on one of them."""
+    deadline = time.monotonic() + timeout
+    while True:
+        listening = {port: _listening(port) for port in ports}
+        ours = _family(process.pid)  # after: a process that listens may have just started
+        others = {port: sorted(pids - ours) for port, pids in listening.items() if pids - ours}
+        assert not others, f"{what}: other processes listen on its ports: {others}"
+        if all(listening.values()):
+            return
+        assert process.poll() is None, f"{what} ended ({process.returncode}): {log()}"
+        assert time.monotonic() < deadline, f"{what} did not listen on {ports}: {log()}"
+        time.sleep(0.5)
 
 
 def _reachable_by_all(path: Path) -> bool:
@@ -147,9 +229,10 @@ def _take_turn(lock, what: str, timeout: float) -> None:
 
 
 @pytest.fixture(scope="module")
-def installed(hub_machine, timings):
+def installed(hub_machine, trash, timings):
     """The course installed for the hub (docs/hub/install.sh), in build/hub: this run's
-    while it lasts (another run using the same environment waits for its turn)."""
+    while it lasts (another run using the same environment waits for its turn). After
+    `trash`: a killed run's install.sh, still running, is stopped first."""
     prefix = ROOT / "build" / "hub"
     if not _reachable_by_all(prefix.parent.parent):
         prefix = Path("/opt/minigrad-hub-test")  # learners must reach the environment
@@ -165,8 +248,9 @@ def installed(hub_machine, timings):
         if not stamp.exists():
             for old in prefix.glob(".installed-*"):
                 old.unlink()
-            env = dict(os.environ, PREFIX=str(prefix), EXCHANGE=str(prefix / "exchange"),
-                       COURSE_ID=COURSE_ID, PYTHON=hub_machine, WARM_LESSONS=LESSON[:2])
+            env = _marked(dict(os.environ, PREFIX=str(prefix), EXCHANGE=str(prefix / "exchange"),
+                               COURSE_ID=COURSE_ID, PYTHON=hub_machine,
+                               WARM_LESSONS=LESSON[:2]))
             with timings("install.sh"):
                 done = subprocess.run(["bash", str(HUB_DOCS / "install.sh")], env=env,
                                       capture_output=True, text=True, timeout=1800)
@@ -205,6 +289,26 @@ def _folder(run: str, what: str) -> Path:
     return Path(f"/var/tmp/{ACCOUNT_PREFIX}{run}-{what}")
 
 
+def _new_folder(what: str, mode: int = 0o755) -> Path:
+    """This run's folder `what`, made now and marked as the run's (its file .owner)."""
+    folder = _folder(RUN, what)
+    folder.mkdir(mode=mode)
+    (folder / ".owner").write_text(OWNER)
+    return folder
+
+
+def _folders_left_by_killed_runs() -> list[Path]:
+    """The folders of runs whose process is gone, by the mark in them."""
+    left = []
+    for folder in [*Path("/var/tmp").glob(f"{ACCOUNT_PREFIX}*-*"),
+                   *Path("/home").glob(f".{ACCOUNT_PREFIX}*-trash")]:
+        with contextlib.suppress(OSError):
+            mark = OWNER_MARK.fullmatch((folder / ".owner").read_text())
+            if mark and _gone(mark) and folder == _folder(mark["run"], folder.name.split("-")[-1]):
+                left.append(folder)
+    return left
+
+
 def _remove_account(name: str, trash: Path) -> bool:
     """The account and its processes go now, its home into `trash`; False if it stays."""
     account = _account(name)
@@ -231,25 +335,145 @@ def _left_by_killed_runs() -> dict[str, str]:
     left = {}
     for entry in pwd.getpwall():
         mark = OWNER_MARK.fullmatch(entry.pw_gecos)
-        if (mark and entry.pw_name.startswith(ACCOUNT_PREFIX)
-                and _since(int(mark["pid"])) != mark["since"]):
+        if mark and entry.pw_name.startswith(ACCOUNT_PREFIX) and _gone(mark):
             left[entry.pw_name] = mark["run"]
     return left
 
 
+# -- the processes of runs that were killed ------------------------------------------------
+
+
+def _processes() -> dict[int, tuple[int, str, str]]:
+    """Every process: pid -> (its parent's pid, its state letter, when it started)."""
+    table = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+                table[int(entry.name)] = (int(fields[1]), fields[0], fields[19])
+    return table
+
+
+def _mark_of(pid: int) -> re.Match | None:
+    """The run mark in process `pid`'s environment, if it carries one (and may be read)."""
+    with contextlib.suppress(OSError):
+        for item in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0"):
+            name, _, value = item.partition(b"=")
+            if name == RUN_VARIABLE.encode():
+                return OWNER_MARK.fullmatch(value.decode(errors="replace"))
+    return None
+
+
+def _gone(mark: re.Match) -> bool:
+    """The run that made `mark` is over: its process is gone (or its pid is another's)."""
+    return _since(int(mark["pid"])) != mark["since"]
+
+
+def _processes_left_by_killed_runs() -> dict[int, str]:
+    """The processes of runs whose process is gone: pid -> when it started, parents before
+    their children. They are the processes that carry such a run's mark and their
+    descendants (a descendant carrying a live run's mark, and the processes this one
+    descends from, excepted): a live run's are never among them."""
+    table = _processes()
+    children: dict[int, list[int]] = {}
+    for pid, (parent, _, _) in table.items():
+        children.setdefault(parent, []).append(pid)
+    mine, pid = set(), os.getpid()
+    while pid in table and pid not in mine:
+        mine.add(pid)
+        pid = table[pid][0]
+    marks = {pid: _mark_of(pid) for pid in table}
+    queue = [pid for pid, mark in marks.items() if mark and _gone(mark)]
+    left: dict[int, str] = {}
+    while queue:
+        pid = queue.pop(0)
+        mark = marks.get(pid)
+        if pid in left or pid in mine or (mark and not _gone(mark)):
+            continue
+        if table[pid][1] != "Z":  # a zombie is dead already (its parent has not waited)
+            left[pid] = table[pid][2]
+        queue.extend(children.get(pid, []))
+    return left
+
+
+def _stop_processes_left_by_killed_runs() -> dict[int, str]:
+    """Kill the processes killed runs left (the hub first, so that it starts nothing
+    again); pid -> command line of those killed."""
+    stopped: dict[int, str] = {}
+    for _ in range(20):
+        left = _processes_left_by_killed_runs()
+        if not left:
+            return stopped
+        for pid, since in left.items():
+            with contextlib.suppress(OSError):
+                command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")
+                if _since(pid) == since:  # that process still, not a reused pid
+                    os.kill(pid, signal.SIGKILL)
+                    stopped[pid] = command.decode(errors="replace").strip()
+        time.sleep(0.2)
+    raise RuntimeError(f"processes of killed runs keep running: {sorted(left)}")
+
+
+@contextlib.contextmanager
+def _signals_interrupt() -> Iterator[None]:
+    """SIGTERM and SIGHUP interrupt the run as Ctrl-C does, so its clean-up runs (by
+    default they end the process at once and leave everything to the next run); a second
+    one is ignored, so that the clean-up is not cut short. Only in the main thread, the
+    one that receives signals."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught = (signal.SIGTERM, signal.SIGHUP)
+
+    def interrupt(signum: int, frame) -> None:
+        for number in caught:
+            signal.signal(number, signal.SIG_IGN)
+        raise KeyboardInterrupt(f"the hub test got {signal.Signals(signum).name}")
+
+    before = {number: signal.signal(number, interrupt) for number in caught}
+    try:
+        yield
+    finally:
+        for number, handler in before.items():
+            signal.signal(number, handler)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def signals_end_the_run_cleanly():
+    with _signals_interrupt():
+        yield
+
+
 @pytest.fixture(scope="module")
-def accounts(timings):
+def trash(hub_machine, timings):
+    """What runs that were killed left is gone (first their processes, then their accounts
+    and their folders); the folder this run moves homes into, deleted at its end."""
+    trash = _new_folder("trash")
+    try:
+        with timings("killed runs cleared"):
+            stopped = _stop_processes_left_by_killed_runs()
+            if stopped:
+                print(f"stopped {len(stopped)} processes left by killed runs: " + "; ".join(
+                    f"{pid} {command[:100]}" for pid, command in stopped.items()))
+            folders = _folders_left_by_killed_runs()
+            for name, run in _left_by_killed_runs().items():
+                _remove_account(name, trash)
+                folders += [_folder(run, what) for what in ("git", "state", "trash")]
+            for folder in folders:
+                shutil.rmtree(folder, ignore_errors=True)
+        yield trash
+    finally:  # in the background (the homes of this run's accounts are in it)
+        subprocess.Popen(["rm", "-rf", str(trash)], start_new_session=True,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+@pytest.fixture(scope="module")
+def accounts(trash, timings):
     """Local accounts with homes of their own, this run's: name -> password."""
-    owner = f"minigrad hub test {RUN} pid {os.getpid()} since {_since(os.getpid())}"
-    trash = _folder(RUN, "trash")
-    trash.mkdir()
+    owner = OWNER
     made, kept = {}, []
     try:
         with timings("accounts made"):
-            for name, run in _left_by_killed_runs().items():
-                _remove_account(name, trash)
-                for what in ("git", "state", "trash"):
-                    shutil.rmtree(_folder(run, what), ignore_errors=True)
             for name in _names(RUN):
                 made[name] = secrets.token_urlsafe(12)
                 subprocess.run(["useradd", "-m", "-s", "/bin/bash", "-c", owner, name],
@@ -265,8 +489,6 @@ def accounts(timings):
                 account = _account(name)
                 if account and account.pw_gecos == owner and not _remove_account(name, trash):
                     kept.append(name)
-            subprocess.Popen(["rm", "-rf", str(trash)], start_new_session=True,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     assert not kept, f"userdel kept refusing to remove {kept}"
 
 
@@ -284,7 +506,7 @@ def course_repo(tmp_path_factory, timings):
     they are on a real hub): the learners' (`python scripts/seal_answers.py learner-tree`:
     no solved lessons, no tests, the answer key sealed) and the instructor's (this
     checkout's files)."""
-    base = _folder(RUN, "git")
+    base = _new_folder("git")
     with timings("course repositories"):
         _seal_answers().learner_tree(base / "minigrad-course")
         files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=ROOT,
@@ -298,55 +520,62 @@ def course_repo(tmp_path_factory, timings):
             subprocess.run([*git, "init", "-q", "-b", "main"], cwd=work, check=True)
             subprocess.run([*git, "add", "-A"], cwd=work, check=True)
             subprocess.run([*git, "commit", "-q", "-m", "the course"], cwd=work, check=True)
-        port = _free_port()
-        daemon = subprocess.Popen(["git", "daemon", "--export-all", "--reuseaddr",
-                                   f"--base-path={base}", "--listen=127.0.0.1", f"--port={port}",
-                                   str(base)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    daemon = None
     try:
+        with _ports(1) as (port,):
+            daemon = subprocess.Popen(
+                ["git", "daemon", "--export-all", "--reuseaddr", f"--base-path={base}",
+                 "--listen=127.0.0.1", f"--port={port}", str(base)],
+                env=_marked(dict(os.environ)), stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL)
+            _listen_on([port], daemon, "git daemon")
         yield {"learners": f"git://127.0.0.1:{port}/minigrad-course",
                "instructor": f"git://127.0.0.1:{port}/minigrad-source"}
     finally:
-        daemon.terminate()
-        daemon.wait(timeout=30)
+        if daemon is not None:
+            daemon.terminate()
+            daemon.wait(timeout=30)
         shutil.rmtree(base, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
 def hub(installed, accounts, timings):
     """A JupyterHub running docs/hub/jupyterhub_config.py on the installed course."""
-    state = _folder(RUN, "state")
-    state.mkdir(mode=0o700)
+    state = _new_folder("state", mode=0o700)
     exchange = installed / "exchange"
     shutil.rmtree(exchange, ignore_errors=True)  # a fresh exchange, as install.sh leaves it
     exchange.mkdir()
     exchange.chmod(0o777)
-    port = _free_port()
-    env = dict(os.environ, MINIGRAD_HUB_PREFIX=str(installed), MINIGRAD_HUB_STATE=str(state),
-               MINIGRAD_HUB_URL=f"http://127.0.0.1:{port}",
-               MINIGRAD_HUB_API_PORT=str(_free_port()),
-               MINIGRAD_HUB_PROXY_API_PORT=str(_free_port()),
-               MINIGRAD_HUB_INSTRUCTORS=INSTRUCTOR,
-               MINIGRAD_HUB_LEARNERS=",".join(n for n in accounts if n != INSTRUCTOR),
-               PATH=f"{installed / 'env' / 'bin'}:{os.environ['PATH']}")
     log = (state / "hub.log").open("wb")
-    # in a process group of its own, with the proxy and the idle culler it starts
-    process = subprocess.Popen([str(installed / "env/bin/jupyterhub"),
-                                "-f", str(HUB_DOCS / "jupyterhub_config.py")],
-                               cwd=state, env=env, stdout=log, stderr=subprocess.STDOUT,
-                               start_new_session=True)
-    url = f"http://127.0.0.1:{port}"
-    started = time.monotonic()
+    hub_log = lambda: (state / "hub.log").read_text()[-4000:]  # noqa: E731
+    started, process = time.monotonic(), None
     try:
+        with _ports(3) as (port, api_port, proxy_api_port):
+            env = _marked(dict(
+                os.environ, MINIGRAD_HUB_PREFIX=str(installed), MINIGRAD_HUB_STATE=str(state),
+                MINIGRAD_HUB_URL=f"http://127.0.0.1:{port}",
+                MINIGRAD_HUB_API_PORT=str(api_port),
+                MINIGRAD_HUB_PROXY_API_PORT=str(proxy_api_port),
+                MINIGRAD_HUB_INSTRUCTORS=INSTRUCTOR,
+                MINIGRAD_HUB_LEARNERS=",".join(n for n in accounts if n != INSTRUCTOR),
+                PATH=f"{installed / 'env' / 'bin'}:{os.environ['PATH']}"))
+            # in a process group of its own, with the proxy and the idle culler it starts
+            process = subprocess.Popen([str(installed / "env/bin/jupyterhub"),
+                                        "-f", str(HUB_DOCS / "jupyterhub_config.py")],
+                                       cwd=state, env=env, stdout=log,
+                                       stderr=subprocess.STDOUT, start_new_session=True)
+            _listen_on([port, api_port, proxy_api_port], process, "the hub", log=hub_log)
+        url = f"http://127.0.0.1:{port}"
         for _ in range(240):
             try:
                 if requests.get(f"{url}/hub/api", timeout=5).ok:
                     break
             except requests.ConnectionError:
                 pass
-            assert process.poll() is None, (state / "hub.log").read_text()[-4000:]
+            assert process.poll() is None, hub_log()
             time.sleep(0.5)
         else:
-            pytest.fail("the hub did not answer: " + (state / "hub.log").read_text()[-4000:])
+            pytest.fail("the hub did not answer: " + hub_log())
         timings.seconds["hub started"] = round(time.monotonic() - started, 1)
         yield {"url": url, "prefix": installed, "log": state / "hub.log"}
     finally:
@@ -356,10 +585,11 @@ def hub(installed, accounts, timings):
             # hub's own shutdown takes over 20 s)
             for name in accounts:
                 subprocess.run(["pkill", "-KILL", "-u", name], capture_output=True)
-            subprocess.run(["pkill", "-KILL", "-P", str(process.pid)], capture_output=True)
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
+            if process is not None:
+                subprocess.run(["pkill", "-KILL", "-P", str(process.pid)], capture_output=True)
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
         log.close()
         shutil.rmtree(state, ignore_errors=True)
 
@@ -384,7 +614,8 @@ def lesson_of_the_day(hub, accounts, course_repo, tmp_path_factory) -> dict:
     done = subprocess.run([str(hub["prefix"] / "env/bin/python"),
                            str(Path(__file__).with_name("classroom.py")),
                            str(work / "plan.json"), str(work / "report.json")],
-                          capture_output=True, text=True, timeout=CLASS_TIMEOUT_S)
+                          capture_output=True, text=True, timeout=CLASS_TIMEOUT_S,
+                          env=_marked(dict(os.environ)))
     assert (work / "report.json").exists(), (
         done.stdout[-3000:] + done.stderr[-6000:] + hub["log"].read_text()[-3000:])
     report = json.loads((work / "report.json").read_text())
