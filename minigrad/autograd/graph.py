@@ -65,6 +65,7 @@ from .saved_hooks import (  # noqa: F401
 )
 
 _next_sequence_nr = itertools.count().__next__
+_new_object = object.__new__
 
 
 class _Recording(threading.local):
@@ -166,6 +167,7 @@ class Node:
     _plain = True
 
     def __init__(self, next_functions: tuple = (), input_meta: tuple = ()) -> None:
+        # (`plain_node`, after the class, makes the commonest node without this frame)
         self.next_functions = next_functions
         self._seq = _next_sequence_nr()
         self._saved: dict[str, Any] = {}
@@ -313,6 +315,21 @@ class Node:
 
 # PyTorch's AccumulateGrad reports UINT64_MAX as its `_sequence_nr()`.
 ACCUMULATE_GRAD_SEQUENCE_NR = 2**64 - 1
+
+
+def plain_node(cls: type[Node], next_functions: tuple) -> Node:
+    """`cls(next_functions, None)`, made without `Node.__init__`'s frame while no
+    `create_graph=True` backward is under way (one would need `_recorded_by`). The
+    short lane (`ops/short_lane.py`) makes its node for every op of a chain so: for
+    node classes that keep `Node.__init__`, which a test checks."""
+    if RECORDING_PASSES.count:
+        return cls(next_functions, None)
+    node = _new_object(cls)
+    node.next_functions = next_functions
+    node._seq = _next_sequence_nr()
+    node._saved = {}
+    node._input_meta = None
+    return node
 
 
 class AccumulateGrad(Node):

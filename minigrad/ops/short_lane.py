@@ -20,7 +20,7 @@ Measured on `benchmarks/bench_overhead.py`'s chain: see benchmarks/README.md,
 from __future__ import annotations
 
 from ..arrays.dispatch import short_vector, short_vector_and_number
-from ..autograd.graph import Node
+from ..autograd.graph import Node, plain_node
 from ..autograd.tangents import DUAL
 from ..grad_mode import ANOMALY, STATE
 from ..tensor import Tensor, VersionCounter
@@ -39,8 +39,9 @@ def run(node_cls: type[Node], kernel, t: Tensor, s=_NO_NUMBER) -> Tensor | None:
     float64 vector, the `dispatch.short_*` functions check.
 
     Written out in one function, each step inline (the edge, the kernel, the result
-    tensor as `Tensor._make` makes it with its producer set at once): a call fewer
-    for each step, on every op of a chain."""
+    tensor as `Tensor._make` makes it with its producer set at once), and the node
+    made by `plain_node` without `Node.__init__`'s frame: a call fewer for each step,
+    on every op of a chain."""
     fn = t._grad_fn
     if (t._view is not None or (fn is None and not t._requires_grad)
             or not STATE.grad_enabled or ANOMALY.enabled or DUAL.active):
@@ -58,7 +59,7 @@ def run(node_cls: type[Node], kernel, t: Tensor, s=_NO_NUMBER) -> Tensor | None:
     out = _new_object(Tensor)
     out._data = data
     out._requires_grad = False
-    out._grad_fn = node_cls((edge,) if s is _NO_NUMBER else (edge, _NO_EDGE), None)
+    out._grad_fn = plain_node(node_cls, (edge,) if s is _NO_NUMBER else (edge, _NO_EDGE))
     out._output_nr = 0
     out._version_counter = VersionCounter()
     return out

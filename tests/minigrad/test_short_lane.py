@@ -222,3 +222,58 @@ def test_two_vectors_of_different_lengths_are_not_short():
     from minigrad.kernels import elementwise as K
 
     assert dispatch.short_vectors(K.sin_backward, np.ones(3), np.ones(4)) is None
+
+
+def _lane_node_classes():
+    """Every node class the lane makes: `+`, `-` and `*` with a number, and every
+    declared element-wise op of one tensor."""
+    from minigrad.ops import arithmetic, declaration
+
+    found, todo = [], [declaration._DeclaredUnary]
+    while todo:
+        cls = todo.pop()
+        found.append(cls)
+        todo += cls.__subclasses__()
+    return [arithmetic.AddBackward0, arithmetic.SubBackward0, arithmetic.MulBackward0, *found]
+
+
+def test_the_lanes_node_classes_keep_node_init():
+    # (`plain_node` makes their nodes without calling `__init__`)
+    from minigrad.autograd.graph import Node
+
+    classes = _lane_node_classes()
+    assert len(classes) > 40
+    assert all(cls.__init__ is Node.__init__ for cls in classes)
+
+
+def test_a_plain_node_is_the_node_its_class_makes():
+    from minigrad.autograd.graph import plain_node
+    from minigrad.ops.arithmetic import MulBackward0
+
+    edges = ((None, 0), (None, 0))
+    made, plain = MulBackward0(edges, None), plain_node(MulBackward0, edges)
+    assert type(plain) is MulBackward0 and plain.next_functions is edges
+    assert plain._seq == made._seq + 1 and plain._saved == {} and plain._saved is not made._saved
+    assert plain._input_meta is None and plain._recorded_by is None and plain._plain
+
+
+def test_an_op_in_a_create_graph_backward_knows_which_backward_recorded_it(monkeypatch):
+    # (sin's formula `grad * self.cos()` runs `cos` through the lane in a
+    # `create_graph=True` backward: `plain_node` then makes the node through
+    # `__init__`, which sets `_recorded_by`)
+    from minigrad.autograd import graph
+
+    made = []
+
+    def watching(cls, edges):
+        node = graph.plain_node(cls, edges)
+        made.append(node)
+        return node
+
+    x = minigrad.tensor(np.linspace(-1.0, 1.0, 5), requires_grad=True)
+    y = (x * 1.0).sin()
+    monkeypatch.setattr(short_lane, "plain_node", watching)
+    (g,) = minigrad.autograd.grad(y.sum(), x, create_graph=True)
+    assert made, "the lane was not taken"
+    assert all(node._recorded_by is not None for node in made)
+    assert np.allclose(g.detach().numpy(), np.cos(np.linspace(-1.0, 1.0, 5)))
