@@ -72,19 +72,28 @@ def _dependencies(roots: list[Node]) -> dict:
     # Nodes hash by identity, so they key the dict directly. A node is walked when
     # its first edge is counted; roots are walked from the start, and only once
     # (a node can be the root of several outputs, or reachable from another root).
+    # The walk goes straight on to the last new node a node leads to, and keeps the
+    # others on the stack: along a chain, the stack is never touched (0.26 -> 0.19 us
+    # a node on `benchmarks/bench_overhead.py`'s chain).
     deps: dict = {}
     root_set = set(roots)
     stack = list(root_set)
     while stack:
-        for nxt, _ in stack.pop().next_functions:
-            if nxt is None:
-                continue
-            if nxt in deps:
-                deps[nxt] += 1
-            else:
-                deps[nxt] = 1
-                if nxt not in root_set:
-                    stack.append(nxt)
+        node = stack.pop()
+        while node is not None:
+            new = None
+            for nxt, _ in node.next_functions:
+                if nxt is None:
+                    continue
+                if nxt in deps:
+                    deps[nxt] += 1
+                else:
+                    deps[nxt] = 1
+                    if nxt not in root_set:
+                        if new is not None:
+                            stack.append(new)
+                        new = nxt
+            node = new
     return deps
 
 

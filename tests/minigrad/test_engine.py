@@ -333,3 +333,33 @@ def test_in_place_sum_counts_live_only_as_long_as_their_arrays():
     fresh = torch.tensor([1.0, 2.0], requires_grad=True)
     (fresh * 2).sum().backward()
     assert fresh.grad._version == 0
+
+
+def _edges_counted_by_hand(roots):
+    """Every node reachable from `roots`, with how many edges from reachable nodes
+    point at it: the plain definition, by a walk that visits each node once."""
+    seen, todo, counts = set(), list(roots), {}
+    while todo:
+        node = todo.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        for nxt, _ in node.next_functions:
+            if nxt is not None:
+                counts[nxt] = counts.get(nxt, 0) + 1
+                todo.append(nxt)
+    return counts
+
+
+def test_dependencies_count_every_edge_of_chains_branches_and_shared_roots():
+    from minigrad.autograd.engine import _dependencies
+
+    x = torch.tensor([0.5, -1.0, 2.0], requires_grad=True)
+    w = torch.tensor([1.5, 0.25, -0.5], requires_grad=True)
+    a = (x * 2.0).sin()  # a chain
+    b = a * w + a.exp()  # a diamond: `a` feeds two branches
+    parts = b.unbind(0)  # one node, three outputs
+    c = parts[0] * parts[2] + (x * w).sum()  # a leaf reached along several paths
+    d = (c * 3.0).cos()  # a root that leads to another root (`c`)
+    for roots in ([d.grad_fn], [d.grad_fn, c.grad_fn], [c.grad_fn, b.grad_fn, d.grad_fn]):
+        assert _dependencies(roots) == _edges_counted_by_hand(roots)
