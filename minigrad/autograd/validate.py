@@ -40,12 +40,13 @@ def root_gradients(tensors: tuple, grad_tensors: tuple, tensor_grads: bool = Fal
             if isinstance(t, Tensor) and not t.requires_grad:
                 grads.append(None)
                 continue
-            if not all(n == 1 for n in shape):
+            if shape.count(1) != len(shape):  # (some dim is not 1)
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
             if dtype.kind != "f":
                 raise RuntimeError("grad can be implicitly created only for real scalar outputs "
                                    f"but got {_dtype_of(dtype)}")
-            ones = np.ones(shape, dtype)
+            ones = np.empty(shape, dtype)
+            ones.fill(1)  # (`np.ones`, without its Python frame: every backward() makes one)
             grads.append(Tensor._make(ones) if tensor_grads else ones)
             continue
         if not isinstance(g, Tensor):
