@@ -37,7 +37,6 @@ and the Tensor methods from `DECLARATIONS` alone.
 from __future__ import annotations
 
 import ast
-import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -186,13 +185,10 @@ class _DeclaredUnaryScalingGradFirst(_DeclaredUnary):
         cls = type(self)
         if grad.base is not None and cls.zero_passes and is_efficient_zeros(grad):
             return (efficient_zeros(grad.shape, grad.dtype),)
+        x = self._saved[cls.saved_name].array(self)
         if not grad.flags.c_contiguous:
             grad = copy_like(grad, grad)
-        return (backward2(cls.fused, grad, self._saved[cls.saved_name].array(self)),)
-
-
-# A formula that scales `grad` before anything else (`_DeclaredUnaryScalingGradFirst`).
-_SCALES_GRAD_FIRST = re.compile(r"-grad\b|-?[0-9.]+ \* grad\b")
+        return (backward2(cls.fused, grad, x),)
 
 
 class _DeclaredUnarySavedFirst(_DeclaredUnary):
@@ -231,10 +227,43 @@ def _zero_passes(formula: str) -> bool:
     return False
 
 
-# A formula of a number times a factor of the saved tensor, times grad last, or
-# threshold_backward (whose TensorIterator takes the saved tensor first):
-# `_DeclaredUnarySavedFirst`.
-_SAVED_FIRST = re.compile(r"-?[0-9.]+ \* (?!grad\b).* \* grad$|threshold_backward\(")
+# How a formula's steps lay out its result, read off the parsed formula: which base
+# class a declared element-wise op's node gets.
+
+
+def _steps(formula: str):
+    """Each step of `formula` but its names (`self.cos()`, `grad * 1`, ...), with the
+    names of tensors it reads ("grad", "self", "result")."""
+    for node in ast.walk(ast.parse(formula, mode="eval").body):
+        if not isinstance(node, ast.Name):
+            yield node, {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} & _TENSORS
+
+
+_TENSORS = {"grad", "self", "result"}
+
+
+def _scales_grad_first(formula: str) -> bool:
+    """Whether `formula` computes something of `grad` alone before it meets the saved
+    tensor (`-grad * ...`, `-0.5 * grad * ...`, `grad * 1 / ...`):
+    `_DeclaredUnaryScalingGradFirst`."""
+    return any(read == {"grad"} for _, read in _steps(formula))
+
+
+# The backward ops whose TensorIterator takes the saved tensor before `grad`.
+_SAVED_FIRST_KERNELS = {"threshold_backward"}
+
+
+def _saved_first(formula: str) -> bool:
+    """Whether `formula` multiplies `grad` last, into a factor of the saved tensor
+    (`1.128 * (-self.pow(2)).exp() * grad`), or passes both to a kernel that takes the
+    saved tensor first (`threshold_backward(grad, result, 0)`):
+    `_DeclaredUnarySavedFirst`."""
+    top = ast.parse(formula, mode="eval").body
+    if isinstance(top, ast.Call):
+        return isinstance(top.func, ast.Name) and top.func.id in _SAVED_FIRST_KERNELS
+    return (isinstance(top, ast.BinOp) and isinstance(top.op, ast.Mult)
+            and isinstance(top.right, ast.Name) and top.right.id == "grad"
+            and not any(isinstance(n, ast.Name) and n.id == "grad" for n in ast.walk(top.left)))
 
 
 class _DeclaredUnarySavingNothing(_DeclaredUnary):
@@ -297,8 +326,8 @@ def unary_op(name: str, *, node: str, kernel, formula: str, fused, doc: str,
         fused_reads = next(iter(saves), None)
     base = (_DeclaredZeroGradient if fused is None
             else _DeclaredUnarySavingNothing if not fused_reads
-            else _DeclaredUnaryScalingGradFirst if _SCALES_GRAD_FIRST.match(formula)
-            else _DeclaredUnarySavedFirst if _SAVED_FIRST.match(formula)
+            else _DeclaredUnaryScalingGradFirst if _scales_grad_first(formula)
+            else _DeclaredUnarySavedFirst if _saved_first(formula)
             else _DeclaredUnary)
     node_cls = type(node, (base,), {
         "__module__": module, "__qualname__": node, "__doc__": f"{name}: {doc}",

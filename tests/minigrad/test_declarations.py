@@ -252,3 +252,43 @@ def test_one_table_of_helpers_each_beside_its_op():
     assert not set(formulas.HELPERS) & set(formulas.BACKWARD_OPS)
     with pytest.raises(ValueError, match="registered already"):
         formulas.helper(formulas.HELPERS["sum_backward"])
+
+
+# The base class of each declared element-wise op's node, which says how its plain
+# backward lays the gradient out (see `ops/declaration.py`): chosen from the parsed
+# formula. atanh's `grad * 1 / (...)` scales `grad` first (its `grad * 1` is laid out
+# by `grad` alone), which the earlier choice by regular expressions missed.
+BASES = {
+    "_DeclaredUnarySavingNothing": {"neg", "floor", "ceil", "trunc", "sign", "deg2rad",
+                                    "rad2deg"},
+    "_DeclaredZeroGradient": {"sgn"},
+    "_DeclaredUnaryScalingGradFirst": {"reciprocal", "rsqrt", "atanh"},
+    "_DeclaredUnarySavedFirst": {"relu", "erf", "erfc", "erfinv"},
+}
+
+
+def test_each_declared_unary_gets_its_base_class_from_its_parsed_formula():
+    bases = {d.name: d.node.__mro__[1].__name__ for d in UNARY}
+    assert len(bases) == 37
+    expected = {name: base for base, names in BASES.items() for name in names}
+    assert bases == {name: expected.get(name, "_DeclaredUnary") for name in bases}
+
+
+@pytest.mark.parametrize(("formula", "scales", "saved_first"), [
+    ("-grad * (result * result)", True, False),
+    ("-0.5 * grad * result.pow(3)", True, False),
+    ("grad * 1 / (1 - self.pow(2))", True, False),
+    ("grad * result", False, False),
+    ("grad * self.cos()", False, False),
+    ("grad / (2 * result)", False, False),
+    ("1.1283791670955126 * (-self.pow(2)).exp() * grad", False, True),
+    ("threshold_backward(grad, result, 0)", False, True),
+    ("tanh_backward(grad, result)", False, False),
+    ("result * grad", False, True),
+])
+def test_how_a_formula_lays_out_its_result_is_read_off_its_steps(formula, scales,
+                                                                 saved_first):
+    from minigrad.ops import declaration
+
+    assert declaration._scales_grad_first(formula) is scales
+    assert declaration._saved_first(formula) is saved_first
