@@ -58,7 +58,9 @@ from ..arrays.layout import (
     flat,
     fresh_result,
     in_result_layout,
+    is_dense,
     laid_out_as,
+    odd_unit_stride,
     reorders,
 )
 from ..arrays.scalars import as_float_data
@@ -67,7 +69,7 @@ from ..autograd.inplace import begin_inplace, finish_inplace
 from ..autograd.record import record, record_elementwise
 from ..tensor import Tensor
 from . import short_lane
-from .formulas import ROLES, Formula, register_ops
+from .formulas import ROLES, Formula, FormulaNode, register_ops
 from .public_forms import input_checked, takes_a_tensor_first
 from .tangent_formulas import AUTO_ELEMENT_WISE, Tangent
 
@@ -164,6 +166,7 @@ class _DeclaredUnary(Node):
     saved_name = ""
     formulas: tuple[Formula, ...] = ()
     zero_passes = False  # (see `_zero_passes`)
+    factor_first = False  # (see `_factor_first`)
 
     def backward(self, grad):
         cls = type(self)  # (`self.saved(name)`, written out: a call fewer per node)
@@ -171,7 +174,27 @@ class _DeclaredUnary(Node):
             return (efficient_zeros(grad.shape, grad.dtype),)
         x = self._saved[cls.saved_name].array(self)
         out = short_vectors(cls.fused, grad, x)  # (two short vectors: the common case)
-        return (backward2(cls.fused, grad, x) if out is None else out,)
+        if out is not None:
+            return (out,)
+        if cls.factor_first and not fused_lays_out_alike(x):
+            return FormulaNode.backward(self, grad)
+        return (backward2(cls.fused, grad, x),)
+
+
+def fused_lays_out_alike(x: np.ndarray) -> bool:
+    """Whether a fused kernel over (grad, x), laid out by both at once, lays its result
+    out as the formula does step by step on tensors. PyTorch's formula first makes a
+    factor of `x` alone (`grad * self.cos()`), which an element-wise op lays out by
+    `x`'s strides where `x` is dense, row-major where `x` is contiguous (its size-1
+    dims' strides ignored), else dense in the order of `x`'s strides; the
+    factor, not `x`, then lays out the product with `grad`. So they agree when `x` is
+    1-d, row-major (size-1 dims' strides counted), or dense with no dim of size 1.
+    Otherwise the formula runs on tensors (a fast path must not change the result)."""
+    if x.ndim < 2:
+        return True
+    if x.flags.c_contiguous:
+        return 1 not in x.shape or not odd_unit_stride(x)
+    return 1 not in x.shape and is_dense(x)
 
 
 class _DeclaredUnaryScalingGradFirst(_DeclaredUnary):
@@ -186,6 +209,8 @@ class _DeclaredUnaryScalingGradFirst(_DeclaredUnary):
         if grad.base is not None and cls.zero_passes and is_efficient_zeros(grad):
             return (efficient_zeros(grad.shape, grad.dtype),)
         x = self._saved[cls.saved_name].array(self)
+        if cls.factor_first and not fused_lays_out_alike(x):
+            return FormulaNode.backward(self, grad)
         if not grad.flags.c_contiguous:
             grad = copy_like(grad, grad)
         return (backward2(cls.fused, grad, x),)
@@ -203,6 +228,8 @@ class _DeclaredUnarySavedFirst(_DeclaredUnary):
         if grad.base is not None and cls.zero_passes and is_efficient_zeros(grad):
             return (efficient_zeros(grad.shape, grad.dtype),)
         saved = self._saved[cls.saved_name].array(self)
+        if cls.factor_first and not fused_lays_out_alike(saved):
+            return FormulaNode.backward(self, grad)
         return (in_result_layout(backward2(cls.fused, grad, saved), saved, grad),)
 
 
@@ -240,6 +267,14 @@ def _steps(formula: str):
 
 
 _TENSORS = {"grad", "self", "result"}
+
+
+def _factor_first(formula: str) -> bool:
+    """Whether `formula` computes something of the saved tensor alone before it meets
+    `grad` (`grad * self.cos()`, `-grad * (result * result)`), where a fused kernel may
+    lay the result out otherwise (see `fused_lays_out_alike`); not where `grad` meets
+    the saved tensor itself (`grad * result`, `tanh_backward(grad, result)`)."""
+    return any(read and "grad" not in read for _, read in _steps(formula))
 
 
 def _scales_grad_first(formula: str) -> bool:
@@ -333,7 +368,7 @@ def unary_op(name: str, *, node: str, kernel, formula: str, fused, doc: str,
         "__module__": module, "__qualname__": node, "__doc__": f"{name}: {doc}",
         "saves": saves, "saved_name": fused_reads, "fused": fused, "formulas": formulas,
         "tangent": AUTO_ELEMENT_WISE if tangent is None else Tangent(tangent),
-        "zero_passes": _zero_passes(formula),
+        "zero_passes": _zero_passes(formula), "factor_first": _factor_first(formula),
     })
     if vectorised is not None:
         VECTORISED[kernel] = quietly(vectorised) if isinstance(vectorised, np.ufunc) else vectorised

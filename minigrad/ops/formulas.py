@@ -118,8 +118,8 @@ class Scalar:
     __rmul__ = __mul__
 
     def __sub__(self, other):
-        if isinstance(other, Tensor):  # (C++: a tensor filled with the Scalar, `sub_`)
-            return _creation.full(tuple(other.shape), self.value, dtype=other.dtype).sub_(other)
+        if isinstance(other, Tensor):  # (C++: a tensor like `other`, filled with the
+            return _creation.full_like(other, self.value).sub_(other)  # Scalar, `sub_`)
         return Scalar(self.value - _value(other))
 
     def __rsub__(self, other):  # other - self

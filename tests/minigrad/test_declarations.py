@@ -265,6 +265,9 @@ BASES = {
     "_DeclaredUnaryScalingGradFirst": {"reciprocal", "rsqrt", "atanh"},
     "_DeclaredUnarySavedFirst": {"relu", "erf", "erfc", "erfinv"},
 }
+FACTOR_FIRST = {"reciprocal", "log1p", "expm1", "sin", "cos", "tan", "cosh", "sinh", "sqrt",
+                "rsqrt", "abs", "log2", "log10", "erf", "erfc", "erfinv", "asin", "acos",
+                "atan", "asinh", "acosh", "atanh"}
 
 
 def test_each_declared_unary_gets_its_base_class_from_its_parsed_formula():
@@ -272,23 +275,25 @@ def test_each_declared_unary_gets_its_base_class_from_its_parsed_formula():
     assert len(bases) == 37
     expected = {name: base for base, names in BASES.items() for name in names}
     assert bases == {name: expected.get(name, "_DeclaredUnary") for name in bases}
+    assert {d.name for d in UNARY if d.node.factor_first} == FACTOR_FIRST
 
 
-@pytest.mark.parametrize(("formula", "scales", "saved_first"), [
-    ("-grad * (result * result)", True, False),
-    ("-0.5 * grad * result.pow(3)", True, False),
-    ("grad * 1 / (1 - self.pow(2))", True, False),
-    ("grad * result", False, False),
-    ("grad * self.cos()", False, False),
-    ("grad / (2 * result)", False, False),
-    ("1.1283791670955126 * (-self.pow(2)).exp() * grad", False, True),
-    ("threshold_backward(grad, result, 0)", False, True),
-    ("tanh_backward(grad, result)", False, False),
-    ("result * grad", False, True),
+@pytest.mark.parametrize(("formula", "scales", "saved_first", "factor"), [
+    ("-grad * (result * result)", True, False, True),
+    ("-0.5 * grad * result.pow(3)", True, False, True),
+    ("grad * 1 / (1 - self.pow(2))", True, False, True),
+    ("grad * result", False, False, False),
+    ("grad * self.cos()", False, False, True),
+    ("grad / (2 * result)", False, False, True),
+    ("1.1283791670955126 * (-self.pow(2)).exp() * grad", False, True, True),
+    ("threshold_backward(grad, result, 0)", False, True, False),
+    ("tanh_backward(grad, result)", False, False, False),
+    ("result * grad", False, True, False),
 ])
 def test_how_a_formula_lays_out_its_result_is_read_off_its_steps(formula, scales,
-                                                                 saved_first):
+                                                                 saved_first, factor):
     from minigrad.ops import declaration
 
     assert declaration._scales_grad_first(formula) is scales
     assert declaration._saved_first(formula) is saved_first
+    assert declaration._factor_first(formula) is factor

@@ -1,9 +1,93 @@
-"""How a leaf's `.grad` is laid out after an element-wise op's backward, compared with PyTorch."""
+"""How a leaf's `.grad` is laid out after an element-wise op's backward, compared with PyTorch.
+
+AccumulateGrad keeps ("steals") the incoming gradient when its strides are the leaf's
+where a dim has more than one element, so `.grad` shows the layout the op's backward
+gave, a dim of size 1 included. PyTorch computes `grad * self.cos()` step by step:
+`self.cos()` is laid out by `self` alone (row-major where `self` is contiguous, its
+size-1 dims' strides ignored), and that factor, not `self`, lays the product out. A
+(1, 1, 3) leaf with strides (3, 1, 1) gets a `.grad` with strides (3, 3, 1).
+"""
 
 from __future__ import annotations
 
+import math
+import warnings
+
 import numpy as np
 import pytest
+
+# (shape, permutation, steps): the leaf is arange(...) sliced by the steps, then permuted.
+LEAVES = {
+    "(1,1,3) strides (3,1,1)": ((1, 3, 1), (0, 2, 1), (1, 1, 1)),
+    "(1,3) strides (1,1)": ((3, 1), (1, 0), (1, 1)),
+    "(3,1) strides (1,3)": ((1, 3), (1, 0), (1, 1)),
+    "(3,1) strides (2,6), not dense": ((1, 3), (1, 0), (1, 2)),
+    "(3,1,3) permuted": ((1, 3, 3), (1, 0, 2), (1, 1, 1)),
+    "(1,3,3) strides (9,1,3)": ((1, 3, 3), (0, 2, 1), (1, 1, 1)),
+    "(1,3,3) not dense": ((1, 3, 3), (2, 0, 1), (1, 1, 2)),
+    "(3,2) transposed": ((2, 3), (1, 0), (1, 1)),
+    "(3,2) strided": ((3, 2), (0, 1), (1, 2)),
+}
+
+UNARY = ["sin", "cos", "tan", "abs", "sqrt", "log1p", "expm1", "sinh", "cosh", "reciprocal",
+         "rsqrt", "erf", "erfc", "asin", "atan", "asinh", "atanh", "log2", "log10", "exp",
+         "tanh", "sigmoid", "relu"]
+
+GRADS = {
+    "sum": lambda m, y: y.sum(),
+    "times 2, sum": lambda m, y: (y * 2).sum(),
+    "times a row-major tensor": lambda m, y: (y * m.ones(y.shape, dtype=m.float64)).sum(),
+}
+
+
+def _leaf(m, shape: tuple, perm: tuple, steps: tuple):
+    big = tuple(n * k for n, k in zip(shape, steps))
+    x = m.arange(float(math.prod(big)), dtype=m.float64).reshape(big) % 5 * 0.1 + 0.3
+    return x[tuple(slice(None, None, k) for k in steps)].permute(*perm).detach().requires_grad_()
+
+
+@pytest.mark.parametrize("grad", list(GRADS))
+@pytest.mark.parametrize("leaf", list(LEAVES))
+@pytest.mark.parametrize("op", UNARY)
+def test_leaf_grads_of_element_wise_ops_are_laid_out_as_in_pytorch(torch, op, leaf, grad):
+    import minigrad
+
+    def run(m):
+        x = _leaf(m, *LEAVES[leaf])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            GRADS[grad](m, getattr(x, op)()).backward()
+        return (x.stride(), x.grad.stride(), x.grad._version), x.grad.tolist()
+
+    mg, pt = run(minigrad), run(torch)
+    assert mg[0] == pt[0]
+    assert np.allclose(mg[1], pt[1], rtol=1e-13, atol=0)
+
+
+def test_the_factor_of_sin_lays_out_the_gradient(torch):
+    # The case the module's docstring describes.
+    import minigrad
+
+    def run(m):
+        x = m.arange(3.0).reshape(1, 3, 1).permute(0, 2, 1).requires_grad_()
+        x.sin().sum().backward()
+        return x.stride(), x.grad.stride(), x.grad._version
+
+    assert run(minigrad) == run(torch) == ((3, 1, 1), (3, 3, 1), 0)
+
+
+def test_a_number_minus_a_tensor_is_laid_out_as_the_tensor(torch):
+    # C++'s `1 - t` (in atanh's formula) is `empty_like(t).fill_(1).sub_(t)`: laid out
+    # as `t` is, not row-major. Seen where DivBackward0 of a create_graph backward
+    # saves it.
+    import minigrad
+
+    def run(m):
+        x = _leaf(m, (2, 3), (1, 0), (1, 1))
+        g, = m.autograd.grad(x.atanh().sum(), x, create_graph=True)
+        return g.stride(), g.grad_fn.name(), g.grad_fn._saved_other.stride()
+
+    assert run(minigrad) == run(torch)
 
 
 @pytest.mark.parametrize("op", ["atanh", "reciprocal", "rsqrt"])
