@@ -25,8 +25,10 @@ from .graph import (
     AccumulateGrad,
     GradientEdge,
     counter_of_base,
+    efficient_zeros_grad,
     first_grad,
     fits_layout,
+    is_efficient_zeros,
     version_of,
     writable_view,
 )
@@ -151,7 +153,8 @@ def accumulate_into_inputs(inputs: tuple, captured: dict, create_graph: bool) ->
         elif x._grad is None:
             # (PyTorch would run the leaf's AccumulateGrad: `first_grad` tells the
             # version as it would, with the engine's references to `g` left out.)
-            x._grad = first_grad(g, x._data, stolen=fits_layout(g, x._data))
+            x._grad = (efficient_zeros_grad(g, x._data) if is_efficient_zeros(g)
+                       else first_grad(g, x._data, stolen=fits_layout(g, x._data)))
         else:
             x._grad._data += g
             x._grad._version_counter.value += 1

@@ -59,6 +59,7 @@ from ..arrays.layout import (
     fresh_result,
     in_result_layout,
     is_dense,
+    is_row_major,
     laid_out_as,
     odd_unit_stride,
     reorders,
@@ -69,7 +70,7 @@ from ..autograd.inplace import begin_inplace, finish_inplace
 from ..autograd.record import record, record_elementwise
 from ..tensor import Tensor
 from . import short_lane
-from .formulas import ROLES, Formula, FormulaNode, register_ops
+from .formulas import ARRAY_HELPERS, ROLES, Formula, FormulaNode, register_ops
 from .public_forms import input_checked, takes_a_tensor_first
 from .tangent_formulas import AUTO_ELEMENT_WISE, Tangent
 
@@ -166,7 +167,10 @@ class _DeclaredUnary(Node):
     saved_name = ""
     formulas: tuple[Formula, ...] = ()
     zero_passes = False  # (see `_zero_passes`)
-    factor_first = False  # (see `_factor_first`)
+    # (grad, saved) -> whether the fused kernel lays its result out as the formula
+    # does, for a formula that takes steps of its own before meeting `grad` (see
+    # `_layout_check`); None: it always does
+    layout_check: Callable | None = None
 
     def backward(self, grad):
         cls = type(self)  # (`self.saved(name)`, written out: a call fewer per node)
@@ -176,12 +180,12 @@ class _DeclaredUnary(Node):
         out = short_vectors(cls.fused, grad, x)  # (two short vectors: the common case)
         if out is not None:
             return (out,)
-        if cls.factor_first and not fused_lays_out_alike(x):
+        if cls.layout_check is not None and not cls.layout_check(grad, x):
             return FormulaNode.backward(self, grad)
         return (backward2(cls.fused, grad, x),)
 
 
-def fused_lays_out_alike(x: np.ndarray) -> bool:
+def fused_lays_out_alike(grad: np.ndarray, x: np.ndarray) -> bool:
     """Whether a fused kernel over (grad, x), laid out by both at once, lays its result
     out as the formula does step by step on tensors. PyTorch's formula first makes a
     factor of `x` alone (`grad * self.cos()`), which an element-wise op lays out by
@@ -197,6 +201,13 @@ def fused_lays_out_alike(x: np.ndarray) -> bool:
     return 1 not in x.shape and is_dense(x)
 
 
+
+def fused_lays_out_as_helper(grad: np.ndarray, x: np.ndarray) -> bool:
+    """Whether a fused kernel over (grad, x) lays its result out as a helper's steps do
+    (`sinc_backward`'s last, a `where` that takes its condition, made from `x`, first):
+    where both are row-major, or `grad` is spread out (`sum()`'s, which has no say)."""
+    return x.ndim < 2 or (is_row_major(x) and (is_row_major(grad) or not any(grad.strides)))
+
 class _DeclaredUnaryScalingGradFirst(_DeclaredUnary):
     """A `_DeclaredUnary` whose formula first scales the gradient alone (`-grad * ...`,
     `-0.5 * grad * ...`): in PyTorch that is a fresh tensor laid out by the gradient
@@ -209,7 +220,7 @@ class _DeclaredUnaryScalingGradFirst(_DeclaredUnary):
         if grad.base is not None and cls.zero_passes and is_efficient_zeros(grad):
             return (efficient_zeros(grad.shape, grad.dtype),)
         x = self._saved[cls.saved_name].array(self)
-        if cls.factor_first and not fused_lays_out_alike(x):
+        if cls.layout_check is not None and not cls.layout_check(grad, x):
             return FormulaNode.backward(self, grad)
         if not grad.flags.c_contiguous:
             grad = copy_like(grad, grad)
@@ -228,7 +239,7 @@ class _DeclaredUnarySavedFirst(_DeclaredUnary):
         if grad.base is not None and cls.zero_passes and is_efficient_zeros(grad):
             return (efficient_zeros(grad.shape, grad.dtype),)
         saved = self._saved[cls.saved_name].array(self)
-        if cls.factor_first and not fused_lays_out_alike(saved):
+        if cls.layout_check is not None and not cls.layout_check(grad, saved):
             return FormulaNode.backward(self, grad)
         return (in_result_layout(backward2(cls.fused, grad, saved), saved, grad),)
 
@@ -269,12 +280,27 @@ def _steps(formula: str):
 _TENSORS = {"grad", "self", "result"}
 
 
-def _factor_first(formula: str) -> bool:
-    """Whether `formula` computes something of the saved tensor alone before it meets
-    `grad` (`grad * self.cos()`, `-grad * (result * result)`), where a fused kernel may
-    lay the result out otherwise (see `fused_lays_out_alike`); not where `grad` meets
-    the saved tensor itself (`grad * result`, `tanh_backward(grad, result)`)."""
-    return any(read and "grad" not in read for _, read in _steps(formula))
+# The backward ops PyTorch runs as one element-wise kernel over their operands; any
+# other function a formula calls with a saved tensor (`sinc_backward`) takes steps of
+# its own.
+_ONE_KERNEL = {"tanh_backward", "sigmoid_backward", "threshold_backward"}
+
+
+def _layout_check(formula: str) -> Callable | None:
+    """When a fused kernel lays its result out as `formula` does step by step: where
+    the formula calls a helper with the saved tensor (`sinc_backward(grad, self)`,
+    whose steps are its own), `fused_lays_out_as_helper`; where it computes something
+    of the saved tensor alone before it meets `grad` (`grad * self.cos()`,
+    `-grad * (result * result)`), `fused_lays_out_alike`; where `grad` meets the saved
+    tensor itself (`grad * result`, `tanh_backward(grad, result)`), always (None)."""
+    check = None
+    for node, read in _steps(formula):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                and read - {"grad"} and node.func.id not in _ONE_KERNEL):
+            return fused_lays_out_as_helper
+        if read and "grad" not in read:
+            check = fused_lays_out_alike
+    return check
 
 
 def _scales_grad_first(formula: str) -> bool:
@@ -284,7 +310,8 @@ def _scales_grad_first(formula: str) -> bool:
     return any(read == {"grad"} for _, read in _steps(formula))
 
 
-# The backward ops whose TensorIterator takes the saved tensor before `grad`.
+# The backward ops whose TensorIterator takes the saved tensor before `grad` (of
+# `_ONE_KERNEL`).
 _SAVED_FIRST_KERNELS = {"threshold_backward"}
 
 
@@ -304,6 +331,24 @@ def _saved_first(formula: str) -> bool:
 class _DeclaredUnarySavingNothing(_DeclaredUnary):
     def backward(self, grad):
         return (unary(type(self).fused, grad),)
+
+
+class _DeclaredZerosLikeGrad(_DeclaredUnary):
+    """The node of an op whose formula is `zeros_like(grad)` (floor's): zeros laid out
+    as PyTorch's zeros_like lays them out, which an element-wise kernel over `grad`
+    does not where `grad` has a 0 stride on a dim of size 1 (`sum()`'s gradient of a
+    (1,) tensor: AccumulateGrad then copies it)."""
+
+    def backward(self, grad):
+        return (ARRAY_HELPERS["zeros_like"](grad),)
+
+
+def _zeros_like_grad(formula: str) -> bool:
+    """Whether `formula` is `zeros_like(grad)`: `_DeclaredZerosLikeGrad`."""
+    top = ast.parse(formula, mode="eval").body
+    return (isinstance(top, ast.Call) and isinstance(top.func, ast.Name)
+            and top.func.id == "zeros_like" and not top.keywords
+            and [getattr(a, "id", None) for a in top.args] == ["grad"])
 
 
 class _DeclaredZeroGradient(_DeclaredUnary):
@@ -360,6 +405,7 @@ def unary_op(name: str, *, node: str, kernel, formula: str, fused, doc: str,
             raise ValueError(f"{name}: say which of {saved_names} the fused kernel reads")
         fused_reads = next(iter(saves), None)
     base = (_DeclaredZeroGradient if fused is None
+            else _DeclaredZerosLikeGrad if _zeros_like_grad(formula)
             else _DeclaredUnarySavingNothing if not fused_reads
             else _DeclaredUnaryScalingGradFirst if _scales_grad_first(formula)
             else _DeclaredUnarySavedFirst if _saved_first(formula)
@@ -368,7 +414,7 @@ def unary_op(name: str, *, node: str, kernel, formula: str, fused, doc: str,
         "__module__": module, "__qualname__": node, "__doc__": f"{name}: {doc}",
         "saves": saves, "saved_name": fused_reads, "fused": fused, "formulas": formulas,
         "tangent": AUTO_ELEMENT_WISE if tangent is None else Tangent(tangent),
-        "zero_passes": _zero_passes(formula), "factor_first": _factor_first(formula),
+        "zero_passes": _zero_passes(formula), "layout_check": _layout_check(formula),
     })
     if vectorised is not None:
         VECTORISED[kernel] = quietly(vectorised) if isinstance(vectorised, np.ufunc) else vectorised

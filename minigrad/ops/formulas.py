@@ -49,6 +49,7 @@ from ..arrays.dispatch import binary, scalar_op, short_vector_and_number, unary
 from ..arrays.layout import (
     WRAPPED_NUMBER,
     element_strides,
+    empty_like,
     in_result_layout,
     restrided,
     view_strides,
@@ -816,7 +817,12 @@ def _to(a: np.ndarray, dtype) -> np.ndarray:
 
 @on_arrays("zeros_like")
 def _zeros_like(a: np.ndarray) -> np.ndarray:
-    return np.zeros_like(a)  # (laid out as `a` is, as PyTorch's zeros_like)
+    """Laid out as PyTorch's zeros_like lays it out (`empty_like`): a dense `a`'s strides,
+    0 on a size-1 dim included (`sum()`'s gradient of a (1,) tensor), which numpy's
+    zeros_like would make its own."""
+    out = empty_like(a)
+    out.fill(0)
+    return out
 
 
 @on_arrays("squeeze", method=True)
