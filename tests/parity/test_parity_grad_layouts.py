@@ -122,3 +122,20 @@ def test_an_efficient_zero_gradient_given_by_backward_inputs(torch, leaf):
         return x.grad.stride(), x.grad._version, x.grad.clone().tolist()
 
     assert run(minigrad) == run(torch)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_a_product_with_a_row_of_unit_strides_in_float32_too(torch, dtype):
+    # A short float32 product runs in float64; only where both operands are row-major,
+    # their size-1 dims' strides counted: `x` of strides (1, 1) has a say in the layout.
+    import minigrad
+
+    def run(m):
+        dt = getattr(m, dtype)
+        x = m.arange(3.0, dtype=dt).reshape(3, 1).t().requires_grad_()
+        (x * x).sum().backward()
+        spread = m.ones((), dtype=dt).expand(1, 3) * x.detach()
+        row = m.ones(1, 3, dtype=dt) / x.detach().add(1)
+        return x.grad.stride(), x.grad._version, spread.stride(), row.stride()
+
+    assert run(minigrad) == run(torch)
