@@ -139,3 +139,34 @@ def test_a_product_with_a_row_of_unit_strides_in_float32_too(torch, dtype):
         return x.grad.stride(), x.grad._version, spread.stride(), row.stride()
 
     assert run(minigrad) == run(torch)
+
+
+# sgn's gradient is PyTorch's efficient zero tensor, and its mul and div of one compute
+# nothing: `0 * inf` and `0 / 0` are 0 there, so sgn's zero reaches `t` through `t * inf`,
+# `t.exp() * inf`, `t / 0` or `log`'s `grad / self` at 0 as a zero, not nan (minigrad's
+# `*` and `/` on arrays had computed them).
+ZERO_THROUGH = {
+    "times a tensor with inf": lambda m, t: t * m.tensor([float("inf"), 1.0, 0.0]),
+    "times inf": lambda m, t: t * float("inf"),
+    "exp times inf": lambda m, t: t.exp() * float("inf"),
+    "over 0": lambda m, t: t / 0.0,
+    "over a tensor with 0": lambda m, t: t / m.tensor([0.0, 0.0, 2.0]),
+    "log times 2": lambda m, t: t.log() * 2,
+    "log over 2": lambda m, t: t.log() / 2,
+    "2 times log": lambda m, t: 2 * t.log(),
+    # (summed to t's shape, the zero is materialised: nan at 0 in both)
+    "log times a row": lambda m, t: t.log() * m.ones(2, 3),
+    "log in float32": lambda m, t: t.float().log() * 3,
+}
+
+
+@pytest.mark.parametrize("program", list(ZERO_THROUGH))
+def test_sgns_efficient_zero_passes_through_mul_and_div(torch, program):
+    import minigrad
+
+    def run(m):
+        t = m.tensor([1.0, 0.0, 3.0], dtype=m.float64, requires_grad=True)
+        ZERO_THROUGH[program](m, t).sgn().sum().backward()
+        return [repr(v) for v in t.grad.clone().tolist()], t.grad.stride(), t.grad._version
+
+    assert run(minigrad) == run(torch)
