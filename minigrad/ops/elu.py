@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..arrays.layout import in_result_layout
 from ..autograd.graph import INPUT, OUTPUT, VALUE, SavedTensor
 from ..autograd.inplace import begin_inplace, finish_inplace
 from ..autograd.record import record, record_elementwise
@@ -49,7 +50,8 @@ def _elu_grad(grad: np.ndarray, alpha, scale, input_scale, is_result: bool,
     with np.errstate(all="ignore"):
         below = (grad * negiptcoef * (x + negcoef) if is_result
                  else grad * negiptcoef * negcoef * np.exp(x * negiptcoef))
-        return np.asarray(np.where(x <= 0, below, grad * poscoef), grad.dtype)
+        values = np.asarray(np.where(x <= 0, below, grad * poscoef), grad.dtype)
+    return in_result_layout(values, grad, x)  # (PyTorch's kernel: grad, then x)
 
 
 # -- the nodes ------------------------------------------------------------------------------

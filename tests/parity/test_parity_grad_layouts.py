@@ -170,3 +170,51 @@ def test_sgns_efficient_zero_passes_through_mul_and_div(torch, program):
         return [repr(v) for v in t.grad.clone().tolist()], t.grad.stride(), t.grad._version
 
     assert run(minigrad) == run(torch)
+
+
+# The activations' backward kernels (hardtanh_backward, ...) and clamp's and cumprod's
+# gradients, computed by numpy's `where` or in another order: laid out as PyTorch's
+# kernel lays out its operands (grad, then the input; the input first for leaky_relu),
+# clamp's as `where(min <= x <= max, grad, 0)` (its condition made in place by
+# `logical_and_`), cumprod's with a zero factor row-major.
+def _f(m):
+    return m.nn.functional
+
+
+ACTIVATIONS = {
+    "hardtanh": lambda m, x: _f(m).hardtanh(x, -0.5, 1.0),
+    "hardtanh in place": lambda m, x: _f(m).hardtanh(x * 1, -0.5, 1.0, inplace=True),
+    "relu6": lambda m, x: _f(m).relu6(x),
+    "hardshrink": lambda m, x: _f(m).hardshrink(x, 0.7),
+    "softshrink": lambda m, x: _f(m).softshrink(x, 0.7),
+    "leaky_relu": lambda m, x: _f(m).leaky_relu(x, 0.1),
+    "elu": lambda m, x: _f(m).elu(x),
+    "hardsigmoid": lambda m, x: _f(m).hardsigmoid(x),
+    "hardswish": lambda m, x: _f(m).hardswish(x),
+    "mish": lambda m, x: _f(m).mish(x),
+    "gelu": lambda m, x: _f(m).gelu(x),
+    "gelu tanh": lambda m, x: _f(m).gelu(x, approximate="tanh"),
+    "clamp": lambda m, x: x.clamp(-0.5, 1.0),
+    "clamp_min": lambda m, x: x.clamp(min=0.1),
+    "clamp by tensors": lambda m, x: x.clamp(m.zeros_like(x) - 0.5, m.ones_like(x)),
+    "cumprod with a zero, dim 0": lambda m, x: (x - 0.3).cumprod(0),
+    "cumprod with a zero, last dim": lambda m, x: (x - 0.3).cumprod(-1),
+}
+
+
+@pytest.mark.parametrize("grad", list(GRADS))
+@pytest.mark.parametrize("leaf", list(LEAVES))
+@pytest.mark.parametrize("op", list(ACTIVATIONS))
+def test_activation_and_clamp_gradients_are_laid_out_as_in_pytorch(torch, op, leaf, grad):
+    import minigrad
+
+    def run(m):
+        x = _leaf(m, *LEAVES[leaf])  # (values 0.3 to 0.7: x - 0.3 has zeros)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            GRADS[grad](m, ACTIVATIONS[op](m, x)).backward()
+        return (x.stride(), x.grad.stride(), x.grad._version), x.grad.tolist()
+
+    mg, pt = run(minigrad), run(torch)
+    assert mg[0] == pt[0]
+    assert np.allclose(mg[1], pt[1], rtol=1e-13, atol=1e-15)
