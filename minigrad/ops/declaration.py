@@ -201,12 +201,12 @@ def fused_lays_out_alike(grad: np.ndarray, x: np.ndarray) -> bool:
     return 1 not in x.shape and is_dense(x)
 
 
-
 def fused_lays_out_as_helper(grad: np.ndarray, x: np.ndarray) -> bool:
     """Whether a fused kernel over (grad, x) lays its result out as a helper's steps do
     (`sinc_backward`'s last, a `where` that takes its condition, made from `x`, first):
     where both are row-major, or `grad` is spread out (`sum()`'s, which has no say)."""
     return x.ndim < 2 or (is_row_major(x) and (is_row_major(grad) or not any(grad.strides)))
+
 
 class _DeclaredUnaryScalingGradFirst(_DeclaredUnary):
     """A `_DeclaredUnary` whose formula first scales the gradient alone (`-grad * ...`,
