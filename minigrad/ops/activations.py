@@ -121,8 +121,9 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01,  # noqa: A002
     """x where x > 0, negative_slope * x elsewhere."""
     if inplace:
         return leaky_relu_(input, negative_slope)
-    # (asarray, not ascontiguousarray: that one makes a 0-d result 1-d)
-    out = Tensor._make(np.asarray(_leaky(input._data, negative_slope), order="C"))
+    # (laid out as PyTorch's kernel lays it out, by the input: numpy's where chooses)
+    out = Tensor._make(in_result_layout(np.asarray(_leaky(input._data, negative_slope)),
+                                        input._data))
     node = record(LeakyReluBackward0, out, input)
     if node is not None:
         node._saved.update({"negative_slope": negative_slope, "self": SavedTensor(input)})
@@ -263,7 +264,7 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:  # noqa: A002
             out = t(0.5) * x * (t(1) + np.tanh(t(_TANH_BETA) * (x + t(_KAPPA) * (x * x * x))))
         else:
             out = x * t(0.5) * (t(1) + K.erf(x * t(_SQRT1_2)))
-    result = Tensor._make(np.asarray(out, x.dtype, order="C"))  # (0-d stays 0-d)
+    result = Tensor._make(in_result_layout(np.asarray(out, x.dtype), x))  # (by the input)
     node = record(GeluBackward0, result, input)
     if node is not None:
         node._saved.update({"approximate": approximate, "self": SavedTensor(input)})

@@ -146,7 +146,8 @@ def elu_double_backward(grad: Tensor, grad_output: Tensor, alpha, scale, input_s
 
 
 def _elu_op(node_cls, input: Tensor, numbers: dict, saved: dict) -> Tensor:  # noqa: A002
-    out = Tensor._make(_elu_values(input._data, *numbers.values()))
+    out = Tensor._make(in_result_layout(_elu_values(input._data, *numbers.values()),
+                                        input._data))  # (by the input, as PyTorch's kernel)
     node = record_elementwise(node_cls, out, input)
     if node is not None:
         node._saved.update({"self": SavedTensor(input), **saved})

@@ -214,8 +214,9 @@ def threshold(input: Tensor, threshold: float, value: float,  # noqa: A002
     """`value` where x <= threshold, x elsewhere."""
     if inplace:
         return threshold_(input, threshold, value)
-    return _recorded(ThresholdBackward0, _threshold_values(input._data, threshold, value),
-                     input, {"threshold": threshold})
+    # (laid out by the input, as PyTorch's kernel: numpy's where chooses its own layout)
+    values = in_result_layout(_threshold_values(input._data, threshold, value), input._data)
+    return _recorded(ThresholdBackward0, values, input, {"threshold": threshold})
 
 
 def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:  # noqa: A002
@@ -263,7 +264,7 @@ def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:  # noqa: A002
     x = input._data
     if x.dtype.kind != "f":
         raise NotImplementedError(f"\"hardshrink_cpu\" not implemented for '{_kind(x)}'")
-    values = np.where(_shrink_blocks(x, lambd), x.dtype.type(0), x)
+    values = in_result_layout(np.where(_shrink_blocks(x, lambd), x.dtype.type(0), x), x)
     return _recorded(HardshrinkBackward0, values, input, {"lambd": lambd})
 
 
@@ -280,7 +281,7 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:  # noqa: A002
     t = x.dtype.type
     with np.errstate(invalid="ignore"):
         values = np.where(x > lambd, x - t(lambd), np.where(x < -lambd, x + t(lambd), x * t(0)))
-    return _recorded(SoftshrinkBackward0, values, input, {"lambd": lambd})
+    return _recorded(SoftshrinkBackward0, in_result_layout(values, x), input, {"lambd": lambd})
 
 
 def softsign(input: Tensor) -> Tensor:  # noqa: A002

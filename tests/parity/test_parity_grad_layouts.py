@@ -218,3 +218,21 @@ def test_activation_and_clamp_gradients_are_laid_out_as_in_pytorch(torch, op, le
     mg, pt = run(minigrad), run(torch)
     assert mg[0] == pt[0]
     assert np.allclose(mg[1], pt[1], rtol=1e-13, atol=1e-15)
+
+
+# Their forwards, too: laid out by the input as PyTorch's kernels lay it out (numpy's
+# `where` had chosen its own layout for an input that is not dense), hardtanh's in
+# `empty_like(input)`, whose strides are the input's exactly.
+@pytest.mark.parametrize("leaf", list(LEAVES))
+@pytest.mark.parametrize("op", [op for op in ACTIVATIONS if "cumprod" not in op])
+def test_activation_results_are_laid_out_as_in_pytorch(torch, op, leaf):
+    import minigrad
+
+    def run(m):
+        x = _leaf(m, *LEAVES[leaf]).detach()
+        y = ACTIVATIONS[op](m, x)
+        return y.stride(), y.tolist()
+
+    mg, pt = run(minigrad), run(torch)
+    assert mg[0] == pt[0]
+    assert np.allclose(mg[1], pt[1], rtol=1e-13, atol=1e-15)
