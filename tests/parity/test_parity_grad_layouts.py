@@ -236,3 +236,18 @@ def test_activation_results_are_laid_out_as_in_pytorch(torch, op, leaf):
     mg, pt = run(minigrad), run(torch)
     assert mg[0] == pt[0]
     assert np.allclose(mg[1], pt[1], rtol=1e-13, atol=1e-15)
+
+
+@pytest.mark.parametrize("leaf", list(LEAVES))
+def test_copysign_gradient_masks_its_ratio_in_place(torch, leaf):
+    # PyTorch's copysign_tensor_self_backward fills `result / self` in place
+    # (`masked_fill_`), so the ratio keeps its layout; an out-of-place masked_fill
+    # clones into row-major order.
+    import minigrad
+
+    def run(m):
+        x = _leaf(m, *LEAVES[leaf])
+        m.copysign(x, m.ones(x.shape, dtype=m.float64) * -1).sum().backward()
+        return x.grad.stride(), x.grad._version, x.grad.tolist()
+
+    assert run(minigrad) == run(torch)
