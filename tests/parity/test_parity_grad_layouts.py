@@ -157,6 +157,9 @@ ZERO_THROUGH = {
     # (summed to t's shape, the zero is materialised: nan at 0 in both)
     "log times a row": lambda m, t: t.log() * m.ones(2, 3),
     "log in float32": lambda m, t: t.float().log() * 3,
+    "to the power -1": lambda m, t: t.pow(-1.0),
+    "square root by a power": lambda m, t: t ** 0.5,
+    "to a tensor power": lambda m, t: (t * 0) ** t,
 }
 
 
