@@ -133,8 +133,10 @@ def to_dtype(x: Tensor, dt) -> Tensor:
         return x
     # (PyTorch converts nan, inf and out-of-range values silently; the copy is laid
     # out as clone lays it out)
+    data = x._data
     with np.errstate(over="ignore", invalid="ignore"):
-        out = Tensor._make(copy_like(x._data, x._data, dt.np))
+        out = Tensor._make(data.astype(dt.np) if data.flags.c_contiguous and 1 not in data.shape
+                           else copy_like(data, data, dt.np))
     if dt.is_floating_point:
         node = record(ToCopyBackward0, out, x)
         if node is not None:

@@ -311,11 +311,13 @@ def unsqueezed(data: np.ndarray, d: int) -> np.ndarray:
     dim's is the extent of the dim it goes before (1 at the end). numpy's own
     choice differs when a dim of size 1 has an odd stride, or where no memory is
     walked (no elements)."""
-    strides = unsqueezed_strides(data.shape, element_strides(data), d)
     shape = data.shape[:d] + (1,) + data.shape[d:]
+    if data.flags.c_contiguous and 1 not in data.shape and data.size:
+        return data.reshape(shape)  # (the common case: row-major, as PyTorch's view is)
+    strides = unsqueezed_strides(data.shape, element_strides(data), d)
     if not data.size:
         return with_strides(shape, data.dtype, strides)
-    out = np.expand_dims(data, d)
+    out = data.reshape(shape)
     if element_strides(out) == strides:
         return out
     odd = restrided(data, shape, strides)
@@ -332,14 +334,14 @@ def _squeezed_dims(shape: tuple, dims) -> tuple:
     """Those of `dims` (a dim or a tuple of them; None: all) that have size 1."""
     ndim = len(shape)
     if dims is None:
-        return tuple(i for i, n in enumerate(shape) if n == 1)
-    if isinstance(dims, (tuple, list)):
-        wrapped = [_wrap_dim(d, ndim) for d in dims]
-        for i, d in enumerate(wrapped):
-            if d in wrapped[:i]:
-                raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
-    else:
-        wrapped = [_wrap_dim(dims, ndim)]
+        return tuple([i for i, n in enumerate(shape) if n == 1])
+    if not isinstance(dims, (tuple, list)):  # (one dim: the common case)
+        d = _wrap_dim(dims, ndim)
+        return (d,) if shape[d] == 1 else ()
+    wrapped = [_wrap_dim(d, ndim) for d in dims]
+    for i, d in enumerate(wrapped):
+        if d in wrapped[:i]:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
     return tuple(i for i in sorted(wrapped) if shape[i] == 1)
 
 
@@ -347,6 +349,10 @@ def squeezed(data: np.ndarray, dims: tuple) -> np.ndarray:
     """`data` without its dims `dims` (of size 1), the others keeping their strides,
     as PyTorch's squeeze does (a reshape would give a size-1 dim numpy's stride)."""
     if data.size:
+        if not dims:
+            return data.view()
+        if len(dims) == data.shape.count(1):  # (none left: numpy's reshape keeps the
+            return data.reshape([n for n in data.shape if n != 1])  # others' strides)
         return np.squeeze(data, dims)
     strides = element_strides(data)
     return with_strides(tuple(n for i, n in enumerate(data.shape) if i not in dims),
@@ -358,7 +364,8 @@ def squeeze(x: Tensor, *args, dim=None) -> Tensor:
     if args or dim is not None:
         dim = _squeeze_dim(args, dim)
     shape = x._data.shape
-    data = squeezed(x._data, _squeezed_dims(shape, dim))
+    data = (x._data.reshape([n for n in shape if n != 1]) if dim is None and x._data.size
+            else squeezed(x._data, _squeezed_dims(shape, dim)))  # (all: see `squeezed`)
     if dim is None:
         return _view_of(x, data, SqueezeBackward0, self_sym_sizes=shape)
     node_cls = SqueezeBackward2 if isinstance(dim, (tuple, list)) else SqueezeBackward1
