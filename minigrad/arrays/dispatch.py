@@ -270,7 +270,8 @@ def binary(kernel, a: np.ndarray, b: np.ndarray, out_dtype) -> np.ndarray:
     shape = a.shape
     if not (a.size and b.size):  # (no elements: only the layout is PyTorch's to decide)
         return _empty_binary(a, b, out_dtype)
-    if shape == b.shape and _in_float64(kernel, a) and b.flags.c_contiguous:
+    if (shape == b.shape and _in_float64(kernel, a) and b.flags.c_contiguous
+            and (1 not in shape or not odd_unit_stride(b))):  # (both laid out row-major)
         return _as_float32(binary(kernel, a.astype(np.float64), b.astype(np.float64),
                                   np.float64))
     if shape == b.shape and a.flags.c_contiguous and b.flags.c_contiguous:

@@ -208,15 +208,18 @@ def empty_like(a: np.ndarray, dtype=None) -> np.ndarray:
     return np.empty(a.shape, dtype) if order is None else empty_in_order(a.shape, dtype, order)
 
 
-def copy_like(data: np.ndarray, model: np.ndarray) -> np.ndarray:
-    """A copy of `data` (of `model`'s shape) laid out as PyTorch lays out a result
-    made from `model` (`result_order`): a transposed model gives a transposed copy."""
+def copy_like(data: np.ndarray, model: np.ndarray, dtype=None) -> np.ndarray:
+    """A copy of `data` (of `model`'s shape, in `dtype`, by default its own) laid out
+    as PyTorch lays out a result made from `model` (`result_order`): a transposed
+    model gives a transposed copy."""
+    dtype = data.dtype if dtype is None else dtype
     if keeps_strides(model):
-        return copy_of(data) if data is model else astype_kept(data, data.dtype, model)
+        return (copy_of(data) if data is model and dtype == data.dtype
+                else astype_kept(data, dtype, model))
     order = result_order(model.shape, model) if layout_matters(model) else None
     if order is None:
-        return np.array(data, copy=True, order="C")
-    copy = empty_in_order(model.shape, data.dtype, order)
+        return np.array(data, dtype, copy=True, order="C")
+    copy = empty_in_order(model.shape, dtype, order)
     copy[...] = data
     return copy
 
@@ -225,9 +228,9 @@ def keeps_strides(model: np.ndarray) -> bool:
     """Whether PyTorch's copy of `model` in its memory format (`clone`, `to`, the
     `*_like` factories) has strides numpy's copy would not: `model` is dense, so the
     copy takes its strides exactly, and it has a dim of size 1, whose stride numpy's
-    copy (order 'K') would choose itself."""
-    return (1 in model.shape and model.ndim > 1 and model.size > 0
-            and (odd_unit_stride(model) or not model.flags.c_contiguous) and is_dense(model))
+    copy (order 'K') would choose itself (even 0, or in a 1-d array)."""
+    return (1 in model.shape and model.size > 0 and is_dense(model)
+            and element_strides(model) != contiguous_strides(model.shape))
 
 
 def astype_kept(data: np.ndarray, dtype, model: np.ndarray) -> np.ndarray:

@@ -24,9 +24,12 @@ from .graph import (
     RECORDING_PASSES,
     AccumulateGrad,
     GradientEdge,
+    _lent_by_caller,
     counter_of_base,
+    efficient_zeros_grad,
     first_grad,
     fits_layout,
+    is_efficient_zeros,
     version_of,
     writable_view,
 )
@@ -151,7 +154,8 @@ def accumulate_into_inputs(inputs: tuple, captured: dict, create_graph: bool) ->
         elif x._grad is None:
             # (PyTorch would run the leaf's AccumulateGrad: `first_grad` tells the
             # version as it would, with the engine's references to `g` left out.)
-            x._grad = first_grad(g, x._data, stolen=fits_layout(g, x._data))
+            x._grad = (efficient_zeros_grad(g, x._data) if is_efficient_zeros(g)
+                       else first_grad(g, x._data, stolen=fits_layout(g, x._data)))
         else:
             x._grad._data += g
             x._grad._version_counter.value += 1
@@ -228,19 +232,24 @@ def grad(
             # with its tangent, inside a dual level)
             result.append(g)
         else:
-            result.append(_returned(g))
+            result.append(_returned(g, grad_outputs or ()))
     return tuple(result)
 
 
-def _returned(g: np.ndarray) -> Tensor:
+def _returned(g: np.ndarray, given: tuple) -> Tensor:
     """The tensor `grad()` returns for a captured gradient array. PyTorch returns the
-    captured gradient itself, so an expanded one (`x.sum(0)`'s, strides (0, 1)) keeps
-    its 0 strides and views the memory it spreads (the caller's `grad_outputs`, whose
-    version counter it then shares, as a view of it). minigrad lends such a view (a
-    writable one: writing through a 0 stride is refused by the in-place check, as in
-    PyTorch) and copies any other gradient (its own arrays may be held elsewhere),
-    in the same layout."""
-    if g.size and 0 in g.strides and (lent := writable_view(g)) is not None:
+    captured gradient itself: the caller's own `grad_outputs` tensor where the backward
+    passed it on unchanged (`x.clone()`'s, `x + 0`'s: the same object), a view of it
+    where it was viewed (`x.t()`'s, sharing its memory and version counter), and an
+    expanded one (`x.sum(0)`'s, strides (0, 1)) keeps its 0 strides and views the
+    memory it spreads. minigrad lends such views (writable ones: writing through a 0
+    stride is refused by the in-place check, as in PyTorch) and copies any other
+    gradient (its own arrays may be held elsewhere), in the same layout."""
+    for t in given:
+        if type(t) is Tensor and t._data is g:
+            return t
+    if (g.size and (0 in g.strides or _lent_by_caller(g))
+            and (lent := writable_view(g)) is not None):
         owner, data = lent
         t = Tensor._make(data)
         # (the engine lent a given gradient's counter to views of its memory)

@@ -405,9 +405,10 @@ class AccumulateGrad(Node):
             elif (kept and (not grad.ndim or _lent_by_caller(grad))
                   and (shared := _shared_view(grad)) is not None):
                 leaf._grad = shared
+            elif is_efficient_zeros(grad):
+                leaf._grad = efficient_zeros_grad(grad, data)
             else:
-                # (PyTorch keeps its efficient zero tensor too: see `is_efficient_zeros`)
-                leaf._grad = first_grad(grad, data, stolen=kept or is_efficient_zeros(grad))
+                leaf._grad = first_grad(grad, data, stolen=kept)
         else:
             g = leaf._grad
             g._data += grad
@@ -519,6 +520,14 @@ def first_grad(grad: np.ndarray, leaf: np.ndarray, stolen: bool):
     if version:
         t._version_counter.value = version
     return t
+
+
+def efficient_zeros_grad(grad: np.ndarray, leaf: np.ndarray) -> Tensor:
+    """A leaf's first `.grad` from PyTorch's efficient zero tensor (`efficient_zeros`),
+    which is row-major: kept as it is (version 0) where a row-major `.grad` fits the
+    leaf's layout (`fits_layout`), else copied into the leaf's (`first_grad`)."""
+    zeros = np.zeros(grad.shape, grad.dtype)
+    return Tensor._make(zeros) if fits_layout(zeros, leaf) else first_grad(grad, leaf, False)
 
 
 def _shared_view(grad: np.ndarray) -> Tensor | None:

@@ -17,6 +17,7 @@ import numpy as np
 
 from .._args import type_name
 from .._creation import full
+from ..arrays.layout import in_result_layout
 from ..arrays.scalars import u64
 from ..autograd.graph import INPUT, OUTPUT, VALUE, SavedTensor
 from ..autograd.inplace import begin_inplace, finish_inplace
@@ -36,8 +37,11 @@ from .formulas import (
 
 
 def _where_positive(x: np.ndarray, grad: np.ndarray, slope: float) -> np.ndarray:
+    """`grad` where x > 0, `slope * grad` elsewhere, laid out as PyTorch's kernel lays
+    it out: by x, then grad."""
     with np.errstate(all="ignore"):
-        return np.where(x > 0, grad, grad * grad.dtype.type(slope))
+        values = np.where(x > 0, grad, grad * grad.dtype.type(slope))
+    return in_result_layout(values, x, grad)
 
 
 class LeakyReluBackward0(ArrayFormulaNode):
@@ -97,7 +101,7 @@ def leaky_relu_backward(grad_output: Tensor, self: Tensor, negative_slope: float
     output when `self_is_result`, which is positive where the input was)."""
     _refuse_negative_slope_in_place(negative_slope, self_is_result)
     data = _where_positive(self._data, grad_output._data, negative_slope)
-    out = Tensor._make(np.array(data, grad_output._data.dtype, order="C"))
+    out = Tensor._make(data.astype(grad_output._data.dtype, copy=False))
     node = record(LeakyReluBackwardBackward0, out, grad_output, self)
     if node is not None:
         node._saved.update({"negative_slope": negative_slope, "self": SavedTensor(self)})
@@ -117,8 +121,9 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01,  # noqa: A002
     """x where x > 0, negative_slope * x elsewhere."""
     if inplace:
         return leaky_relu_(input, negative_slope)
-    # (asarray, not ascontiguousarray: that one makes a 0-d result 1-d)
-    out = Tensor._make(np.asarray(_leaky(input._data, negative_slope), order="C"))
+    # (laid out as PyTorch's kernel lays it out, by the input: numpy's where chooses)
+    out = Tensor._make(in_result_layout(np.asarray(_leaky(input._data, negative_slope)),
+                                        input._data))
     node = record(LeakyReluBackward0, out, input)
     if node is not None:
         node._saved.update({"negative_slope": negative_slope, "self": SavedTensor(input)})
@@ -161,7 +166,7 @@ def _gelu_grad(grad: np.ndarray, x: np.ndarray, approximate: str) -> np.ndarray:
             cdf = t(0.5) * (t(1) + K.erf(x * t(_SQRT1_2)))
             pdf = t(_PDF_BETA) * np.exp(x * x * t(-0.5))
             out = grad * (cdf + x * pdf)
-    return np.asarray(out, grad.dtype)
+    return in_result_layout(np.asarray(out, grad.dtype), grad, x)  # (PyTorch's kernel's)
 
 
 class GeluBackward0(ArrayFormulaNode):
@@ -259,7 +264,7 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:  # noqa: A002
             out = t(0.5) * x * (t(1) + np.tanh(t(_TANH_BETA) * (x + t(_KAPPA) * (x * x * x))))
         else:
             out = x * t(0.5) * (t(1) + K.erf(x * t(_SQRT1_2)))
-    result = Tensor._make(np.asarray(out, x.dtype, order="C"))  # (0-d stays 0-d)
+    result = Tensor._make(in_result_layout(np.asarray(out, x.dtype), x))  # (by the input)
     node = record(GeluBackward0, result, input)
     if node is not None:
         node._saved.update({"approximate": approximate, "self": SavedTensor(input)})

@@ -19,7 +19,7 @@ from .._creation import ones, tensor, zeros
 from .._device import device
 from .._random import normal_, uniform_
 from ..arrays.broadcasting import check_inplace_shape
-from ..arrays.layout import astype_kept, copy_in_order, copy_like, keeps_strides
+from ..arrays.layout import copy_in_order, copy_like
 from ..autograd.inplace import begin_inplace, finish_inplace
 from ..autograd.record import record
 from ..tensor import Tensor, as_tensor_arg
@@ -131,10 +131,12 @@ def to_dtype(x: Tensor, dt) -> Tensor:
     dt = _dtype.to_dtype(dt)
     if dt is x.dtype:
         return x
-    with np.errstate(over="ignore", invalid="ignore"):  # (PyTorch converts nan, inf and
-        data = x._data
-        out = Tensor._make(astype_kept(data, dt.np, data) if keeps_strides(data)
-                           else data.astype(dt.np))  # out-of-range values silently)
+    # (PyTorch converts nan, inf and out-of-range values silently; the copy is laid
+    # out as clone lays it out)
+    data = x._data
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = Tensor._make(data.astype(dt.np) if data.flags.c_contiguous and 1 not in data.shape
+                           else copy_like(data, data, dt.np))
     if dt.is_floating_point:
         node = record(ToCopyBackward0, out, x)
         if node is not None:

@@ -72,7 +72,8 @@ def _cumprod_backward_array(grad: np.ndarray, x: np.ndarray, out: np.ndarray,
         with np.errstate(all="ignore"):
             partial = np.cumprod(others, axis=-1)[..., k:]
             result[..., k] = (gs[..., k:] * partial).sum(-1)
-    return np.asarray(np.moveaxis(result, -1, d), grad.dtype)
+    # (row-major, as PyTorch's, which it builds in `zeros(input.sizes())`)
+    return row_major(np.asarray(np.moveaxis(result, -1, d), grad.dtype))
 
 
 def _slice_from(x: Tensor, dim: int, start: int) -> Tensor:
@@ -111,7 +112,7 @@ def cumprod_backward(grad: Tensor, input: Tensor, dim: int,  # noqa: A002 - PyTo
         return flip(flip(w, (d,)).cumsum(d), (d,)).div(input)
     if not STATE.grad_enabled:
         data = _cumprod_backward_array(grad._data, input._data, output._data, d)
-        return Tensor._make(np.ascontiguousarray(data))
+        return Tensor._make(row_major(data))
     grad_input = zeros(*input.shape, dtype=grad.dtype)
     ones_size = list(input.shape)
     ones_size[d] = 1

@@ -37,7 +37,6 @@ and the Tensor methods from `DECLARATIONS` alone.
 from __future__ import annotations
 
 import ast
-import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -59,7 +58,10 @@ from ..arrays.layout import (
     flat,
     fresh_result,
     in_result_layout,
+    is_dense,
+    is_row_major,
     laid_out_as,
+    odd_unit_stride,
     reorders,
 )
 from ..arrays.scalars import as_float_data
@@ -68,7 +70,7 @@ from ..autograd.inplace import begin_inplace, finish_inplace
 from ..autograd.record import record, record_elementwise
 from ..tensor import Tensor
 from . import short_lane
-from .formulas import ROLES, Formula, register_ops
+from .formulas import ARRAY_HELPERS, ROLES, Formula, FormulaNode, register_ops
 from .public_forms import input_checked, takes_a_tensor_first
 from .tangent_formulas import AUTO_ELEMENT_WISE, Tangent
 
@@ -165,6 +167,10 @@ class _DeclaredUnary(Node):
     saved_name = ""
     formulas: tuple[Formula, ...] = ()
     zero_passes = False  # (see `_zero_passes`)
+    # (grad, saved) -> whether the fused kernel lays its result out as the formula
+    # does, for a formula that takes steps of its own before meeting `grad` (see
+    # `_layout_check`); None: it always does
+    layout_check: Callable | None = None
 
     def backward(self, grad):
         cls = type(self)  # (`self.saved(name)`, written out: a call fewer per node)
@@ -172,7 +178,34 @@ class _DeclaredUnary(Node):
             return (efficient_zeros(grad.shape, grad.dtype),)
         x = self._saved[cls.saved_name].array(self)
         out = short_vectors(cls.fused, grad, x)  # (two short vectors: the common case)
-        return (backward2(cls.fused, grad, x) if out is None else out,)
+        if out is not None:
+            return (out,)
+        if cls.layout_check is not None and not cls.layout_check(grad, x):
+            return FormulaNode.backward(self, grad)
+        return (backward2(cls.fused, grad, x),)
+
+
+def fused_lays_out_alike(grad: np.ndarray, x: np.ndarray) -> bool:
+    """Whether a fused kernel over (grad, x), laid out by both at once, lays its result
+    out as the formula does step by step on tensors. PyTorch's formula first makes a
+    factor of `x` alone (`grad * self.cos()`), which an element-wise op lays out by
+    `x`'s strides where `x` is dense, row-major where `x` is contiguous (its size-1
+    dims' strides ignored), else dense in the order of `x`'s strides; the
+    factor, not `x`, then lays out the product with `grad`. So they agree when `x` is
+    1-d, row-major (size-1 dims' strides counted), or dense with no dim of size 1.
+    Otherwise the formula runs on tensors (a fast path must not change the result)."""
+    if x.ndim < 2:
+        return True
+    if x.flags.c_contiguous:
+        return 1 not in x.shape or not odd_unit_stride(x)
+    return 1 not in x.shape and is_dense(x)
+
+
+def fused_lays_out_as_helper(grad: np.ndarray, x: np.ndarray) -> bool:
+    """Whether a fused kernel over (grad, x) lays its result out as a helper's steps do
+    (`sinc_backward`'s last, a `where` that takes its condition, made from `x`, first):
+    where both are row-major, or `grad` is spread out (`sum()`'s, which has no say)."""
+    return x.ndim < 2 or (is_row_major(x) and (is_row_major(grad) or not any(grad.strides)))
 
 
 class _DeclaredUnaryScalingGradFirst(_DeclaredUnary):
@@ -186,13 +219,12 @@ class _DeclaredUnaryScalingGradFirst(_DeclaredUnary):
         cls = type(self)
         if grad.base is not None and cls.zero_passes and is_efficient_zeros(grad):
             return (efficient_zeros(grad.shape, grad.dtype),)
+        x = self._saved[cls.saved_name].array(self)
+        if cls.layout_check is not None and not cls.layout_check(grad, x):
+            return FormulaNode.backward(self, grad)
         if not grad.flags.c_contiguous:
             grad = copy_like(grad, grad)
-        return (backward2(cls.fused, grad, self._saved[cls.saved_name].array(self)),)
-
-
-# A formula that scales `grad` before anything else (`_DeclaredUnaryScalingGradFirst`).
-_SCALES_GRAD_FIRST = re.compile(r"-grad\b|-?[0-9.]+ \* grad\b")
+        return (backward2(cls.fused, grad, x),)
 
 
 class _DeclaredUnarySavedFirst(_DeclaredUnary):
@@ -207,6 +239,8 @@ class _DeclaredUnarySavedFirst(_DeclaredUnary):
         if grad.base is not None and cls.zero_passes and is_efficient_zeros(grad):
             return (efficient_zeros(grad.shape, grad.dtype),)
         saved = self._saved[cls.saved_name].array(self)
+        if cls.layout_check is not None and not cls.layout_check(grad, saved):
+            return FormulaNode.backward(self, grad)
         return (in_result_layout(backward2(cls.fused, grad, saved), saved, grad),)
 
 
@@ -231,15 +265,90 @@ def _zero_passes(formula: str) -> bool:
     return False
 
 
-# A formula of a number times a factor of the saved tensor, times grad last, or
-# threshold_backward (whose TensorIterator takes the saved tensor first):
-# `_DeclaredUnarySavedFirst`.
-_SAVED_FIRST = re.compile(r"-?[0-9.]+ \* (?!grad\b).* \* grad$|threshold_backward\(")
+# How a formula's steps lay out its result, read off the parsed formula: which base
+# class a declared element-wise op's node gets.
+
+
+def _steps(formula: str):
+    """Each step of `formula` but its names (`self.cos()`, `grad * 1`, ...), with the
+    names of tensors it reads ("grad", "self", "result")."""
+    for node in ast.walk(ast.parse(formula, mode="eval").body):
+        if not isinstance(node, ast.Name):
+            yield node, {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} & _TENSORS
+
+
+_TENSORS = {"grad", "self", "result"}
+
+
+# The backward ops PyTorch runs as one element-wise kernel over their operands; any
+# other function a formula calls with a saved tensor (`sinc_backward`) takes steps of
+# its own.
+_ONE_KERNEL = {"tanh_backward", "sigmoid_backward", "threshold_backward"}
+
+
+def _layout_check(formula: str) -> Callable | None:
+    """When a fused kernel lays its result out as `formula` does step by step: where
+    the formula calls a helper with the saved tensor (`sinc_backward(grad, self)`,
+    whose steps are its own), `fused_lays_out_as_helper`; where it computes something
+    of the saved tensor alone before it meets `grad` (`grad * self.cos()`,
+    `-grad * (result * result)`), `fused_lays_out_alike`; where `grad` meets the saved
+    tensor itself (`grad * result`, `tanh_backward(grad, result)`), always (None)."""
+    check = None
+    for node, read in _steps(formula):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                and read - {"grad"} and node.func.id not in _ONE_KERNEL):
+            return fused_lays_out_as_helper
+        if read and "grad" not in read:
+            check = fused_lays_out_alike
+    return check
+
+
+def _scales_grad_first(formula: str) -> bool:
+    """Whether `formula` computes something of `grad` alone before it meets the saved
+    tensor (`-grad * ...`, `-0.5 * grad * ...`, `grad * 1 / ...`):
+    `_DeclaredUnaryScalingGradFirst`."""
+    return any(read == {"grad"} for _, read in _steps(formula))
+
+
+# The backward ops whose TensorIterator takes the saved tensor before `grad` (of
+# `_ONE_KERNEL`).
+_SAVED_FIRST_KERNELS = {"threshold_backward"}
+
+
+def _saved_first(formula: str) -> bool:
+    """Whether `formula` multiplies `grad` last, into a factor of the saved tensor
+    (`1.128 * (-self.pow(2)).exp() * grad`), or passes both to a kernel that takes the
+    saved tensor first (`threshold_backward(grad, result, 0)`):
+    `_DeclaredUnarySavedFirst`."""
+    top = ast.parse(formula, mode="eval").body
+    if isinstance(top, ast.Call):
+        return isinstance(top.func, ast.Name) and top.func.id in _SAVED_FIRST_KERNELS
+    return (isinstance(top, ast.BinOp) and isinstance(top.op, ast.Mult)
+            and isinstance(top.right, ast.Name) and top.right.id == "grad"
+            and not any(isinstance(n, ast.Name) and n.id == "grad" for n in ast.walk(top.left)))
 
 
 class _DeclaredUnarySavingNothing(_DeclaredUnary):
     def backward(self, grad):
         return (unary(type(self).fused, grad),)
+
+
+class _DeclaredZerosLikeGrad(_DeclaredUnary):
+    """The node of an op whose formula is `zeros_like(grad)` (floor's): zeros laid out
+    as PyTorch's zeros_like lays them out, which an element-wise kernel over `grad`
+    does not where `grad` has a 0 stride on a dim of size 1 (`sum()`'s gradient of a
+    (1,) tensor: AccumulateGrad then copies it)."""
+
+    def backward(self, grad):
+        return (ARRAY_HELPERS["zeros_like"](grad),)
+
+
+def _zeros_like_grad(formula: str) -> bool:
+    """Whether `formula` is `zeros_like(grad)`: `_DeclaredZerosLikeGrad`."""
+    top = ast.parse(formula, mode="eval").body
+    return (isinstance(top, ast.Call) and isinstance(top.func, ast.Name)
+            and top.func.id == "zeros_like" and not top.keywords
+            and [getattr(a, "id", None) for a in top.args] == ["grad"])
 
 
 class _DeclaredZeroGradient(_DeclaredUnary):
@@ -296,9 +405,10 @@ def unary_op(name: str, *, node: str, kernel, formula: str, fused, doc: str,
             raise ValueError(f"{name}: say which of {saved_names} the fused kernel reads")
         fused_reads = next(iter(saves), None)
     base = (_DeclaredZeroGradient if fused is None
+            else _DeclaredZerosLikeGrad if _zeros_like_grad(formula)
             else _DeclaredUnarySavingNothing if not fused_reads
-            else _DeclaredUnaryScalingGradFirst if _SCALES_GRAD_FIRST.match(formula)
-            else _DeclaredUnarySavedFirst if _SAVED_FIRST.match(formula)
+            else _DeclaredUnaryScalingGradFirst if _scales_grad_first(formula)
+            else _DeclaredUnarySavedFirst if _saved_first(formula)
             else _DeclaredUnary)
     node_cls = type(node, (base,), {
         "__module__": module, "__qualname__": node, "__doc__": f"{name}: {doc}",
@@ -307,7 +417,7 @@ def unary_op(name: str, *, node: str, kernel, formula: str, fused, doc: str,
         "saves": saves, "saved_name": fused_reads, "fused": staticmethod(fused),
         "formulas": formulas,
         "tangent": AUTO_ELEMENT_WISE if tangent is None else Tangent(tangent),
-        "zero_passes": _zero_passes(formula),
+        "zero_passes": _zero_passes(formula), "layout_check": _layout_check(formula),
     })
     if vectorised is not None:
         VECTORISED[kernel] = quietly(vectorised) if isinstance(vectorised, np.ufunc) else vectorised

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..arrays.layout import in_result_layout
 from ..autograd.graph import INPUT, OUTPUT, VALUE, SavedTensor
 from ..autograd.inplace import begin_inplace, finish_inplace
 from ..autograd.record import record, record_elementwise
@@ -49,7 +50,8 @@ def _elu_grad(grad: np.ndarray, alpha, scale, input_scale, is_result: bool,
     with np.errstate(all="ignore"):
         below = (grad * negiptcoef * (x + negcoef) if is_result
                  else grad * negiptcoef * negcoef * np.exp(x * negiptcoef))
-        return np.asarray(np.where(x <= 0, below, grad * poscoef), grad.dtype)
+        values = np.asarray(np.where(x <= 0, below, grad * poscoef), grad.dtype)
+    return in_result_layout(values, grad, x)  # (PyTorch's kernel: grad, then x)
 
 
 # -- the nodes ------------------------------------------------------------------------------
@@ -144,7 +146,8 @@ def elu_double_backward(grad: Tensor, grad_output: Tensor, alpha, scale, input_s
 
 
 def _elu_op(node_cls, input: Tensor, numbers: dict, saved: dict) -> Tensor:  # noqa: A002
-    out = Tensor._make(_elu_values(input._data, *numbers.values()))
+    out = Tensor._make(in_result_layout(_elu_values(input._data, *numbers.values()),
+                                        input._data))  # (by the input, as PyTorch's kernel)
     node = record_elementwise(node_cls, out, input)
     if node is not None:
         node._saved.update({"self": SavedTensor(input), **saved})

@@ -49,6 +49,7 @@ from ..arrays.dispatch import binary, scalar_op, short_vector_and_number, unary
 from ..arrays.layout import (
     WRAPPED_NUMBER,
     element_strides,
+    empty_like,
     in_result_layout,
     restrided,
     view_strides,
@@ -64,6 +65,8 @@ from ..autograd.graph import (
     SavedNumber,
     SavedTensor,
     bump_version,
+    efficient_zeros,
+    is_efficient_zeros,
     version_of,
 )
 from ..kernels import elementwise as K
@@ -118,8 +121,8 @@ class Scalar:
     __rmul__ = __mul__
 
     def __sub__(self, other):
-        if isinstance(other, Tensor):  # (C++: a tensor filled with the Scalar, `sub_`)
-            return _creation.full(tuple(other.shape), self.value, dtype=other.dtype).sub_(other)
+        if isinstance(other, Tensor):  # (C++: a tensor like `other`, filled with the
+            return _creation.full_like(other, self.value).sub_(other)  # Scalar, `sub_`)
         return Scalar(self.value - _value(other))
 
     def __rsub__(self, other):  # other - self
@@ -687,27 +690,46 @@ def _promoted(a, b) -> np.dtype:
     return np.promote_types(da, db)
 
 
+# The memory of each dtype's efficient zero (`is_efficient_zeros`, written out where
+# `_arithmetic` checks an operand: one lookup, no call).
+_ZERO_BASES = {dt: efficient_zeros((), dt).base
+               for dt in map(np.dtype, (np.float32, np.float64, np.int64, np.bool_))}
+
+
 def _arithmetic(kernel, scalar_kernel, on_number_array, on_numbers, *,
-                negate_scalar: bool = False, to_float: bool = False) -> Callable:
+                negate_scalar: bool = False, to_float: bool = False,
+                zero_a: bool = False, zero_b: bool = False) -> Callable:
     """`a op b` on arrays and Python numbers, as PyTorch computes it on tensors: in the
     dtype its type promotion gives (`_promoted`; with `to_float`, true division, an
     integer one is the default float), two arrays by the element-wise `kernel`, an
     array and a number (or a 0-d array beside a dimensioned one) by `scalar_kernel`
-    (with the number negated for `a - s`, which is `a + -s` exactly)."""
+    (with the number negated for `a - s`, which is `a + -s` exactly). With `zero_a`
+    (`zero_b`), an efficient zero `a` (`b`) gives an efficient zero, computing nothing,
+    as PyTorch's mul and div of its efficient zero tensor do (so `0 * inf` is 0 there:
+    sgn's zero gradient through `x * inf`)."""
     def compute(a, b):
         if type(b) is float:
             if type(a) is np.ndarray and a.dtype.kind == "f":  # (the common `grad * 0.5`)
+                if zero_a and (base := a.base) is not None and base is _ZERO_BASES.get(a.dtype):
+                    return efficient_zeros(a.shape, a.dtype)
                 s = -b if negate_scalar else b
                 out = short_vector_and_number(scalar_kernel, a, s)  # (on a short vector)
                 return scalar_op(scalar_kernel, a, s, _BY_NUMPY[a.dtype]) if out is None else out
         elif type(a) is np.ndarray and type(b) is np.ndarray:
             if a.dtype is b.dtype and a.ndim and b.ndim:  # (the common `grad * other`)
-                return binary(kernel, a, b, a.dtype)
+                if not ((zero_a and (base := a.base) is not None
+                         and base is _ZERO_BASES.get(a.dtype))
+                        or (zero_b and (base := b.base) is not None
+                            and base is _ZERO_BASES.get(b.dtype))):
+                    return binary(kernel, a, b, a.dtype)
         if not (isinstance(a, np.ndarray) or isinstance(b, np.ndarray)):
             return on_numbers(a, b)
         dt = _promoted(a, b)
         if to_float and dt.kind != "f":
             dt = _dtype.get_default_dtype().np
+        if ((zero_a and isinstance(a, np.ndarray) and is_efficient_zeros(a))
+                or (zero_b and isinstance(b, np.ndarray) and is_efficient_zeros(b))):
+            return efficient_zeros(np.broadcast_shapes(np.shape(a), np.shape(b)), dt)
         a_array, b_array = isinstance(a, np.ndarray), isinstance(b, np.ndarray)
         if a_array and b_array:
             if b.ndim == 0 and a.ndim:
@@ -754,11 +776,11 @@ ARRAY_ARITHMETIC: dict[str, Callable] = {
                        lambda s, b, dt: scalar_op(K.rsub_scalar, b, s, dt, reverse=True),
                        operator.sub, negate_scalar=True),
     "Mult": _arithmetic(K.mul, K.mul_scalar, lambda s, b, dt: scalar_op(K.mul_scalar, b, s, dt),
-                        operator.mul),
+                        operator.mul, zero_a=True, zero_b=True),
     # (C++'s Scalar / Tensor is the reciprocal times the Scalar)
     "Div": _arithmetic(K.div, K.div_scalar,
                        lambda s, b, dt: scalar_op(K.mul_scalar, _reciprocal(b, dt), s, dt),
-                       operator.truediv, to_float=True),
+                       operator.truediv, to_float=True, zero_a=True),
     "USub": _negative,
     # (numpy's comparisons: a nan compares false, without a warning, as in PyTorch)
     **{name: _laid_out(ufunc) for name, ufunc in (
@@ -818,7 +840,12 @@ def _to(a: np.ndarray, dtype) -> np.ndarray:
 
 @on_arrays("zeros_like")
 def _zeros_like(a: np.ndarray) -> np.ndarray:
-    return np.zeros_like(a)  # (laid out as `a` is, as PyTorch's zeros_like)
+    """Laid out as PyTorch's zeros_like lays it out (`empty_like`): a dense `a`'s strides,
+    0 on a size-1 dim included (`sum()`'s gradient of a (1,) tensor), which numpy's
+    zeros_like would make its own."""
+    out = empty_like(a)
+    out.fill(0)
+    return out
 
 
 @on_arrays("squeeze", method=True)

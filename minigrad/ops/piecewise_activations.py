@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..arrays.layout import empty_like, fresh_result
+from ..arrays.layout import empty_like, fresh_result, in_result_layout
 from ..autograd.graph import INPUT, VALUE, SavedTensor
 from ..autograd.inplace import begin_inplace, finish_inplace
 from ..autograd.record import record, record_elementwise
@@ -37,23 +37,25 @@ def _shrink_blocks(x: np.ndarray, lambd) -> np.ndarray:
     return (x >= -lambd) & (x <= lambd)
 
 
-def _blocked(grad: np.ndarray, blocked: np.ndarray) -> np.ndarray:
-    return np.where(blocked, grad.dtype.type(0), grad)
+def _blocked(grad: np.ndarray, x: np.ndarray, blocked: np.ndarray) -> np.ndarray:
+    """`grad`, 0 where `blocked`: laid out as PyTorch's backward kernel lays it out, by
+    its operands (grad, x) (numpy's `where` chooses its own layout)."""
+    return in_result_layout(np.where(blocked, grad.dtype.type(0), grad), grad, x)
 
 
 @on_arrays("hardtanh_backward")
 def _hardtanh_backward_arrays(grad, x, min_val, max_val) -> np.ndarray:
-    return _blocked(grad, _hardtanh_blocks(x, min_val, max_val))
+    return _blocked(grad, x, _hardtanh_blocks(x, min_val, max_val))
 
 
 @on_arrays("hardshrink_backward")
 def _hardshrink_backward_arrays(grad, x, lambd) -> np.ndarray:
-    return _blocked(grad, _shrink_blocks(x, lambd))
+    return _blocked(grad, x, _shrink_blocks(x, lambd))
 
 
 @on_arrays("softshrink_backward")
 def _softshrink_backward_arrays(grad, x, lambd) -> np.ndarray:
-    return _blocked(grad, _shrink_blocks(x, lambd))
+    return _blocked(grad, x, _shrink_blocks(x, lambd))
 
 
 @on_arrays("threshold_backward")
@@ -148,7 +150,8 @@ class SoftshrinkBackwardBackward0(FormulaNode):
 
 def _backward_op(node_cls, blocks, grad_output: Tensor, self: Tensor, values: dict) -> Tensor:
     """grad_output, 0 where `blocks(self, *values)`, recorded as `node_cls`."""
-    out = Tensor._make(_blocked(grad_output._data, blocks(self._data, *values.values())))
+    out = Tensor._make(_blocked(grad_output._data, self._data,
+                                blocks(self._data, *values.values())))
     node = record(node_cls, out, grad_output, self)
     if node is not None:
         node._saved.update({"self": SavedTensor(self), **values})
@@ -211,8 +214,9 @@ def threshold(input: Tensor, threshold: float, value: float,  # noqa: A002
     """`value` where x <= threshold, x elsewhere."""
     if inplace:
         return threshold_(input, threshold, value)
-    return _recorded(ThresholdBackward0, _threshold_values(input._data, threshold, value),
-                     input, {"threshold": threshold})
+    # (laid out by the input, as PyTorch's kernel: numpy's where chooses its own layout)
+    values = in_result_layout(_threshold_values(input._data, threshold, value), input._data)
+    return _recorded(ThresholdBackward0, values, input, {"threshold": threshold})
 
 
 def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:  # noqa: A002
@@ -260,7 +264,7 @@ def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:  # noqa: A002
     x = input._data
     if x.dtype.kind != "f":
         raise NotImplementedError(f"\"hardshrink_cpu\" not implemented for '{_kind(x)}'")
-    values = np.where(_shrink_blocks(x, lambd), x.dtype.type(0), x)
+    values = in_result_layout(np.where(_shrink_blocks(x, lambd), x.dtype.type(0), x), x)
     return _recorded(HardshrinkBackward0, values, input, {"lambd": lambd})
 
 
@@ -277,7 +281,7 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:  # noqa: A002
     t = x.dtype.type
     with np.errstate(invalid="ignore"):
         values = np.where(x > lambd, x - t(lambd), np.where(x < -lambd, x + t(lambd), x * t(0)))
-    return _recorded(SoftshrinkBackward0, values, input, {"lambd": lambd})
+    return _recorded(SoftshrinkBackward0, in_result_layout(values, x), input, {"lambd": lambd})
 
 
 def softsign(input: Tensor) -> Tensor:  # noqa: A002

@@ -1179,7 +1179,7 @@ def zeros_written(info: tuple) -> Tensor:
 def copysign_tensor_self_backward(grad: Tensor, self: Tensor, result: Tensor) -> Tensor:
     """The gradient of copysign for its input: result / self (+-1), 0 where self is 0."""
     ratio = result / self
-    return grad * ratio.masked_fill(self == 0, 0)
+    return grad * ratio.masked_fill_(self == 0, 0)  # (in place: ratio keeps its layout)
 
 
 @helper

@@ -18,7 +18,7 @@ from .._dtype import _BY_NUMPY, result_type
 from ..arrays.dispatch import binary, scalar_op
 from ..arrays.layout import fresh_result, laid_out_as, reorders, step_layout
 from ..arrays.scalars import scalar_of
-from ..autograd.graph import INPUT, OUTPUT, SavedTensor
+from ..autograd.graph import INPUT, OUTPUT, SavedTensor, efficient_zeros, is_efficient_zeros
 from ..autograd.record import record
 from ..kernels import elementwise as K
 from ..tensor import Tensor, operand
@@ -214,6 +214,8 @@ _ZERO = np.zeros(())
 
 @on_arrays("pow_backward")
 def _pow_backward_on_arrays(grad: np.ndarray, self: np.ndarray, exponent) -> np.ndarray:
+    if exponent != 0 and grad.base is not None and is_efficient_zeros(grad):
+        return efficient_zeros(grad.shape, grad.dtype)  # (`grad * ...`: see `_arithmetic`)
     x = self.astype(grad.dtype, copy=False)
     out, flat_out, (flat_grad, flat_x) = fresh_result(grad.shape, grad.dtype, grad, x)
     K.pow_scalar_backward(flat_grad, flat_x, scalar_of(exponent, _BY_NUMPY[grad.dtype]),
@@ -243,6 +245,8 @@ def _pow_backward_self_on_arrays(grad: np.ndarray, self: np.ndarray,
 def _pow_backward_exponent_on_arrays(grad: np.ndarray, self, exponent: np.ndarray,
                                      result: np.ndarray) -> np.ndarray:
     dt = grad.dtype
+    if grad.base is not None and is_efficient_zeros(grad):
+        return efficient_zeros(grad.shape, dt)  # (`grad * where(...)`: see `_arithmetic`)
     x, y = exponent.astype(dt, copy=False), result.astype(dt, copy=False)
     if not isinstance(self, np.ndarray):  # `number ** x`
         out, flat_out, flats = fresh_result(grad.shape, dt, grad, x, y)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._creation import zeros
+from ..arrays.layout import in_result_layout
 from ..autograd.graph import INPUT, VALUE, SavedTensor
 from ..autograd.inplace import begin_inplace, finish_inplace
 from ..autograd.record import record, record_elementwise
@@ -33,10 +34,13 @@ def _refuse_integers(x: np.ndarray, name: str) -> None:
 
 
 def _quiet(fn):
-    """`fn` on arrays without numpy's overflow warnings (PyTorch gives inf silently)."""
+    """`fn` on arrays without numpy's overflow warnings (PyTorch gives inf silently),
+    its result laid out as PyTorch's kernel lays it out: by the arrays it is given, in
+    order (`grad` before `x` in a gradient's kernel; numpy's `where` chooses its own)."""
     def run(*args):
         with np.errstate(all="ignore"):
-            return np.asarray(fn(*args))
+            values = np.asarray(fn(*args))
+        return in_result_layout(values, *(a for a in args if isinstance(a, np.ndarray)))
     return run
 
 
@@ -224,7 +228,10 @@ def mish_grad(grad: Tensor, self: Tensor) -> Tensor:
     # (each product's right operand first, as PyTorch's C++ evaluates it)
     squared = Scalar(1.0) - tanh_softplus * tanh_softplus
     slope = tanh_softplus + self * sigmoid * squared
-    return grad * slope
+    out = grad * slope
+    if not is_grad_enabled():  # (mish_backward's one kernel lays it out by grad, then self)
+        out._data = in_result_layout(out._data, grad._data, self._data)
+    return out
 
 
 @helper

@@ -17,7 +17,7 @@ from .._cpu import FUSED_MULTIPLY_ADD
 from .._creation import zeros, zeros_like
 from .._dtype import result_type
 from ..arrays.dispatch import backward2, unary
-from ..arrays.layout import fresh_result
+from ..arrays.layout import WRAPPED_NUMBER, fresh_result, laid_out_as, reorders, step_layout
 from ..autograd.graph import INPUT, VALUE, SavedTensor
 from ..autograd.inplace import begin_inplace, finish_inplace
 from ..autograd.record import record, record_elementwise
@@ -198,11 +198,18 @@ def _clamp_backward_on_arrays(grad: np.ndarray, x: np.ndarray, min, max) -> np.n
     """clamp_backward's fused kernel: one pass, both bounds compared at once."""
     lo = -math.inf if min is None else min
     hi = math.inf if max is None else max
-    # (laid out by x first, as PyTorch's `where(min <= x <= max, grad, 0)`)
     out, flat_out, (flat_x, flat_grad) = fresh_result(
         grad.shape, grad.dtype, x.astype(grad.dtype, copy=False), grad)
     K.clamp_backward(flat_grad, flat_x, grad.dtype.type(lo), grad.dtype.type(hi), flat_out)
+    if reorders(grad.shape, (grad, x, WRAPPED_NUMBER)):
+        # (PyTorch's steps: `where(x >= min & x <= max, grad, 0)`, the condition laid out
+        # by x beside a number, then the where by the condition, grad and a 0-d zero)
+        condition = step_layout(x, number=True)
+        out = laid_out_as(out, step_layout(condition, grad, _ZERO_D, dtype=grad.dtype))
     return out
+
+
+_ZERO_D = np.zeros(())  # (`where`'s 0-d zero: an operand of its step)
 
 
 
@@ -519,5 +526,6 @@ def clamp_backward(grad: Tensor, self: Tensor, min, max) -> Tensor:  # noqa: A00
         return grad
     zero = zeros((), dtype=grad.dtype)
     if min is not None and max is not None:
-        return named("where")((self >= min) & (self <= max), grad, zero)
+        # (in place into the first condition, as PyTorch's `logical_and_`: its layout)
+        return named("where")((self >= min).logical_and_(self <= max), grad, zero)
     return named("where")(self >= min if max is None else self <= max, grad, zero)

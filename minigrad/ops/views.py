@@ -306,31 +306,57 @@ class UnsqueezeBackward0(ArrayFormulaNode):
     formulas = (Formula("self", "grad.squeeze(dim)"),)
 
 
+def unsqueezed(data: np.ndarray, d: int) -> np.ndarray:
+    """`data` with a dim of size 1 inserted at `d`, PyTorch's strides kept: the new
+    dim's is the extent of the dim it goes before (1 at the end). numpy's own
+    choice differs when a dim of size 1 has an odd stride, or where no memory is
+    walked (no elements)."""
+    shape = data.shape[:d] + (1,) + data.shape[d:]
+    if data.flags.c_contiguous and 1 not in data.shape and data.size:
+        return data.reshape(shape)  # (the common case: row-major, as PyTorch's view is)
+    strides = unsqueezed_strides(data.shape, element_strides(data), d)
+    if not data.size:
+        return with_strides(shape, data.dtype, strides)
+    out = data.reshape(shape)
+    if element_strides(out) == strides:
+        return out
+    odd = restrided(data, shape, strides)
+    return out if odd is None else odd
+
+
 def unsqueeze(x: Tensor, dim: int) -> Tensor:
     dim = int_arg(dim, "unsqueeze", "dim", 1)
     d = _wrap_dim(dim, x._data.ndim + 1)
-    data = x._data
-    if data.size:
-        return _view_of(x, np.expand_dims(data, d), UnsqueezeBackward0, dim=u64(dim))
-    # (no elements: PyTorch's new stride is the next dim's extent, 0 before an empty
-    # dim, where numpy's counts that dim as 1)
-    strides = unsqueezed_strides(data.shape, element_strides(data), d)
-    shape = data.shape[:d] + (1,) + data.shape[d:]
-    return _view_of(x, with_strides(shape, data.dtype, strides), UnsqueezeBackward0,
-                    dim=u64(dim))
+    return _view_of(x, unsqueezed(x._data, d), UnsqueezeBackward0, dim=u64(dim))
 
 
-def _squeezed(shape: tuple, dims) -> tuple:
-    """`shape` without those of `dims` (a dim or a tuple of them) that have size 1."""
+def _squeezed_dims(shape: tuple, dims) -> tuple:
+    """Those of `dims` (a dim or a tuple of them; None: all) that have size 1."""
     ndim = len(shape)
-    if isinstance(dims, (tuple, list)):
-        wrapped = [_wrap_dim(d, ndim) for d in dims]
-        for i, d in enumerate(wrapped):
-            if d in wrapped[:i]:
-                raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
-    else:
-        wrapped = [_wrap_dim(dims, ndim)]
-    return tuple(n for i, n in enumerate(shape) if not (i in wrapped and n == 1))
+    if dims is None:
+        return tuple([i for i, n in enumerate(shape) if n == 1])
+    if not isinstance(dims, (tuple, list)):  # (one dim: the common case)
+        d = _wrap_dim(dims, ndim)
+        return (d,) if shape[d] == 1 else ()
+    wrapped = [_wrap_dim(d, ndim) for d in dims]
+    for i, d in enumerate(wrapped):
+        if d in wrapped[:i]:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+    return tuple(i for i in sorted(wrapped) if shape[i] == 1)
+
+
+def squeezed(data: np.ndarray, dims: tuple) -> np.ndarray:
+    """`data` without its dims `dims` (of size 1), the others keeping their strides,
+    as PyTorch's squeeze does (a reshape would give a size-1 dim numpy's stride)."""
+    if data.size:
+        if not dims:
+            return data.view()
+        if len(dims) == data.shape.count(1):  # (none left: numpy's reshape keeps the
+            return data.reshape([n for n in data.shape if n != 1])  # others' strides)
+        return np.squeeze(data, dims)
+    strides = element_strides(data)
+    return with_strides(tuple(n for i, n in enumerate(data.shape) if i not in dims),
+                        data.dtype, tuple(s for i, s in enumerate(strides) if i not in dims))
 
 
 def squeeze(x: Tensor, *args, dim=None) -> Tensor:
@@ -338,13 +364,13 @@ def squeeze(x: Tensor, *args, dim=None) -> Tensor:
     if args or dim is not None:
         dim = _squeeze_dim(args, dim)
     shape = x._data.shape
+    data = (x._data.reshape([n for n in shape if n != 1]) if dim is None and x._data.size
+            else squeezed(x._data, _squeezed_dims(shape, dim)))  # (all: see `squeezed`)
     if dim is None:
-        new = tuple(s for s in shape if s != 1)
-        return _view_of(x, x._data.reshape(new), SqueezeBackward0, self_sym_sizes=shape)
+        return _view_of(x, data, SqueezeBackward0, self_sym_sizes=shape)
     node_cls = SqueezeBackward2 if isinstance(dim, (tuple, list)) else SqueezeBackward1
     saved_dim = tuple(map(u64, dim)) if node_cls is SqueezeBackward2 else u64(dim)
-    return _view_of(x, x._data.reshape(_squeezed(shape, dim)), node_cls, dim=saved_dim,
-                    self_sym_sizes=shape)
+    return _view_of(x, data, node_cls, dim=saved_dim, self_sym_sizes=shape)
 
 
 def _squeeze_dim(args: tuple, dim, fn: str = "squeeze"):

@@ -20,8 +20,10 @@ from .views import (
     TransposeBackward0,
     UnsqueezeBackward0,
     _squeeze_dim,
-    _squeezed,
+    _squeezed_dims,
     _UnsqueezeBack,
+    squeezed,
+    unsqueezed,
 )
 
 # (In lesson 4's table these nodes stand with the other views.)
@@ -89,7 +91,7 @@ def transpose_(x: Tensor, dim0: int, dim1: int) -> Tensor:
 def unsqueeze_(x: Tensor, dim: int) -> Tensor:
     """`unsqueeze(dim)` in place."""
     d = _wrap_dim(dim, x._data.ndim + 1)
-    return _view_in_place(x, np.expand_dims(x._data, d), UnsqueezeBackward1, dim=u64(dim),
+    return _view_in_place(x, unsqueezed(x._data, d), UnsqueezeBackward1, dim=u64(dim),
                           _dim=d)
 
 
@@ -98,13 +100,13 @@ def squeeze_(x: Tensor, *args, dim=None) -> Tensor:
     if args or dim is not None:
         dim = _squeeze_dim(args, dim, "squeeze_")
     shape = x._data.shape
+    data = (x._data.reshape([n for n in shape if n != 1]) if dim is None and x._data.size
+            else squeezed(x._data, _squeezed_dims(shape, dim)))  # (all: see `squeezed`)
     if dim is None:
-        new = tuple(s for s in shape if s != 1)
-        return _view_in_place(x, x._data.reshape(new), SqueezeBackward3, self_sym_sizes=shape)
+        return _view_in_place(x, data, SqueezeBackward3, self_sym_sizes=shape)
     node_cls = SqueezeBackward5 if isinstance(dim, (tuple, list)) else SqueezeBackward4
     saved_dim = tuple(map(u64, dim)) if node_cls is SqueezeBackward5 else u64(dim)
-    return _view_in_place(x, x._data.reshape(_squeezed(shape, dim)), node_cls, dim=saved_dim,
-                          self_sym_sizes=shape)
+    return _view_in_place(x, data, node_cls, dim=saved_dim, self_sym_sizes=shape)
 
 
 # -- declarations: each op's public names (see `declaration.py`) ----------------------------

@@ -252,3 +252,55 @@ def test_one_table_of_helpers_each_beside_its_op():
     assert not set(formulas.HELPERS) & set(formulas.BACKWARD_OPS)
     with pytest.raises(ValueError, match="registered already"):
         formulas.helper(formulas.HELPERS["sum_backward"])
+
+
+# The base class of each declared element-wise op's node, which says how its plain
+# backward lays the gradient out (see `ops/declaration.py`): chosen from the parsed
+# formula. atanh's `grad * 1 / (...)` scales `grad` first (its `grad * 1` is laid out
+# by `grad` alone), which the earlier choice by regular expressions missed.
+BASES = {
+    "_DeclaredUnarySavingNothing": {"neg", "deg2rad", "rad2deg"},
+    "_DeclaredZerosLikeGrad": {"floor", "ceil", "trunc", "sign"},
+    "_DeclaredZeroGradient": {"sgn"},
+    "_DeclaredUnaryScalingGradFirst": {"reciprocal", "rsqrt", "atanh"},
+    "_DeclaredUnarySavedFirst": {"relu", "erf", "erfc", "erfinv"},
+}
+# The ops whose fused backward is checked for the formula's layout, by which check.
+FACTOR_FIRST = {"reciprocal", "log1p", "expm1", "sin", "cos", "tan", "cosh", "sinh", "sqrt",
+                "rsqrt", "abs", "log2", "log10", "erf", "erfc", "erfinv", "asin", "acos",
+                "atan", "asinh", "acosh", "atanh"}
+HELPER_FIRST = {"sinc", "sgn"}
+
+
+def test_each_declared_unary_gets_its_base_class_from_its_parsed_formula():
+    bases = {d.name: d.node.__mro__[1].__name__ for d in UNARY}
+    assert len(bases) == 37
+    expected = {name: base for base, names in BASES.items() for name in names}
+    assert bases == {name: expected.get(name, "_DeclaredUnary") for name in bases}
+    checks = {d.name: getattr(d.node.layout_check, "__name__", None) for d in UNARY}
+    assert {n for n, c in checks.items() if c == "fused_lays_out_alike"} == FACTOR_FIRST
+    assert {n for n, c in checks.items() if c == "fused_lays_out_as_helper"} == HELPER_FIRST
+    assert {n for n, c in checks.items() if c is not None} == FACTOR_FIRST | HELPER_FIRST
+
+
+@pytest.mark.parametrize(("formula", "scales", "saved_first", "check"), [
+    ("-grad * (result * result)", True, False, "fused_lays_out_alike"),
+    ("-0.5 * grad * result.pow(3)", True, False, "fused_lays_out_alike"),
+    ("grad * 1 / (1 - self.pow(2))", True, False, "fused_lays_out_alike"),
+    ("grad * result", False, False, None),
+    ("grad * self.cos()", False, False, "fused_lays_out_alike"),
+    ("grad / (2 * result)", False, False, "fused_lays_out_alike"),
+    ("1.1283791670955126 * (-self.pow(2)).exp() * grad", False, True, "fused_lays_out_alike"),
+    ("threshold_backward(grad, result, 0)", False, True, None),
+    ("tanh_backward(grad, result)", False, False, None),
+    ("result * grad", False, True, None),
+    ("sinc_backward(grad, self)", False, False, "fused_lays_out_as_helper"),
+    ("sigmoid_backward(grad, result)", False, False, None),
+])
+def test_how_a_formula_lays_out_its_result_is_read_off_its_steps(formula, scales,
+                                                                 saved_first, check):
+    from minigrad.ops import declaration
+
+    assert declaration._scales_grad_first(formula) is scales
+    assert declaration._saved_first(formula) is saved_first
+    assert getattr(declaration._layout_check(formula), "__name__", None) == check
