@@ -106,9 +106,9 @@ class SavedTensor:
         counter = self._counter = tensor._version_counter
         self.saved_version = counter.value
         self._output_nr = tensor._output_nr
-        self._view_fn = None
-        self._fw_output = None
-        if is_output:
+        if is_output:  # (only an output's `_view_fn` and `_fw_output` are ever read)
+            self._view_fn = None
+            self._fw_output = None
             if tensor._fw_grad is not None or tensor._fw_pending is not None:
                 # Forward mode: the output's tangent comes back with it when unpacked,
                 # as PyTorch's SavedVariable keeps an output's forward gradient. (Held
