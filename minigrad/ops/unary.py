@@ -212,7 +212,6 @@ def _clamp_backward_on_arrays(grad: np.ndarray, x: np.ndarray, min, max) -> np.n
 _ZERO_D = np.zeros(())  # (`where`'s 0-d zero: an operand of its step)
 
 
-
 def _clamp_bounds(min, max):  # noqa: A002
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")

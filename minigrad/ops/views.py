@@ -364,8 +364,7 @@ def squeeze(x: Tensor, *args, dim=None) -> Tensor:
     if args or dim is not None:
         dim = _squeeze_dim(args, dim)
     shape = x._data.shape
-    data = (x._data.reshape([n for n in shape if n != 1]) if dim is None and x._data.size
-            else squeezed(x._data, _squeezed_dims(shape, dim)))  # (all: see `squeezed`)
+    data = squeezed(x._data, _squeezed_dims(shape, dim))
     if dim is None:
         return _view_of(x, data, SqueezeBackward0, self_sym_sizes=shape)
     node_cls = SqueezeBackward2 if isinstance(dim, (tuple, list)) else SqueezeBackward1

@@ -100,8 +100,7 @@ def squeeze_(x: Tensor, *args, dim=None) -> Tensor:
     if args or dim is not None:
         dim = _squeeze_dim(args, dim, "squeeze_")
     shape = x._data.shape
-    data = (x._data.reshape([n for n in shape if n != 1]) if dim is None and x._data.size
-            else squeezed(x._data, _squeezed_dims(shape, dim)))  # (all: see `squeezed`)
+    data = squeezed(x._data, _squeezed_dims(shape, dim))
     if dim is None:
         return _view_in_place(x, data, SqueezeBackward3, self_sym_sizes=shape)
     node_cls = SqueezeBackward5 if isinstance(dim, (tuple, list)) else SqueezeBackward4
