@@ -19,7 +19,10 @@ Measured on `benchmarks/bench_overhead.py`'s chain: see benchmarks/README.md,
 
 from __future__ import annotations
 
-from ..arrays.dispatch import short_vector, short_vector_and_number
+import numpy as np
+
+from ..arrays.direct import PLAIN, VECTOR_SCALAR, VECTOR_VECTOR
+from ..arrays.dispatch import PARALLEL_MIN, VECTORISED_MIN
 from ..autograd.graph import Node, plain_node
 from ..autograd.tangents import DUAL
 from ..grad_mode import ANOMALY, STATE
@@ -28,6 +31,8 @@ from ..tensor import Tensor, VersionCounter
 _NO_EDGE = (None, 0)
 _NO_NUMBER = object()  # (`run` for an op of one tensor)
 _new_object = object.__new__
+_FLOAT64 = np.dtype(np.float64)
+_empty = np.empty
 
 
 def run(node_cls: type[Node], kernel, t: Tensor, s=_NO_NUMBER) -> Tensor | None:
@@ -35,24 +40,32 @@ def run(node_cls: type[Node], kernel, t: Tensor, s=_NO_NUMBER) -> Tensor | None:
     `y + 0.5`, whose number is the node's second input, with an edge leading
     nowhere), recorded as a `node_cls` node. None when this is not the short lane's
     case: `t` must need a gradient, not be a view, and ops must record plainly
-    (grad mode, no anomaly mode, no dual level); whether `t`'s data is a short
-    float64 vector, the `dispatch.short_*` functions check.
+    (grad mode, no anomaly mode, no dual level), and `t`'s data must be a short
+    row-major float64 vector.
 
-    Written out in one function, each step inline (the edge, the kernel, the result
-    tensor as `Tensor._make` makes it with its producer set at once), and the node
-    made by `plain_node` without `Node.__init__`'s frame: a call fewer for each step,
-    on every op of a chain."""
+    Written out in one function, each step inline (the checks and the kernel call
+    of `dispatch.short_vector[_and_number]`, the edge, the result tensor as
+    `Tensor._make` makes it with its producer set at once), and the node made by
+    `plain_node` without `Node.__init__`'s frame: a call fewer for each step, on
+    every op of a chain."""
     fn = t._grad_fn
     if (t._view is not None or (fn is None and not t._requires_grad)
             or not STATE.grad_enabled or ANOMALY.enabled or DUAL.active):
         return None
-    if s is _NO_NUMBER:
-        data = short_vector(kernel, t._data)
-    elif type(s) is float:
-        data = short_vector_and_number(kernel, t._data, s)
-    else:
+    # (a short row-major float64 vector: its kernel's machine code is called directly)
+    a = t._data
+    if a.dtype is not _FLOAT64 or a.ndim != 1 or a.flags.num & PLAIN != PLAIN:
         return None
-    if data is None:
+    n = a.size
+    if s is _NO_NUMBER:
+        if not 0 < n < VECTORISED_MIN:
+            return None
+        data = _empty(n, _FLOAT64)
+        VECTOR_VECTOR[kernel](a, data)
+    elif type(s) is float and 0 < n < PARALLEL_MIN:
+        data = _empty(n, _FLOAT64)
+        VECTOR_SCALAR[kernel](a, s, data)
+    else:
         return None
     # (the input's edge: to its producer, or to a leaf's accumulator)
     edge = (fn, t._output_nr) if fn is not None else (t._grad_accumulator(), 0)

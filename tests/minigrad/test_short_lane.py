@@ -28,33 +28,39 @@ OPS = {
 }
 
 
-_LANE_KERNELS = ("short_vector", "short_vector_and_number")
+_LANE_TABLES = ("VECTOR_VECTOR", "VECTOR_SCALAR")  # (the lane's kernel tables)
+
+
+class _Counting:
+    """A kernel table that notes each result array its kernels fill (the last
+    argument of a kernel call), the lookup itself left to the real table."""
+
+    def __init__(self, table, made: list) -> None:
+        self.table, self.made = table, made
+
+    def __getitem__(self, kernel):
+        entry = self.table[kernel]
+
+        def call(*args):
+            self.made.append(args[-1])
+            return entry(*args)
+        return call
 
 
 @pytest.fixture
 def lane_count(monkeypatch):
     """How many results the lane made (the lane itself is untouched): each of its
-    kernel calls that gives a vector makes one."""
+    kernel calls makes one."""
     made = []
-
-    def counting(real):
-        def call(*args):
-            out = real(*args)
-            if out is not None:
-                made.append(out)
-            return out
-        return call
-
-    for name in _LANE_KERNELS:
-        monkeypatch.setattr(short_lane, name, counting(getattr(short_lane, name)))
+    for name in _LANE_TABLES:
+        monkeypatch.setattr(short_lane, name, _Counting(getattr(short_lane, name), made))
     return made
 
 
 def _closed(monkeypatch):
-    """The lane closed: it finds no short vector, and leaves every op to the general
-    path (which calls `dispatch`'s own functions, not the lane's names for them)."""
-    for name in _LANE_KERNELS:
-        monkeypatch.setattr(short_lane, name, lambda *args: None)
+    """The lane closed: no array has the flags it asks for, so it leaves every op to
+    the general path (which calls `dispatch`'s own functions and tables)."""
+    monkeypatch.setattr(short_lane, "PLAIN", 1 << 30)
 
 
 def _run(op, make_input, made=None):
