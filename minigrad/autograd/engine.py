@@ -78,6 +78,8 @@ def _dependencies(roots: list[Node]) -> dict:
     deps: dict = {}
     root_set = set(roots)
     stack = list(root_set)
+    # (one root cannot lead to itself: the graph has no cycles)
+    several_roots = len(root_set) > 1
     while stack:
         node = stack.pop()
         while node is not None:
@@ -89,7 +91,7 @@ def _dependencies(roots: list[Node]) -> dict:
                     deps[nxt] += 1
                 else:
                     deps[nxt] = 1
-                    if nxt not in root_set:
+                    if not several_roots or nxt not in root_set:
                         if new is not None:
                             stack.append(new)
                         new = nxt
