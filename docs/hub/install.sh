@@ -32,6 +32,7 @@ chmod -R u+w "$ENV"
 # answers, see scripts/seal_answers.py). Then nbgrader and the hub's packages (pinned in
 # pyproject.toml's extras), and the course itself again (pip keeps an older copy of 0.1.0)
 WHEELS=$(mktemp -d)
+trap 'rm -rf "$WHEELS"' EXIT  # (also when a step fails or the script is stopped)
 "$ENV/bin/pip" wheel -q --no-deps -w "$WHEELS" "$REPO"
 WHEEL=$(ls "$WHEELS"/*.whl)
 "$ENV/bin/pip" install -qq "$WHEEL[course,nbgrader,hub]"
