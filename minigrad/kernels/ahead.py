@@ -38,6 +38,11 @@ COURSE_KERNELS = Path(__file__).with_name("course_kernels.json")
 
 _ARRAY = re.compile(r"(readonly )?array\((\w+), (\d+)d, ([CFA])\)")
 
+# A kernel this machine runs in place of the one recorded (on a machine whose PyTorch
+# kernels fuse a * b + c): recorded name -> this machine's, filled by the ops that choose
+# (`ops.unary`: tanh's backward rounds twice under PyTorch's portable kernels).
+HOST_CHOICE: dict[str, str] = {}
+
 _started = False  # (asked once per process)
 _running = False  # (and started)
 
@@ -114,7 +119,7 @@ def kernels_for(lesson: str | None) -> list[tuple[str, str, tuple[str, ...]]]:
 
 
 def _entries(kernels: list) -> list[tuple[str, str, tuple[str, ...]]]:
-    return [(module, name, tuple(args)) for module, name, args in kernels]
+    return [(module, HOST_CHOICE.get(name, name), tuple(args)) for module, name, args in kernels]
 
 
 def compile_ahead(lesson: str | None, parent: int | None = None) -> int:

@@ -21,8 +21,8 @@ from ..arrays.layout import WRAPPED_NUMBER, fresh_result, laid_out_as, reorders,
 from ..autograd.graph import INPUT, VALUE, SavedTensor
 from ..autograd.inplace import begin_inplace, finish_inplace
 from ..autograd.record import record, record_elementwise
+from ..kernels import ahead, passes
 from ..kernels import elementwise as K
-from ..kernels import passes
 from ..tensor import Tensor
 from .declaration import declare, functions_declared_in, unary_op
 from .formulas import ArrayFormulaNode, Formula, FormulaNode, helper, named, on_arrays
@@ -31,6 +31,8 @@ from .tangent_formulas import AUTO_ELEMENT_WISE, Tangent
 
 # 1 - y*y with one rounding where this machine's PyTorch fuses it (see `minigrad._cpu`)
 TANH_BACKWARD = K.tanh_backward if FUSED_MULTIPLY_ADD else K.tanh_backward_rounded_twice
+if not FUSED_MULTIPLY_ADD:  # (the kernel the lessons' backward runs here: `kernels.ahead`)
+    ahead.HOST_CHOICE["tanh_backward"] = "tanh_backward_rounded_twice"
 
 
 # Long arrays run these instead of the kernels (`vectorised=`, `vectorised_fused=`).

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._cpu import FUSED_MULTIPLY_ADD
+from ..kernels import ahead
 from ..kernels import optim as K
 from ..tensor import Tensor
 from .optimizer import (
@@ -16,6 +17,9 @@ from .optimizer import (
     _new_step,
     _only_defaults,
 )
+
+if not FUSED_MULTIPLY_ADD:  # (the kernel the lessons' steps run here: `kernels.ahead`)
+    ahead.HOST_CHOICE["_rmsprop_common_fused"] = "_rmsprop_common"
 
 
 class RMSprop(Optimizer):

@@ -5,9 +5,13 @@ from __future__ import annotations
 import numpy as np
 
 from .._cpu import FUSED_MULTIPLY_ADD
+from ..kernels import ahead
 from ..kernels import optim as K
 from ..tensor import Tensor
 from .optimizer import Optimizer, _as_param_scalar, _bump, _only_defaults
+
+if not FUSED_MULTIPLY_ADD:  # (the kernel the lessons' steps run here: `kernels.ahead`)
+    ahead.HOST_CHOICE["_sgd_common_fused"] = "_sgd_common"
 
 
 class SGD(Optimizer):

@@ -5,6 +5,7 @@ nothing starts in a script, in tests or when turned off."""
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import subprocess
@@ -33,6 +34,24 @@ def test_every_recorded_kernel_exists_with_types_numba_reads():
             kernel = getattr(__import__(module, fromlist=[name]), name)
             assert isinstance(kernel, CPUDispatcher), (module, name)
             assert all(isinstance(ahead.argument_type(a), types.Type) for a in args)
+
+
+def test_the_helper_compiles_the_kernels_this_machine_runs():
+    """The lists were recorded where PyTorch's kernels fuse a * b + c; under its
+    portable kernels (no AVX2, or ATEN_CPU_CAPABILITY=default) tanh's backward and the
+    optimizers' steps run the kernels that round twice, and those are the ones the
+    helper compiles (and the ones `make lab`'s warm-up leaves in the cache)."""
+    code = ("from minigrad.kernels import ahead; "
+            "print(sorted({(m, k) for m, k, _ in ahead.kernels_for(None)}))")
+    env = {**os.environ, "ATEN_CPU_CAPABILITY": "default"}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                          text=True, check=True)
+    listed = ast.literal_eval(done.stdout)
+    names = {name for _, name in listed}
+    assert "tanh_backward_rounded_twice" in names and "_adam_common" in names
+    assert not {"tanh_backward", "_sgd_common_fused", "_adam_common_fused"} & names
+    for module, name in listed:
+        assert isinstance(getattr(__import__(module, fromlist=[name]), name), CPUDispatcher)
 
 
 def test_argument_types_are_read_as_numba_prints_them():
