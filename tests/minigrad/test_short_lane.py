@@ -160,7 +160,8 @@ def test_a_read_only_vector_takes_the_general_path(lane_count):
     out = x.sin()
     assert not lane_count
     out.sum().backward()
-    assert np.array_equal(x.grad.numpy(), np.cos(data))
+    # (numpy's cos comes from a vector math library on AVX-512 machines: a few ulps)
+    np.testing.assert_allclose(x.grad.numpy(), np.cos(data), rtol=4 * np.finfo(float).eps)
 
 
 @pytest.mark.skipif(numba.config.DISABLE_JIT, reason="the kernels run as plain Python")

@@ -87,6 +87,7 @@ SUM_OPS = LINEAR_SUM_OPS | {
     "std", "var", "prod", "norm", "linalg.norm", "linalg.vector_norm", "cumprod",
     "std_mean", "var_mean",
     "log_softmax",  # (x - max - log(sum): the log of a row's sum, off by a few ulps of it)
+    "logsumexp",  # (max + log(sum): the same, cancelling where the two nearly meet)
     "cross", "linalg.cross",
 }
 # several ops in a row (a loss, a normalisation, gelu's erf, linspace's start + i * step

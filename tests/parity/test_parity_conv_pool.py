@@ -218,7 +218,9 @@ def test_third_order_graph(torch, case):
 
 @pytest.mark.parametrize("case", list(CONV))
 def test_convolution(torch, case):
-    check(torch, CONV[case])
+    # float32 sums of products: their order (processor, BLAS, oneDNN's algorithm) moves a
+    # small gradient by float32 roundoff of the largest, as `SUM` allows
+    check(torch, CONV[case], SUM if "float32" in case else CHAIN)
 
 
 @pytest.mark.parametrize("case", list(POOL))
