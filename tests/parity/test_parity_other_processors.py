@@ -37,13 +37,19 @@ OPINFO = ("logsumexp or softmax or matmul or mm or mv or dot or tanh or exp or l
           "or cos or sum or mean or conv or linear or norm")
 
 
+def _numpy_umath():
+    try:
+        from numpy._core import _multiarray_umath
+    except ImportError:  # (numpy 1.x)
+        from numpy.core import _multiarray_umath
+    return _multiarray_umath
+
+
 def other_processor_env() -> dict:
     """This environment with every library told to run the code paths of a processor
     without AVX2 (numpy: each of its dispatch targets off, down to its baseline)."""
-    from numpy._core import _multiarray_umath
-
     return {**os.environ,
-            "NPY_DISABLE_CPU_FEATURES": " ".join(_multiarray_umath.__cpu_dispatch__),
+            "NPY_DISABLE_CPU_FEATURES": " ".join(_numpy_umath().__cpu_dispatch__),
             "OPENBLAS_CORETYPE": "Sandybridge",
             "MKL_CBWR": "COMPATIBLE",
             "ATEN_CPU_CAPABILITY": "default"}
@@ -53,7 +59,10 @@ def other_processor_env() -> dict:
 REPORT = """
 import ctypes, glob, os
 import numpy, torch
-from numpy._core import _multiarray_umath as umath
+try:
+    from numpy._core import _multiarray_umath as umath
+except ImportError:
+    from numpy.core import _multiarray_umath as umath
 on = [f for f in umath.__cpu_dispatch__ if umath.__cpu_features__.get(f)]
 core = "unknown"
 for lib in glob.glob(os.path.join(os.path.dirname(numpy.__file__), os.pardir, "numpy.libs",
