@@ -8,7 +8,7 @@ import numpy as np
 
 from . import _args, _device, _dtype
 from ._registry import attach
-from ._warn import warn_user
+from ._warn import Once, warn_user
 from .arrays.layout import copy_like, keeps_strides, layout_matters
 from .tensor import Tensor, warn_scalar_conversion
 
@@ -481,19 +481,17 @@ def _int_linspace(start, end, steps: int, d: _dtype.dtype) -> np.ndarray:
     return np.trunc(points).astype(d.np)
 
 
-_warned_of_read_only = False  # (PyTorch warns once per process)
+_READ_ONLY = Once()  # (PyTorch warns once per process)
 
 
 def from_numpy(arr: np.ndarray) -> Tensor:
     """A tensor sharing memory with a numpy array (float32/float64/int64/bool). A
     read-only array is shared too, with PyTorch's warning (once): an in-place op on
     the tensor then fails."""
-    global _warned_of_read_only
     if not isinstance(arr, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(arr).__name__})")
     _dtype.from_numpy_dtype(arr.dtype)
-    if not arr.flags.writeable and not _warned_of_read_only:
-        _warned_of_read_only = True
+    if not arr.flags.writeable and _READ_ONLY.due():
         warn_user(
             "The given NumPy array is not writable, and PyTorch does not support non-writable "
             "tensors. This means writing to this tensor will result in undefined behavior. You "

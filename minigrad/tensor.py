@@ -26,6 +26,7 @@ from . import _dtype
 from ._device import device
 from ._dtype import dtype as DType
 from ._hooks import RemovableHandle
+from ._warn import Once
 from .arrays.layout import contiguous_strides, element_strides, with_strides
 from .grad_mode import STATE
 
@@ -53,16 +54,14 @@ class _DispatchMode:
 
 
 DISPATCH_MODE = _DispatchMode()
-_WARNED_FLOAT = False  # `float(t)` on a tensor requiring grad warns only once
+_SCALAR_CONVERSION = Once()  # `float(t)` on a tensor requiring grad: once per process
 
 
 def warn_scalar_conversion(t: Tensor, stacklevel: int) -> None:
     """PyTorch's warning when `float(t)` or `tensor([t, ...])` turns a tensor that
     requires grad into a number (cut off from the graph): once per process, for both
     together (`t.item()` does not warn)."""
-    global _WARNED_FLOAT
-    if t.requires_grad and not _WARNED_FLOAT:
-        _WARNED_FLOAT = True
+    if t.requires_grad and _SCALAR_CONVERSION.due():
         warnings.warn(
             "Converting a tensor with requires_grad=True to a scalar may lead to "
             "unexpected behavior.\nConsider using tensor.detach() first.",

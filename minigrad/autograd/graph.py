@@ -30,6 +30,7 @@ import numpy as np
 
 from .._hooks import RemovableHandle
 from .._registry import attach
+from .._warn import Once
 from ..arrays.layout import (
     astype_kept,
     element_strides,
@@ -413,8 +414,8 @@ class AccumulateGrad(Node):
             g = leaf._grad
             g._data += grad
             g._version_counter.value += 1
-            if not _WARNED_OF_LAYOUT and not (g._data.flags.c_contiguous and all(g._data.strides)
-                                              and leaf._data.flags.c_contiguous):
+            if not (g._data.flags.c_contiguous and all(g._data.strides)
+                    and leaf._data.flags.c_contiguous):
                 _check_layout_contract(g._data, leaf._data)
         return leaf._grad
 
@@ -623,19 +624,17 @@ def counter_of_base(base: np.ndarray, version: int):
     return counter
 
 
-_WARNED_OF_LAYOUT = False
+_LAYOUT = Once()  # (PyTorch warns once per process)
 
 
 def _check_layout_contract(grad: np.ndarray, leaf: np.ndarray) -> None:
     """PyTorch's warning (once a process) when a `.grad` added into stops obeying the
     layout contract (a leaf with a zero stride on a size-1 dim, one of no elements
     made from a numpy array)."""
-    global _WARNED_OF_LAYOUT
     grad_layout = (grad.shape, element_strides(grad))
     leaf_layout = (leaf.shape, element_strides(leaf))
-    if obeys_layout_contract(grad_layout, leaf_layout):
+    if obeys_layout_contract(grad_layout, leaf_layout) or not _LAYOUT.due():
         return
-    _WARNED_OF_LAYOUT = True
 
     def listed(values: tuple) -> str:
         return "[" + ", ".join(map(str, values)) + "]"
