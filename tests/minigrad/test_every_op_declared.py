@@ -19,10 +19,10 @@ from minigrad.ops.formulas import ArrayFormulaNode, FormulaNode
 from minigrad.ops.no_derivative import NoDerivative
 
 # The modules beneath the ops whose public names are not ops: factories, dtypes, grad
-# mode, the generator, save/load, and the classes `Tensor`, `Size`, `device`.
+# mode, the generator, save/load, warn-always, and the classes `Tensor`, `Size`, `device`.
 NOT_OPS = {"minigrad._creation", "minigrad._random", "minigrad._dtype", "minigrad.grad_mode",
            "minigrad._generator", "minigrad.serialization", "minigrad.tensor",
-           "minigrad._device"}
+           "minigrad._device", "minigrad._warn"}
 
 
 def _origin(obj) -> str | None:
