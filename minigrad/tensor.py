@@ -27,7 +27,7 @@ from ._device import device
 from ._dtype import dtype as DType
 from ._hooks import RemovableHandle
 from ._warn import Once
-from .arrays.layout import contiguous_strides, element_strides, with_strides
+from .arrays.layout import contiguous_strides, element_strides, is_efficient_zeros, with_strides
 from .grad_mode import STATE
 
 if TYPE_CHECKING:
@@ -227,10 +227,13 @@ class Tensor:
         return self.dtype.is_floating_point
 
     def is_contiguous(self) -> bool:
-        return bool(self._data.flags.c_contiguous)
+        data = self._data
+        return bool(data.flags.c_contiguous) or is_efficient_zeros(data)
 
     def stride(self, dim: int | None = None):
-        strides = element_strides(self._data)
+        data = self._data  # (an efficient zero is row-major in PyTorch: it has no memory)
+        strides = contiguous_strides(data.shape) if is_efficient_zeros(data) else \
+            element_strides(data)
         return strides if dim is None else strides[_wrap_dim(dim, self._data.ndim)]
 
     def element_size(self) -> int:

@@ -31,10 +31,12 @@ import numpy as np
 from .._hooks import RemovableHandle
 from .._registry import attach
 from .._warn import Once
-from ..arrays.layout import (
+from ..arrays.layout import (  # noqa: F401 - efficient zeros: imported from here too
     astype_kept,
+    efficient_zeros,
     element_strides,
     is_dense,
+    is_efficient_zeros,
     keeps_strides,
     non_overlapping_and_dense,
     obeys_layout_contract,
@@ -663,26 +665,6 @@ def _first_empty_grad(grad: np.ndarray, leaf: np.ndarray, unshared: bool) -> Ten
         t._version_counter.value = 1
         return t
     return Tensor._make(np.empty(leaf.shape, grad.dtype))
-
-
-# One 0-d zero per dtype, which every efficient zero array of that dtype views.
-_ZEROS: dict = {}
-
-
-def efficient_zeros(shape: tuple, dtype: np.dtype) -> np.ndarray:
-    """minigrad's form of PyTorch's efficient zero tensor (the gradient of `sgn`): a
-    read-only array of zeros that owns no memory (it views one 0-d zero). PyTorch
-    never adds into one in place, and keeps one as a leaf's `.grad` as is."""
-    zero = _ZEROS.get(dtype)
-    if zero is None:
-        zero = _ZEROS[dtype] = np.zeros((), dtype)
-    return np.broadcast_to(zero, shape)
-
-
-def is_efficient_zeros(array: np.ndarray) -> bool:
-    """Whether `array` was made by `efficient_zeros`."""
-    base = array.base
-    return base is not None and base is _ZEROS.get(array.dtype)
 
 
 def alone_on_its_memory(array: np.ndarray) -> bool:

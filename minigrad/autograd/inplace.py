@@ -15,7 +15,7 @@ import math
 import numpy as np
 
 from .._registry import attach
-from ..arrays.layout import is_dense, memory_order
+from ..arrays.layout import is_dense, is_efficient_zeros, memory_order
 from ..grad_mode import STATE
 from ..tensor import (
     DEFAULT,
@@ -101,10 +101,14 @@ def check_inplace(t: Tensor, other_requires_grad: bool = False) -> None:
 
 def check_no_overlap(t: Tensor) -> None:
     """An expanded tensor has several elements in one memory place: PyTorch refuses
-    to write into it rather than let the writes race."""
+    to write into it rather than let the writes race. Nor does it write into its
+    efficient zero tensor (sgn's gradient), which has no memory."""
     data = t._data
     # (no elements, nothing shared: numpy gives a new empty array 0 strides)
     if data.size and any(st == 0 and n > 1 for st, n in zip(data.strides, data.shape)):
+        if is_efficient_zeros(data):
+            raise RuntimeError("ZeroTensors are immutable. Please use the materialized zero "
+                               "tensor obtained using .clone() if you want a mutable tensor.")
         raise RuntimeError(
             "unsupported operation: more than one element of the written-to tensor refers "
             "to a single memory location. Please clone() the tensor before performing the "

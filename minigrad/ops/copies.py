@@ -19,7 +19,7 @@ from .._creation import ones, tensor, zeros
 from .._device import device
 from .._random import normal_, uniform_
 from ..arrays.broadcasting import check_inplace_shape
-from ..arrays.layout import copy_in_order, copy_like
+from ..arrays.layout import copy_in_order, copy_like, is_efficient_zeros
 from ..autograd.inplace import begin_inplace, finish_inplace
 from ..autograd.record import record
 from ..tensor import Tensor, as_tensor_arg
@@ -48,7 +48,11 @@ def clone(x: Tensor, row_major: bool = False) -> Tensor:
 
 
 def contiguous(x: Tensor) -> Tensor:
-    return x if x._data.flags.c_contiguous else clone(x, row_major=True)
+    """`x` itself where it is row-major (so is PyTorch's efficient zero tensor, which
+    has no memory), else a row-major copy."""
+    data = x._data
+    return x if data.flags.c_contiguous or is_efficient_zeros(data) else \
+        clone(x, row_major=True)
 
 
 class CopyBackwards(ArrayFormulaNode):
