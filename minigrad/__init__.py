@@ -35,6 +35,7 @@ from ._creation import (
 from ._device import get_default_device, set_default_device
 from ._dtype import dtype, get_default_dtype
 from ._generator import Generator, default_generator
+from ._memory_format import contiguous_format, memory_format, preserve_format
 from ._random import (
     get_rng_state,
     initial_seed,
@@ -152,6 +153,7 @@ __all__ = [
     "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "autograd", "nn", "optim",
     "get_default_dtype", "FloatTensor", "DoubleTensor", "LongTensor", "BoolTensor", "cuda",
     "get_default_device", "set_default_device", "set_warn_always", "is_warn_always_enabled",
+    "memory_format", "contiguous_format", "preserve_format",
     "accelerator", "backends", "save", "load", "serialization", "linalg",
 ]
 

@@ -6,7 +6,7 @@ import warnings
 
 import numpy as np
 
-from . import _args, _device, _dtype
+from . import _args, _device, _dtype, _memory_format
 from ._registry import attach
 from ._warn import Once, warn_user
 from .arrays.layout import copy_like, keeps_strides, layout_matters
@@ -501,9 +501,15 @@ def from_numpy(arr: np.ndarray) -> Tensor:
     return Tensor._make(arr)
 
 
-def _laid_out_like(t: Tensor, out: Tensor) -> Tensor:
+def _laid_out_like(t: Tensor, out: Tensor, fn: str = "",
+                   memory_format: _memory_format.memory_format = _memory_format.preserve_format
+                   ) -> Tensor:
     """`out` (fresh, of t's shape) in t's memory layout: PyTorch's `*_like` factories
-    keep it, so the zeros like a transposed tensor are transposed too."""
+    keep it (`preserve_format`), so the zeros like a transposed tensor are transposed
+    too; with `contiguous_format`, row-major as made."""
+    if memory_format is not _memory_format.preserve_format and \
+            _memory_format.row_major(fn, memory_format):
+        return out
     if layout_matters(t._data) or keeps_strides(t._data):
         out._data = copy_like(out._data, t._data)
     return out
@@ -520,10 +526,12 @@ def _like_input(t, fn: str, dtype) -> _dtype.dtype:
 def _like(fn):
     name = fn.__name__ + "_like"
 
-    def like(t: Tensor, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+    def like(t: Tensor, dtype=None, requires_grad: bool = False, device=None, *,
+             memory_format: _memory_format.memory_format = _memory_format.preserve_format
+             ) -> Tensor:
         d = _like_input(t, name, dtype)
         out = fn(tuple(t.shape), dtype=d, requires_grad=requires_grad, device=device)
-        return _laid_out_like(t, out)
+        return _laid_out_like(t, out, name, memory_format)
 
     like.__name__ = name
     like.__doc__ = f"Like `{fn.__name__}`, with the shape (and dtype) of `t`."
@@ -536,12 +544,14 @@ empty_like = _like(empty)
 
 
 def full_like(t: Tensor, fill_value, dtype=None, requires_grad: bool = False,
-              device=None) -> Tensor:
+              device=None, *,
+              memory_format: _memory_format.memory_format = _memory_format.preserve_format
+              ) -> Tensor:
     """Like `full`, with the shape (and dtype) of `t`."""
     d = _like_input(t, "full_like", dtype)
     value, d = _fill_value(fill_value, "full_like", d)
     out = full(tuple(t.shape), value, dtype=d, requires_grad=requires_grad, device=device)
-    return _laid_out_like(t, out)
+    return _laid_out_like(t, out, "full_like", memory_format)
 
 
 # -- the legacy constructors: Tensor(...), FloatTensor(...), ... ----------------------------

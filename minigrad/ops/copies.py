@@ -13,7 +13,7 @@ import builtins
 
 import numpy as np
 
-from .. import _args, _device, _dtype
+from .. import _args, _device, _dtype, _memory_format
 from .._args import fill_number
 from .._creation import ones, tensor, zeros
 from .._device import device
@@ -36,10 +36,14 @@ class CloneBackward0(ArrayFormulaNode):
     formulas = (Formula("self", "grad"),)
 
 
-def clone(x: Tensor, row_major: bool = False) -> Tensor:
+def clone(x: Tensor, row_major: bool = False, *,
+          memory_format: _memory_format.memory_format = _memory_format.preserve_format
+          ) -> Tensor:
     """A copy with its own memory and version counter, still in the graph. Laid out
     as x is (PyTorch's `preserve_format`: a transposed tensor's clone is transposed
-    too), or row-major if asked (`contiguous`)."""
+    too), or row-major if asked (`row_major`, or `memory_format=contiguous_format`)."""
+    if memory_format is not _memory_format.preserve_format:
+        row_major = _memory_format.row_major("clone", memory_format) or row_major
     data = x._data
     out = Tensor._make(np.array(data, copy=True, order="C") if row_major
                        else copy_like(data, data))
@@ -47,9 +51,15 @@ def clone(x: Tensor, row_major: bool = False) -> Tensor:
     return out
 
 
-def contiguous(x: Tensor) -> Tensor:
+def contiguous(x: Tensor, *,
+               memory_format: _memory_format.memory_format = _memory_format.contiguous_format
+               ) -> Tensor:
     """`x` itself where it is row-major (so is PyTorch's efficient zero tensor, which
-    has no memory), else a row-major copy."""
+    has no memory), else a row-major copy. (`memory_format`: contiguous_format, the
+    one format PyTorch's contiguous takes that minigrad has.)"""
+    if memory_format is not _memory_format.contiguous_format:
+        _memory_format.row_major("contiguous", memory_format, optional=False)  # (TypeError)
+        raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
     data = x._data
     return x if data.flags.c_contiguous or is_efficient_zeros(data) else \
         clone(x, row_major=True)
