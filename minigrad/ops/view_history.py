@@ -85,7 +85,10 @@ def _as_strided_recording(node: AsStridedBackward0, grads: list,
     """AsStridedBackward0's backward on tensors: PyTorch's `as_strided_backward`,
     whose steps record SqueezeBackward1 (a dim of size 1), SumBackward1 (an
     expanded dim), CopySlices over CopyBackwards (the gradient copied into its
-    region of a zero storage) and AsStridedBackward0 (the storage seen as the input)."""
+    region of a zero storage; IndexAddBackward0 where the view sees an element
+    twice: added into it, each where the view sees it), DivBackward0 (where the input
+    sees an element twice: the storage divided by how many times) and
+    AsStridedBackward0 (the storage seen as the input)."""
     grad = grads[0]
     if grad is None or not (node.needs_grad(0) if wanted is None else wanted[0]):
         return [None]
@@ -111,20 +114,29 @@ def _as_strided_recording(node: AsStridedBackward0, grads: list,
         return [Tensor._make(np.zeros(inp_sizes, dt))]
     kept_sizes = [n for n in inp_sizes if n != 1]
     kept_strides = [s for n, s in zip(inp_sizes, inp_strides) if n != 1]
-    if maybe_overlapping(out_sizes, out_strides) or maybe_overlapping(kept_sizes,
-                                                                        kept_strides):
-        # (PyTorch scatters with index_add_ and divides by the counts: no view
-        # minigrad makes overlaps itself but by expanding, summed above)
-        raise NotImplementedError(
-            "minigrad cannot differentiate through the backward of AsStridedBackward0 yet "
-            "(create_graph=True) for a view whose elements overlap in memory")
     shared = min(0, offset)  # (an as_strided view may start before its input)
     size = max(_min_storage_size(kept_sizes, kept_strides, -shared),
                _min_storage_size(out_sizes, out_strides, offset - shared))
     storage = Tensor._make(np.zeros(size, dt))  # (`grad.new_zeros`: no history)
-    copy_(as_strided_view(storage, _strided(storage, out_sizes, out_strides, offset - shared)),
-          grad)
+    if maybe_overlapping(out_sizes, out_strides):
+        storage.index_add_(0, _flat_indices(out_sizes, out_strides, offset - shared),
+                           grad.reshape(-1))
+    else:
+        copy_(as_strided_view(storage, _strided(storage, out_sizes, out_strides,
+                                                offset - shared)), grad)
+    if maybe_overlapping(kept_sizes, kept_strides):
+        places = _flat_indices(inp_sizes, inp_strides, -shared)
+        count = Tensor._make(np.zeros(size, dt))
+        count.index_add_(0, places, Tensor._make(np.ones(1, dt)).expand_as(places))
+        storage.div_(count)  # (nan outside what the input sees, as PyTorch's)
     return [as_strided_view(storage, _strided(storage, inp_sizes, inp_strides, -shared))]
+
+
+def _flat_indices(sizes, strides, offset: int) -> Tensor:
+    """Where in memory each element of a geometry is, in row-major order (PyTorch's
+    `flatten_full_indices`)."""
+    places = offset + sum(i * s for i, s in zip(np.indices(tuple(sizes)), strides))
+    return Tensor._make(np.asarray(places, np.int64).reshape(-1))
 
 
 attach(AsStridedBackward0, "apply_recording", _as_strided_recording)

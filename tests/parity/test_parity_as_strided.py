@@ -61,7 +61,8 @@ def test_as_strided_saves_the_offset_given(torch):
 
 CREATE_GRAPH = ["a window of a leaf's product", "of a 2-D view, offset kept",
                 "starting before its input", "reaching past its input",
-                "expanded by a 0 stride", "a size-1 dim", "of a transposed view"]
+                "expanded by a 0 stride", "a size-1 dim", "of a transposed view",
+                "elements seen twice", "of an expanded input"]
 
 
 @pytest.mark.parametrize("name", CREATE_GRAPH)
