@@ -313,7 +313,9 @@ def convert(value, torch, lib) -> Any:
     if isinstance(value, torch.Size):
         return lib.Size(value)
     if isinstance(value, torch.memory_format):
-        raise ByDesign("memory_format")
+        if value not in (torch.contiguous_format, torch.preserve_format):
+            raise ByDesign("memory_format")
+        return getattr(lib, str(value).split(".")[-1])
     if isinstance(value, torch.device):
         if value.type != "cpu":
             raise ByDesign("device")

@@ -76,3 +76,33 @@ def test_memory_formats_print_as_pytorchs(torch):
         assert repr(getattr(minigrad, name)) == repr(getattr(torch, name)).replace(
             "torch", "minigrad")
         assert isinstance(getattr(minigrad, name), minigrad.memory_format)
+
+
+# `to` copies where asked to (`copy=True`, or positionally after the device and dtype),
+# laid out by `memory_format`; else it returns the tensor itself where nothing changes
+# (a 4-D channels-last tensor asked for contiguous_format is copied).
+TO = {
+    "copy=True": lambda m, x: x.to(m.float64, copy=True),
+    "copy, positional": lambda m, x: x.to("cpu", m.float64, False, True),
+    "copy, non_blocking, positional": lambda m, x: x.to(m.float64, True, True),
+    "copy, contiguous_format": lambda m, x: x.to(copy=True, memory_format=m.contiguous_format),
+    "copy, preserve_format": lambda m, x: x.to(m.float64, copy=True,
+                                               memory_format=m.preserve_format),
+    "no copy, contiguous_format": lambda m, x: x.to(memory_format=m.contiguous_format),
+    "no copy, positional": lambda m, x: x.to("cpu", m.float64, True, False),
+    "another dtype, contiguous_format": lambda m, x: x.to(m.float32,
+                                                          memory_format=m.contiguous_format),
+    "channels-last, contiguous_format": lambda m, x: (x.reshape(1, 3, 2, 1) * 1).permute(
+        0, 2, 3, 1).contiguous().permute(0, 3, 1, 2).to(memory_format=m.contiguous_format),
+}
+
+
+@pytest.mark.parametrize("case", list(TO))
+def test_to_copies_as_asked(torch, case):
+    def program(c):
+        x = c.leaf([[0.5, -1.5, 2.0], [0.25, 1.0, -0.75]])
+        t = x.t()
+        y = TO[case](c.m, t)
+        return c.keep(y), c.keep(c.m.tensor(y is t))
+
+    check(torch, program)
