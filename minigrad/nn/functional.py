@@ -44,6 +44,7 @@ from ..ops.piecewise_activations import (
 )
 from ..ops.pooling import avg_pool2d, max_pool2d, max_pool2d_with_indices
 from ..ops.pooling1d import avg_pool1d, max_pool1d, max_pool1d_with_indices
+from ..ops.prelu import prelu
 from ..ops.public_forms import input_checked
 from ..ops.shuffles import channel_shuffle, pixel_shuffle, pixel_unshuffle
 from ..ops.smooth_activations import hardsigmoid, hardswish, mish, silu, softplus
@@ -79,7 +80,8 @@ __all__ = [
     "leaky_relu_", "linear", "log_softmax", "logsigmoid", "margin_ranking_loss",
     "max_pool1d", "max_pool1d_with_indices", "max_pool2d", "max_pool2d_with_indices", "mish",
     "mse_loss", "nll_loss", "normalize", "one_hot", "pad", "pairwise_distance",
-    "pixel_shuffle", "pixel_unshuffle", "poisson_nll_loss", "relu", "relu6", "selu", "selu_",
+    "pixel_shuffle", "pixel_unshuffle", "poisson_nll_loss", "prelu", "relu", "relu6", "selu",
+    "selu_",
     "sigmoid", "silu", "smooth_l1_loss", "soft_margin_loss", "softmax", "softmin",
     "softplus", "softshrink", "softsign", "tanh", "tanhshrink", "threshold", "threshold_",
     "triplet_margin_loss", "triplet_margin_with_distance_loss",
