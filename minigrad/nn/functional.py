@@ -46,6 +46,7 @@ from ..ops.pooling import avg_pool2d, max_pool2d, max_pool2d_with_indices
 from ..ops.pooling1d import avg_pool1d, max_pool1d, max_pool1d_with_indices
 from ..ops.prelu import prelu
 from ..ops.public_forms import input_checked
+from ..ops.rrelu import rrelu_functional as rrelu
 from ..ops.shuffles import channel_shuffle, pixel_shuffle, pixel_unshuffle
 from ..ops.smooth_activations import hardsigmoid, hardswish, mish, silu, softplus
 from ..ops.unary import relu as _relu
@@ -80,8 +81,8 @@ __all__ = [
     "leaky_relu_", "linear", "log_softmax", "logsigmoid", "margin_ranking_loss",
     "max_pool1d", "max_pool1d_with_indices", "max_pool2d", "max_pool2d_with_indices", "mish",
     "mse_loss", "nll_loss", "normalize", "one_hot", "pad", "pairwise_distance",
-    "pixel_shuffle", "pixel_unshuffle", "poisson_nll_loss", "prelu", "relu", "relu6", "selu",
-    "selu_",
+    "pixel_shuffle", "pixel_unshuffle", "poisson_nll_loss", "prelu", "relu", "relu6", "rrelu",
+    "selu", "selu_",
     "sigmoid", "silu", "smooth_l1_loss", "soft_margin_loss", "softmax", "softmin",
     "softplus", "softshrink", "softsign", "tanh", "tanhshrink", "threshold", "threshold_",
     "triplet_margin_loss", "triplet_margin_with_distance_loss",
