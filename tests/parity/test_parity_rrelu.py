@@ -95,3 +95,16 @@ BAD = {
 def test_rrelu_errors(torch, case):
     assert raised(lambda: BAD[case](minigrad)) == raised(lambda: BAD[case](torch)) != (
         "no error", "")
+
+
+@pytest.mark.parametrize("training", [False, True])
+def test_rrelu_tangent(torch, training):
+    def run(m):
+        m.manual_seed(2)
+        fa = m.autograd.forward_ad
+        with fa.dual_level():
+            x = fa.make_dual(m.tensor(V, dtype=m.float64), m.ones(3, 4, dtype=m.float64) * 0.5)
+            y = fa.unpack_dual(m.nn.functional.rrelu(x, 0.1, 0.3, training=training))
+            return y.primal.tolist(), y.tangent.tolist()
+
+    assert run(minigrad) == run(torch)
