@@ -222,7 +222,8 @@ _WRITTEN_IN_C = {
     "gelu": "gelu", "hardshrink": "hardshrink", "hardsigmoid": "hardsigmoid",
     "hardswish": "hardswish", "hardtanh": "hardtanh", "hardtanh_": "hardtanh_",
     "leaky_relu": "leaky_relu", "leaky_relu_": "leaky_relu_", "logsigmoid": "log_sigmoid",
-    "mish": "mish", "one_hot": "one_hot", "relu": "relu", "relu6": "relu6", "selu": "selu",
+    "mish": "mish", "one_hot": "one_hot", "prelu": "prelu", "relu": "relu", "relu6": "relu6",
+    "rrelu": "rrelu", "selu": "selu",
     "selu_": "selu_", "silu": "silu", "softplus": "softplus", "softshrink": "softshrink",
 }
 for _name, _shown in _WRITTEN_IN_C.items():

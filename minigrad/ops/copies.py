@@ -247,7 +247,12 @@ def type_(self: Tensor, dtype=None):
 
 
 def _converter(dt: _dtype.dtype):
-    return lambda self: to_dtype(self, dt)
+    """`x.float()`, `x.long()`, ...: `x.to(dt)`, with `to`'s memory_format."""
+    def convert(self: Tensor, memory_format=_memory_format.preserve_format) -> Tensor:
+        if memory_format is _memory_format.preserve_format:
+            return to_dtype(self, dt)
+        return to(self, dt, memory_format=memory_format)
+    return convert
 
 
 # -- declarations: each op's public names (see `declaration.py`) ----------------------------

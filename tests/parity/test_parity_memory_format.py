@@ -106,3 +106,15 @@ def test_to_copies_as_asked(torch, case):
         return c.keep(y), c.keep(c.m.tensor(y is t))
 
     check(torch, program)
+
+
+@pytest.mark.parametrize("fmt", ["contiguous_format", "preserve_format"])
+@pytest.mark.parametrize("method", ["float", "double", "long", "bool"])
+def test_dtype_methods_take_a_memory_format(torch, method, fmt):
+    def program(c):
+        x = c.leaf([[0.5, -1.5, 2.0], [0.25, 1.0, -0.75]])
+        t = x.t()
+        y = getattr(t, method)(memory_format=getattr(c.m, fmt))
+        return c.keep(y), c.keep(c.m.tensor(y is t))
+
+    check(torch, program)
