@@ -35,6 +35,7 @@ from ._creation import (
 from ._device import get_default_device, set_default_device
 from ._dtype import dtype, get_default_dtype
 from ._generator import Generator, default_generator
+from ._memory_format import contiguous_format, memory_format, preserve_format
 from ._random import (
     get_rng_state,
     initial_seed,
@@ -50,6 +51,7 @@ from ._random import (
     set_rng_state,
     uniform_,  # noqa: F401 - the namespace's
 )
+from ._warn import is_warn_always_enabled, set_warn_always
 from .grad_mode import (
     enable_grad,
     inference_mode,
@@ -150,7 +152,8 @@ __all__ = [
     "set_grad_enabled", "is_grad_enabled", "inference_mode", "is_inference_mode_enabled",
     "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "autograd", "nn", "optim",
     "get_default_dtype", "FloatTensor", "DoubleTensor", "LongTensor", "BoolTensor", "cuda",
-    "get_default_device", "set_default_device",
+    "get_default_device", "set_default_device", "set_warn_always", "is_warn_always_enabled",
+    "memory_format", "contiguous_format", "preserve_format",
     "accelerator", "backends", "save", "load", "serialization", "linalg",
 ]
 

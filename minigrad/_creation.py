@@ -6,9 +6,9 @@ import warnings
 
 import numpy as np
 
-from . import _args, _device, _dtype
+from . import _args, _device, _dtype, _memory_format
 from ._registry import attach
-from ._warn import warn_user
+from ._warn import Once, warn_user
 from .arrays.layout import copy_like, keeps_strides, layout_matters
 from .tensor import Tensor, warn_scalar_conversion
 
@@ -481,19 +481,17 @@ def _int_linspace(start, end, steps: int, d: _dtype.dtype) -> np.ndarray:
     return np.trunc(points).astype(d.np)
 
 
-_warned_of_read_only = False  # (PyTorch warns once per process)
+_READ_ONLY = Once()  # (PyTorch warns once per process)
 
 
 def from_numpy(arr: np.ndarray) -> Tensor:
     """A tensor sharing memory with a numpy array (float32/float64/int64/bool). A
     read-only array is shared too, with PyTorch's warning (once): an in-place op on
     the tensor then fails."""
-    global _warned_of_read_only
     if not isinstance(arr, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(arr).__name__})")
     _dtype.from_numpy_dtype(arr.dtype)
-    if not arr.flags.writeable and not _warned_of_read_only:
-        _warned_of_read_only = True
+    if not arr.flags.writeable and _READ_ONLY.due():
         warn_user(
             "The given NumPy array is not writable, and PyTorch does not support non-writable "
             "tensors. This means writing to this tensor will result in undefined behavior. You "
@@ -503,9 +501,15 @@ def from_numpy(arr: np.ndarray) -> Tensor:
     return Tensor._make(arr)
 
 
-def _laid_out_like(t: Tensor, out: Tensor) -> Tensor:
+def _laid_out_like(t: Tensor, out: Tensor, fn: str = "",
+                   memory_format: _memory_format.memory_format = _memory_format.preserve_format
+                   ) -> Tensor:
     """`out` (fresh, of t's shape) in t's memory layout: PyTorch's `*_like` factories
-    keep it, so the zeros like a transposed tensor are transposed too."""
+    keep it (`preserve_format`), so the zeros like a transposed tensor are transposed
+    too; with `contiguous_format`, row-major as made."""
+    if memory_format is not _memory_format.preserve_format and \
+            _memory_format.row_major(fn, memory_format):
+        return out
     if layout_matters(t._data) or keeps_strides(t._data):
         out._data = copy_like(out._data, t._data)
     return out
@@ -522,10 +526,12 @@ def _like_input(t, fn: str, dtype) -> _dtype.dtype:
 def _like(fn):
     name = fn.__name__ + "_like"
 
-    def like(t: Tensor, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+    def like(t: Tensor, dtype=None, requires_grad: bool = False, device=None, *,
+             memory_format: _memory_format.memory_format = _memory_format.preserve_format
+             ) -> Tensor:
         d = _like_input(t, name, dtype)
         out = fn(tuple(t.shape), dtype=d, requires_grad=requires_grad, device=device)
-        return _laid_out_like(t, out)
+        return _laid_out_like(t, out, name, memory_format)
 
     like.__name__ = name
     like.__doc__ = f"Like `{fn.__name__}`, with the shape (and dtype) of `t`."
@@ -538,12 +544,14 @@ empty_like = _like(empty)
 
 
 def full_like(t: Tensor, fill_value, dtype=None, requires_grad: bool = False,
-              device=None) -> Tensor:
+              device=None, *,
+              memory_format: _memory_format.memory_format = _memory_format.preserve_format
+              ) -> Tensor:
     """Like `full`, with the shape (and dtype) of `t`."""
     d = _like_input(t, "full_like", dtype)
     value, d = _fill_value(fill_value, "full_like", d)
     out = full(tuple(t.shape), value, dtype=d, requires_grad=requires_grad, device=device)
-    return _laid_out_like(t, out)
+    return _laid_out_like(t, out, "full_like", memory_format)
 
 
 # -- the legacy constructors: Tensor(...), FloatTensor(...), ... ----------------------------

@@ -21,3 +21,42 @@ def warn_user(message: str, category: type[Warning] = UserWarning) -> None:
     while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
         frame, level = frame.f_back, level + 1
     warnings.warn(message, category, stacklevel=level)
+
+
+# -- warnings given once per process ------------------------------------------------------
+
+_always = False
+
+
+def set_warn_always(b: bool) -> None:
+    """Give every time the warnings PyTorch gives only once per process (True), or once
+    again (False, the default). As `torch.set_warn_always`, which turns a warning given
+    while it is on into no "once": the first warning after it is off still comes."""
+    global _always
+    if not isinstance(b, bool):
+        raise RuntimeError(f"setWarnOnlyOnce expects a bool, but got {type(b).__name__}")
+    _always = b
+
+
+def is_warn_always_enabled() -> bool:
+    """Whether `set_warn_always(True)` is in force."""
+    return _always
+
+
+class Once:
+    """One warning PyTorch gives once per process (its C++ TORCH_WARN_ONCE); every time
+    while `set_warn_always(True)` is in force."""
+
+    __slots__ = ("warned",)
+
+    def __init__(self) -> None:
+        self.warned = False
+
+    def due(self) -> bool:
+        """Whether to warn now (and, outside warn-always, not again)."""
+        if _always:
+            return True
+        if self.warned:
+            return False
+        self.warned = True
+        return True

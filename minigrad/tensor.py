@@ -26,7 +26,8 @@ from . import _dtype
 from ._device import device
 from ._dtype import dtype as DType
 from ._hooks import RemovableHandle
-from .arrays.layout import contiguous_strides, element_strides, with_strides
+from ._warn import Once
+from .arrays.layout import contiguous_strides, element_strides, is_efficient_zeros, with_strides
 from .grad_mode import STATE
 
 if TYPE_CHECKING:
@@ -53,16 +54,14 @@ class _DispatchMode:
 
 
 DISPATCH_MODE = _DispatchMode()
-_WARNED_FLOAT = False  # `float(t)` on a tensor requiring grad warns only once
+_SCALAR_CONVERSION = Once()  # `float(t)` on a tensor requiring grad: once per process
 
 
 def warn_scalar_conversion(t: Tensor, stacklevel: int) -> None:
     """PyTorch's warning when `float(t)` or `tensor([t, ...])` turns a tensor that
     requires grad into a number (cut off from the graph): once per process, for both
     together (`t.item()` does not warn)."""
-    global _WARNED_FLOAT
-    if t.requires_grad and not _WARNED_FLOAT:
-        _WARNED_FLOAT = True
+    if t.requires_grad and _SCALAR_CONVERSION.due():
         warnings.warn(
             "Converting a tensor with requires_grad=True to a scalar may lead to "
             "unexpected behavior.\nConsider using tensor.detach() first.",
@@ -228,10 +227,13 @@ class Tensor:
         return self.dtype.is_floating_point
 
     def is_contiguous(self) -> bool:
-        return bool(self._data.flags.c_contiguous)
+        data = self._data
+        return bool(data.flags.c_contiguous) or is_efficient_zeros(data)
 
     def stride(self, dim: int | None = None):
-        strides = element_strides(self._data)
+        data = self._data  # (an efficient zero is row-major in PyTorch: it has no memory)
+        strides = contiguous_strides(data.shape) if is_efficient_zeros(data) else \
+            element_strides(data)
         return strides if dim is None else strides[_wrap_dim(dim, self._data.ndim)]
 
     def element_size(self) -> int:

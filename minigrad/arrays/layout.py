@@ -548,3 +548,26 @@ def is_contiguous(shape: tuple, strides: tuple) -> bool:
                 return False
             step *= n
     return True
+
+
+# -- PyTorch's efficient zero tensor -------------------------------------------------------
+
+# One 0-d zero per dtype, which every efficient zero array of that dtype views.
+_ZEROS: dict = {}
+
+
+def efficient_zeros(shape: tuple, dtype: np.dtype) -> np.ndarray:
+    """minigrad's form of PyTorch's efficient zero tensor (the gradient of `sgn`): a
+    read-only array of zeros that owns no memory (it views one 0-d zero). PyTorch
+    never adds into one in place, and keeps one as a leaf's `.grad` as is. Its strides
+    are 0 here; a tensor of one shows PyTorch's, row-major (`Tensor.stride`)."""
+    zero = _ZEROS.get(dtype)
+    if zero is None:
+        zero = _ZEROS[dtype] = np.zeros((), dtype)
+    return np.broadcast_to(zero, shape)
+
+
+def is_efficient_zeros(array: np.ndarray) -> bool:
+    """Whether `array` was made by `efficient_zeros`."""
+    base = array.base
+    return base is not None and base is _ZEROS.get(array.dtype)

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from .._registry import attach
+from .._warn import Once
 from ..arrays.layout import copy_of
 from ..grad_mode import enable_grad, set_grad_enabled
 from ..tensor import Tensor
@@ -42,15 +43,13 @@ _CYCLE_WARNING = (
     "function, make sure to reset the .grad fields of your parameters to None after use "
     "to break the cycle and avoid the leak."
 )
-_warned_of_cycle = False
+_CYCLE = Once()  # (PyTorch warns once per process)
 
 
 def _warn_of_cycle() -> None:
     """PyTorch's warning for `backward(create_graph=True)`: a leaf's `.grad` then has
     a graph leading back to the leaf. Given once per process, as PyTorch's is."""
-    global _warned_of_cycle
-    if not _warned_of_cycle:
-        _warned_of_cycle = True
+    if _CYCLE.due():
         warnings.warn(_CYCLE_WARNING, UserWarning, stacklevel=3)
 
 

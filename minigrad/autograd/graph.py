@@ -30,10 +30,13 @@ import numpy as np
 
 from .._hooks import RemovableHandle
 from .._registry import attach
-from ..arrays.layout import (
+from .._warn import Once
+from ..arrays.layout import (  # noqa: F401 - efficient zeros: imported from here too
     astype_kept,
+    efficient_zeros,
     element_strides,
     is_dense,
+    is_efficient_zeros,
     keeps_strides,
     non_overlapping_and_dense,
     obeys_layout_contract,
@@ -413,8 +416,8 @@ class AccumulateGrad(Node):
             g = leaf._grad
             g._data += grad
             g._version_counter.value += 1
-            if not _WARNED_OF_LAYOUT and not (g._data.flags.c_contiguous and all(g._data.strides)
-                                              and leaf._data.flags.c_contiguous):
+            if not (g._data.flags.c_contiguous and all(g._data.strides)
+                    and leaf._data.flags.c_contiguous):
                 _check_layout_contract(g._data, leaf._data)
         return leaf._grad
 
@@ -623,19 +626,17 @@ def counter_of_base(base: np.ndarray, version: int):
     return counter
 
 
-_WARNED_OF_LAYOUT = False
+_LAYOUT = Once()  # (PyTorch warns once per process)
 
 
 def _check_layout_contract(grad: np.ndarray, leaf: np.ndarray) -> None:
     """PyTorch's warning (once a process) when a `.grad` added into stops obeying the
     layout contract (a leaf with a zero stride on a size-1 dim, one of no elements
     made from a numpy array)."""
-    global _WARNED_OF_LAYOUT
     grad_layout = (grad.shape, element_strides(grad))
     leaf_layout = (leaf.shape, element_strides(leaf))
-    if obeys_layout_contract(grad_layout, leaf_layout):
+    if obeys_layout_contract(grad_layout, leaf_layout) or not _LAYOUT.due():
         return
-    _WARNED_OF_LAYOUT = True
 
     def listed(values: tuple) -> str:
         return "[" + ", ".join(map(str, values)) + "]"
@@ -664,26 +665,6 @@ def _first_empty_grad(grad: np.ndarray, leaf: np.ndarray, unshared: bool) -> Ten
         t._version_counter.value = 1
         return t
     return Tensor._make(np.empty(leaf.shape, grad.dtype))
-
-
-# One 0-d zero per dtype, which every efficient zero array of that dtype views.
-_ZEROS: dict = {}
-
-
-def efficient_zeros(shape: tuple, dtype: np.dtype) -> np.ndarray:
-    """minigrad's form of PyTorch's efficient zero tensor (the gradient of `sgn`): a
-    read-only array of zeros that owns no memory (it views one 0-d zero). PyTorch
-    never adds into one in place, and keeps one as a leaf's `.grad` as is."""
-    zero = _ZEROS.get(dtype)
-    if zero is None:
-        zero = _ZEROS[dtype] = np.zeros((), dtype)
-    return np.broadcast_to(zero, shape)
-
-
-def is_efficient_zeros(array: np.ndarray) -> bool:
-    """Whether `array` was made by `efficient_zeros`."""
-    base = array.base
-    return base is not None and base is _ZEROS.get(array.dtype)
 
 
 def alone_on_its_memory(array: np.ndarray) -> bool:

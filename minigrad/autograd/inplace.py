@@ -15,7 +15,7 @@ import math
 import numpy as np
 
 from .._registry import attach
-from ..arrays.layout import is_dense, memory_order
+from ..arrays.layout import is_dense, is_efficient_zeros, memory_order
 from ..grad_mode import STATE
 from ..tensor import (
     DEFAULT,
@@ -28,7 +28,7 @@ from ..tensor import (
 from . import mutation
 from .graph import FREED_MESSAGE, VALUE, Node, bump_version, move_retained_grad, short_name
 from .record import record
-from .tangents import DUAL, finish_tangent
+from .tangents import DUAL, SAME_VIEW, finish_tangent
 
 
 def view_rebase_error(t: Tensor, indirect: bool) -> RuntimeError:
@@ -101,10 +101,14 @@ def check_inplace(t: Tensor, other_requires_grad: bool = False) -> None:
 
 def check_no_overlap(t: Tensor) -> None:
     """An expanded tensor has several elements in one memory place: PyTorch refuses
-    to write into it rather than let the writes race."""
+    to write into it rather than let the writes race. Nor does it write into its
+    efficient zero tensor (sgn's gradient), which has no memory."""
     data = t._data
     # (no elements, nothing shared: numpy gives a new empty array 0 strides)
     if data.size and any(st == 0 and n > 1 for st, n in zip(data.strides, data.shape)):
+        if is_efficient_zeros(data):
+            raise RuntimeError("ZeroTensors are immutable. Please use the materialized zero "
+                               "tensor obtained using .clone() if you want a mutable tensor.")
         raise RuntimeError(
             "unsupported operation: more than one element of the written-to tensor refers "
             "to a single memory location. Please clone() the tensor before performing the "
@@ -227,27 +231,35 @@ attach(Tensor, "_refresh_view_grad_fn", refresh_view_grad_fn)
 
 
 class AsStridedBackward0(Node):
-    """A view rebuilt after its base was modified in place: the gradient lands in
-    the view's region (size, stride, offset) of a zero tensor laid out like the base."""
+    """`as_strided`'s node, and a view's rebuilt after its base was modified in
+    place: the gradient lands in the view's region (size, stride, offset) of a zero
+    tensor laid out like the input (the base)."""
 
+    tangent = SAME_VIEW  # (as PyTorch's: the same view of the input's tangent)
     saves = {"size": VALUE, "stride": VALUE, "storage_offset": VALUE}
 
     @staticmethod
-    def describe(node: Node, view: Tensor, base: Tensor) -> None:
-        """Record where `view` sits inside `base`'s memory, in elements."""
+    def describe(node: Node, view: Tensor, base: Tensor, storage_offset="") -> None:
+        """Record where `view` sits inside `base`'s memory, in elements (`_offset`,
+        negative where the view starts before `base`), and the `storage_offset`
+        PyTorch shows: as_strided's argument (None if not given), else the offset."""
         item = base._data.itemsize
         offset = (view._data.__array_interface__["data"][0]
                   - base._data.__array_interface__["data"][0]) // item
         node._saved.update({
             "size": view._data.shape,
             "stride": element_strides(view._data),
-            "storage_offset": offset,
+            "storage_offset": offset if storage_offset == "" else storage_offset,
+            "_offset": offset,
             "_base_shape": base._data.shape,
             "_base_stride": element_strides(base._data),
         })
 
     def backward(self, grad):
-        base, region = base_and_region(self._saved, grad.dtype)
+        saved = self._saved
+        if not within_input(saved):
+            return (scattered_into_input(grad, saved),)
+        base, region = base_and_region(saved, grad.dtype)
         # An expanded view shows one memory place several times (stride 0), and
         # `region += grad` would keep only one of those writes: sum the repeats first.
         stretched = tuple(d for d, (n, s) in enumerate(zip(region.shape, region.strides))
@@ -260,6 +272,64 @@ class AsStridedBackward0(Node):
         # PyTorch returns a view of its zeros with the input's layout, written once.
         bump_version(base)
         return (base.view(),)
+
+
+def maybe_overlapping(sizes, strides) -> bool:
+    """PyTorch's `_maybe_overlapping_memory`: whether some element may be seen twice
+    (taken by increasing stride, each dim's stride must step past all that the dims
+    before it reach; dims of size 1 do not count)."""
+    reach = 0
+    for n, s in sorted(((n, s) for n, s in zip(sizes, strides) if n != 1),
+                       key=lambda d: d[1]):
+        if s <= reach:
+            return True
+        reach += s * (n - 1)
+    return False
+
+
+def _reach(sizes, strides) -> int:
+    """How many elements of memory a geometry spans from its first (0 if it has none)."""
+    return 1 + sum((n - 1) * s for n, s in zip(sizes, strides)) if all(sizes) else 0
+
+
+def within_input(saved: dict) -> bool:
+    """Whether the view's region lies in its input's memory, seeing no element twice
+    but by an expanded dim (stride 0), and the input sees none twice: always, for a
+    view minigrad makes by itself; `as_strided` may make others."""
+    size, stride, offset = saved["size"], saved["stride"], saved["_offset"]
+    shape, base_stride = saved["_base_shape"], saved["_base_stride"]
+    spread = [(n, s) for n, s in zip(size, stride) if s != 0]
+    return (offset >= 0 and offset + _reach(size, stride) <= _reach(shape, base_stride)
+            and not maybe_overlapping([n for n, _ in spread], [s for _, s in spread])
+            and not maybe_overlapping(shape, base_stride))
+
+
+def scattered_into_input(grad: np.ndarray, saved: dict) -> np.ndarray:
+    """PyTorch's `as_strided_backward` for any geometry: the gradient added into a zero
+    storage that holds both the input's and the view's memory, each element where the
+    view sees it (several times where it sees it several times: `index_add_`), each
+    place divided by how many times the input sees it, the input's geometry read off
+    it (a view of it: the view's memory outside the input's is dropped)."""
+    size, stride, offset = saved["size"], saved["stride"], saved["_offset"]
+    shape, base_stride = saved["_base_shape"], saved["_base_stride"]
+    shared = min(0, offset)  # (the storage starts where the earlier of the two starts)
+    length = max(_reach(shape, base_stride), offset + _reach(size, stride)) - shared
+    storage = np.zeros(max(length, 1), grad.dtype)
+    if grad.size:
+        places = offset - shared + sum(i * s for i, s in zip(np.indices(size), stride))
+        np.add.at(storage, places.ravel(), np.broadcast_to(grad, size).ravel())
+    writes = 1
+    if maybe_overlapping(shape, base_stride) and all(shape):
+        count = np.zeros_like(storage)
+        np.add.at(count, (-shared + sum(i * s for i, s in zip(np.indices(shape), base_stride))
+                          ).ravel(), 1)
+        with np.errstate(all="ignore"):
+            storage /= count
+        writes = 2
+    bump_version(storage, writes)
+    item = storage.itemsize
+    return np.ndarray(shape, storage.dtype, buffer=storage, offset=-shared * item,
+                      strides=tuple(s * item for s in base_stride))
 
 
 def base_and_region(saved: dict, dt) -> tuple[np.ndarray, np.ndarray]:
@@ -280,7 +350,7 @@ def base_and_region(saved: dict, dt) -> tuple[np.ndarray, np.ndarray]:
     else:
         memory = np.zeros(extent, dt)
         base = as_strided(memory, shape, strides)
-    region = as_strided(memory[saved["storage_offset"]:], saved["size"],
+    region = as_strided(memory[saved["_offset"]:], saved["size"],
                         tuple(s * item for s in saved["stride"]))
     return base, region
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from .. import _creation
 from ..tensor import Tensor
 from . import functional as F
+from . import init as _init
 from .module import Module
+from .parameter import Parameter
 
 
 def _inplace_text(inplace: bool) -> str:
@@ -179,3 +182,41 @@ class LogSigmoid(Module):
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
         return F.logsigmoid(input)
+
+
+class PReLU(Module):
+    """`prelu(x, weight)`: leaky_relu whose slope below 0 is learned, one weight (or
+    one per channel, `num_parameters`), starting at `init`."""
+
+    def __init__(self, num_parameters: int = 1, init: float = 0.25, device=None,
+                 dtype=None) -> None:
+        self.num_parameters = num_parameters
+        super().__init__()
+        self.init = init
+        self.weight = Parameter(_creation.empty(num_parameters, device=device, dtype=dtype))
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        _init.constant_(self.weight, self.init)
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return F.prelu(input, self.weight)
+
+    def extra_repr(self) -> str:
+        return f"num_parameters={self.num_parameters}"
+
+
+class RReLU(Module):
+    """`rrelu`: in training, x <= 0 times a slope drawn from U[lower, upper) per
+    element; in evaluation, times (lower + upper) / 2."""
+
+    def __init__(self, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
+                 inplace: bool = False) -> None:
+        super().__init__()
+        self.lower, self.upper, self.inplace = lower, upper, inplace
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"lower={self.lower}, upper={self.upper}{_inplace_text(self.inplace)}"

@@ -44,7 +44,9 @@ from ..ops.piecewise_activations import (
 )
 from ..ops.pooling import avg_pool2d, max_pool2d, max_pool2d_with_indices
 from ..ops.pooling1d import avg_pool1d, max_pool1d, max_pool1d_with_indices
+from ..ops.prelu import prelu
 from ..ops.public_forms import input_checked
+from ..ops.rrelu import rrelu_functional as rrelu
 from ..ops.shuffles import channel_shuffle, pixel_shuffle, pixel_unshuffle
 from ..ops.smooth_activations import hardsigmoid, hardswish, mish, silu, softplus
 from ..ops.unary import relu as _relu
@@ -79,7 +81,8 @@ __all__ = [
     "leaky_relu_", "linear", "log_softmax", "logsigmoid", "margin_ranking_loss",
     "max_pool1d", "max_pool1d_with_indices", "max_pool2d", "max_pool2d_with_indices", "mish",
     "mse_loss", "nll_loss", "normalize", "one_hot", "pad", "pairwise_distance",
-    "pixel_shuffle", "pixel_unshuffle", "poisson_nll_loss", "relu", "relu6", "selu", "selu_",
+    "pixel_shuffle", "pixel_unshuffle", "poisson_nll_loss", "prelu", "relu", "relu6", "rrelu",
+    "selu", "selu_",
     "sigmoid", "silu", "smooth_l1_loss", "soft_margin_loss", "softmax", "softmin",
     "softplus", "softshrink", "softsign", "tanh", "tanhshrink", "threshold", "threshold_",
     "triplet_margin_loss", "triplet_margin_with_distance_loss",
@@ -219,7 +222,8 @@ _WRITTEN_IN_C = {
     "gelu": "gelu", "hardshrink": "hardshrink", "hardsigmoid": "hardsigmoid",
     "hardswish": "hardswish", "hardtanh": "hardtanh", "hardtanh_": "hardtanh_",
     "leaky_relu": "leaky_relu", "leaky_relu_": "leaky_relu_", "logsigmoid": "log_sigmoid",
-    "mish": "mish", "one_hot": "one_hot", "relu": "relu", "relu6": "relu6", "selu": "selu",
+    "mish": "mish", "one_hot": "one_hot", "prelu": "prelu", "relu": "relu", "relu6": "relu6",
+    "rrelu": "rrelu", "selu": "selu",
     "selu_": "selu_", "silu": "silu", "softplus": "softplus", "softshrink": "softshrink",
 }
 for _name, _shown in _WRITTEN_IN_C.items():

@@ -34,7 +34,15 @@ from ..kernels import elementwise as K
 from ..tensor import Tensor, as_tensor_arg, operand
 from . import short_lane
 from .declaration import binary_op, declare, functions_declared_in, unary_op
-from .formulas import ARRAY_ARITHMETIC, ArrayFormulaNode, Formula, Scalar, helper, on_arrays
+from .formulas import (
+    ARRAY_ARITHMETIC,
+    ArrayFormulaNode,
+    Formula,
+    Scalar,
+    efficient_zero_result,
+    helper,
+    on_arrays,
+)
 from .public_forms import as_method, not_with_ndarray, number_first
 from .tangent_formulas import AUTO_ELEMENT_WISE, Tangent
 
@@ -271,6 +279,15 @@ def _rsub_tensors(self: Tensor, other: Tensor, alpha) -> Tensor:
 # -- multiplication and division -----------------------------------------------------
 
 
+def _on_views(compute, kernel, a: np.ndarray, b, dt, divide: bool) -> np.ndarray:
+    """`compute(kernel, a, b, dt)` where an operand is a view, which may be PyTorch's
+    efficient zero tensor (sgn's gradient, in a `create_graph=True` backward): then
+    what PyTorch's mul (div, with `divide`) gives it (`efficient_zero_result`)."""
+    out = efficient_zero_result(a, b, dt.np if isinstance(dt, _dtype.dtype) else dt,
+                                divide=divide)
+    return compute(kernel, a, b, dt) if out is None else out
+
+
 class MulBackward0(ArrayFormulaNode):
     """a * b: grad * b for a, grad * a for b. Each input is saved only if the
     *other* one needs a gradient, so `10 * x` saves nothing of x."""
@@ -306,11 +323,15 @@ def mul(self: Tensor, other) -> Tensor:
         if other is NotImplemented:  # (the method raises; an operator asks Python)
             return other
         dt = _dtype.result_type(self, other)
+    a = self._data
     if isinstance(other, Tensor):
-        out = Tensor._make(binary(K.mul, self._data, other._data, dt.np))
+        b = other._data
+        out = Tensor._make(binary(K.mul, a, b, dt.np) if a.base is None and b.base is None
+                           else _on_views(binary, K.mul, a, b, dt.np, False))
         node = record(MulBackward0, out, self, other, like_output=_alike(self, other))
     else:
-        out = Tensor._make(scalar_op(K.mul_scalar, self._data, other, dt))
+        out = Tensor._make(scalar_op(K.mul_scalar, a, other, dt) if a.base is None
+                           else _on_views(scalar_op, K.mul_scalar, a, other, dt, False))
         node = record_elementwise(MulBackward0, out, self, other)
     if node is not None:
         _save_mul_operands(node, self, other)
@@ -339,10 +360,14 @@ def div(self: Tensor, other, *, rounding_mode: str | None = None) -> Tensor:
     dt = _dtype.result_type(self, other)
     if not dt.is_floating_point:
         dt = _dtype.float32
+    a = self._data
     if isinstance(other, Tensor):
-        data = binary(K.div, self._data, other._data, dt.np)
+        b = other._data
+        data = binary(K.div, a, b, dt.np) if a.base is None and b.base is None \
+            else _on_views(binary, K.div, a, b, dt.np, True)
     else:
-        data = scalar_op(K.div_scalar, self._data, other, dt)
+        data = scalar_op(K.div_scalar, a, other, dt) if a.base is None \
+            else _on_views(scalar_op, K.div_scalar, a, other, dt, True)
     out = Tensor._make(data)
     node = record(DivBackward0, out, self, other)
     if node is not None:

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._warn import warn_user
+from .._warn import Once, warn_user
 from ..arrays.quiet import quietly
 from ..autograd.graph import INPUT, VALUE, SavedTensor
 from ..autograd.record import record
@@ -571,9 +571,7 @@ def _padding_mode(padding: str, x: Tensor, weight: Tensor, bias: Tensor | None,
     # An odd extent (an even kernel, an odd dilation): as PyTorch, pad the input on the
     # right by the one left over (constant_pad_nd, which lists the last dim first),
     # then convolve with the rest on both sides.
-    global _WARNED_OF_PADDED_COPY
-    if not _WARNED_OF_PADDED_COPY:  # (once per process, as PyTorch's TORCH_WARN_ONCE)
-        _WARNED_OF_PADDED_COPY = True
+    if _PADDED_COPY.due():
         warn_user("Using padding='same' with even kernel lengths and odd dilation may "
                   "require a zero-padded copy of the input be created")
     pad_nd = [0] * (2 * dims)
@@ -582,7 +580,7 @@ def _padding_mode(padding: str, x: Tensor, weight: Tensor, bias: Tensor | None,
     return padding_t, (0,) * dims, tuple(pad_nd)
 
 
-_WARNED_OF_PADDED_COPY = False
+_PADDED_COPY = Once()  # (PyTorch warns once per process)
 
 
 def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1,  # noqa: A002

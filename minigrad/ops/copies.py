@@ -13,13 +13,19 @@ import builtins
 
 import numpy as np
 
-from .. import _args, _device, _dtype
+from .. import _args, _device, _dtype, _memory_format
 from .._args import fill_number
 from .._creation import ones, tensor, zeros
 from .._device import device
 from .._random import normal_, uniform_
 from ..arrays.broadcasting import check_inplace_shape
-from ..arrays.layout import copy_in_order, copy_like
+from ..arrays.layout import (
+    channels_last_strides,
+    copy_in_order,
+    copy_like,
+    element_strides,
+    is_efficient_zeros,
+)
 from ..autograd.inplace import begin_inplace, finish_inplace
 from ..autograd.record import record
 from ..tensor import Tensor, as_tensor_arg
@@ -36,10 +42,14 @@ class CloneBackward0(ArrayFormulaNode):
     formulas = (Formula("self", "grad"),)
 
 
-def clone(x: Tensor, row_major: bool = False) -> Tensor:
+def clone(x: Tensor, row_major: bool = False, *,
+          memory_format: _memory_format.memory_format = _memory_format.preserve_format
+          ) -> Tensor:
     """A copy with its own memory and version counter, still in the graph. Laid out
     as x is (PyTorch's `preserve_format`: a transposed tensor's clone is transposed
-    too), or row-major if asked (`contiguous`)."""
+    too), or row-major if asked (`row_major`, or `memory_format=contiguous_format`)."""
+    if memory_format is not _memory_format.preserve_format:
+        row_major = _memory_format.row_major("clone", memory_format) or row_major
     data = x._data
     out = Tensor._make(np.array(data, copy=True, order="C") if row_major
                        else copy_like(data, data))
@@ -47,8 +57,18 @@ def clone(x: Tensor, row_major: bool = False) -> Tensor:
     return out
 
 
-def contiguous(x: Tensor) -> Tensor:
-    return x if x._data.flags.c_contiguous else clone(x, row_major=True)
+def contiguous(x: Tensor, *,
+               memory_format: _memory_format.memory_format = _memory_format.contiguous_format
+               ) -> Tensor:
+    """`x` itself where it is row-major (so is PyTorch's efficient zero tensor, which
+    has no memory), else a row-major copy. (`memory_format`: contiguous_format, the
+    one format PyTorch's contiguous takes that minigrad has.)"""
+    if memory_format is not _memory_format.contiguous_format:
+        _memory_format.row_major("contiguous", memory_format, optional=False)  # (TypeError)
+        raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
+    data = x._data
+    return x if data.flags.c_contiguous or is_efficient_zeros(data) else \
+        clone(x, row_major=True)
 
 
 class CopyBackwards(ArrayFormulaNode):
@@ -126,16 +146,17 @@ def zero_(x: Tensor) -> Tensor:
     return x
 
 
-def to_dtype(x: Tensor, dt) -> Tensor:
-    """A copy in another dtype (the same tensor if the dtype already matches)."""
+def to_dtype(x: Tensor, dt, copy: bool = False, row_major: bool = False) -> Tensor:
+    """A copy in another dtype (the same tensor if the dtype already matches, unless
+    `copy`), laid out as clone lays it out, or row-major (`row_major`)."""
     dt = _dtype.to_dtype(dt)
-    if dt is x.dtype:
+    if dt is x.dtype and not copy:
         return x
-    # (PyTorch converts nan, inf and out-of-range values silently; the copy is laid
-    # out as clone lays it out)
+    # (PyTorch converts nan, inf and out-of-range values silently)
     data = x._data
     with np.errstate(over="ignore", invalid="ignore"):
-        out = Tensor._make(data.astype(dt.np) if data.flags.c_contiguous and 1 not in data.shape
+        out = Tensor._make(np.array(data, dt.np, order="C") if row_major else
+                           data.astype(dt.np) if data.flags.c_contiguous and 1 not in data.shape
                            else copy_like(data, data, dt.np))
     if dt.is_floating_point:
         node = record(ToCopyBackward0, out, x)
@@ -174,24 +195,40 @@ _PYTHON_TYPES = (builtins.float, builtins.int, builtins.bool)
 
 
 def to(self: Tensor, *args, **kwargs) -> Tensor:
-    """`to(dtype)` converts; `to("cpu")` is a no-op; any other device is refused."""
+    """`to(dtype)` converts; `to("cpu")` is a no-op; any other device is refused.
+    `copy=True` copies even then, laid out by `memory_format` (as clone)."""
     target = kwargs.get("dtype")
     if (target is not None and not isinstance(target, _dtype.dtype)) or not (
             kwargs.keys() <= _TO_KEYWORDS):
         raise _args.combination_error("to", args, kwargs, _TO_HEADS, tail=False)
+    flags = []  # (non_blocking, copy: the bools after the device, dtype or tensor)
     for a in args:
-        if isinstance(a, _dtype.dtype):
+        if isinstance(a, builtins.bool):
+            flags.append(a)
+        elif isinstance(a, _dtype.dtype):
             target = a
         elif isinstance(a, Tensor):  # `to(other)`: other's dtype (and device: the CPU)
             target = a.dtype
         elif a in _PYTHON_TYPES:  # `float` means float64, as in PyTorch
             target = _dtype.to_dtype(a)
-        elif isinstance(a, (str, int, device)) and not isinstance(a, builtins.bool):
+        elif isinstance(a, (str, int, device)):
             _check_device(a)
     where = kwargs.get("device")
     if where is not None:
         _check_device(where)
-    return self if target is None else to_dtype(self, target)
+    if len(flags) > 1 and "copy" in kwargs:  # (given twice)
+        if len(args) == 4:
+            raise TypeError("to() got multiple values for argument 'copy'")
+        raise _args.combination_error("to", args, kwargs, _TO_HEADS, tail=False)
+    copy = kwargs.get("copy", flags[1] if len(flags) > 1 else False)
+    memory_format = kwargs.get("memory_format")
+    row_major = memory_format is not None and _memory_format.row_major("to", memory_format)
+    if row_major and self._data.ndim == 4 and not self._data.flags.c_contiguous and \
+            element_strides(self._data) == channels_last_strides(self._data.shape):
+        copy = True  # (a channels-last tensor asked for contiguous_format: PyTorch copies)
+    if target is None and not copy:
+        return self
+    return to_dtype(self, self.dtype if target is None else target, copy, row_major)
 
 
 _TO_KEYWORDS = {"device", "dtype", "non_blocking", "copy", "memory_format"}
@@ -210,7 +247,12 @@ def type_(self: Tensor, dtype=None):
 
 
 def _converter(dt: _dtype.dtype):
-    return lambda self: to_dtype(self, dt)
+    """`x.float()`, `x.long()`, ...: `x.to(dt)`, with `to`'s memory_format."""
+    def convert(self: Tensor, memory_format=_memory_format.preserve_format) -> Tensor:
+        if memory_format is _memory_format.preserve_format:
+            return to_dtype(self, dt)
+        return to(self, dt, memory_format=memory_format)
+    return convert
 
 
 # -- declarations: each op's public names (see `declaration.py`) ----------------------------

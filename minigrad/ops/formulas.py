@@ -696,40 +696,57 @@ _ZERO_BASES = {dt: efficient_zeros((), dt).base
                for dt in map(np.dtype, (np.float32, np.float64, np.int64, np.bool_))}
 
 
+def efficient_zero_result(a, b, dt: np.dtype, *, divide: bool) -> np.ndarray | None:
+    """What PyTorch's mul (div, with `divide`) gives where an operand is its efficient
+    zero tensor (`efficient_zeros`, sgn's gradient), computing nothing: a product with
+    one is an efficient zero, and so is one divided by anything (so `0 * inf` and
+    `0 / 0` are 0 there: sgn's zero gradient through `x * inf` or `grad / x`); anything
+    divided by one is +inf everywhere (`0 / 0` and `-1 / 0` too). In dtype `dt`, of
+    the operands' broadcast shape; None where neither operand is an efficient zero.
+    The one rule for arrays (a formula's `*` and `/`, `_arithmetic`) and tensors
+    (`mul`, `div`, and their Scalar forms: a `create_graph=True` backward)."""
+    a_zero = type(a) is np.ndarray and is_efficient_zeros(a)
+    if not a_zero and not (type(b) is np.ndarray and is_efficient_zeros(b)):
+        return None
+    shape = np.broadcast_shapes(np.shape(a), np.shape(b))
+    if divide and not a_zero:
+        return np.full(shape, np.inf, dt)
+    return efficient_zeros(shape, dt)
+
+
 def _arithmetic(kernel, scalar_kernel, on_number_array, on_numbers, *,
                 negate_scalar: bool = False, to_float: bool = False,
-                zero_a: bool = False, zero_b: bool = False) -> Callable:
+                zeros: bool = False) -> Callable:
     """`a op b` on arrays and Python numbers, as PyTorch computes it on tensors: in the
     dtype its type promotion gives (`_promoted`; with `to_float`, true division, an
     integer one is the default float), two arrays by the element-wise `kernel`, an
     array and a number (or a 0-d array beside a dimensioned one) by `scalar_kernel`
-    (with the number negated for `a - s`, which is `a + -s` exactly). With `zero_a`
-    (`zero_b`), an efficient zero `a` (`b`) gives an efficient zero, computing nothing,
-    as PyTorch's mul and div of its efficient zero tensor do (so `0 * inf` is 0 there:
-    sgn's zero gradient through `x * inf`)."""
+    (with the number negated for `a - s`, which is `a + -s` exactly). With `zeros`
+    (mul and div), an operand that is an efficient zero gives what PyTorch's kernels
+    give it (`efficient_zero_result`). (An efficient zero is a view: an operand with
+    no `base` is checked no further.)"""
     def compute(a, b):
         if type(b) is float:
             if type(a) is np.ndarray and a.dtype.kind == "f":  # (the common `grad * 0.5`)
-                if zero_a and (base := a.base) is not None and base is _ZERO_BASES.get(a.dtype):
+                if zeros and (base := a.base) is not None and base is _ZERO_BASES.get(a.dtype):
                     return efficient_zeros(a.shape, a.dtype)
                 s = -b if negate_scalar else b
                 out = short_vector_and_number(scalar_kernel, a, s)  # (on a short vector)
                 return scalar_op(scalar_kernel, a, s, _BY_NUMPY[a.dtype]) if out is None else out
         elif type(a) is np.ndarray and type(b) is np.ndarray:
             if a.dtype is b.dtype and a.ndim and b.ndim:  # (the common `grad * other`)
-                if not ((zero_a and (base := a.base) is not None
-                         and base is _ZERO_BASES.get(a.dtype))
-                        or (zero_b and (base := b.base) is not None
-                            and base is _ZERO_BASES.get(b.dtype))):
+                if not (zeros and ((base := a.base) is not None
+                                   and base is _ZERO_BASES.get(a.dtype)
+                                   or (base := b.base) is not None
+                                   and base is _ZERO_BASES.get(b.dtype))):
                     return binary(kernel, a, b, a.dtype)
         if not (isinstance(a, np.ndarray) or isinstance(b, np.ndarray)):
             return on_numbers(a, b)
         dt = _promoted(a, b)
         if to_float and dt.kind != "f":
             dt = _dtype.get_default_dtype().np
-        if ((zero_a and isinstance(a, np.ndarray) and is_efficient_zeros(a))
-                or (zero_b and isinstance(b, np.ndarray) and is_efficient_zeros(b))):
-            return efficient_zeros(np.broadcast_shapes(np.shape(a), np.shape(b)), dt)
+        if zeros and (out := efficient_zero_result(a, b, dt, divide=to_float)) is not None:
+            return out
         a_array, b_array = isinstance(a, np.ndarray), isinstance(b, np.ndarray)
         if a_array and b_array:
             if b.ndim == 0 and a.ndim:
@@ -776,11 +793,11 @@ ARRAY_ARITHMETIC: dict[str, Callable] = {
                        lambda s, b, dt: scalar_op(K.rsub_scalar, b, s, dt, reverse=True),
                        operator.sub, negate_scalar=True),
     "Mult": _arithmetic(K.mul, K.mul_scalar, lambda s, b, dt: scalar_op(K.mul_scalar, b, s, dt),
-                        operator.mul, zero_a=True, zero_b=True),
+                        operator.mul, zeros=True),
     # (C++'s Scalar / Tensor is the reciprocal times the Scalar)
     "Div": _arithmetic(K.div, K.div_scalar,
                        lambda s, b, dt: scalar_op(K.mul_scalar, _reciprocal(b, dt), s, dt),
-                       operator.truediv, to_float=True, zero_a=True),
+                       operator.truediv, to_float=True, zeros=True),
     "USub": _negative,
     # (numpy's comparisons: a nan compares false, without a warning, as in PyTorch)
     **{name: _laid_out(ufunc) for name, ufunc in (

@@ -21,6 +21,7 @@ import numpy as np
 
 from .._creation import full, ones_like
 from ..arrays.dispatch import unary_into
+from ..arrays.layout import empty_like
 from ..arrays.scalars import as_float_data
 from ..autograd.graph import INPUT, OUTPUT, VALUE, Node, SavedTensor, bump_version
 from ..autograd.record import record
@@ -539,10 +540,14 @@ class LogSigmoidBackward0(ArrayFormulaNode):
 @on_arrays("log_sigmoid_backward")
 def _log_sigmoid_grad(grad: np.ndarray, x: np.ndarray, z: np.ndarray) -> np.ndarray:
     """grad * (1 - sigmoid(x)) from z = exp(-|x|): z / (1 + z) for x >= 0, 1 / (1 + z)
-    below (PyTorch's kernel: max_deriv - sign * z / (1 + z))."""
+    below (PyTorch's kernel: max_deriv - sign * z / (1 + z)), written into
+    `empty_like(grad)` as PyTorch's kernel is (`sum()`'s gradient of a (1,) tensor
+    keeps its 0 stride, so AccumulateGrad copies it: `.grad` at version 1)."""
+    out = empty_like(grad)
     with np.errstate(all="ignore"):
         slope = np.where(x < 0, 1 - z / (1 + z), z / (1 + z))
-        return np.asarray(grad * slope, grad.dtype)
+        out[...] = grad * slope
+    return out
 
 
 def log_sigmoid(self: Tensor) -> Tensor:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._creation import eye, ones
-from .._warn import warn_user
+from .._warn import Once, warn_user
 from ..arrays.broadcasting import broadcast_shape
 from ..arrays.scalars import u64
 from ..autograd.graph import INPUT, VALUE, SavedTensor
@@ -307,16 +307,14 @@ def linalg_cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:  # n
     return out
 
 
-_warned_of_default_dim = False  # (PyTorch warns once per process)
+_DEFAULT_DIM = Once()  # (PyTorch warns once per process)
 
 
 def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:  # noqa: A002
     """`linalg.cross`, but without `dim` along the first dim of size 3 of `input`
     (deprecated in PyTorch, which warns once)."""
-    global _warned_of_default_dim
     if dim is None:
-        if not _warned_of_default_dim:
-            _warned_of_default_dim = True
+        if _DEFAULT_DIM.due():
             warn_user(
                 "Using minigrad.cross without specifying the dim arg is deprecated.\n"
                 "Please either pass the dim explicitly or simply use minigrad.linalg.cross.\n"

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._creation import zeros, zeros_like
-from .._warn import warn_user
+from .._warn import Once, warn_user
 from ..arrays.broadcasting import broadcast_shape
 from ..arrays.layout import copy_like, empty_like
 from ..arrays.scalars import u64
@@ -165,7 +165,7 @@ def scatter(x: Tensor, dim: int, index: Tensor, src=None, *, value=None,
     return out
 
 
-_reduce_warned = False
+_REDUCE_DEPRECATED = Once()  # (PyTorch warns once per process)
 
 
 def scatter_(x: Tensor, dim: int, index: Tensor, src=None, *, value=None,
@@ -206,9 +206,7 @@ def _scatter_reduced(x: Tensor, d: int, index: Tensor, src, reduce: str) -> Tens
     ufunc = {"add": np.add, "multiply": np.multiply}.get(reduce)
     if ufunc is None:
         raise RuntimeError("reduce argument must be either add or multiply.")
-    global _reduce_warned
-    if isinstance(src, Tensor) and not _reduce_warned:  # (PyTorch warns once a process)
-        _reduce_warned = True
+    if isinstance(src, Tensor) and _REDUCE_DEPRECATED.due():
         warn_user("The reduce argument of torch.scatter with Tensor src is deprecated and "
                       "will be removed in a future PyTorch release. Use torch.scatter_reduce "
                       "instead for more reduction options.")

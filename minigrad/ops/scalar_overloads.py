@@ -16,7 +16,7 @@ from ..kernels import elementwise as K
 from ..tensor import Tensor
 from .arithmetic import VALUE
 from .declaration import declare
-from .formulas import ArrayFormulaNode, Formula
+from .formulas import ArrayFormulaNode, Formula, efficient_zero_result
 from .tangent_formulas import AUTO_ELEMENT_WISE, Tangent
 
 # (In lesson 4's table these nodes stand with the rest of the arithmetic.)
@@ -59,11 +59,14 @@ class DivBackward1(ArrayFormulaNode):
     elementwise = True
 
 
-def _with_scalar(node_cls, kernel, t: Tensor, s, operand=None) -> Tensor:
+def _with_scalar(node_cls, kernel, t: Tensor, s, operand=None, zeros=None) -> Tensor:
     """`kernel(t, operand)` (by default `operand` is `s`), recorded as `node_cls`,
-    which saves `s` if it saves anything."""
+    which saves `s` if it saves anything. `zeros`: for mul (False) and div (True), an
+    efficient zero `t` gives what PyTorch's kernel gives it (`efficient_zero_result`)."""
     dt = _dtype.result_type(t, s)
-    out = Tensor._make(scalar_op(kernel, t._data, s if operand is None else operand, dt))
+    data = None if zeros is None else efficient_zero_result(t._data, s, dt.np, divide=zeros)
+    out = Tensor._make(scalar_op(kernel, t._data, s if operand is None else operand, dt)
+                       if data is None else data)
     node = record_elementwise(node_cls, out, t)
     if node is not None and node_cls.saves:
         node._saved["other"] = s
@@ -82,12 +85,12 @@ def sub_scalar(t: Tensor, s) -> Tensor:
 
 def mul_scalar(t: Tensor, s) -> Tensor:
     """t * s for a C++ Scalar s (MulBackward1)."""
-    return _with_scalar(MulBackward1, K.mul_scalar, t, s)
+    return _with_scalar(MulBackward1, K.mul_scalar, t, s, zeros=False)
 
 
 def div_scalar(t: Tensor, s) -> Tensor:
     """t / s for a C++ Scalar s (DivBackward1)."""
-    return _with_scalar(DivBackward1, K.div_scalar, t, s)
+    return _with_scalar(DivBackward1, K.div_scalar, t, s, zeros=True)
 
 
 def _in_place_with_scalar(node_cls: type, kernel, t: Tensor, s) -> Tensor:

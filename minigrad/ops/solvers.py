@@ -19,7 +19,7 @@ from collections import namedtuple
 import numpy as np
 
 from .._creation import zeros
-from .._warn import warn_user
+from .._warn import Once, warn_user
 from ..arrays.broadcasting import broadcast_shape as batch_shape
 from ..autograd.graph import INPUT, OUTPUT, VALUE, SavedTensor
 from ..autograd.record import record
@@ -553,14 +553,12 @@ def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False) -
     return cholesky_ex_result(out, Tensor._make(np.asarray(info, np.int64)))
 
 
-_warned_of_cholesky = False  # (PyTorch warns once per process)
+_CHOLESKY_DEPRECATED = Once()  # (PyTorch warns once per process)
 
 
 def cholesky_deprecated(input: Tensor, upper: bool = False) -> Tensor:  # noqa: A002
     """`linalg.cholesky` under its old name (deprecated in PyTorch, which warns once)."""
-    global _warned_of_cholesky
-    if not _warned_of_cholesky:
-        _warned_of_cholesky = True
+    if _CHOLESKY_DEPRECATED.due():
         warn_user(
             "minigrad.cholesky is deprecated in favor of minigrad.linalg.cholesky and will be "
             "removed in a future PyTorch release.\nL = minigrad.cholesky(A)\nshould be "

@@ -14,11 +14,11 @@ import numpy as np
 
 from .._args import CLAMP_HEADS, clamp_bounds, combination_error
 from .._cpu import FUSED_MULTIPLY_ADD
-from .._creation import zeros, zeros_like
+from .._creation import zeros
 from .._dtype import result_type
 from ..arrays.dispatch import backward2, unary
 from ..arrays.layout import WRAPPED_NUMBER, fresh_result, laid_out_as, reorders, step_layout
-from ..autograd.graph import INPUT, VALUE, SavedTensor
+from ..autograd.graph import INPUT, VALUE, SavedTensor, efficient_zeros
 from ..autograd.inplace import begin_inplace, finish_inplace
 from ..autograd.record import record, record_elementwise
 from ..kernels import ahead, passes
@@ -515,8 +515,9 @@ globals().update(functions_declared_in(__name__))
 @helper
 def sgn_backward(self: Tensor, grad: Tensor, result: Tensor) -> Tensor:
     """The gradient of `sgn` for real tensors: zero (its Jacobian is zero wherever it
-    has one)."""
-    return zeros_like(grad)
+    has one), as PyTorch's efficient zero tensor of `self`'s shape and dtype, which
+    the mul and div it meets pass on (`efficient_zero_result`)."""
+    return Tensor._make(efficient_zeros(self._data.shape, self._data.dtype))
 
 
 @helper

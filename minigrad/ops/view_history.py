@@ -25,7 +25,12 @@ import numpy as np
 
 from .._registry import attach
 from ..autograd.graph import FREED_MESSAGE, Node
-from ..autograd.inplace import AsStridedBackward0, CopySlices, base_and_region
+from ..autograd.inplace import (
+    AsStridedBackward0,
+    CopySlices,
+    base_and_region,
+    maybe_overlapping,
+)
 from ..autograd.record import record
 from ..tensor import Tensor, make_view
 from .copies import clone, copy_
@@ -63,14 +68,15 @@ def _copy_slices_recording(node: CopySlices, grads: list, wanted: list | None = 
 attach(CopySlices, "apply_recording", _copy_slices_recording)
 
 
-def as_strided_view(base: Tensor, data) -> Tensor:
+def as_strided_view(base: Tensor, data, storage_offset="") -> Tensor:
     """`base.as_strided(...)`: `data` (a numpy view into `base`'s memory) as a view of
     `base`, recorded as PyTorch's as_strided records (AsStridedBackward0, saving the
-    view's sizes, strides and offset in `base`'s memory)."""
+    view's sizes, strides and offset in `base`'s memory; `storage_offset`, where
+    given, is the argument PyTorch shows as saved)."""
     out = make_view(base, data)
     node: Node | None = record(AsStridedBackward0, out, base)
     if node is not None:
-        AsStridedBackward0.describe(node, out, base)
+        AsStridedBackward0.describe(node, out, base, storage_offset)
     return out
 
 
@@ -79,12 +85,15 @@ def _as_strided_recording(node: AsStridedBackward0, grads: list,
     """AsStridedBackward0's backward on tensors: PyTorch's `as_strided_backward`,
     whose steps record SqueezeBackward1 (a dim of size 1), SumBackward1 (an
     expanded dim), CopySlices over CopyBackwards (the gradient copied into its
-    region of a zero storage) and AsStridedBackward0 (the storage seen as the input)."""
+    region of a zero storage; IndexAddBackward0 where the view sees an element
+    twice: added into it, each where the view sees it), DivBackward0 (where the input
+    sees an element twice: the storage divided by how many times) and
+    AsStridedBackward0 (the storage seen as the input)."""
     grad = grads[0]
     if grad is None or not (node.needs_grad(0) if wanted is None else wanted[0]):
         return [None]
     saved = node._saved
-    sizes, strides, offset = saved["size"], saved["stride"], saved["storage_offset"]
+    sizes, strides, offset = saved["size"], saved["stride"], saved["_offset"]
     inp_sizes, inp_strides = saved["_base_shape"], saved["_base_stride"]
     dt = grad._data.dtype
     # The output's geometry without its dims of size 1 (squeezed out of the gradient)
@@ -105,18 +114,29 @@ def _as_strided_recording(node: AsStridedBackward0, grads: list,
         return [Tensor._make(np.zeros(inp_sizes, dt))]
     kept_sizes = [n for n in inp_sizes if n != 1]
     kept_strides = [s for n, s in zip(inp_sizes, inp_strides) if n != 1]
-    if _maybe_overlapping(out_sizes, out_strides) or _maybe_overlapping(kept_sizes,
-                                                                        kept_strides):
-        # (PyTorch scatters with index_add_ and divides by the counts: no view
-        # minigrad makes overlaps itself but by expanding, summed above)
-        raise NotImplementedError(
-            "minigrad cannot differentiate through the backward of AsStridedBackward0 yet "
-            "(create_graph=True) for a view whose elements overlap in memory")
-    size = max(_min_storage_size(kept_sizes, kept_strides, 0),
-               _min_storage_size(out_sizes, out_strides, offset))
+    shared = min(0, offset)  # (an as_strided view may start before its input)
+    size = max(_min_storage_size(kept_sizes, kept_strides, -shared),
+               _min_storage_size(out_sizes, out_strides, offset - shared))
     storage = Tensor._make(np.zeros(size, dt))  # (`grad.new_zeros`: no history)
-    copy_(as_strided_view(storage, _strided(storage, out_sizes, out_strides, offset)), grad)
-    return [as_strided_view(storage, _strided(storage, inp_sizes, inp_strides, 0))]
+    if maybe_overlapping(out_sizes, out_strides):
+        storage.index_add_(0, _flat_indices(out_sizes, out_strides, offset - shared),
+                           grad.reshape(-1))
+    else:
+        copy_(as_strided_view(storage, _strided(storage, out_sizes, out_strides,
+                                                offset - shared)), grad)
+    if maybe_overlapping(kept_sizes, kept_strides):
+        places = _flat_indices(inp_sizes, inp_strides, -shared)
+        count = Tensor._make(np.zeros(size, dt))
+        count.index_add_(0, places, Tensor._make(np.ones(1, dt)).expand_as(places))
+        storage.div_(count)  # (nan outside what the input sees, as PyTorch's)
+    return [as_strided_view(storage, _strided(storage, inp_sizes, inp_strides, -shared))]
+
+
+def _flat_indices(sizes, strides, offset: int) -> Tensor:
+    """Where in memory each element of a geometry is, in row-major order (PyTorch's
+    `flatten_full_indices`)."""
+    places = offset + sum(i * s for i, s in zip(np.indices(tuple(sizes)), strides))
+    return Tensor._make(np.asarray(places, np.int64).reshape(-1))
 
 
 attach(AsStridedBackward0, "apply_recording", _as_strided_recording)
@@ -132,15 +152,3 @@ def _strided(storage: Tensor, sizes, strides, offset: int) -> np.ndarray:
 def _min_storage_size(sizes, strides, offset: int) -> int:
     """How many elements of memory a geometry reaches, from the start."""
     return offset + 1 + sum((n - 1) * s for n, s in zip(sizes, strides))
-
-
-def _maybe_overlapping(sizes, strides) -> bool:
-    """PyTorch's `_maybe_overlapping_memory`: whether some element may be seen twice
-    (taken by increasing stride, each dim's stride must step past all that the dims
-    before it reach)."""
-    reach = 0
-    for n, s in sorted(zip(sizes, strides), key=lambda d: d[1]):
-        if s <= reach:
-            return True
-        reach += s * (n - 1)
-    return False

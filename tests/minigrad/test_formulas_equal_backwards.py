@@ -129,6 +129,8 @@ def _programs():
             _square().triu(), _x(3, 2, seed=39), upper=True),
         "fill_": lambda: a.clone().fill_(2.0), "fill_tensor": lambda: a.clone().fill_(b.sum()),
         "gelu": lambda: F.gelu(a), "leaky_relu": lambda: F.leaky_relu(a, 0.1),
+        "prelu": lambda: F.prelu(a, b.reshape(-1)[:1] * 0.5),
+        "rrelu": lambda: F.rrelu(a, 0.1, 0.3), "rrelu_training": lambda: F.rrelu(a, training=True),
         "bce": lambda: F.binary_cross_entropy(a.sigmoid(), b.sigmoid().detach()),
         "bce_logits": lambda: F.binary_cross_entropy_with_logits(a, b.sigmoid().detach()),
         "huber": lambda: F.huber_loss(a, b), "smooth_l1": lambda: F.smooth_l1_loss(a, b),

@@ -314,7 +314,9 @@ def convert(value, torch, lib) -> Any:
     if isinstance(value, torch.Size):
         return lib.Size(value)
     if isinstance(value, torch.memory_format):
-        raise ByDesign("memory_format")
+        if value not in (torch.contiguous_format, torch.preserve_format):
+            raise ByDesign("memory_format")
+        return getattr(lib, str(value).split(".")[-1])
     if isinstance(value, torch.device):
         if value.type != "cpu":
             raise ByDesign("device")
@@ -637,15 +639,15 @@ class Outcome:
 
 
 # Warnings both libraries give once per process (PyTorch's TORCH_WARN_ONCE), by OpInfo
-# name: the start of the text, and the module and flag by which minigrad remembers it
+# name: the start of the text, and the module and `Once` by which minigrad remembers it
 # warned. An earlier test of the same process may have made either library warn
 # already, so before minigrad runs a sample its flag is set to PyTorch's state: warned
 # before, unless PyTorch warned on this very sample.
 WARN_ONCE = {
     "cross": ("Using minigrad.cross without specifying the dim arg is deprecated.",
-              "minigrad.ops.matrix_functions", "_warned_of_default_dim"),
+              "minigrad.ops.matrix_functions", "_DEFAULT_DIM"),
     "cholesky": ("minigrad.cholesky is deprecated", "minigrad.ops.solvers",
-                 "_warned_of_cholesky"),
+                 "_CHOLESKY_DEPRECATED"),
 }
 
 
@@ -653,7 +655,7 @@ def _follow_warn_once(op: Exposed, torch_warnings: list) -> None:
     if op.name in WARN_ONCE:
         text, module, flag = WARN_ONCE[op.name]
         warned_now = any(message.startswith(text) for _, message in torch_warnings)
-        setattr(importlib.import_module(module), flag, not warned_now)
+        getattr(importlib.import_module(module), flag).warned = not warned_now
 
 
 def valid_tie_indices(x: np.ndarray, dim: int, got: np.ndarray, want: np.ndarray, *,

@@ -21,8 +21,9 @@ tensors, or None); outputs are tracked too.
   the `_saved_*` attributes read again after backward (released or not);
 * `warnings`: every warning raised while the program, the description and backward
   ran, in order, as (category name, text). Python's "show once" filters are off, so
-  a repeated warning is recorded each time it is raised (PyTorch's own warn-once
-  warnings still come only once per process, as the library decides).
+  a repeated warning is recorded each time it is raised; and so is each library's own
+  once-per-process warning (PyTorch's TORCH_WARN_ONCE), by `set_warn_always(True)`,
+  so what a program sees does not depend on which tests ran before it in the process.
 
 Backward is seeded with the same fixed, non-uniform gradient for every output that
 requires grad, so a wrong formula cannot hide behind a symmetric seed.
@@ -218,7 +219,12 @@ def record(m, program: Callable[[Ctx], Any]) -> dict:
     """Run `program` with module `m` and describe what happened (see module doc)."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        rec = _record(m, program)
+        was = m.is_warn_always_enabled()
+        m.set_warn_always(True)
+        try:
+            rec = _record(m, program)
+        finally:
+            m.set_warn_always(was)
     rec["warnings"] = [(w.category.__name__, translate(str(w.message))) for w in caught
                        if not _numpy_deprecation(w)]
     return rec

@@ -254,3 +254,32 @@ def test_copysign_gradient_masks_its_ratio_in_place(torch, leaf):
         return x.grad.stride(), x.grad._version, x.grad.tolist()
 
     assert run(minigrad) == run(torch)
+
+
+# logsigmoid's backward kernel writes into `empty_like(grad)`: a gradient's layout,
+# a 0 stride on a size-1 dim included (`sum()`'s of a (1,) leaf, which AccumulateGrad
+# then copies: `.grad` at version 1), lays the result out, not the input's.
+LOG_SIGMOID_GRADS = {
+    "sum": lambda m, y: y.sum().backward(),
+    "times 2, sum": lambda m, y: (y * 2).sum().backward(),
+    "a transposed gradient": lambda m, y: y.backward(
+        m.ones(tuple(reversed(y.shape)), dtype=m.float64).permute(*reversed(range(y.dim())))),
+}
+
+
+@pytest.mark.parametrize("grad", list(LOG_SIGMOID_GRADS))
+@pytest.mark.parametrize("leaf", ["(1,)", "(1,1)", *LEAVES])
+def test_log_sigmoid_grads_are_laid_out_as_in_pytorch(torch, leaf, grad):
+    import minigrad
+
+    def run(m):
+        if leaf in LEAVES:
+            x = _leaf(m, *LEAVES[leaf])
+        else:
+            x = m.full((1,) * leaf.count("1"), 0.5, dtype=m.float64, requires_grad=True)
+        LOG_SIGMOID_GRADS[grad](m, m.nn.functional.logsigmoid(x))
+        return (x.grad.stride(), x.grad._version), x.grad.tolist()
+
+    mg, pt = run(minigrad), run(torch)
+    assert mg[0] == pt[0]
+    assert np.allclose(mg[1], pt[1], rtol=1e-13, atol=0)

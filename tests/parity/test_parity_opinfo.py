@@ -27,8 +27,8 @@ import pytest
 
 # What minigrad lacks by design, by the feature `opinfo_harness.convert` names.
 DESIGN_SKIPS = {
-    "memory_format": "minigrad tensors have one memory layout (row-major strides); "
-                     "memory_format arguments are PyTorch's alone",
+    "memory_format": "minigrad's memory formats are contiguous_format and preserve_format; "
+                     "channels_last and channels_last_3d are PyTorch's alone",
     "complex dtype": "minigrad has no complex dtypes",
     "sparse layout": "minigrad has no sparse tensors",
     "device": "minigrad runs on the CPU only",
