@@ -331,18 +331,19 @@ def unsqueeze(x: Tensor, dim: int) -> Tensor:
 
 
 def _squeezed_dims(shape: tuple, dims) -> tuple:
-    """Those of `dims` (a dim or a tuple of them; None: all) that have size 1."""
+    """Those of `dims` (a dim or a tuple of them; None: all) that have size 1. (A 0-d
+    tensor takes dim 0 or -1, as PyTorch's does, and has no dim to remove.)"""
     ndim = len(shape)
     if dims is None:
         return tuple([i for i, n in enumerate(shape) if n == 1])
     if not isinstance(dims, (tuple, list)):  # (one dim: the common case)
         d = _wrap_dim(dims, ndim)
-        return (d,) if shape[d] == 1 else ()
+        return (d,) if d < ndim and shape[d] == 1 else ()
     wrapped = [_wrap_dim(d, ndim) for d in dims]
     for i, d in enumerate(wrapped):
         if d in wrapped[:i]:
             raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
-    return tuple(i for i in sorted(wrapped) if shape[i] == 1)
+    return tuple(i for i in sorted(wrapped) if i < ndim and shape[i] == 1)
 
 
 def squeezed(data: np.ndarray, dims: tuple) -> np.ndarray:

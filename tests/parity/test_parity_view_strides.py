@@ -93,3 +93,26 @@ def test_unsqueeze_of_a_row_with_unit_strides(torch, dim):
         return y.stride(), y._version, x.grad.stride(), y.grad_fn.name()
 
     assert run(minigrad) == run(torch)
+
+
+def _squeeze_a_number(m) -> list:
+    """Every dim form squeeze takes on a 0-d tensor (dims 0 and -1, as a one-dim
+    tensor's), each differentiated, and the ones it refuses."""
+    results = []
+    for args in [(0,), (-1,), ((0,),), ((-1,),), ((0, -1),), (1,), ((1,),)]:
+        x = m.tensor(1.5, dtype=m.float64, requires_grad=True)
+        try:
+            y = x.squeeze(*args)
+            y.backward()
+            results.append((tuple(y.shape), type(y.grad_fn).__name__, y.stride(), x.grad.item()))
+        except (RuntimeError, IndexError) as error:
+            results.append((type(error).__name__, str(error)))
+    z = m.tensor(2.0).clone()
+    results.append((tuple(z.squeeze_(0).shape), z._version))
+    return results
+
+
+def test_squeeze_of_a_0d_tensor(torch):
+    import minigrad
+
+    assert _squeeze_a_number(minigrad) == _squeeze_a_number(torch)
