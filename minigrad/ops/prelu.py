@@ -81,12 +81,8 @@ def _prelu_kernel(self: Tensor, weight: Tensor) -> Tensor:
     out = Tensor._make(_kernel(self._data, weight._data))
     node = record(PreluKernelBackward0, out, self, weight)
     if node is not None:
-        node._saved.update({"self": _saved(self), "weight": _saved(weight)})
+        node._saved.update({"self": SavedTensor(self), "weight": SavedTensor(weight)})
     return out
-
-
-def _saved(t: Tensor) -> SavedTensor:
-    return SavedTensor(t)
 
 
 def _prelu_kernel_backward(grad_output: Tensor, self: Tensor, weight: Tensor) -> tuple:
@@ -98,8 +94,8 @@ def _prelu_kernel_backward(grad_output: Tensor, self: Tensor, weight: Tensor) ->
     if node is not None:
         for i, out in enumerate(outs):
             out._grad_fn, out._output_nr = node, i
-        node._saved.update({"grad_output": _saved(grad_output), "self": _saved(self),
-                            "weight": _saved(weight)})
+        node._saved.update({"grad_output": SavedTensor(grad_output), "self": SavedTensor(self),
+                            "weight": SavedTensor(weight)})
     return outs
 
 
